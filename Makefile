@@ -1,0 +1,39 @@
+# SpringSkin — two commands on a fresh Debian 12 machine:
+#   make demo   installs what it needs, builds, runs the main job on a real character
+#   make test   installs what it needs, builds, runs every test
+BUILD   ?= build
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+MODELS  ?= /usr/share/assimp/models
+DEMO_IN ?= $(MODELS)/X/BCN_Epileptic.X
+CLI      = $(BUILD)/springskin
+
+.PHONY: all deps configure build demo test bench clean
+
+all: build
+
+deps:
+	@bash .ci/deps.sh
+
+$(BUILD)/CMakeCache.txt: CMakeLists.txt | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	mkdir -p $(BUILD)/demo
+	$(CLI) info $(DEMO_IN)
+	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_lbs.pc2 --method lbs
+	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_dqs.pc2 --method dqs
+	@echo "demo: outputs in $(BUILD)/demo/"
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/bench/bench_skinning
+
+clean:
+	rm -rf $(BUILD)

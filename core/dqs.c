@@ -1,0 +1,297 @@
+/*
+ * dqs.c — dual quaternion skinning as Blender 3.4's Armature modifier with
+ * Preserve Volume (Kavan et al., "Geometric Skinning with Approximate Dual
+ * Quaternion Blending", TOG 2008), written from the behavior of Blender's
+ * BLI math_rotation (mat4_to_dquat, add_weighted_dq_dq, normalize_dq,
+ * mul_v3m3_dq) without the 4.0 pivot correction.
+ *
+ * Matrices here are row-major (r[row * 4 + col]); Blender's are column-major,
+ * so Blender's "axis i" m[i] is our column i.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Blender's is_orthonormal_m3 tolerance on dot products. */
+#define SSK_ORTHONORMAL_EPSILON 1e-5f
+/* Blender's mat4_to_dquat threshold on |scale - 1| of S · bind. */
+#define SSK_DQ_SCALE_EPSILON 1e-4f
+
+static float column_length(const float m[16], int c)
+{
+    return sqrtf(m[c] * m[c] + m[4 + c] * m[4 + c] + m[8 + c] * m[8 + c]);
+}
+
+static float column_dot(const float m[16], int a, int b)
+{
+    return m[a] * m[b] + m[4 + a] * m[4 + b] + m[8 + a] * m[8 + b];
+}
+
+static bool is_orthonormal3(const float m[16])
+{
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < i; ++j)
+            if (fabsf(column_dot(m, i, j)) > SSK_ORTHONORMAL_EPSILON) return false;
+    }
+    for (int i = 0; i < 3; ++i)
+        if (fabsf(column_dot(m, i, i) - 1.0f) > SSK_ORTHONORMAL_EPSILON) return false;
+    return true;
+}
+
+static float determinant3(const float m[16])
+{
+    return m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
+           m[2] * (m[4] * m[9] - m[5] * m[8]);
+}
+
+static void cross3(float r[3], const float a[3], const float b[3])
+{
+    float x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2],
+          z = a[0] * b[1] - a[1] * b[0];
+    r[0] = x;
+    r[1] = y;
+    r[2] = z;
+}
+
+static void normalize3(float v[3])
+{
+    float l = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (l > 0.0f) {
+        v[0] /= l;
+        v[1] /= l;
+        v[2] /= l;
+    }
+}
+
+/* Orthonormal frame of the 3x3 part of m that keeps the Y axis direction
+ * (Blender's orthogonalize_m4(m, 1); its scale is irrelevant here because
+ * the quaternion conversion normalizes). Axes are returned as columns. */
+static void orthogonalize_keep_y(float axes[3][3], const float m[16])
+{
+    float x[3] = {m[0], m[4], m[8]}, y[3] = {m[1], m[5], m[9]}, z[3] = {m[2], m[6], m[10]};
+    normalize3(y);
+    if (x[0] * y[0] + x[1] * y[1] + x[2] * y[2] < 1.0f) {
+        cross3(z, x, y);
+        normalize3(z);
+        cross3(x, y, z);
+    } else if (x[0] * z[0] + x[1] * z[1] + x[2] * z[2] < 1.0f) {
+        cross3(x, y, z);
+        normalize3(x);
+        cross3(z, x, y);
+    } else {
+        float helper[3] = {y[1], y[2], y[0]};
+        cross3(x, y, helper);
+        normalize3(x);
+        cross3(z, x, y);
+    }
+    for (int k = 0; k < 3; ++k) {
+        axes[0][k] = x[k];
+        axes[1][k] = y[k];
+        axes[2][k] = z[k];
+    }
+}
+
+/* Unit quaternion (w, x, y, z) of a rotation given by its three unit axes
+ * (columns). Shepperd's method: pick the largest diagonal term. */
+static void axes_to_quat(float q[4], const float a[3][3])
+{
+    /* r(row, col) = a[col][row] */
+    const double r00 = a[0][0], r11 = a[1][1], r22 = a[2][2];
+    const double r01 = a[1][0], r02 = a[2][0], r10 = a[0][1];
+    const double r12 = a[2][1], r20 = a[0][2], r21 = a[1][2];
+    const double tr = r00 + r11 + r22;
+    double w, x, y, z;
+    if (tr > 0.0) {
+        double s = 2.0 * sqrt(tr + 1.0);
+        w = 0.25 * s;
+        x = (r21 - r12) / s;
+        y = (r02 - r20) / s;
+        z = (r10 - r01) / s;
+    } else if (r00 > r11 && r00 > r22) {
+        double s = 2.0 * sqrt(1.0 + r00 - r11 - r22);
+        w = (r21 - r12) / s;
+        x = 0.25 * s;
+        y = (r01 + r10) / s;
+        z = (r02 + r20) / s;
+    } else if (r11 > r22) {
+        double s = 2.0 * sqrt(1.0 + r11 - r00 - r22);
+        w = (r02 - r20) / s;
+        x = (r01 + r10) / s;
+        y = 0.25 * s;
+        z = (r12 + r21) / s;
+    } else {
+        double s = 2.0 * sqrt(1.0 + r22 - r00 - r11);
+        w = (r10 - r01) / s;
+        x = (r02 + r20) / s;
+        y = (r12 + r21) / s;
+        z = 0.25 * s;
+    }
+    double n = sqrt(w * w + x * x + y * y + z * z);
+    q[0] = (float)(w / n);
+    q[1] = (float)(x / n);
+    q[2] = (float)(y / n);
+    q[3] = (float)(z / n);
+}
+
+/* Quaternion of the (normalized) 3x3 part of a row-major matrix, as
+ * Blender's mat4_to_quat: columns normalized first. */
+static void matrix_to_quat(float q[4], const float m[16])
+{
+    float a[3][3];
+    for (int c = 0; c < 3; ++c) {
+        float l = column_length(m, c);
+        float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        for (int r = 0; r < 3; ++r) a[c][r] = m[4 * r + c] * inv;
+    }
+    axes_to_quat(q, a);
+}
+
+/* Row-major rotation matrix of a unit quaternion (w, x, y, z). */
+static void quat_to_matrix(float m[16], const float q[4])
+{
+    const double w = q[0], x = q[1], y = q[2], z = q[3];
+    ssk_mat4_identity(m);
+    m[0] = (float)(1 - 2 * (y * y + z * z));
+    m[1] = (float)(2 * (x * y - w * z));
+    m[2] = (float)(2 * (x * z + w * y));
+    m[4] = (float)(2 * (x * y + w * z));
+    m[5] = (float)(1 - 2 * (x * x + z * z));
+    m[6] = (float)(2 * (y * z - w * x));
+    m[8] = (float)(2 * (x * z - w * y));
+    m[9] = (float)(2 * (y * z + w * x));
+    m[10] = (float)(1 - 2 * (x * x + y * y));
+}
+
+ssk_status ssk_dqs_prepare(ssk_dual_quat *dst, const float *skinning, const float *bind,
+                           uint32_t bone_count, ssk_error *err)
+{
+    for (uint32_t b = 0; b < bone_count; ++b) {
+        const float *S = skinning + 16 * (size_t)b;
+        const float *base = bind + 16 * (size_t)b;
+        ssk_dual_quat *dq = &dst[b];
+        float base_rs[16], R[16];
+        memset(dq, 0, sizeof *dq);
+        ssk_mat4_mul(base_rs, S, base);
+        float ds[3];
+        for (int c = 0; c < 3; ++c) ds[c] = column_length(base_rs, c) - 1.0f;
+        bool scaled = !is_orthonormal3(S) || determinant3(S) < 0.0f ||
+                      ds[0] * ds[0] + ds[1] * ds[1] + ds[2] * ds[2] >
+                          SSK_DQ_SCALE_EPSILON * SSK_DQ_SCALE_EPSILON;
+        if (scaled) {
+            float axes[3][3], base_quat[4], base_r[16], base_inv[16], base_r_inv[16];
+            float sc[16], tmp[16];
+            orthogonalize_keep_y(axes, base_rs);
+            axes_to_quat(base_quat, axes);
+            quat_to_matrix(base_r, base_quat);
+            base_r[3] = base_rs[3];
+            base_r[7] = base_rs[7];
+            base_r[11] = base_rs[11];
+            if (!ssk_mat4_invert(base_inv, base) || !ssk_mat4_invert(base_r_inv, base_r))
+                return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                                     "bind matrix of bone %u is singular", b);
+            ssk_mat4_mul(R, base_r, base_inv);
+            ssk_mat4_mul(sc, base_r_inv, base_rs);
+            ssk_mat4_mul(tmp, base, sc);
+            ssk_mat4_mul(tmp, tmp, base_inv);
+            memcpy(dq->scale, tmp, 12 * sizeof(float));
+            dq->scale_weight = 1.0f;
+        } else {
+            memcpy(R, S, sizeof R);
+        }
+        matrix_to_quat(dq->real, R);
+        const float t[3] = {R[3], R[7], R[11]};
+        const float *q = dq->real;
+        dq->dual[0] = -0.5f * (t[0] * q[1] + t[1] * q[2] + t[2] * q[3]);
+        dq->dual[1] = 0.5f * (t[0] * q[0] + t[1] * q[3] - t[2] * q[2]);
+        dq->dual[2] = 0.5f * (-t[0] * q[3] + t[1] * q[0] + t[2] * q[1]);
+        dq->dual[3] = 0.5f * (t[0] * q[2] - t[1] * q[1] + t[2] * q[0]);
+        if (!ssk_floats_finite(dq->real, 8) || !ssk_floats_finite(dq->scale, 12))
+            return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                                 "dual quaternion of bone %u is non-finite", b);
+    }
+    return ssk_error_ok(err);
+}
+
+void ssk_dqs_deform(float *restrict dst, const float *restrict positions, uint32_t vertex_count,
+                    const int32_t *restrict bone_indices, const float *restrict weights,
+                    uint32_t influence_count, const ssk_dual_quat *restrict dual_quats,
+                    uint32_t bone_count, const float *pre, const float *post)
+{
+    const int64_t nv = vertex_count;
+    const uint32_t k = influence_count;
+    (void)bone_count;
+#pragma omp parallel for schedule(static)
+    for (int64_t v = 0; v < nv; ++v) {
+        float co[3] = {positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]};
+        const int32_t *idx = bone_indices + (size_t)v * k;
+        const float *w = weights + (size_t)v * k;
+        float q[4] = {0, 0, 0, 0}, d[4] = {0, 0, 0, 0}, s[12], total = 0.0f, scale_weight = 0.0f;
+        for (uint32_t i = 0; i < k; ++i) {
+            float wi = w[i];
+            if (wi == 0.0f) continue;
+            const ssk_dual_quat *b = &dual_quats[idx[i]];
+            total += wi;
+            const float dot = q[0] * b->real[0] + q[1] * b->real[1] + q[2] * b->real[2] +
+                              q[3] * b->real[3];
+            const float signed_w = dot < 0.0f ? -wi : wi;
+            for (int c = 0; c < 4; ++c) {
+                q[c] += signed_w * b->real[c];
+                d[c] += signed_w * b->dual[c];
+            }
+            if (b->scale_weight != 0.0f) {
+                if (scale_weight == 0.0f) memset(s, 0, sizeof s);
+                for (int c = 0; c < 12; ++c) s[c] += wi * b->scale[c];
+                scale_weight += wi;
+            }
+        }
+        if (!(total > SSK_WEIGHT_EPSILON)) {
+            dst[3 * v] = co[0];
+            dst[3 * v + 1] = co[1];
+            dst[3 * v + 2] = co[2];
+            continue;
+        }
+        if (pre) ssk_mat4_transform_point(co, pre, co);
+        /* normalize_dq: divide by the total weight; fill the scale sum with
+         * identity for the weight of unscaled bones. */
+        const float inv_total = 1.0f / total;
+        for (int c = 0; c < 4; ++c) {
+            q[c] *= inv_total;
+            d[c] *= inv_total;
+        }
+        if (scale_weight != 0.0f) {
+            const float add = total - scale_weight;
+            s[0] += add;
+            s[5] += add;
+            s[10] += add;
+            for (int c = 0; c < 12; ++c) s[c] *= inv_total;
+            const float x = co[0], y = co[1], z = co[2];
+            co[0] = s[0] * x + s[1] * y + s[2] * z + s[3];
+            co[1] = s[4] * x + s[5] * y + s[6] * z + s[7];
+            co[2] = s[8] * x + s[9] * y + s[10] * z + s[11];
+        }
+        /* mul_v3m3_dq: unnormalized rotation and translation, then / |q|^2. */
+        const float qw = q[0], qx = q[1], qy = q[2], qz = q[3];
+        const float t0 = d[0], t1 = d[1], t2 = d[2], t3 = d[3];
+        float len2 = qw * qw + qx * qx + qy * qy + qz * qz;
+        len2 = len2 > 0.0f ? 1.0f / len2 : len2;
+        const float tx = 2.0f * (-t0 * qx + qw * t1 - t2 * qz + qy * t3);
+        const float ty = 2.0f * (-t0 * qy + t1 * qz - qx * t3 + qw * t2);
+        const float tz = 2.0f * (-t0 * qz + qx * t2 + qw * t3 - t1 * qy);
+        const float x = co[0], y = co[1], z = co[2];
+        float r[3];
+        r[0] = (qw * qw + qx * qx - qy * qy - qz * qz) * x + 2.0f * (qx * qy - qw * qz) * y +
+               2.0f * (qx * qz + qw * qy) * z;
+        r[1] = 2.0f * (qx * qy + qw * qz) * x + (qw * qw + qy * qy - qx * qx - qz * qz) * y +
+               2.0f * (qy * qz - qw * qx) * z;
+        r[2] = 2.0f * (qx * qz - qw * qy) * x + 2.0f * (qy * qz + qw * qx) * y +
+               (qw * qw + qz * qz - qx * qx - qy * qy) * z;
+        r[0] = (r[0] + tx) * len2;
+        r[1] = (r[1] + ty) * len2;
+        r[2] = (r[2] + tz) * len2;
+        if (post) ssk_mat4_transform_point(r, post, r);
+        dst[3 * v] = r[0];
+        dst[3 * v + 1] = r[1];
+        dst[3 * v + 2] = r[2];
+    }
+}

@@ -1,0 +1,472 @@
+/*
+ * springskin.h — the whole public C API of the SpringSkin core.
+ *
+ * Conventions used by every function below
+ * -----------------------------------------
+ * - Matrices are float32[16], ROW-MAJOR, acting on column vectors:
+ *   p' = M · [p, 1]; the translation is in elements 3, 7 and 11. This is the
+ *   memory layout of a C-ordered numpy (4,4) array and of Blender's
+ *   `Matrix` rows.
+ * - Positions are float32 triples (x, y, z), in the units of the source file
+ *   (Blender: meters). Arrays "#V by 3" are V contiguous triples.
+ * - Buffers passed in are caller-owned and only read during the call unless a
+ *   function says it keeps them. Destination buffers come first and are
+ *   caller-allocated with the documented size.
+ * - Every fallible function returns an `ssk_status` and, when `err` is not
+ *   NULL, fills it with the same status and a readable message. Nothing in
+ *   the core aborts or prints; there is no global state.
+ *
+ * Spaces
+ * ------
+ * - Mesh object space: where a mesh's rest positions live and where deformed
+ *   positions are written.
+ * - Rig space: the space of the skeleton (bind matrices, heads, tails) and of
+ *   the skinning matrices. Each mesh has an object matrix (object -> rig
+ *   space); blending happens in rig space, exactly as Blender's Armature
+ *   modifier blends in armature space (its premat/postmat).
+ *
+ * Skinning matrix of bone b: S_b = G_b(pose) · inverse(bind_b), rig space.
+ * A mesh m is deformed as  v' = inverse(O_m(t)) · blend_b(S_b) · O_m · v,
+ * where O_m is the mesh's rest object matrix and O_m(t) its object matrix at
+ * the frame (equal to O_m unless the caller passes per-frame object matrices).
+ */
+#ifndef SPRINGSKIN_H
+#define SPRINGSKIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SSK_VERSION_MAJOR 0
+#define SSK_VERSION_MINOR 1
+#define SSK_VERSION_PATCH 0
+#define SSK_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Status codes: enum and message strings generated from one X-macro.        */
+/* ------------------------------------------------------------------------ */
+
+#define SSK_STATUS_LIST(X)                                                   \
+    X(SSK_OK, "ok")                                                          \
+    X(SSK_ERROR_INVALID_ARGUMENT, "invalid argument")                        \
+    X(SSK_ERROR_OUT_OF_MEMORY, "out of memory")                              \
+    X(SSK_ERROR_NONFINITE, "non-finite value (NaN or infinity)")             \
+    X(SSK_ERROR_EMPTY_MESH, "empty mesh")                                    \
+    X(SSK_ERROR_TRIANGLE_INDEX, "triangle index out of range")               \
+    X(SSK_ERROR_BONE_INDEX, "bone index out of range")                       \
+    X(SSK_ERROR_NEGATIVE_WEIGHT, "negative skin weight")                     \
+    X(SSK_ERROR_PARENT_INDEX, "bone parent index out of range")              \
+    X(SSK_ERROR_PARENT_CYCLE, "cycle in bone parents")                       \
+    X(SSK_ERROR_IO, "file input/output error")                               \
+    X(SSK_ERROR_IMPORT, "file could not be imported")                        \
+    X(SSK_ERROR_NO_SKELETON, "no skeleton")                                  \
+    X(SSK_ERROR_NO_ANIMATION, "no animation")                                \
+    X(SSK_ERROR_FRAME_RANGE, "bad frame range")                              \
+    X(SSK_ERROR_UNSUPPORTED, "unsupported")
+
+typedef enum ssk_status {
+#define SSK_STATUS_ENUM_(name, message) name,
+    SSK_STATUS_LIST(SSK_STATUS_ENUM_)
+#undef SSK_STATUS_ENUM_
+    SSK_STATUS_COUNT
+} ssk_status;
+
+/* Upper bound of an error message, terminating NUL included. */
+#define SSK_ERROR_MESSAGE_SIZE 512
+
+/* Status plus a readable, specific message ("mesh 'Torso': vertex 12 ...").
+ * Zero-initialize or pass NULL where the caller does not want the message. */
+typedef struct ssk_error {
+    ssk_status status;
+    char message[SSK_ERROR_MESSAGE_SIZE];
+} ssk_error;
+
+/* Enumerator name of a status ("SSK_ERROR_BONE_INDEX"); "SSK_UNKNOWN" when
+ * out of range. Static storage, never NULL. */
+const char *ssk_status_name(ssk_status status);
+/* Generic description of a status ("bone index out of range"). Static
+ * storage, never NULL. */
+const char *ssk_status_message(ssk_status status);
+/* Library version, SSK_VERSION_STRING of the build. */
+const char *ssk_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Rig model: meshes, skeleton, skin weights.                                */
+/* ------------------------------------------------------------------------ */
+
+/* Total weight at or below which a vertex counts as unweighted and stays at
+ * its rest position (the threshold of Blender's armature_deform). */
+#define SSK_WEIGHT_EPSILON 1e-4f
+
+typedef struct ssk_rig ssk_rig;
+
+/* Skeleton of #B bones, all in rig space.
+ * - names: #B NUL-terminated strings, or NULL for "bone_<i>". Copied.
+ * - parents: #B int32, -1 for a root, else an index in [0, #B). Required.
+ * - bind_matrices: #B by 16 row-major bone rest transforms (Blender's
+ *   Bone.matrix_local / the inverse of Assimp's offset matrix). Required.
+ * - heads, tails: #B by 3 bone segment ends (head -> tail). Either may be
+ *   NULL: the head then defaults to the bind translation and the tail to the
+ *   head plus the bind Y axis scaled by the distance to the nearest child
+ *   head (or 1/10 of the skeleton extent for leaves). */
+typedef struct ssk_skeleton_desc {
+    uint32_t bone_count;
+    const char *const *names;
+    const int32_t *parents;
+    const float *bind_matrices;
+    const float *heads;
+    const float *tails;
+} ssk_skeleton_desc;
+
+/* One mesh of a rig.
+ * - name: copied; NULL gives "mesh_<i>".
+ * - positions: #V by 3 float32 rest positions, mesh object space. Required,
+ *   #V >= 1.
+ * - triangles: #F by 3 int32 vertex indices in [0, #V). May be NULL with
+ *   #F = 0 (a point cloud: no normals, no adjacency).
+ * - influence_count: K, influences stored per vertex (0 allowed: the mesh
+ *   stays at rest).
+ * - bone_indices: #V by K int32 bone indices in [0, #B); a padding entry
+ *   with weight exactly 0 may hold any index (-1 is customary) and is stored
+ *   as bone 0 with weight 0.
+ * - weights: #V by K float32 skin weights >= 0. Normalized to sum 1 per
+ *   vertex at creation; a vertex whose sum is <= SSK_WEIGHT_EPSILON keeps
+ *   all-zero weights and stays at rest.
+ * - object_matrix: 16 floats, mesh object space -> rig space, or NULL for
+ *   the identity. */
+typedef struct ssk_mesh_desc {
+    const char *name;
+    uint32_t vertex_count;
+    const float *positions;
+    uint32_t triangle_count;
+    const int32_t *triangles;
+    uint32_t influence_count;
+    const int32_t *bone_indices;
+    const float *weights;
+    const float *object_matrix;
+} ssk_mesh_desc;
+
+/* Creates a rig: validates, copies every array, normalizes weights, builds
+ * vertex adjacency (CSR over triangle edges) and vertex-to-triangle CSR.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL required pointer, zero bones
+ * with weighted meshes, more than SSK_MAX_INFLUENCES), SSK_ERROR_EMPTY_MESH,
+ * SSK_ERROR_NONFINITE (position, weight or matrix), SSK_ERROR_TRIANGLE_INDEX,
+ * SSK_ERROR_BONE_INDEX, SSK_ERROR_NEGATIVE_WEIGHT, SSK_ERROR_PARENT_INDEX,
+ * SSK_ERROR_PARENT_CYCLE, SSK_ERROR_OUT_OF_MEMORY. On error *out_rig is NULL.
+ * The rig is immutable afterwards and may be shared by several deformers and
+ * threads. Destroy with ssk_rig_destroy. */
+#define SSK_MAX_INFLUENCES 64
+ssk_status ssk_rig_create(ssk_rig **out_rig, const ssk_skeleton_desc *skeleton,
+                          const ssk_mesh_desc *meshes, uint32_t mesh_count,
+                          ssk_error *err);
+/* NULL is allowed. */
+void ssk_rig_destroy(ssk_rig *rig);
+
+uint32_t ssk_rig_bone_count(const ssk_rig *rig);
+uint32_t ssk_rig_mesh_count(const ssk_rig *rig);
+/* Sum of #V over all meshes: the row count of whole-rig position buffers,
+ * where meshes are concatenated in mesh order. */
+uint32_t ssk_rig_vertex_count(const ssk_rig *rig);
+/* Bones with a non-zero normalized weight on at least one vertex. */
+uint32_t ssk_rig_deforming_bone_count(const ssk_rig *rig);
+/* Largest number of non-zero influences on one vertex, over all meshes. */
+uint32_t ssk_rig_max_influences(const ssk_rig *rig);
+/* Index of the bone with this exact name, or -1. */
+int32_t ssk_rig_find_bone(const ssk_rig *rig, const char *name);
+
+/* Read-only view of a mesh; every pointer is owned by the rig and valid
+ * until ssk_rig_destroy. */
+typedef struct ssk_mesh_view {
+    const char *name;
+    uint32_t vertex_count;          /* #V */
+    uint32_t triangle_count;        /* #F */
+    uint32_t influence_count;       /* K */
+    uint32_t first_vertex;          /* row of vertex 0 in whole-rig buffers */
+    const float *positions;         /* #V by 3, object space */
+    const int32_t *triangles;       /* #F by 3 */
+    const int32_t *bone_indices;    /* #V by K */
+    const float *weights;           /* #V by K, normalized (or all zero) */
+    const uint32_t *adjacency_offsets; /* #V+1: neighbors of v are */
+    const uint32_t *adjacency;         /* adjacency[offsets[v]..offsets[v+1]) */
+    const uint32_t *vertex_triangle_offsets; /* #V+1, CSR as above */
+    const uint32_t *vertex_triangles;        /* triangles around a vertex */
+    const float *object_matrix;     /* 16, object -> rig space */
+} ssk_mesh_view;
+
+/* Errors: SSK_ERROR_INVALID_ARGUMENT when mesh >= mesh count. */
+ssk_status ssk_rig_mesh(const ssk_rig *rig, uint32_t mesh, ssk_mesh_view *out,
+                        ssk_error *err);
+
+/* Read-only view of a bone (rig space); pointers owned by the rig. */
+typedef struct ssk_bone_view {
+    const char *name;
+    int32_t parent;                 /* -1 for a root */
+    const float *bind_matrix;       /* 16, row-major */
+    const float *head;              /* 3 */
+    const float *tail;              /* 3 */
+} ssk_bone_view;
+
+/* Errors: SSK_ERROR_INVALID_ARGUMENT when bone >= bone count. */
+ssk_status ssk_rig_bone(const ssk_rig *rig, uint32_t bone, ssk_bone_view *out,
+                        ssk_error *err);
+
+/* Validates caller matrices: #count by 16 finite floats.
+ * Errors: SSK_ERROR_NONFINITE naming `what` and the matrix index. */
+ssk_status ssk_matrices_validate(const float *matrices, uint32_t count,
+                                 const char *what, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels: pure functions over caller-owned arrays (CPU, OpenMP).           */
+/* ------------------------------------------------------------------------ */
+
+/* Linear blend skinning (Magnenat-Thalmann et al. 1988; Blender's
+ * armature_deform without Preserve Volume):
+ *   v' = v + sum_i w_i (M_{j_i} v - v) / sum_i w_i,   v' = v if sum <= eps.
+ * - dst: #V by 3 output (may not alias positions).
+ * - positions: #V by 3 input, in the space of the matrices.
+ * - bone_indices, weights: #V by K, indices in [0, #B) (not checked here:
+ *   the rig validated them).
+ * - matrices: #B by 16 row-major skinning matrices.
+ * OpenMP-parallel over vertices. */
+void ssk_lbs_deform(float *dst, const float *positions, uint32_t vertex_count,
+                    const int32_t *bone_indices, const float *weights,
+                    uint32_t influence_count, const float *matrices,
+                    uint32_t bone_count);
+
+/* A bone's dual quaternion in Blender's layout (BLI DualQuat): real part
+ * (w, x, y, z), dual part (w, x, y, z), a row-major 3x4 scale/shear matrix
+ * applied before the rigid part, and its weight (0 when the bone carries no
+ * scale). 24 floats, so arrays of it are 16-byte aligned. */
+typedef struct ssk_dual_quat {
+    float real[4];
+    float dual[4];
+    float scale[12];
+    float scale_weight;
+    float pad_[3];
+} ssk_dual_quat;
+
+/* Converts skinning matrices to dual quaternions as Blender 3.4's
+ * mat4_to_dquat(basemat = bind matrix, mat = skinning matrix) does: when the
+ * skinning matrix is not orthonormal, has a negative determinant, or its
+ * composition with the bind matrix has scale different from 1 by more than
+ * 1e-4, the rotation is taken from the Y-axis-preserving orthogonalization of
+ * S·bind and the rest goes to the scale matrix bind·Sc·inverse(bind).
+ * - dst: #B dual quaternions.
+ * - skinning, bind: #B by 16 row-major, rig space.
+ * Errors: SSK_ERROR_NONFINITE when a bind matrix is singular. */
+ssk_status ssk_dqs_prepare(ssk_dual_quat *dst, const float *skinning,
+                           const float *bind, uint32_t bone_count,
+                           ssk_error *err);
+
+/* Dual quaternion skinning (Kavan et al. 2008) as Blender 3.4's Armature
+ * modifier with Preserve Volume: per vertex, bone dual quaternions are summed
+ * with weight w_i, negated when the bone's real part points away from the
+ * running sum (dot < 0); scale matrices of scaled bones are summed with
+ * positive weights and the remainder filled with identity; the sum is
+ * divided by the total weight, then applied as scale, then rotation and
+ * translation divided by |real|^2 (BLI mul_v3m3_dq). Vertices with total
+ * weight <= SSK_WEIGHT_EPSILON stay at rest.
+ * - pre, post: 16 floats or NULL (identity): v' = post · dqs(pre · v).
+ * Other arguments as ssk_lbs_deform. OpenMP-parallel over vertices. */
+void ssk_dqs_deform(float *dst, const float *positions, uint32_t vertex_count,
+                    const int32_t *bone_indices, const float *weights,
+                    uint32_t influence_count, const ssk_dual_quat *dual_quats,
+                    uint32_t bone_count, const float *pre, const float *post);
+
+/* Area-weighted vertex normals: each triangle's unnormalized face normal
+ * (cross product, twice its area) is added to its three vertices, then each
+ * sum is normalized; a vertex with no triangle, or a zero sum, gets (0,0,0).
+ * - dst: #V by 3 unit normals.
+ * - positions: #V by 3.
+ * - triangles: #F by 3 (indices already validated).
+ * - vertex_triangle_offsets, vertex_triangles: the vertex-to-triangle CSR of
+ *   ssk_mesh_view (lets the kernel gather per vertex, OpenMP-parallel). */
+void ssk_normals_compute(float *dst, const float *positions,
+                         uint32_t vertex_count, const int32_t *triangles,
+                         const uint32_t *vertex_triangle_offsets,
+                         const uint32_t *vertex_triangles);
+
+/* ------------------------------------------------------------------------ */
+/* Deformer: a method on a backend, for a whole rig.                         */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ssk_method {
+    SSK_METHOD_LBS = 0, /* linear blend skinning */
+    SSK_METHOD_DQS = 1, /* dual quaternion skinning (Blender Preserve Volume) */
+    SSK_METHOD_COUNT
+} ssk_method;
+
+typedef enum ssk_backend {
+    SSK_BACKEND_AUTO = 0, /* the fastest available (CPU until GL lands) */
+    SSK_BACKEND_CPU = 1,  /* OpenMP */
+    SSK_BACKEND_COUNT
+} ssk_backend;
+
+/* "lbs", "dqs"; NULL when out of range. */
+const char *ssk_method_name(ssk_method method);
+/* Parses "lbs" / "dqs" (case-sensitive). SSK_ERROR_INVALID_ARGUMENT lists the
+ * accepted names. */
+ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err);
+/* "auto", "cpu"; NULL when out of range. */
+const char *ssk_backend_name(ssk_backend backend);
+ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err);
+
+typedef struct ssk_deformer ssk_deformer;
+
+typedef struct ssk_deformer_desc {
+    ssk_method method;
+    ssk_backend backend;
+} ssk_deformer_desc;
+
+/* Creates a deformer for `rig`, which is borrowed and must outlive it.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, method/backend out of range),
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
+                               const ssk_deformer_desc *desc, ssk_error *err);
+void ssk_deformer_destroy(ssk_deformer *deformer);
+/* The backend actually used (never AUTO). */
+ssk_backend ssk_deformer_backend(const ssk_deformer *deformer);
+
+/* Deforms every mesh of the rig for one pose.
+ * - dst_positions: ssk_rig_vertex_count(rig) by 3, meshes concatenated in
+ *   mesh order, each in its own object space.
+ * - skinning_matrices: #B by 16 row-major, rig space.
+ * - object_matrices: #M by 16 object -> rig matrices of the meshes at this
+ *   frame, or NULL to use each mesh's rest object matrix.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE (a matrix
+ * with NaN/Inf, or a singular object matrix). */
+ssk_status ssk_deformer_deform(ssk_deformer *deformer, float *dst_positions,
+                               const float *skinning_matrices,
+                               const float *object_matrices, ssk_error *err);
+
+/* Area-weighted vertex normals of whole-rig positions (as written by
+ * ssk_deformer_deform): dst_normals and positions are
+ * ssk_rig_vertex_count(rig) by 3. */
+ssk_status ssk_rig_normals(const ssk_rig *rig, float *dst_normals,
+                           const float *positions, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Import (Assimp) and animation.                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ssk_scene ssk_scene;
+
+/* Imports a rigged file through Assimp with exactly
+ * aiProcess_Triangulate | aiProcess_JoinIdenticalVertices, so vertex order is
+ * Assimp's. Every mesh with bones joins one rig (bones matched by name);
+ * meshes without bones are skipped. Rig space is the file's root node space;
+ * each mesh's object matrix is the static global transform of its node; the
+ * bind matrix of a bone is G(mesh node) · inverse(offset) of the first mesh
+ * that lists it.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_IO (unreadable),
+ * SSK_ERROR_IMPORT (Assimp's message: garbage, truncated, unsupported),
+ * SSK_ERROR_NO_SKELETON (no mesh has bones), and the rig validation errors.
+ * Destroy with ssk_scene_destroy. */
+ssk_status ssk_scene_import(ssk_scene **out_scene, const char *path,
+                            ssk_error *err);
+void ssk_scene_destroy(ssk_scene *scene);
+
+/* The scene's rig, owned by the scene. */
+const ssk_rig *ssk_scene_rig(const ssk_scene *scene);
+
+uint32_t ssk_scene_animation_count(const ssk_scene *scene);
+
+typedef struct ssk_animation_info {
+    const char *name;        /* owned by the scene */
+    double duration_seconds; /* duration in ticks / ticks per second */
+    double ticks_per_second; /* Assimp's value, 25 when the file has none */
+    uint32_t channel_count;  /* animated nodes */
+} ssk_animation_info;
+
+/* Errors: SSK_ERROR_NO_ANIMATION when animation >= count. */
+ssk_status ssk_scene_animation(const ssk_scene *scene, uint32_t animation,
+                               ssk_animation_info *out, ssk_error *err);
+
+/* Frames at `fps` in the animation: floor(duration · fps) + 1. */
+uint32_t ssk_animation_frame_count(const ssk_animation_info *info, double fps);
+
+/* Samples animation `animation` at `time_seconds`: node local transforms from
+ * channels (positions and scales linearly interpolated, rotations by
+ * normalized-quaternion slerp, keys in ticks, clamped outside the key range)
+ * or the node's static transform, composed from the root (G). Writes
+ * - dst_skinning: #B by 16, S_b = G(b, t) · inverse(bind_b), rig space;
+ * - dst_object_matrices: #M by 16, G(mesh node, t), or NULL to skip.
+ * With these, ssk_deformer_deform gives exactly Assimp's skinning matrix
+ * inverse(G(m, t)) · G(b, t) · offset_m(b) for each mesh m.
+ * Errors: SSK_ERROR_NO_ANIMATION, SSK_ERROR_NONFINITE (time). */
+ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
+                            double time_seconds, float *dst_skinning,
+                            float *dst_object_matrices, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Point cache (.pc2) writer.                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Streaming writer of the PC2 point cache (3ds Max / Blender Mesh Cache):
+ * header "POINTCACHE2\0", int32 version 1, int32 #points, float32 start frame,
+ * float32 sample rate, int32 #samples; then per sample #points float32
+ * triples; little-endian. The file is written under "<path>.tmp-<pid>" and
+ * renamed onto `path` by ssk_pc2_writer_finish; ssk_pc2_writer_abort (or a
+ * failed finish) removes it, so no truncated cache is ever left. */
+typedef struct ssk_pc2_writer ssk_pc2_writer;
+
+/* Errors: SSK_ERROR_INVALID_ARGUMENT, SSK_ERROR_IO (cannot create). */
+ssk_status ssk_pc2_writer_open(ssk_pc2_writer **out, const char *path,
+                               uint32_t point_count, float start_frame,
+                               float sample_rate, ssk_error *err);
+/* positions: #points by 3. Errors: SSK_ERROR_NONFINITE (nothing written),
+ * SSK_ERROR_IO (disk full...). */
+ssk_status ssk_pc2_writer_write(ssk_pc2_writer *writer, const float *positions,
+                                ssk_error *err);
+/* Patches the sample count, flushes, closes, renames. Frees the writer in
+ * every case. Errors: SSK_ERROR_IO (the temporary file is then removed). */
+ssk_status ssk_pc2_writer_finish(ssk_pc2_writer *writer, ssk_error *err);
+/* Closes and removes the temporary file; frees the writer. NULL allowed. */
+void ssk_pc2_writer_abort(ssk_pc2_writer *writer);
+
+/* ------------------------------------------------------------------------ */
+/* Bake: the main job.                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Progress callback: frames done out of total. */
+typedef void (*ssk_progress_fn)(void *user, uint32_t done, uint32_t total);
+
+typedef struct ssk_bake_desc {
+    const char *output_path;  /* format from the extension: ".pc2" */
+    ssk_method method;
+    ssk_backend backend;
+    double fps;               /* > 0; 24 is the CLI default */
+    uint32_t animation;       /* index, 0 = first */
+    int32_t first_frame;      /* inclusive */
+    int32_t last_frame;       /* inclusive; first_frame = 0, last_frame = -1
+                                 means the whole animation:
+                                 0 .. floor(duration · fps) */
+    ssk_progress_fn progress; /* may be NULL */
+    void *progress_user;
+} ssk_bake_desc;
+
+typedef struct ssk_bake_stats {
+    uint32_t frame_count;
+    uint32_t vertex_count;    /* whole rig */
+    double wall_seconds;      /* everything: sampling, deform, write */
+    double deform_seconds;    /* the deformer alone */
+    ssk_backend backend;      /* the backend used */
+} ssk_bake_stats;
+
+/* Samples the animation at t = frame / fps for each frame, deforms every mesh
+ * and streams the positions (meshes concatenated in mesh order) to the
+ * output. On any error no output file is left behind.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, fps <= 0, unknown extension),
+ * SSK_ERROR_NO_ANIMATION, SSK_ERROR_FRAME_RANGE (first > last, negative, or
+ * beyond the animation's last frame), SSK_ERROR_IO. */
+ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
+                          ssk_bake_stats *out_stats, ssk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPRINGSKIN_H */

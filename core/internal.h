@@ -1,0 +1,72 @@
+/*
+ * internal.h — definitions shared by the core's source files; not installed.
+ */
+#ifndef SSK_INTERNAL_H
+#define SSK_INTERNAL_H
+
+#include "springskin.h"
+
+#include <stdbool.h>
+
+#if defined(__GNUC__)
+#define SSK_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define SSK_PRINTF(fmt, args)
+#endif
+
+/* Sets err (if not NULL) to `status` and a printf-formatted message; returns
+ * `status` so callers can `return ssk_error_set(...)`. */
+ssk_status ssk_error_set(ssk_error *err, ssk_status status, const char *fmt, ...)
+    SSK_PRINTF(3, 4);
+/* Sets err to SSK_OK with an empty message; returns SSK_OK. */
+ssk_status ssk_error_ok(ssk_error *err);
+
+/* One mesh as stored in a rig (all arrays owned). */
+typedef struct ssk_mesh {
+    char *name;
+    uint32_t vertex_count, triangle_count, influence_count, first_vertex;
+    float *positions;            /* #V by 3 */
+    int32_t *triangles;          /* #F by 3 */
+    int32_t *bone_indices;       /* #V by K */
+    float *weights;              /* #V by K, normalized */
+    uint32_t *adjacency_offsets; /* #V + 1 */
+    uint32_t *adjacency;
+    uint32_t *vertex_triangle_offsets; /* #V + 1 */
+    uint32_t *vertex_triangles;
+    float object_matrix[16];     /* object -> rig */
+} ssk_mesh;
+
+typedef struct ssk_bone {
+    char *name;
+    int32_t parent;
+    float bind_matrix[16];
+    float head[3], tail[3];
+} ssk_bone;
+
+struct ssk_rig {
+    uint32_t bone_count, mesh_count, vertex_count;
+    uint32_t deforming_bone_count, max_influences;
+    ssk_bone *bones;
+    ssk_mesh *meshes;
+};
+
+/* --- small row-major 4x4 helpers (mat4.c) ------------------------------ */
+/* All take/return row-major float[16]; dst may alias an input. */
+void ssk_mat4_identity(float dst[16]);
+void ssk_mat4_mul(float dst[16], const float a[16], const float b[16]);
+/* Returns false (dst untouched) when |det| is below SSK_SINGULAR_EPSILON. */
+bool ssk_mat4_invert(float dst[16], const float m[16]);
+void ssk_mat4_transform_point(float dst[3], const float m[16], const float p[3]);
+bool ssk_mat4_is_identity(const float m[16]);
+bool ssk_floats_finite(const float *values, size_t count);
+
+/* Determinant magnitude below which a matrix counts as singular. */
+#define SSK_SINGULAR_EPSILON 1e-20
+
+/* Wall clock in seconds (monotonic). */
+double ssk_time_seconds(void);
+
+/* Strdup that returns NULL on allocation failure. */
+char *ssk_strdup(const char *s);
+
+#endif /* SSK_INTERNAL_H */

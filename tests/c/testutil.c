@@ -1,0 +1,189 @@
+/* testutil.c — generated rigs and small math for the C tests. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TU_PI 3.14159265358979323846f
+
+void tu_mat4_identity(float m[16])
+{
+    memset(m, 0, 16 * sizeof(float));
+    m[0] = m[5] = m[10] = m[15] = 1.0f;
+}
+
+void tu_mat4_mul(float dst[16], const float a[16], const float b[16])
+{
+    float r[16];
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+            double s = 0;
+            for (int k = 0; k < 4; ++k) s += (double)a[i * 4 + k] * b[k * 4 + j];
+            r[i * 4 + j] = (float)s;
+        }
+    memcpy(dst, r, sizeof r);
+}
+
+void tu_mat4_translation(float m[16], float x, float y, float z)
+{
+    tu_mat4_identity(m);
+    m[3] = x;
+    m[7] = y;
+    m[11] = z;
+}
+
+void tu_mat4_rotation(float m[16], const float axis[3], float angle,
+                      const float pivot[3])
+{
+    double x = axis[0], y = axis[1], z = axis[2];
+    double c = cos(angle), s = sin(angle), t = 1.0 - c;
+    double r[9] = {t * x * x + c,     t * x * y - s * z, t * x * z + s * y,
+                   t * x * y + s * z, t * y * y + c,     t * y * z - s * x,
+                   t * x * z - s * y, t * y * z + s * x, t * z * z + c};
+    tu_mat4_identity(m);
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) m[i * 4 + j] = (float)r[i * 3 + j];
+        /* translation = pivot - R pivot */
+        m[i * 4 + 3] = (float)(pivot[i] - (r[i * 3] * pivot[0] + r[i * 3 + 1] * pivot[1] +
+                                            r[i * 3 + 2] * pivot[2]));
+    }
+}
+
+void tu_mat4_scale(float m[16], float sx, float sy, float sz, const float pivot[3])
+{
+    tu_mat4_identity(m);
+    m[0] = sx;
+    m[5] = sy;
+    m[10] = sz;
+    m[3] = pivot[0] - sx * pivot[0];
+    m[7] = pivot[1] - sy * pivot[1];
+    m[11] = pivot[2] - sz * pivot[2];
+}
+
+double tu_max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; ++i) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= m)) m = d; /* NaN propagates as the max */
+    }
+    return m;
+}
+
+double tu_bbox_diagonal(const float *p, size_t n)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k) {
+            if (p[i * 3 + k] < lo[k]) lo[k] = p[i * 3 + k];
+            if (p[i * 3 + k] > hi[k]) hi[k] = p[i * 3 + k];
+        }
+    return sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                (hi[2] - lo[2]) * (hi[2] - lo[2]));
+}
+
+static float smoothstep01(float x)
+{
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    return x * x * (3 - 2 * x);
+}
+
+ssk_rig *tu_make_limb(uint32_t rings, uint32_t segments, uint32_t bone_count,
+                      float length, float radius, float blend, uint32_t influences)
+{
+    if (influences < 2) influences = 2;
+    uint32_t nv = rings * segments + 2;
+    uint32_t nf = 2 * (rings - 1) * segments + 2 * segments;
+    float *pos = calloc((size_t)nv * 3, sizeof(float));
+    int32_t *tri = calloc((size_t)nf * 3, sizeof(int32_t));
+    int32_t *idx = calloc((size_t)nv * influences, sizeof(int32_t));
+    float *w = calloc((size_t)nv * influences, sizeof(float));
+    int32_t *parents = calloc(bone_count, sizeof(int32_t));
+    float *bind = calloc((size_t)bone_count * 16, sizeof(float));
+    float *heads = calloc((size_t)bone_count * 3, sizeof(float));
+    float *tails = calloc((size_t)bone_count * 3, sizeof(float));
+    assert_non_null(pos);
+    float bl = length / (float)bone_count;
+    for (uint32_t b = 0; b < bone_count; ++b) {
+        parents[b] = (int32_t)b - 1;
+        tu_mat4_translation(bind + 16 * b, 0, bl * (float)b, 0);
+        heads[3 * b + 1] = bl * (float)b;
+        tails[3 * b + 1] = bl * (float)(b + 1);
+    }
+    for (uint32_t r = 0; r < rings; ++r) {
+        float y = length * (float)r / (float)(rings - 1);
+        for (uint32_t s = 0; s < segments; ++s) {
+            float a = 2.0f * TU_PI * (float)s / (float)segments;
+            float *p = pos + 3 * (r * segments + s);
+            p[0] = radius * cosf(a);
+            p[1] = y;
+            p[2] = radius * sinf(a);
+        }
+    }
+    uint32_t cap0 = rings * segments, cap1 = cap0 + 1;
+    pos[3 * cap0 + 1] = 0;
+    pos[3 * cap1 + 1] = length;
+    uint32_t f = 0;
+    for (uint32_t r = 0; r + 1 < rings; ++r)
+        for (uint32_t s = 0; s < segments; ++s) {
+            int32_t a = (int32_t)(r * segments + s), b = (int32_t)(r * segments + (s + 1) % segments);
+            int32_t c = a + (int32_t)segments, d = b + (int32_t)segments;
+            int32_t *t = tri + 3 * f++;
+            t[0] = a; t[1] = c; t[2] = b;
+            t = tri + 3 * f++;
+            t[0] = b; t[1] = c; t[2] = d;
+        }
+    for (uint32_t s = 0; s < segments; ++s) {
+        int32_t *t = tri + 3 * f++;
+        t[0] = (int32_t)cap0; t[1] = (int32_t)s; t[2] = (int32_t)((s + 1) % segments);
+        t = tri + 3 * f++;
+        uint32_t top = (rings - 1) * segments;
+        t[0] = (int32_t)cap1; t[1] = (int32_t)(top + (s + 1) % segments); t[2] = (int32_t)(top + s);
+    }
+    /* Weights: nearest joint j (between bone j-1 and j), falloff over blend. */
+    float half = 0.5f * blend * bl;
+    for (uint32_t v = 0; v < nv; ++v) {
+        float y = pos[3 * v + 1];
+        int32_t b = (int32_t)floorf(y / bl);
+        if (b >= (int32_t)bone_count) b = (int32_t)bone_count - 1;
+        if (b < 0) b = 0;
+        float lo_joint = bl * (float)b, hi_joint = bl * (float)(b + 1);
+        int32_t other = b;
+        float wo = 0;
+        if (b > 0 && y - lo_joint < half) {
+            other = b - 1;
+            /* at the joint wo = 0.5, at lo_joint + half wo = 0 */
+            wo = 0.5f - 0.5f * smoothstep01((y - lo_joint) / half);
+        } else if (b + 1 < (int32_t)bone_count && hi_joint - y < half) {
+            other = b + 1;
+            wo = 0.5f - 0.5f * smoothstep01((hi_joint - y) / half);
+        }
+        idx[v * influences] = b;
+        w[v * influences] = 1.0f - wo;
+        idx[v * influences + 1] = other;
+        w[v * influences + 1] = wo;
+    }
+    ssk_skeleton_desc sk = {bone_count, NULL, parents, bind, heads, tails};
+    ssk_mesh_desc md = {"limb", nv, pos, nf, tri, influences, idx, w, NULL};
+    ssk_rig *rig = NULL;
+    ssk_error err = {0};
+    ssk_status st = ssk_rig_create(&rig, &sk, &md, 1, &err);
+    if (st != SSK_OK) fprintf(stderr, "tu_make_limb: %s\n", err.message);
+    assert_int_equal(st, SSK_OK);
+    free(pos); free(tri); free(idx); free(w); free(parents); free(bind); free(heads); free(tails);
+    return rig;
+}
+
+char *tu_temp_dir(void)
+{
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    char *path = malloc(strlen(base) + 32);
+    assert_non_null(path);
+    sprintf(path, "%s/ssk-test-XXXXXX", base);
+    assert_non_null(mkdtemp(path));
+    return path;
+}
