@@ -9,6 +9,7 @@
  * so Blender's "axis i" m[i] is our column i.
  */
 #include "internal.h"
+#include "simd.h"
 
 #include <math.h>
 #include <string.h>
@@ -213,62 +214,69 @@ ssk_status ssk_dqs_prepare(ssk_dual_quat *dst, const float *skinning, const floa
     return ssk_error_ok(err);
 }
 
-void ssk_dqs_deform(float *restrict dst, const float *restrict positions, uint32_t vertex_count,
-                    const int32_t *restrict bone_indices, const float *restrict weights,
-                    uint32_t influence_count, const ssk_dual_quat *restrict dual_quats,
-                    uint32_t bone_count, const float *pre, const float *post)
+/* One vertex; always inlined so that a constant k unrolls the influence
+ * loops and keeps every partial sum in registers. */
+static inline __attribute__((always_inline)) void
+dqs_vertex(float *restrict dst, const float *restrict positions, int64_t v,
+           const int32_t *restrict bone_indices, const float *restrict weights, const uint32_t k,
+           const ssk_dual_quat *restrict dual_quats, const float *pre, const float *post)
 {
-    const int64_t nv = vertex_count;
-    const uint32_t k = influence_count;
-    (void)bone_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < nv; ++v) {
+    {
         float co[3] = {positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]};
         const int32_t *idx = bone_indices + (size_t)v * k;
         const float *w = weights + (size_t)v * k;
-        float q[4] = {0, 0, 0, 0}, d[4] = {0, 0, 0, 0}, s[12], total = 0.0f, scale_weight = 0.0f;
+        ssk_v4 q = {0, 0, 0, 0}, d = q, s0 = q, s1 = q, s2 = q;
+        ssk_v4 real[SSK_MAX_INFLUENCES];
+        float signed_w[SSK_MAX_INFLUENCES];
+        float total = 0.0f, scale_weight = 0.0f;
         for (uint32_t i = 0; i < k; ++i) {
-            float wi = w[i];
-            if (wi == 0.0f) continue;
+            const float wi = w[i];
             const ssk_dual_quat *b = &dual_quats[idx[i]];
+            real[i] = ssk_v4_load(b->real);
+            /* add_weighted_dq_dq negates the weight when the bone's real
+             * part points away from the running sum q_i = sum_{j<i} s_j r_j.
+             * dot(q_i, r_i) = sum_{j<i} s_j dot(r_j, r_i): the pairwise dots
+             * do not depend on the signs, which keeps the serial chain short
+             * (same decisions as Blender up to rounding of a zero dot). */
+            float dot = 0.0f;
+            for (uint32_t j = 0; j < i; ++j) dot += signed_w[j] * ssk_v4_dot(real[j], real[i]);
+            signed_w[i] = dot < 0.0f ? -wi : wi;
             total += wi;
-            const float dot = q[0] * b->real[0] + q[1] * b->real[1] + q[2] * b->real[2] +
-                              q[3] * b->real[3];
-            const float signed_w = dot < 0.0f ? -wi : wi;
-            for (int c = 0; c < 4; ++c) {
-                q[c] += signed_w * b->real[c];
-                d[c] += signed_w * b->dual[c];
-            }
-            if (b->scale_weight != 0.0f) {
-                if (scale_weight == 0.0f) memset(s, 0, sizeof s);
-                for (int c = 0; c < 12; ++c) s[c] += wi * b->scale[c];
+            if (b->scale_weight != 0.0f && wi != 0.0f) {
+                const ssk_v4 pw = ssk_v4_splat(wi);
+                s0 += pw * ssk_v4_load(b->scale);
+                s1 += pw * ssk_v4_load(b->scale + 4);
+                s2 += pw * ssk_v4_load(b->scale + 8);
                 scale_weight += wi;
             }
+        }
+        for (uint32_t i = 0; i < k; ++i) {
+            const ssk_v4 sw = ssk_v4_splat(signed_w[i]);
+            q += sw * real[i];
+            d += sw * ssk_v4_load(dual_quats[idx[i]].dual);
         }
         if (!(total > SSK_WEIGHT_EPSILON)) {
             dst[3 * v] = co[0];
             dst[3 * v + 1] = co[1];
             dst[3 * v + 2] = co[2];
-            continue;
+            return;
         }
         if (pre) ssk_mat4_transform_point(co, pre, co);
         /* normalize_dq: divide by the total weight; fill the scale sum with
          * identity for the weight of unscaled bones. */
         const float inv_total = 1.0f / total;
-        for (int c = 0; c < 4; ++c) {
-            q[c] *= inv_total;
-            d[c] *= inv_total;
-        }
+        q *= ssk_v4_splat(inv_total);
+        d *= ssk_v4_splat(inv_total);
         if (scale_weight != 0.0f) {
             const float add = total - scale_weight;
-            s[0] += add;
-            s[5] += add;
-            s[10] += add;
-            for (int c = 0; c < 12; ++c) s[c] *= inv_total;
-            const float x = co[0], y = co[1], z = co[2];
-            co[0] = s[0] * x + s[1] * y + s[2] * z + s[3];
-            co[1] = s[4] * x + s[5] * y + s[6] * z + s[7];
-            co[2] = s[8] * x + s[9] * y + s[10] * z + s[11];
+            s0[0] += add;
+            s1[1] += add;
+            s2[2] += add;
+            const ssk_v4 p = {co[0], co[1], co[2], 1.0f};
+            const ssk_v4 sc = ssk_v4_sum4(s0 * p, s1 * p, s2 * p, p) * ssk_v4_splat(inv_total);
+            co[0] = sc[0];
+            co[1] = sc[1];
+            co[2] = sc[2];
         }
         /* mul_v3m3_dq: unnormalized rotation and translation, then / |q|^2. */
         const float qw = q[0], qx = q[1], qy = q[2], qz = q[3];
@@ -293,5 +301,40 @@ void ssk_dqs_deform(float *restrict dst, const float *restrict positions, uint32
         dst[3 * v] = r[0];
         dst[3 * v + 1] = r[1];
         dst[3 * v + 2] = r[2];
+    }
+}
+
+SSK_TARGET_CLONES
+static void dqs_block(float *restrict dst, const float *restrict positions, int64_t begin,
+                      int64_t end, const int32_t *restrict bone_indices,
+                      const float *restrict weights, uint32_t k,
+                      const ssk_dual_quat *restrict dual_quats, const float *pre,
+                      const float *post)
+{
+#define SSK_DQS_LOOP(K)                                                                 \
+    for (int64_t v = begin; v < end; ++v)                                               \
+        dqs_vertex(dst, positions, v, bone_indices, weights, K, dual_quats, pre, post);
+    switch (k) {
+    case 1: SSK_DQS_LOOP(1) break;
+    case 2: SSK_DQS_LOOP(2) break;
+    case 3: SSK_DQS_LOOP(3) break;
+    case 4: SSK_DQS_LOOP(4) break;
+    default: SSK_DQS_LOOP(k) break;
+    }
+#undef SSK_DQS_LOOP
+}
+
+void ssk_dqs_deform(float *restrict dst, const float *restrict positions, uint32_t vertex_count,
+                    const int32_t *restrict bone_indices, const float *restrict weights,
+                    uint32_t influence_count, const ssk_dual_quat *restrict dual_quats,
+                    uint32_t bone_count, const float *pre, const float *post)
+{
+    const int64_t nv = vertex_count;
+    (void)bone_count;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
+        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
+        dqs_block(dst, positions, b, e, bone_indices, weights, influence_count, dual_quats, pre,
+                  post);
     }
 }

@@ -3,8 +3,45 @@
  * Source: Magnenat-Thalmann et al. 1988; matches Blender 3.4's
  * armature_deform.c with Preserve Volume off (weights normalized by their
  * sum, unweighted vertices left at rest).
+ *
+ * Per vertex the three matrix rows are blended with the weights (3 vector
+ * loads and multiply-adds per influence), then applied to (x, y, z, 1).
  */
 #include "internal.h"
+#include "simd.h"
+
+SSK_TARGET_CLONES
+static void lbs_block(float *restrict dst, const float *restrict positions, int64_t begin,
+                      int64_t end, const int32_t *restrict bone_indices,
+                      const float *restrict weights, uint32_t k, const float *restrict matrices)
+{
+    for (int64_t v = begin; v < end; ++v) {
+        const float x = positions[3 * v], y = positions[3 * v + 1], z = positions[3 * v + 2];
+        const int32_t *idx = bone_indices + (size_t)v * k;
+        const float *w = weights + (size_t)v * k;
+        ssk_v4 r0 = {0, 0, 0, 0}, r1 = r0, r2 = r0;
+        float sum = 0.0f;
+        for (uint32_t i = 0; i < k; ++i) {
+            const float *m = matrices + 16 * (size_t)idx[i];
+            const ssk_v4 wi = ssk_v4_splat(w[i]);
+            r0 += wi * ssk_v4_load(m);
+            r1 += wi * ssk_v4_load(m + 4);
+            r2 += wi * ssk_v4_load(m + 8);
+            sum += w[i];
+        }
+        if (sum > SSK_WEIGHT_EPSILON) {
+            const ssk_v4 p = {x, y, z, 1.0f};
+            const ssk_v4 out = ssk_v4_sum4(r0 * p, r1 * p, r2 * p, p) * ssk_v4_splat(1.0f / sum);
+            dst[3 * v] = out[0];
+            dst[3 * v + 1] = out[1];
+            dst[3 * v + 2] = out[2];
+        } else {
+            dst[3 * v] = x;
+            dst[3 * v + 1] = y;
+            dst[3 * v + 2] = z;
+        }
+    }
+}
 
 void ssk_lbs_deform(float *restrict dst, const float *restrict positions, uint32_t vertex_count,
                     const int32_t *restrict bone_indices, const float *restrict weights,
@@ -12,31 +49,10 @@ void ssk_lbs_deform(float *restrict dst, const float *restrict positions, uint32
                     uint32_t bone_count)
 {
     const int64_t nv = vertex_count;
-    const uint32_t k = influence_count;
     (void)bone_count;
 #pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < nv; ++v) {
-        const float x = positions[3 * v], y = positions[3 * v + 1], z = positions[3 * v + 2];
-        const int32_t *idx = bone_indices + (size_t)v * k;
-        const float *w = weights + (size_t)v * k;
-        float ax = 0.0f, ay = 0.0f, az = 0.0f, sum = 0.0f;
-        for (uint32_t i = 0; i < k; ++i) {
-            const float wi = w[i];
-            const float *m = matrices + 16 * (size_t)idx[i];
-            ax += wi * (m[0] * x + m[1] * y + m[2] * z + m[3]);
-            ay += wi * (m[4] * x + m[5] * y + m[6] * z + m[7]);
-            az += wi * (m[8] * x + m[9] * y + m[10] * z + m[11]);
-            sum += wi;
-        }
-        if (sum > SSK_WEIGHT_EPSILON) {
-            const float inv = 1.0f / sum;
-            dst[3 * v] = ax * inv;
-            dst[3 * v + 1] = ay * inv;
-            dst[3 * v + 2] = az * inv;
-        } else {
-            dst[3 * v] = x;
-            dst[3 * v + 1] = y;
-            dst[3 * v + 2] = z;
-        }
+    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
+        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
+        lbs_block(dst, positions, b, e, bone_indices, weights, influence_count, matrices);
     }
 }
