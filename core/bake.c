@@ -1,0 +1,186 @@
+/* bake.c — the main job: sample an animation frame by frame, deform the
+ * whole rig and stream the positions to a point cache.
+ *
+ * Output conventions: ".pc2" (case-insensitive) is the only format for now.
+ * Its start frame is the first baked frame and its sample rate is 1.0 (one
+ * sample per frame, in PC2's "frames between samples" sense); frame f is
+ * sampled at t = f / fps seconds. Everything that can be checked is checked
+ * before the output is created, so a bad request never touches the disk;
+ * a failure during the bake aborts the writer, which removes its temporary
+ * file. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PC2 sample rate written by the bake: one sample per frame. */
+#define SSK_BAKE_PC2_SAMPLE_RATE 1.0f
+
+typedef enum bake_format {
+    BAKE_FORMAT_PC2,
+} bake_format;
+
+static bool ascii_equal_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; ++a, ++b) {
+        char ca = *a, cb = *b;
+        if (ca >= 'A' && ca <= 'Z') ca = (char)(ca - 'A' + 'a');
+        if (cb >= 'A' && cb <= 'Z') cb = (char)(cb - 'A' + 'a');
+        if (ca != cb) return false;
+    }
+    return *a == *b;
+}
+
+/* The extension of the last path component ("" when none), dot included. */
+static const char *path_extension(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    return (dot && dot != base) ? dot : "";
+}
+
+static ssk_status output_format(bake_format *out, const char *path,
+                                ssk_error *err)
+{
+    const char *ext = path_extension(path);
+    if (ascii_equal_nocase(ext, ".pc2")) {
+        *out = BAKE_FORMAT_PC2;
+        return ssk_error_ok(err);
+    }
+    if (ascii_equal_nocase(ext, ".abc"))
+        return ssk_error_set(err, SSK_ERROR_UNSUPPORTED,
+                             "output '%s': Alembic (.abc) output comes with a "
+                             "later release; supported formats: .pc2",
+                             path);
+    if (!ext[0])
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "output '%s' has no extension; supported "
+                             "formats: .pc2",
+                             path);
+    return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                         "output '%s': unknown format '%s'; supported "
+                         "formats: .pc2",
+                         path, ext);
+}
+
+ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
+                          ssk_bake_stats *out_stats, ssk_error *err)
+{
+    double wall_start = ssk_time_seconds();
+    if (out_stats) memset(out_stats, 0, sizeof *out_stats);
+    if (!scene || !desc || !desc->output_path)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: NULL %s",
+                             !scene ? "scene" : !desc ? "description"
+                                                      : "output path");
+    if (!isfinite(desc->fps) || !(desc->fps > 0.0))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: fps must be finite and > 0, got %g",
+                             desc->fps);
+    if ((unsigned)desc->method >= (unsigned)SSK_METHOD_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: method %d out of range", (int)desc->method);
+    if ((unsigned)desc->backend >= (unsigned)SSK_BACKEND_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: backend %d out of range", (int)desc->backend);
+    bake_format format;
+    ssk_status s = output_format(&format, desc->output_path, err);
+    if (s != SSK_OK) return s;
+
+    if (ssk_scene_animation_count(scene) == 0)
+        return ssk_error_set(err, SSK_ERROR_NO_ANIMATION,
+                             "bake: the scene has no animation to bake");
+    ssk_animation_info info;
+    s = ssk_scene_animation(scene, desc->animation, &info, err);
+    if (s != SSK_OK) return s;
+    uint32_t frame_count = ssk_animation_frame_count(&info, desc->fps);
+    if (frame_count == 0)
+        return ssk_error_set(err, SSK_ERROR_FRAME_RANGE,
+                             "bake: animation %u has no frame at %g fps",
+                             (unsigned)desc->animation, desc->fps);
+    int64_t first = desc->first_frame, last = desc->last_frame;
+    if (first == 0 && last == -1) last = (int64_t)frame_count - 1;
+    if (first < 0 || first > last || last > (int64_t)frame_count - 1)
+        return ssk_error_set(err, SSK_ERROR_FRAME_RANGE,
+                             "bake: frames %lld..%lld are not a valid range of "
+                             "animation %u ('%s', %.6g s at %g fps): frames "
+                             "must satisfy 0 <= first <= last <= %u",
+                             (long long)desc->first_frame,
+                             (long long)desc->last_frame,
+                             (unsigned)desc->animation,
+                             info.name ? info.name : "", info.duration_seconds,
+                             desc->fps, (unsigned)(frame_count - 1));
+    uint32_t baked = (uint32_t)(last - first + 1);
+
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    if (!rig)
+        return ssk_error_set(err, SSK_ERROR_NO_SKELETON, "bake: scene has no rig");
+    uint32_t bones = ssk_rig_bone_count(rig);
+    uint32_t meshes = ssk_rig_mesh_count(rig);
+    uint32_t vertices = ssk_rig_vertex_count(rig);
+    if (vertices == 0)
+        return ssk_error_set(err, SSK_ERROR_EMPTY_MESH,
+                             "bake: the rig has no vertex to write");
+
+    /* +1: never malloc(0). */
+    float *skinning = malloc(((size_t)bones * 16 + 1) * sizeof(float));
+    float *objects = malloc(((size_t)meshes * 16 + 1) * sizeof(float));
+    float *positions = malloc((size_t)vertices * 3 * sizeof(float));
+    ssk_deformer *deformer = NULL;
+    ssk_pc2_writer *writer = NULL;
+    if (!skinning || !objects || !positions) {
+        s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                          "bake: cannot allocate buffers for %u bones, %u "
+                          "meshes, %u vertices",
+                          (unsigned)bones, (unsigned)meshes, (unsigned)vertices);
+        goto done;
+    }
+    ssk_deformer_desc ddesc = {desc->method, desc->backend};
+    s = ssk_deformer_create(&deformer, rig, &ddesc, err);
+    if (s != SSK_OK) goto done;
+
+    switch (format) {
+    case BAKE_FORMAT_PC2:
+        s = ssk_pc2_writer_open(&writer, desc->output_path, vertices,
+                                (float)first, SSK_BAKE_PC2_SAMPLE_RATE, err);
+        break;
+    }
+    if (s != SSK_OK) goto done;
+
+    double deform_seconds = 0.0;
+    for (uint32_t i = 0; i < baked; ++i) {
+        int64_t frame = first + (int64_t)i;
+        double t = (double)frame / desc->fps;
+        s = ssk_scene_sample(scene, desc->animation, t, skinning, objects, err);
+        if (s != SSK_OK) goto done;
+        double t0 = ssk_time_seconds();
+        s = ssk_deformer_deform(deformer, positions, skinning, objects, err);
+        deform_seconds += ssk_time_seconds() - t0;
+        if (s != SSK_OK) goto done;
+        s = ssk_pc2_writer_write(writer, positions, err);
+        if (s != SSK_OK) goto done;
+        if (desc->progress) desc->progress(desc->progress_user, i + 1, baked);
+    }
+    s = ssk_pc2_writer_finish(writer, err);
+    writer = NULL; /* finish frees it in every case */
+    if (s != SSK_OK) goto done;
+
+    if (out_stats) {
+        out_stats->frame_count = baked;
+        out_stats->vertex_count = vertices;
+        out_stats->deform_seconds = deform_seconds;
+        out_stats->backend = ssk_deformer_backend(deformer);
+        out_stats->wall_seconds = ssk_time_seconds() - wall_start;
+    }
+    s = ssk_error_ok(err);
+
+done:
+    ssk_pc2_writer_abort(writer);
+    if (deformer) ssk_deformer_destroy(deformer);
+    free(positions);
+    free(objects);
+    free(skinning);
+    return s;
+}

@@ -1,0 +1,807 @@
+/* test_cli.c — the `springskin` executable (SSK_CLI_PATH) end to end on
+ * Assimp's BCN_Epileptic.X, and ssk_scene_bake directly:
+ * - info lists the meshes and the animation's frame count;
+ * - bake writes one .pc2 sample per frame whose positions equal, bit for
+ *   bit, ssk_scene_sample + ssk_deformer_deform computed here;
+ * - every kind of error exits with 1 (runtime) or 2 (usage), prints
+ *   "springskin: error: ..." and leaves no file (nor temporary) behind;
+ * - ssk_scene_bake validates before touching the disk, reports progress and
+ *   statistics, and removes its output when a write fails mid-bake. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MODEL_PATH SSK_MODELS_DIR "/X/BCN_Epileptic.X"
+#define NO_ANIMATION_MODEL SSK_MODELS_DIR "/X/test_cube_text.x"
+#define NO_SKELETON_MODEL SSK_MODELS_DIR "/OBJ/box.obj"
+#define CLI_FPS 24.0
+#define PC2_HEADER_BYTES 32
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+/* LBS and DQS of the same pose differ by volume-loss effects only: at most
+ * this fraction of the model's bounding-box diagonal. */
+#define LBS_DQS_MAX_GAP_FRACTION 0.1
+#define ERROR_PREFIX "springskin: error: "
+
+/* ------------------------------------------------------------------------ */
+/* Shared fixture: the imported model and a scratch directory.              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct fixture {
+    ssk_scene *scene;
+    const ssk_rig *rig;
+    ssk_animation_info anim;
+    uint32_t frame_count; /* floor(duration * 24) + 1, computed here */
+    uint32_t vertex_count;
+    char *dir;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    if (!fx) return -1;
+    ssk_error err = {0};
+    if (ssk_scene_import(&fx->scene, MODEL_PATH, &err) != SSK_OK) {
+        fprintf(stderr, "cannot import %s: %s\n", MODEL_PATH, err.message);
+        free(fx);
+        return -1;
+    }
+    if (ssk_scene_animation(fx->scene, 0, &fx->anim, &err) != SSK_OK) {
+        fprintf(stderr, "no animation in %s: %s\n", MODEL_PATH, err.message);
+        ssk_scene_destroy(fx->scene);
+        free(fx);
+        return -1;
+    }
+    fx->rig = ssk_scene_rig(fx->scene);
+    fx->frame_count = (uint32_t)floor(fx->anim.duration_seconds * CLI_FPS) + 1;
+    fx->vertex_count = ssk_rig_vertex_count(fx->rig);
+    fx->dir = tu_temp_dir();
+    *state = fx;
+    return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char *p = malloc(strlen(dir) + strlen(e->d_name) + 2);
+            if (!p) break;
+            sprintf(p, "%s/%s", dir, e->d_name);
+            if (remove(p) != 0) remove_tree(p);
+            free(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    remove_tree(fx->dir);
+    free(fx->dir);
+    ssk_scene_destroy(fx->scene);
+    free(fx);
+    return 0;
+}
+
+static char *path_in(const fixture *fx, const char *name)
+{
+    char *p = malloc(strlen(fx->dir) + strlen(name) + 2);
+    assert_non_null(p);
+    sprintf(p, "%s/%s", fx->dir, name);
+    return p;
+}
+
+static int dir_entry_count(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++n;
+    closedir(d);
+    return n;
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running the CLI: fork + execv, stdout and stderr captured to files.      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cli_result {
+    int exit_code; /* -1 when killed by a signal */
+    char *out, *err;
+} cli_result;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* argv: NULL-terminated arguments after the program name. The capture files
+ * live in a directory of their own so output-directory checks stay exact. */
+static cli_result run_cli(const char *const *args)
+{
+    static const char capture_dir_name[] = "ssk-cli-capture";
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    char capture[512];
+    snprintf(capture, sizeof capture, "%s/%s-%ld", base, capture_dir_name,
+             (long)getpid());
+    if (mkdir(capture, 0700) != 0) assert_int_equal(errno, EEXIST);
+    char out_path[600], err_path[600];
+    snprintf(out_path, sizeof out_path, "%s/stdout", capture);
+    snprintf(err_path, sizeof err_path, "%s/stderr", capture);
+
+    const char *argv[64];
+    size_t argc = 0;
+    argv[argc++] = SSK_CLI_PATH;
+    for (size_t i = 0; args[i]; ++i) {
+        assert_true(argc < 63);
+        argv[argc++] = args[i];
+    }
+    argv[argc] = NULL;
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fo < 0 || fe < 0) _exit(127);
+        dup2(fo, STDOUT_FILENO);
+        dup2(fe, STDERR_FILENO);
+        close(fo);
+        close(fe);
+        execv(SSK_CLI_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    cli_result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    remove(out_path);
+    remove(err_path);
+    rmdir(capture);
+    return r;
+}
+
+static void cli_result_free(cli_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Independent PC2 reader (explicit little-endian decoding).                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pc2_file {
+    char magic[12];
+    int32_t version, points, samples;
+    float start_frame, sample_rate;
+    float *data;
+} pc2_file;
+
+static uint32_t le_u32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
+           ((uint32_t)b[3] << 24);
+}
+
+static float le_f32(const unsigned char *b)
+{
+    uint32_t u = le_u32(b);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static void pc2_read(pc2_file *out, const char *path)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char h[PC2_HEADER_BYTES];
+    assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
+    memcpy(out->magic, h, 12);
+    out->version = (int32_t)le_u32(h + 12);
+    out->points = (int32_t)le_u32(h + 16);
+    out->start_frame = le_f32(h + 20);
+    out->sample_rate = le_f32(h + 24);
+    out->samples = (int32_t)le_u32(h + 28);
+    assert_true(out->points > 0 && out->samples >= 0);
+    size_t n = (size_t)out->samples * (size_t)out->points * 3;
+    out->data = malloc(n * sizeof(float) + 1);
+    assert_non_null(out->data);
+    unsigned char b[4];
+    for (size_t i = 0; i < n; ++i) {
+        assert_int_equal(fread(b, 1, 4, f), 4);
+        out->data[i] = le_f32(b);
+    }
+    assert_int_equal(fgetc(f), EOF);
+    fclose(f);
+}
+
+static const float *pc2_sample(const pc2_file *f, uint32_t s)
+{
+    return f->data + (size_t)s * (size_t)f->points * 3;
+}
+
+/* Positions of `frame` at 24 fps computed here with the library's pieces. */
+static float *direct_positions(const fixture *fx, ssk_method method, uint32_t frame)
+{
+    uint32_t bones = ssk_rig_bone_count(fx->rig), meshes = ssk_rig_mesh_count(fx->rig);
+    float *skin = malloc(sizeof(float) * 16 * bones);
+    float *objects = malloc(sizeof(float) * 16 * meshes);
+    float *pos = malloc(sizeof(float) * 3 * fx->vertex_count);
+    assert_non_null(skin);
+    assert_non_null(objects);
+    assert_non_null(pos);
+    ssk_error err = {0};
+    assert_int_equal(ssk_scene_sample(fx->scene, 0, (double)frame / CLI_FPS, skin,
+                                      objects, &err),
+                     SSK_OK);
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU};
+    assert_int_equal(ssk_deformer_create(&d, fx->rig, &desc, &err), SSK_OK);
+    assert_int_equal(ssk_deformer_deform(d, pos, skin, objects, &err), SSK_OK);
+    ssk_deformer_destroy(d);
+    free(skin);
+    free(objects);
+    return pos;
+}
+
+static bool all_finite(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!isfinite(v[i])) return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests: help and info.                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void test_help_and_version(void **state)
+{
+    (void)state;
+    cli_result r = run_cli((const char *[]){"--help", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "bake"));
+    assert_non_null(strstr(r.out, "info"));
+    cli_result_free(&r);
+
+    r = run_cli((const char *[]){"--version", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, SSK_VERSION_STRING));
+    cli_result_free(&r);
+
+    r = run_cli((const char *[]){"bake", "--help", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "--frames"));
+    assert_non_null(strstr(r.out, "--method"));
+    cli_result_free(&r);
+
+    r = run_cli((const char *[]){"info", "--help", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "--fps"));
+    cli_result_free(&r);
+
+    /* Usage errors: no command, unknown command, unknown option. */
+    r = run_cli((const char *[]){NULL});
+    assert_int_equal(r.exit_code, EXIT_USAGE);
+    cli_result_free(&r);
+    r = run_cli((const char *[]){"frobnicate", NULL});
+    assert_int_equal(r.exit_code, EXIT_USAGE);
+    assert_non_null(strstr(r.err, ERROR_PREFIX));
+    cli_result_free(&r);
+    r = run_cli((const char *[]){"info", MODEL_PATH, "--bogus", NULL});
+    assert_int_equal(r.exit_code, EXIT_USAGE);
+    assert_non_null(strstr(r.err, ERROR_PREFIX "unknown option '--bogus'"));
+    cli_result_free(&r);
+}
+
+static void test_info(void **state)
+{
+    fixture *fx = *state;
+    cli_result r = run_cli((const char *[]){"info", MODEL_PATH, NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, "Torso"));
+    assert_non_null(strstr(r.out, "Head"));
+    assert_non_null(strstr(r.out, "Legs"));
+    char expect[128];
+    /* Each mesh's vertex and triangle counts as the rig has them. */
+    for (uint32_t m = 0; m < ssk_rig_mesh_count(fx->rig); ++m) {
+        ssk_mesh_view v;
+        assert_int_equal(ssk_rig_mesh(fx->rig, m, &v, NULL), SSK_OK);
+        snprintf(expect, sizeof expect, "'%s': %u vertices, %u triangles", v.name,
+                 (unsigned)v.vertex_count, (unsigned)v.triangle_count);
+        assert_non_null(strstr(r.out, expect));
+    }
+    snprintf(expect, sizeof expect, "bones: %u (%u deforming)",
+             (unsigned)ssk_rig_bone_count(fx->rig),
+             (unsigned)ssk_rig_deforming_bone_count(fx->rig));
+    assert_non_null(strstr(r.out, expect));
+    snprintf(expect, sizeof expect, "%u frames", (unsigned)fx->frame_count);
+    assert_non_null(strstr(r.out, expect));
+    cli_result_free(&r);
+
+    /* --fps changes the frame count. */
+    r = run_cli((const char *[]){"info", MODEL_PATH, "--fps", "30", NULL});
+    assert_int_equal(r.exit_code, 0);
+    snprintf(expect, sizeof expect, "%u frames",
+             (unsigned)floor(fx->anim.duration_seconds * 30.0) + 1);
+    assert_non_null(strstr(r.out, expect));
+    cli_result_free(&r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests: bake.                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void check_bake_summary(const cli_result *r, const fixture *fx, uint32_t frames,
+                               const char *method, const char *output)
+{
+    char expect[256];
+    snprintf(expect, sizeof expect, "baked %u frames x %u vertices (%s, cpu backend) in ",
+             (unsigned)frames, (unsigned)fx->vertex_count, method);
+    assert_non_null(strstr(r->out, expect));
+    assert_non_null(strstr(r->out, "ms/frame"));
+    assert_non_null(strstr(r->out, output));
+    /* stderr is not a terminal here: no progress. */
+    assert_string_equal(r->err, "");
+}
+
+static void test_bake_lbs_and_dqs(void **state)
+{
+    fixture *fx = *state;
+    char *lbs_path = path_in(fx, "out_lbs.pc2");
+    char *dqs_path = path_in(fx, "out_dqs.pc2");
+    cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", lbs_path,
+                                            "--method", "lbs", NULL});
+    assert_int_equal(r.exit_code, 0);
+    check_bake_summary(&r, fx, fx->frame_count, "lbs", lbs_path);
+    cli_result_free(&r);
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "--output", dqs_path,
+                                 "--method=dqs", NULL});
+    assert_int_equal(r.exit_code, 0);
+    check_bake_summary(&r, fx, fx->frame_count, "dqs", dqs_path);
+    cli_result_free(&r);
+    assert_int_equal(dir_entry_count(fx->dir), 2); /* no temporary left */
+
+    pc2_file lbs, dqs;
+    pc2_read(&lbs, lbs_path);
+    pc2_read(&dqs, dqs_path);
+    assert_memory_equal(lbs.magic, "POINTCACHE2\0", 12);
+    assert_int_equal(lbs.version, 1);
+    assert_int_equal(lbs.points, fx->vertex_count);
+    assert_int_equal(lbs.samples, fx->frame_count);
+    assert_true(lbs.start_frame == 0.0f);
+    assert_true(lbs.sample_rate == 1.0f);
+    assert_int_equal(dqs.points, fx->vertex_count);
+    assert_int_equal(dqs.samples, fx->frame_count);
+    size_t floats = (size_t)lbs.samples * lbs.points * 3;
+    assert_true(all_finite(lbs.data, floats));
+    assert_true(all_finite(dqs.data, floats));
+
+    /* The animation moves the mesh. */
+    uint32_t mid = fx->frame_count / 2, last = fx->frame_count - 1;
+    size_t n = (size_t)fx->vertex_count * 3;
+    assert_true(tu_max_abs_diff(pc2_sample(&lbs, 0), pc2_sample(&lbs, mid), n) > 0.0);
+    assert_true(tu_max_abs_diff(pc2_sample(&dqs, 0), pc2_sample(&dqs, mid), n) > 0.0);
+
+    /* LBS and DQS differ somewhere but stay close. */
+    double diag = tu_bbox_diagonal(pc2_sample(&lbs, 0), fx->vertex_count);
+    assert_true(diag > 0.0);
+    double gap = tu_max_abs_diff(lbs.data, dqs.data, floats);
+    assert_true(gap > 0.0);
+    assert_true(gap < LBS_DQS_MAX_GAP_FRACTION * diag);
+
+    /* Written samples equal sample + deform computed here, bit for bit. */
+    const uint32_t frames[] = {0, mid, last};
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
+        float *expect = direct_positions(fx, SSK_METHOD_LBS, frames[i]);
+        assert_memory_equal(pc2_sample(&lbs, frames[i]), expect, n * sizeof(float));
+        free(expect);
+        expect = direct_positions(fx, SSK_METHOD_DQS, frames[i]);
+        assert_memory_equal(pc2_sample(&dqs, frames[i]), expect, n * sizeof(float));
+        free(expect);
+    }
+    free(lbs.data);
+    free(dqs.data);
+    remove(lbs_path);
+    remove(dqs_path);
+    free(lbs_path);
+    free(dqs_path);
+}
+
+static void test_bake_frame_range_and_fps(void **state)
+{
+    fixture *fx = *state;
+    char *full_path = path_in(fx, "full.pc2");
+    char *part_path = path_in(fx, "part.pc2");
+    cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", full_path, NULL});
+    assert_int_equal(r.exit_code, 0);
+    check_bake_summary(&r, fx, fx->frame_count, "lbs", full_path); /* default lbs */
+    cli_result_free(&r);
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--frames", "2:5",
+                                 "--backend", "cpu", NULL});
+    assert_int_equal(r.exit_code, 0);
+    check_bake_summary(&r, fx, 4, "lbs", part_path);
+    cli_result_free(&r);
+
+    pc2_file full, part;
+    pc2_read(&full, full_path);
+    pc2_read(&part, part_path);
+    assert_int_equal(part.samples, 4);
+    assert_true(part.start_frame == 2.0f);
+    assert_int_equal(part.points, fx->vertex_count);
+    size_t n = (size_t)fx->vertex_count * 3;
+    for (uint32_t s = 0; s < 4; ++s) {
+        assert_memory_equal(pc2_sample(&part, s), pc2_sample(&full, 2 + s),
+                            n * sizeof(float));
+        float *expect = direct_positions(fx, SSK_METHOD_LBS, 2 + s);
+        assert_memory_equal(pc2_sample(&part, s), expect, n * sizeof(float));
+        free(expect);
+    }
+    free(full.data);
+    free(part.data);
+
+    /* The whole range given explicitly, and a single frame. */
+    char range[64];
+    snprintf(range, sizeof range, "0:%u", (unsigned)(fx->frame_count - 1));
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--frames", range,
+                                 NULL});
+    assert_int_equal(r.exit_code, 0);
+    cli_result_free(&r);
+    pc2_read(&part, part_path);
+    assert_int_equal(part.samples, fx->frame_count);
+    free(part.data);
+    snprintf(range, sizeof range, "%u:%u", (unsigned)(fx->frame_count - 1),
+             (unsigned)(fx->frame_count - 1));
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--frames", range,
+                                 NULL});
+    assert_int_equal(r.exit_code, 0);
+    cli_result_free(&r);
+    pc2_read(&part, part_path);
+    assert_int_equal(part.samples, 1);
+    assert_true(part.start_frame == (float)(fx->frame_count - 1));
+    free(part.data);
+
+    /* --fps 30: floor(duration * 30) + 1 samples. */
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--fps", "30",
+                                 NULL});
+    assert_int_equal(r.exit_code, 0);
+    cli_result_free(&r);
+    pc2_read(&part, part_path);
+    assert_int_equal(part.samples, (int32_t)floor(fx->anim.duration_seconds * 30.0) + 1);
+    free(part.data);
+
+    remove(full_path);
+    remove(part_path);
+    free(full_path);
+    free(part_path);
+}
+
+/* Runs a failing command; checks the exit code, the error prefix, that
+ * `must_mention` (if any) is in the message, and that the scratch directory
+ * holds nothing new (no output, no temporary). */
+static void expect_failure(const fixture *fx, const char *const *args, int code,
+                           const char *must_mention)
+{
+    int before = dir_entry_count(fx->dir);
+    cli_result r = run_cli(args);
+    if (r.exit_code != code)
+        fprintf(stderr, "args[0..]: %s %s ... exit %d, stderr: %s\n", args[0],
+                args[1] ? args[1] : "", r.exit_code, r.err);
+    assert_int_equal(r.exit_code, code);
+    assert_int_equal(strncmp(r.err, ERROR_PREFIX, strlen(ERROR_PREFIX)), 0);
+    if (must_mention) assert_non_null(strstr(r.err, must_mention));
+    assert_string_equal(r.out, "");
+    cli_result_free(&r);
+    assert_int_equal(dir_entry_count(fx->dir), before);
+}
+
+static void test_bake_errors(void **state)
+{
+    fixture *fx = *state;
+    char *out = path_in(fx, "never.pc2");
+    char *garbage = path_in(fx, "garbage.x");
+    FILE *g = fopen(garbage, "wb");
+    assert_non_null(g);
+    for (int i = 0; i < 4096; ++i) fputc((i * 7919 + 13) & 0xff, g);
+    fclose(g);
+    char *missing = path_in(fx, "missing.x");
+    char last_frame[32];
+    snprintf(last_frame, sizeof last_frame, "%u", (unsigned)(fx->frame_count - 1));
+
+    /* Runtime errors: exit 1. */
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--frames", "5:2",
+                                        NULL},
+                   EXIT_RUNTIME, last_frame);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--frames",
+                                        "0:100000", NULL},
+                   EXIT_RUNTIME, last_frame);
+    expect_failure(fx, (const char *[]){"bake", missing, "-o", out, NULL}, EXIT_RUNTIME,
+                   "missing.x");
+    expect_failure(fx, (const char *[]){"bake", garbage, "-o", out, NULL}, EXIT_RUNTIME,
+                   NULL);
+    expect_failure(fx, (const char *[]){"info", garbage, NULL}, EXIT_RUNTIME, NULL);
+    expect_failure(fx, (const char *[]){"info", missing, NULL}, EXIT_RUNTIME, NULL);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o",
+                                        "/nonexistent-dir/x.pc2", NULL},
+                   EXIT_RUNTIME, "/nonexistent-dir/x.pc2");
+    assert_false(file_exists("/nonexistent-dir"));
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "--animation", "7", "-o", out,
+                                        NULL},
+                   EXIT_RUNTIME, NULL);
+    expect_failure(fx, (const char *[]){"bake", NO_SKELETON_MODEL, "-o", out, NULL},
+                   EXIT_RUNTIME, "box.obj");
+    expect_failure(fx, (const char *[]){"bake", NO_ANIMATION_MODEL, "-o", out, NULL},
+                   EXIT_RUNTIME, "no animation");
+    char *abc = path_in(fx, "out.abc");
+    char *txt = path_in(fx, "out.txt");
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", abc, NULL},
+                   EXIT_RUNTIME, "Alembic");
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", txt, NULL},
+                   EXIT_RUNTIME, ".pc2");
+
+    /* Usage errors: exit 2. */
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--method", "foo",
+                                        NULL},
+                   EXIT_USAGE, "foo");
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--backend", "gpu",
+                                        NULL},
+                   EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--fps", "abc",
+                                        NULL},
+                   EXIT_USAGE, "abc");
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--fps", "0", NULL},
+                   EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--fps", "nan",
+                                        NULL},
+                   EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--frames", "a:b",
+                                        NULL},
+                   EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--frames", "3",
+                                        NULL},
+                   EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--frames", "-1:3",
+                                        NULL},
+                   EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--bogus", NULL},
+                   EXIT_USAGE, "--bogus");
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, NULL}, EXIT_USAGE, "-o");
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", NULL}, EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"bake", "-o", out, NULL}, EXIT_USAGE, NULL);
+    expect_failure(fx, (const char *[]){"info", MODEL_PATH, "--fps", "-3", NULL},
+                   EXIT_USAGE, NULL);
+    assert_false(file_exists(out));
+
+    remove(garbage);
+    free(garbage);
+    free(missing);
+    free(abc);
+    free(txt);
+    free(out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests: ssk_scene_bake directly.                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct progress_log {
+    uint32_t calls, last_done, total;
+    bool ordered;
+} progress_log;
+
+static void record_progress(void *user, uint32_t done, uint32_t total)
+{
+    progress_log *p = user;
+    if (done != p->last_done + 1) p->ordered = false;
+    p->last_done = done;
+    p->total = total;
+    p->calls++;
+}
+
+static ssk_bake_desc bake_desc(const char *output)
+{
+    ssk_bake_desc d;
+    memset(&d, 0, sizeof d);
+    d.output_path = output;
+    d.method = SSK_METHOD_LBS;
+    d.backend = SSK_BACKEND_AUTO;
+    d.fps = CLI_FPS;
+    d.first_frame = 0;
+    d.last_frame = -1;
+    return d;
+}
+
+static void test_library_bake_progress_and_stats(void **state)
+{
+    fixture *fx = *state;
+    char *out = path_in(fx, "lib.pc2");
+    ssk_bake_desc d = bake_desc(out);
+    d.method = SSK_METHOD_DQS;
+    d.first_frame = 1;
+    d.last_frame = 6;
+    progress_log log = {0, 0, 0, true};
+    d.progress = record_progress;
+    d.progress_user = &log;
+    ssk_bake_stats stats;
+    ssk_error err = {0};
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_OK);
+    assert_int_equal(log.calls, 6);
+    assert_int_equal(log.total, 6);
+    assert_int_equal(log.last_done, 6);
+    assert_true(log.ordered);
+    assert_int_equal(stats.frame_count, 6);
+    assert_int_equal(stats.vertex_count, fx->vertex_count);
+    assert_int_equal(stats.backend, SSK_BACKEND_CPU);
+    assert_true(stats.deform_seconds >= 0.0);
+    assert_true(stats.wall_seconds >= stats.deform_seconds);
+
+    pc2_file f;
+    pc2_read(&f, out);
+    assert_int_equal(f.samples, 6);
+    assert_true(f.start_frame == 1.0f);
+    float *expect = direct_positions(fx, SSK_METHOD_DQS, 4);
+    assert_memory_equal(pc2_sample(&f, 3), expect,
+                        sizeof(float) * 3 * (size_t)fx->vertex_count);
+    free(expect);
+    free(f.data);
+    remove(out);
+    free(out);
+}
+
+static void test_library_bake_validates_before_touching_disk(void **state)
+{
+    fixture *fx = *state;
+    char *out = path_in(fx, "bad.pc2");
+    char *abc = path_in(fx, "bad.abc");
+    char *obj = path_in(fx, "bad.obj");
+    char *noext = path_in(fx, "noext");
+    ssk_error err = {0};
+    ssk_bake_stats stats;
+    int before = dir_entry_count(fx->dir);
+    char last_frame[32];
+    snprintf(last_frame, sizeof last_frame, "%u", (unsigned)(fx->frame_count - 1));
+
+    ssk_bake_desc d = bake_desc(out);
+    d.fps = 0.0;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+    d.fps = -24.0;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+    d.fps = NAN;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+    d.fps = INFINITY;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+
+    d = bake_desc(abc);
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "Alembic"));
+    d = bake_desc(obj);
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, ".pc2"));
+    d = bake_desc(noext);
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+
+    d = bake_desc(out);
+    d.animation = 3;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_NO_ANIMATION);
+    d = bake_desc(out);
+    d.method = SSK_METHOD_COUNT;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+
+    const int32_t bad_ranges[][2] = {
+        {5, 2}, {3, 2}, {-1, 3}, {0, (int32_t)fx->frame_count}, {3, -1}, {0, -2},
+        {(int32_t)fx->frame_count, (int32_t)fx->frame_count},
+    };
+    for (size_t i = 0; i < sizeof bad_ranges / sizeof bad_ranges[0]; ++i) {
+        d = bake_desc(out);
+        d.first_frame = bad_ranges[i][0];
+        d.last_frame = bad_ranges[i][1];
+        assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_FRAME_RANGE);
+        assert_int_equal(err.status, SSK_ERROR_FRAME_RANGE);
+        assert_non_null(strstr(err.message, last_frame));
+    }
+    assert_int_equal(ssk_scene_bake(NULL, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ssk_scene_bake(fx->scene, NULL, &stats, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(dir_entry_count(fx->dir), before);
+
+    /* The first and the last valid frame are accepted. */
+    d = bake_desc(out);
+    d.first_frame = 0;
+    d.last_frame = (int32_t)fx->frame_count - 1;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, NULL, &err), SSK_OK);
+    assert_true(file_exists(out));
+    remove(out);
+    free(out);
+    free(abc);
+    free(obj);
+    free(noext);
+}
+
+static void test_library_bake_write_failure_leaves_nothing(void **state)
+{
+    fixture *fx = *state;
+    char *out = path_in(fx, "full.pc2");
+    int before = dir_entry_count(fx->dir);
+    /* Room for the header and about one frame: the write of a later frame
+     * fails as on a full disk (RLIMIT_FSIZE, EFBIG; works as root too). */
+    struct rlimit saved, limited;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    limited = saved;
+    limited.rlim_cur = PC2_HEADER_BYTES + (rlim_t)fx->vertex_count * 12 + 100;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    ssk_bake_desc d = bake_desc(out);
+    ssk_error err = {0};
+    ssk_status s = ssk_scene_bake(fx->scene, &d, NULL, &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    signal(SIGXFSZ, old_handler);
+    assert_int_equal(s, SSK_ERROR_IO);
+    assert_non_null(strstr(err.message, out));
+    assert_int_equal(dir_entry_count(fx->dir), before);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help_and_version),
+        cmocka_unit_test(test_info),
+        cmocka_unit_test(test_bake_lbs_and_dqs),
+        cmocka_unit_test(test_bake_frame_range_and_fps),
+        cmocka_unit_test(test_bake_errors),
+        cmocka_unit_test(test_library_bake_progress_and_stats),
+        cmocka_unit_test(test_library_bake_validates_before_touching_disk),
+        cmocka_unit_test(test_library_bake_write_failure_leaves_nothing),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
