@@ -304,16 +304,102 @@ dqs_vertex(float *restrict dst, const float *restrict positions, int64_t v,
     }
 }
 
+/* Eight vertices with 4 influences each, all bones rigid and no pre/post
+ * matrices: the same arithmetic as dqs_vertex with lanes = vertices. The
+ * 8 floats (real, dual) of each influence are loaded per vertex and
+ * transposed into lane vectors. The sign decisions use the pairwise dots
+ * (see dqs_vertex). */
+static inline __attribute__((always_inline)) void
+dqs_rigid_lanes8(float *restrict dst, const float *restrict positions,
+                 const int32_t *restrict bone_indices, const float *restrict weights,
+                 const ssk_dual_quat *restrict dual_quats)
+{
+    ssk_v8 q[4][8]; /* q[i][c]: component c of influence i, lanes = vertices */
+    for (int i = 0; i < 4; ++i) {
+        for (int l = 0; l < 8; ++l) q[i][l] = ssk_v8_load(dual_quats[bone_indices[4 * l + i]].real);
+        ssk_v8_transpose8(q[i]);
+    }
+    const ssk_v8 wa = ssk_v8_load(weights), wb = ssk_v8_load(weights + 8);
+    const ssk_v8 wc = ssk_v8_load(weights + 16), wd = ssk_v8_load(weights + 24);
+    const ssk_v8 lo01 = __builtin_shufflevector(wa, wb, 0, 4, 8, 12, 1, 5, 9, 13);
+    const ssk_v8 lo23 = __builtin_shufflevector(wa, wb, 2, 6, 10, 14, 3, 7, 11, 15);
+    const ssk_v8 hi01 = __builtin_shufflevector(wc, wd, 0, 4, 8, 12, 1, 5, 9, 13);
+    const ssk_v8 hi23 = __builtin_shufflevector(wc, wd, 2, 6, 10, 14, 3, 7, 11, 15);
+    ssk_v8 w[4];
+    w[0] = __builtin_shufflevector(lo01, hi01, 0, 1, 2, 3, 8, 9, 10, 11);
+    w[1] = __builtin_shufflevector(lo01, hi01, 4, 5, 6, 7, 12, 13, 14, 15);
+    w[2] = __builtin_shufflevector(lo23, hi23, 0, 1, 2, 3, 8, 9, 10, 11);
+    w[3] = __builtin_shufflevector(lo23, hi23, 4, 5, 6, 7, 12, 13, 14, 15);
+    const ssk_v8 zero = ssk_v8_splat(0.0f);
+    const ssk_i8 sign_bit = (ssk_i8)ssk_v8_splat(-0.0f);
+    ssk_v8 s[4];
+    s[0] = w[0];
+    for (int i = 1; i < 4; ++i) {
+        ssk_v8 dot = zero;
+        for (int j = 0; j < i; ++j)
+            dot += s[j] * (q[j][0] * q[i][0] + q[j][1] * q[i][1] + q[j][2] * q[i][2] +
+                           q[j][3] * q[i][3]);
+        s[i] = (ssk_v8)((ssk_i8)w[i] ^ ((dot < zero) & sign_bit));
+    }
+    ssk_v8 qw = zero, qx = zero, qy = zero, qz = zero, t0 = zero, t1 = zero, t2 = zero,
+           t3 = zero;
+    for (int i = 0; i < 4; ++i) {
+        qw += s[i] * q[i][0];
+        qx += s[i] * q[i][1];
+        qy += s[i] * q[i][2];
+        qz += s[i] * q[i][3];
+        t0 += s[i] * q[i][4];
+        t1 += s[i] * q[i][5];
+        t2 += s[i] * q[i][6];
+        t3 += s[i] * q[i][7];
+    }
+    const ssk_v8 total = w[0] + w[1] + w[2] + w[3];
+    const ssk_v8 eps = ssk_v8_splat(SSK_WEIGHT_EPSILON);
+    const ssk_i8 weighted = total > eps;
+    const ssk_v8 inv_total = ssk_v8_splat(1.0f) / ssk_v8_select(weighted, total, eps);
+    qw *= inv_total;
+    qx *= inv_total;
+    qy *= inv_total;
+    qz *= inv_total;
+    t0 *= inv_total;
+    t1 *= inv_total;
+    t2 *= inv_total;
+    t3 *= inv_total;
+    const ssk_v8 qq = qw * qw + qx * qx + qy * qy + qz * qz;
+    const ssk_v8 len2 = ssk_v8_splat(1.0f) / ssk_v8_select(qq > zero, qq, ssk_v8_splat(1.0f));
+    const ssk_v8 two = ssk_v8_splat(2.0f);
+    const ssk_v8 tx = two * (-t0 * qx + qw * t1 - t2 * qz + qy * t3);
+    const ssk_v8 ty = two * (-t0 * qy + t1 * qz - qx * t3 + qw * t2);
+    const ssk_v8 tz = two * (-t0 * qz + qx * t2 + qw * t3 - t1 * qy);
+    ssk_v8 x, y, z;
+    ssk_v8_load_xyz(positions, &x, &y, &z);
+    const ssk_v8 ox = ((qw * qw + qx * qx - qy * qy - qz * qz) * x + two * (qx * qy - qw * qz) * y +
+                       two * (qx * qz + qw * qy) * z + tx) * len2;
+    const ssk_v8 oy = (two * (qx * qy + qw * qz) * x + (qw * qw + qy * qy - qx * qx - qz * qz) * y +
+                       two * (qy * qz - qw * qx) * z + ty) * len2;
+    const ssk_v8 oz = (two * (qx * qz - qw * qy) * x + two * (qy * qz + qw * qx) * y +
+                       (qw * qw + qz * qz - qx * qx - qy * qy) * z + tz) * len2;
+    ssk_v8_store_xyz(dst, ssk_v8_select(weighted, ox, x), ssk_v8_select(weighted, oy, y),
+                     ssk_v8_select(weighted, oz, z));
+}
+
 SSK_TARGET_CLONES
 static void dqs_block(float *restrict dst, const float *restrict positions, int64_t begin,
                       int64_t end, const int32_t *restrict bone_indices,
                       const float *restrict weights, uint32_t k,
                       const ssk_dual_quat *restrict dual_quats, const float *pre,
-                      const float *post)
+                      const float *post, bool rigid)
 {
 #define SSK_DQS_LOOP(K)                                                                 \
     for (int64_t v = begin; v < end; ++v)                                               \
         dqs_vertex(dst, positions, v, bone_indices, weights, K, dual_quats, pre, post);
+    if (k == 4 && rigid) {
+        int64_t v = begin;
+        for (; v + 8 <= end; v += 8)
+            dqs_rigid_lanes8(dst + 3 * v, positions + 3 * v, bone_indices + 4 * v,
+                             weights + 4 * v, dual_quats);
+        begin = v; /* the remaining vertices take the general path */
+    }
     switch (k) {
     case 1: SSK_DQS_LOOP(1) break;
     case 2: SSK_DQS_LOOP(2) break;
@@ -330,11 +416,13 @@ void ssk_dqs_deform(float *restrict dst, const float *restrict positions, uint32
                     uint32_t bone_count, const float *pre, const float *post)
 {
     const int64_t nv = vertex_count;
-    (void)bone_count;
+    /* The lane kernel covers the common case: no scaled bone, no pre/post. */
+    bool rigid = !pre && !post;
+    for (uint32_t b = 0; rigid && b < bone_count; ++b) rigid = dual_quats[b].scale_weight == 0.0f;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
         const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
         dqs_block(dst, positions, b, e, bone_indices, weights, influence_count, dual_quats, pre,
-                  post);
+                  post, rigid);
     }
 }

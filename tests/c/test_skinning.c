@@ -354,6 +354,56 @@ static void test_limb_lbs_and_dqs_agree_at_rest_and_differ_when_bent(void **stat
     ssk_rig_destroy(rig);
 }
 
+/* The 8-lane DQS path (4 influences, rigid bones) against the general
+ * per-vertex path (the same weights stored with a 5th, empty slot), with
+ * large random rotations so that antipodal flips occur. */
+static void test_dqs_lane_path_equals_general_path(void **state)
+{
+    (void)state;
+    enum { N = 203, B = 6 };
+    float pos[3 * N], w4[4 * N], w5[5 * N], skin[16 * B], bind[16 * B];
+    int32_t i4[4 * N], i5[5 * N], parents[B];
+    unsigned seed = 12345u;
+#define RND() ((seed = seed * 1103515245u + 12345u), (float)((seed >> 8) & 0xffff) / 65535.0f)
+    for (int v = 0; v < N; ++v) {
+        for (int k = 0; k < 3; ++k) pos[3 * v + k] = 2 * RND() - 1;
+        for (int i = 0; i < 5; ++i) {
+            int32_t b = (int32_t)(RND() * (B - 0.01f));
+            float w = (v % 17 == 0) ? 0.0f : RND(); /* some unweighted vertices */
+            if (i < 4) {
+                i4[4 * v + i] = b;
+                w4[4 * v + i] = w;
+            }
+            i5[5 * v + i] = i < 4 ? b : 0;
+            w5[5 * v + i] = i < 4 ? w : 0.0f;
+        }
+    }
+    for (int b = 0; b < B; ++b) {
+        parents[b] = b - 1;
+        tu_mat4_translation(bind + 16 * b, 0, (float)b, 0);
+        float axis[3] = {RND() - 0.5f, RND() - 0.5f, RND() - 0.5f};
+        float l = sqrtf(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+        for (int k = 0; k < 3; ++k) axis[k] /= l;
+        const float pivot[3] = {RND(), RND(), RND()};
+        tu_mat4_rotation(skin + 16 * b, axis, 6.0f * RND() - 3.0f, pivot);
+    }
+#undef RND
+    ssk_skeleton_desc sk = {B, NULL, parents, bind, NULL, NULL};
+    ssk_mesh_desc m4 = {"k4", N, pos, 0, NULL, 4, i4, w4, NULL};
+    ssk_mesh_desc m5 = {"k5", N, pos, 0, NULL, 5, i5, w5, NULL};
+    ssk_rig *r4 = NULL, *r5 = NULL;
+    assert_int_equal(ssk_rig_create(&r4, &sk, &m4, 1, NULL), SSK_OK);
+    assert_int_equal(ssk_rig_create(&r5, &sk, &m5, 1, NULL), SSK_OK);
+    float o4[3 * N], o5[3 * N];
+    deform(r4, SSK_METHOD_DQS, o4, skin, NULL);
+    deform(r5, SSK_METHOD_DQS, o5, skin, NULL);
+    assert_true(tu_max_abs_diff(o4, o5, 3 * N) < ANALYTIC_TOL);
+    for (int v = 0; v < N; v += 17) /* unweighted vertices stay at rest */
+        for (int k = 0; k < 3; ++k) assert_true(o4[3 * v + k] == pos[3 * v + k]);
+    ssk_rig_destroy(r4);
+    ssk_rig_destroy(r5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_normals_of_octahedron_are_radial),
         cmocka_unit_test(test_normals_area_weighted),
         cmocka_unit_test(test_limb_lbs_and_dqs_agree_at_rest_and_differ_when_bent),
+        cmocka_unit_test(test_dqs_lane_path_equals_general_path),
     };
     return cmocka_run_group_tests_name("skinning", tests, NULL, NULL);
 }
