@@ -360,11 +360,21 @@ typedef struct ssk_scene ssk_scene;
  * meshes without bones are skipped. Rig space is the file's root node space;
  * each mesh's object matrix is the static global transform of its node; the
  * bind matrix of a bone is G(mesh node) · inverse(offset) of the first mesh
- * that lists it.
+ * that lists it. A mesh referenced by several nodes uses the first in
+ * depth-first order (identity if none); faces that are not triangles after
+ * triangulation (points, lines) are dropped. A bone's parent is its nearest
+ * ancestor node that is a bone; its head is the bind translation, its tail
+ * the head of the child bone weighting the most vertices (else the first
+ * child), or for a leaf the head plus the bind Y axis times the farthest
+ * projection of its weighted vertices on it (1/10 of the skeleton extent if
+ * none). Influences per vertex keep Assimp's mesh bone order, padded with
+ * (0, 0); beyond SSK_MAX_INFLUENCES the smallest weights are dropped.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_IO (unreadable),
- * SSK_ERROR_IMPORT (Assimp's message: garbage, truncated, unsupported),
- * SSK_ERROR_NO_SKELETON (no mesh has bones), and the rig validation errors.
- * Destroy with ssk_scene_destroy. */
+ * SSK_ERROR_IMPORT (Assimp's message: garbage, truncated, unsupported; or
+ * inconsistent data such as a singular offset matrix), SSK_ERROR_NO_SKELETON
+ * (no mesh has bones), SSK_ERROR_NONFINITE (a key; a singular bind matrix),
+ * SSK_ERROR_OUT_OF_MEMORY, and the rig validation errors (message prefixed
+ * with the path). Destroy with ssk_scene_destroy. */
 ssk_status ssk_scene_import(ssk_scene **out_scene, const char *path,
                             ssk_error *err);
 void ssk_scene_destroy(ssk_scene *scene);
@@ -378,14 +388,17 @@ typedef struct ssk_animation_info {
     const char *name;        /* owned by the scene */
     double duration_seconds; /* duration in ticks / ticks per second */
     double ticks_per_second; /* Assimp's value, 25 when the file has none */
-    uint32_t channel_count;  /* animated nodes */
+    uint32_t channel_count;  /* the file's node channels (those naming no
+                                node are ignored; first per node wins) */
 } ssk_animation_info;
 
 /* Errors: SSK_ERROR_NO_ANIMATION when animation >= count. */
 ssk_status ssk_scene_animation(const ssk_scene *scene, uint32_t animation,
                                ssk_animation_info *out, ssk_error *err);
 
-/* Frames at `fps` in the animation: floor(duration · fps) + 1. */
+/* Frames at `fps` in the animation: floor(duration · fps + 1e-9) + 1 (the
+ * epsilon absorbs rounding). 0 when info is NULL or fps is not a finite
+ * positive number; saturates at UINT32_MAX. */
 uint32_t ssk_animation_frame_count(const ssk_animation_info *info, double fps);
 
 /* Samples animation `animation` at `time_seconds`: node local transforms from
@@ -395,8 +408,13 @@ uint32_t ssk_animation_frame_count(const ssk_animation_info *info, double fps);
  * - dst_skinning: #B by 16, S_b = G(b, t) · inverse(bind_b), rig space;
  * - dst_object_matrices: #M by 16, G(mesh node, t), or NULL to skip.
  * With these, ssk_deformer_deform gives exactly Assimp's skinning matrix
- * inverse(G(m, t)) · G(b, t) · offset_m(b) for each mesh m.
- * Errors: SSK_ERROR_NO_ANIMATION, SSK_ERROR_NONFINITE (time). */
+ * inverse(G(m, t)) · G(b, t) · offset_m(b) for each mesh m. A channel kind
+ * with no key takes the node's static T, R or S; a bone that no node is named
+ * after gets the identity (stays at bind); t is clamped, pre/post states are
+ * ignored.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL scene or dst_skinning),
+ * SSK_ERROR_NO_ANIMATION, SSK_ERROR_NONFINITE (time),
+ * SSK_ERROR_OUT_OF_MEMORY (a #nodes scratch buffer). */
 ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
                             double time_seconds, float *dst_skinning,
                             float *dst_object_matrices, ssk_error *err);

@@ -1,0 +1,87 @@
+/*
+ * scene.h — the imported scene (core/import.c builds it, core/anim.c samples
+ * it). Private to the core: the public API only sees the opaque ssk_scene.
+ *
+ * The scene keeps no Assimp object: it owns the rig, a copy of the node
+ * hierarchy and copies of the animation channels, all in double precision
+ * (row-major 4x4 matrices acting on column vectors, as everywhere in
+ * SpringSkin; Assimp's aiMatrix4x4 has the same convention).
+ */
+#ifndef SSK_SCENE_H
+#define SSK_SCENE_H
+
+#include "internal.h"
+
+/* Ticks per second assumed when a file stores 0 (Assimp's own default). */
+#define SSK_DEFAULT_TICKS_PER_SECOND 25.0
+
+/* ssk_animation_frame_count: floor(duration · fps + this) + 1, so a duration
+ * that is a whole number of frames up to rounding counts its last frame. */
+#define SSK_FRAME_COUNT_EPSILON 1e-9
+
+/* Quaternion slerp falls back to normalized linear interpolation when the
+ * cosine of the angle between the keys exceeds 1 - this (sin(angle) ~ 0). */
+#define SSK_SLERP_LINEAR_EPSILON 1e-6
+
+/* Node of the copied hierarchy. Nodes are stored in depth-first pre-order
+ * (children in file order), so a node's parent always has a smaller index. */
+typedef struct ssk_scene_node {
+    char *name;
+    int32_t parent;         /* node index, -1 for the root */
+    double local[16];       /* static mTransformation, row-major */
+    double translation[3];  /* decomposition local = T · R · S, used for */
+    double rotation[4];     /* the kinds a channel has no key for; */
+    double scale[3];        /* rotation is a unit quaternion (w, x, y, z) */
+} ssk_scene_node;
+
+typedef struct ssk_vec_key {
+    double time;            /* ticks */
+    double value[3];
+} ssk_vec_key;
+
+typedef struct ssk_quat_key {
+    double time;            /* ticks */
+    double value[4];        /* unit quaternion (w, x, y, z) */
+} ssk_quat_key;
+
+/* One node's channel; keys sorted by time (stable). */
+typedef struct ssk_channel {
+    uint32_t position_count, rotation_count, scale_count;
+    ssk_vec_key *positions;
+    ssk_quat_key *rotations;
+    ssk_vec_key *scales;
+} ssk_channel;
+
+typedef struct ssk_scene_anim {
+    char *name;                 /* "" when the file has none */
+    double duration_ticks;
+    double ticks_per_second;    /* > 0 (SSK_DEFAULT_TICKS_PER_SECOND if 0) */
+    uint32_t file_channel_count;/* aiAnimation.mNumChannels */
+    uint32_t channel_count;     /* channels matched to a node */
+    ssk_channel *channels;      /* #channel_count */
+    int32_t *node_channel;      /* #nodes: index in channels, or -1 */
+} ssk_scene_anim;
+
+struct ssk_scene {
+    ssk_rig *rig;
+    uint32_t node_count;
+    ssk_scene_node *nodes;      /* #nodes, pre-order */
+    int32_t *bone_nodes;        /* #B: node of each rig bone, or -1 */
+    double *inverse_binds;      /* #B by 16: inverse of the rig's bind */
+    int32_t *mesh_nodes;        /* #M: node of each rig mesh, or -1 */
+    uint32_t animation_count;
+    ssk_scene_anim *animations;
+};
+
+/* --- double-precision helpers (anim.c) --------------------------------- */
+void ssk_mat4d_identity(double dst[16]);
+/* dst = a · b; dst may alias an input. */
+void ssk_mat4d_mul(double dst[16], const double a[16], const double b[16]);
+/* Returns false (dst untouched) when |det| <= SSK_SINGULAR_EPSILON. */
+bool ssk_mat4d_invert(double dst[16], const double m[16]);
+/* dst = T · R · S from a translation, a unit quaternion (w, x, y, z) and a
+ * scale. */
+void ssk_mat4d_compose(double dst[16], const double t[3], const double q[4],
+                       const double s[3]);
+
+#endif /* SSK_SCENE_H */
