@@ -7,7 +7,7 @@ MODELS  ?= /usr/share/assimp/models
 DEMO_IN ?= $(MODELS)/X/BCN_Epileptic.X
 CLI      = $(BUILD)/springskin
 
-.PHONY: all deps configure build demo test bench clean
+.PHONY: all deps configure build demo test bench bench-blender clean
 
 all: build
 
@@ -34,6 +34,11 @@ test: build
 
 bench: build
 	$(BUILD)/bench/bench_skinning
+
+# Blender's Armature modifier and ours on the same generated limbs, one run.
+bench-blender: build
+	blender -b --factory-startup --python bench/blender_armature.py -- \
+	  --sizes 10000,100000,1000000 --ours $(BUILD)/bench/bench_skinning
 
 clean:
 	rm -rf $(BUILD)
