@@ -6,6 +6,8 @@ packages=(
   build-essential cmake pkg-config
   libassimp-dev assimp-testmodels
   libcmocka-dev
+  libegl-dev libgl-dev libglew-dev libcglm-dev libpng-dev libcairo2-dev
+  libegl-mesa0 libgl1-mesa-dri
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,8 @@
  * file. */
 #include "internal.h"
 
+#include <stdio.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,9 +139,12 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
                           (unsigned)bones, (unsigned)meshes, (unsigned)vertices);
         goto done;
     }
-    ssk_deformer_desc ddesc = {desc->method, desc->backend};
+    ssk_deformer_desc ddesc = {desc->method, desc->backend, desc->gl_context};
     s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     if (s != SSK_OK) goto done;
+    /* An AUTO fallback leaves SSK_OK with a warning in the message. */
+    char warning[SSK_ERROR_MESSAGE_SIZE] = "";
+    if (err) snprintf(warning, sizeof warning, "%s", err->message);
 
     switch (format) {
     case BAKE_FORMAT_PC2:
@@ -172,6 +177,9 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
         out_stats->vertex_count = vertices;
         out_stats->deform_seconds = deform_seconds;
         out_stats->backend = ssk_deformer_backend(deformer);
+        snprintf(out_stats->device, sizeof out_stats->device, "%s",
+                 ssk_deformer_device_name(deformer));
+        snprintf(out_stats->warning, sizeof out_stats->warning, "%s", warning);
         out_stats->wall_seconds = ssk_time_seconds() - wall_start;
     }
     s = ssk_error_ok(err);

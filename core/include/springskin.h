@@ -65,7 +65,10 @@ extern "C" {
     X(SSK_ERROR_NO_SKELETON, "no skeleton")                                  \
     X(SSK_ERROR_NO_ANIMATION, "no animation")                                \
     X(SSK_ERROR_FRAME_RANGE, "bad frame range")                              \
-    X(SSK_ERROR_UNSUPPORTED, "unsupported")
+    X(SSK_ERROR_UNSUPPORTED, "unsupported")                                  \
+    X(SSK_ERROR_GL_UNAVAILABLE, "no usable OpenGL 4.3 context (EGL)")         \
+    X(SSK_ERROR_GL_SHADER, "GLSL shader compile or link failure")            \
+    X(SSK_ERROR_GL, "OpenGL error")
 
 typedef enum ssk_status {
 #define SSK_STATUS_ENUM_(name, message) name,
@@ -290,6 +293,52 @@ void ssk_normals_compute(float *dst, const float *positions,
                          const uint32_t *vertex_triangles);
 
 /* ------------------------------------------------------------------------ */
+/* Headless OpenGL context (the GL backend's device).                        */
+/* ------------------------------------------------------------------------ */
+
+/* An EGL context (OpenGL 4.3+ core profile, no window) living on a thread
+ * that the context owns: every GL call of the core runs on that thread, so a
+ * host's current context (Blender's) is never touched. Platforms are tried
+ * in order: the EGL device platform with a hardware device, the surfaceless
+ * platform (Mesa; llvmpipe without a GPU), then any EGL device. GLEW loads
+ * the entry points (GLEW_ERROR_NO_GLX_DISPLAY from glewInit under EGL is
+ * accepted, then the compute entry points are checked).
+ * Shaders are embedded in the library at build time; when the environment
+ * variable SSK_SHADER_DIR is set at creation, they are read from that
+ * directory instead (for shader development). */
+typedef struct ssk_gl_context ssk_gl_context;
+
+/* Creates the context and its thread.
+ * Errors: SSK_ERROR_GL_UNAVAILABLE (no EGL display, no GL 4.3 core context,
+ * missing entry points; the message says which platforms were tried and
+ * why they failed), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_gl_context_create(ssk_gl_context **out, ssk_error *err);
+/* Joins the thread and releases every GL object; NULL allowed. Every
+ * deformer using the context must be destroyed first. */
+void ssk_gl_context_destroy(ssk_gl_context *ctx);
+
+/* What ssk_gl_context_info reports (strings NUL-terminated, truncated to
+ * their arrays). */
+typedef struct ssk_gl_info {
+    char platform[64];   /* "device (hardware)", "surfaceless", "device" */
+    char device[128];    /* EGL device extensions/DRM node when known */
+    char vendor[128];    /* GL_VENDOR */
+    char renderer[256];  /* GL_RENDERER */
+    char version[256];   /* GL_VERSION */
+    char glsl_version[64];
+    int hardware;        /* 0 for software renderers (llvmpipe, softpipe, ...) */
+    int max_work_group_count[3];
+    int max_work_group_size[3];
+    int max_work_group_invocations;
+    int max_shared_memory_bytes;
+    long long max_ssbo_bytes;
+} ssk_gl_info;
+
+/* Errors: SSK_ERROR_INVALID_ARGUMENT (NULL). */
+ssk_status ssk_gl_context_info(const ssk_gl_context *ctx, ssk_gl_info *out,
+                               ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Deformer: a method on a backend, for a whole rig.                         */
 /* ------------------------------------------------------------------------ */
 
@@ -300,8 +349,9 @@ typedef enum ssk_method {
 } ssk_method;
 
 typedef enum ssk_backend {
-    SSK_BACKEND_AUTO = 0, /* the fastest available (CPU until GL lands) */
+    SSK_BACKEND_AUTO = 0, /* GL on a hardware GPU, else the CPU */
     SSK_BACKEND_CPU = 1,  /* OpenMP */
+    SSK_BACKEND_GL = 2,   /* OpenGL 4.3 compute shaders, headless EGL */
     SSK_BACKEND_COUNT
 } ssk_backend;
 
@@ -310,7 +360,7 @@ const char *ssk_method_name(ssk_method method);
 /* Parses "lbs" / "dqs" (case-sensitive). SSK_ERROR_INVALID_ARGUMENT lists the
  * accepted names. */
 ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err);
-/* "auto", "cpu"; NULL when out of range. */
+/* "auto", "cpu", "gl"; NULL when out of range. */
 const char *ssk_backend_name(ssk_backend backend);
 ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err);
 
@@ -319,20 +369,35 @@ typedef struct ssk_deformer ssk_deformer;
 typedef struct ssk_deformer_desc {
     ssk_method method;
     ssk_backend backend;
+    /* GL backend (and AUTO): the context to use, borrowed, must outlive the
+     * deformer; NULL lets the deformer create and own one. */
+    ssk_gl_context *gl_context;
 } ssk_deformer_desc;
 
 /* Creates a deformer for `rig`, which is borrowed and must outlive it.
+ * GL: uploads the rig once (positions, weights, triangles, CSR) into
+ * persistent shader storage buffers; per frame only per-bone data is
+ * uploaded. AUTO takes GL when the context's renderer is a hardware GPU and
+ * the CPU otherwise; when GL cannot be had, AUTO falls back to the CPU and
+ * sets `err` to SSK_OK with a warning in err->message (status SSK_OK).
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, method/backend out of range),
- * SSK_ERROR_OUT_OF_MEMORY. */
+ * SSK_ERROR_OUT_OF_MEMORY, and for GL the context and shader errors
+ * (SSK_ERROR_GL_UNAVAILABLE, SSK_ERROR_GL_SHADER with the GLSL log,
+ * SSK_ERROR_GL). */
 ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
                                const ssk_deformer_desc *desc, ssk_error *err);
 void ssk_deformer_destroy(ssk_deformer *deformer);
 /* The backend actually used (never AUTO). */
 ssk_backend ssk_deformer_backend(const ssk_deformer *deformer);
+/* "cpu (OpenMP, N threads)" or the GL renderer string; owned by the
+ * deformer. */
+const char *ssk_deformer_device_name(const ssk_deformer *deformer);
 
 /* Deforms every mesh of the rig for one pose.
  * - dst_positions: ssk_rig_vertex_count(rig) by 3, meshes concatenated in
- *   mesh order, each in its own object space.
+ *   mesh order, each in its own object space; or NULL to keep the result on
+ *   the backend (GL: no readback) for ssk_deformer_normals and
+ *   ssk_deformer_max_displacement.
  * - skinning_matrices: #B by 16 row-major, rig space.
  * - object_matrices: #M by 16 object -> rig matrices of the meshes at this
  *   frame, or NULL to use each mesh's rest object matrix.
@@ -342,8 +407,36 @@ ssk_status ssk_deformer_deform(ssk_deformer *deformer, float *dst_positions,
                                const float *skinning_matrices,
                                const float *object_matrices, ssk_error *err);
 
+/* Area-weighted vertex normals of the positions of the last
+ * ssk_deformer_deform, computed on the deformer's backend (GL: from the
+ * device buffer, face normals then a gather per vertex; CPU: from the
+ * dst_positions array given to the last deform, which must still hold
+ * them, or the deformer's own buffer when that was NULL).
+ * - dst_normals: ssk_rig_vertex_count(rig) by 3, unit length, object space.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, or no deform yet), SSK_ERROR_GL. */
+ssk_status ssk_deformer_normals(ssk_deformer *deformer, float *dst_normals,
+                                ssk_error *err);
+
+/* Largest per-vertex displacement max_v |p_v - r_v| (Euclidean, model
+ * units) between the positions of the last ssk_deformer_deform (as for
+ * ssk_deformer_normals) and `reference` (ssk_rig_vertex_count(rig) by 3),
+ * reduced on the deformer's backend; the convergence measure of the
+ * iterative deformers.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, or no deform yet), SSK_ERROR_GL. */
+ssk_status ssk_deformer_max_displacement(ssk_deformer *deformer, float *out_max,
+                                         const float *reference, ssk_error *err);
+
+/* Per-frame timing of the last ssk_deformer_deform, in seconds: upload of
+ * per-bone data, the kernels, and readback (CPU: upload and readback 0). */
+typedef struct ssk_deform_timing {
+    double upload_seconds;
+    double compute_seconds;
+    double readback_seconds;
+} ssk_deform_timing;
+void ssk_deformer_timing(const ssk_deformer *deformer, ssk_deform_timing *out);
+
 /* Area-weighted vertex normals of whole-rig positions (as written by
- * ssk_deformer_deform): dst_normals and positions are
+ * ssk_deformer_deform), on the CPU: dst_normals and positions are
  * ssk_rig_vertex_count(rig) by 3. */
 ssk_status ssk_rig_normals(const ssk_rig *rig, float *dst_normals,
                            const float *positions, ssk_error *err);
@@ -464,6 +557,7 @@ typedef struct ssk_bake_desc {
                                  0 .. floor(duration · fps) */
     ssk_progress_fn progress; /* may be NULL */
     void *progress_user;
+    ssk_gl_context *gl_context; /* GL/AUTO: borrowed context, or NULL */
 } ssk_bake_desc;
 
 typedef struct ssk_bake_stats {
@@ -472,6 +566,9 @@ typedef struct ssk_bake_stats {
     double wall_seconds;      /* everything: sampling, deform, write */
     double deform_seconds;    /* the deformer alone */
     ssk_backend backend;      /* the backend used */
+    char device[256];         /* its device: "cpu (OpenMP, N threads)" or the
+                                 GL renderer */
+    char warning[SSK_ERROR_MESSAGE_SIZE]; /* e.g. AUTO fell back to the CPU */
 } ssk_bake_stats;
 
 /* Samples the animation at t = frame / fps for each frame, deforms every mesh
@@ -482,6 +579,33 @@ typedef struct ssk_bake_stats {
  * beyond the animation's last frame), SSK_ERROR_IO. */
 ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
                           ssk_bake_stats *out_stats, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Preview: offscreen render of deformed meshes to PNG.                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ssk_preview_desc {
+    const char *output_path;   /* PNG, written to a temporary name + renamed */
+    uint32_t width, height;    /* whole image in pixels (panels side by side) */
+    uint32_t animation;        /* index, 0 = first */
+    int32_t frame;             /* frame to show, >= 0 */
+    double fps;                /* > 0: the frame's time is frame / fps */
+    const ssk_method *methods; /* one labelled panel per method, left to right */
+    uint32_t method_count;     /* 1 .. 8 */
+    ssk_gl_context *gl_context; /* borrowed; NULL creates one for the call */
+} ssk_preview_desc;
+
+/* Renders every mesh of the scene, deformed by each method at the frame,
+ * with the core's own headless GL context: Lambert shading of the
+ * area-weighted vertex normals, the same camera for every panel (framing the
+ * union of the panels' bounding boxes, looking at the front with the
+ * longest axis of the rest pose up), the method's name as the panel label;
+ * written as an RGB PNG with libpng.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, sizes out of 16..8192, no
+ * method), SSK_ERROR_NO_ANIMATION, SSK_ERROR_FRAME_RANGE, the GL context and
+ * shader errors, SSK_ERROR_IO (PNG write; no file is left behind). */
+ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *desc,
+                             ssk_error *err);
 
 #ifdef __cplusplus
 }
