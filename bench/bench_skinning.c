@@ -9,7 +9,11 @@
  * bake does.
  *
  * Usage: bench_skinning [--sizes 10000,100000,1000000] [--repeats N]
- * Prints a Markdown table: vertices, method, ms/frame, M vertices/s.
+ *                       [--backends cpu,gl]
+ * Prints a Markdown table: vertices, backend, method, ms/frame (whole
+ * ssk_deformer_deform call), M vertices/s, and the median upload, compute
+ * and readback times that the backend reports (GL: bone data upload,
+ * dispatch until finished, readback of positions).
  */
 #include "springskin.h"
 
@@ -162,6 +166,8 @@ int main(int argc, char **argv)
 {
     uint32_t sizes[8] = {10000, 100000, 1000000};
     int size_count = 3, repeats = 0;
+    ssk_backend backends[2] = {SSK_BACKEND_CPU, SSK_BACKEND_GL};
+    int backend_count = 1;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
             size_count = 0;
@@ -169,52 +175,88 @@ int main(int argc, char **argv)
                 sizes[size_count++] = (uint32_t)strtoul(tok, NULL, 10);
         } else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
             repeats = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--backends") == 0 && i + 1 < argc) {
+            backend_count = 0;
+            for (char *tok = strtok(argv[++i], ","); tok && backend_count < 2; tok = strtok(NULL, ","))
+                if (ssk_backend_parse(&backends[backend_count], tok, NULL) == SSK_OK)
+                    backend_count++;
         } else {
-            fprintf(stderr, "usage: bench_skinning [--sizes N,N,...] [--repeats N]\n");
+            fprintf(stderr, "usage: bench_skinning [--sizes N,N,...] [--repeats N] [--backends cpu,gl]\n");
             return 2;
         }
     }
-    printf("| vertices | method | ms/frame (median) | M vertices/s |\n");
-    printf("|---:|---|---:|---:|\n");
+    ssk_gl_context *gl = NULL;
+    for (int b = 0; b < backend_count; ++b)
+        if (backends[b] == SSK_BACKEND_GL) {
+            ssk_error err = {0};
+            if (ssk_gl_context_create(&gl, &err) != SSK_OK) {
+                fprintf(stderr, "bench_skinning: GL backend skipped: %s\n", err.message);
+            } else {
+                ssk_gl_info info;
+                ssk_gl_context_info(gl, &info, NULL);
+                fprintf(stderr, "GL renderer: %s (%s), platform %s\n", info.renderer,
+                        info.version, info.platform);
+            }
+        }
+    printf("| vertices | backend | method | ms/frame (median) | M vertices/s | upload ms | compute ms | readback ms |\n");
+    printf("|---:|---|---|---:|---:|---:|---:|---:|\n");
     for (int si = 0; si < size_count; ++si) {
         ssk_rig *rig = make_limb(sizes[si]);
         if (!rig) return 1;
         uint32_t nv = ssk_rig_vertex_count(rig);
         float *out = malloc(3 * (size_t)nv * sizeof(float));
-        int reps = repeats > 0 ? repeats : (nv >= 1000000 ? 31 : nv >= 100000 ? 101 : 301);
-        double *times = malloc((size_t)reps * sizeof(double));
-        double median[SSK_METHOD_COUNT];
-        for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
-            ssk_deformer *d = NULL;
-            ssk_deformer_desc desc = {(ssk_method)m, SSK_BACKEND_CPU};
-            ssk_error err = {0};
-            if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
-                fprintf(stderr, "bench_skinning: %s\n", err.message);
-                return 1;
-            }
-            float skin[16 * BENCH_BONES];
-            pose(skin, 0.0);
-            ssk_deformer_deform(d, out, skin, NULL, &err); /* warm-up */
-            for (int r = 0; r < reps; ++r) {
-                pose(skin, 0.1 * r);
-                double t0 = now();
-                if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
+        for (int bi = 0; bi < backend_count; ++bi) {
+            if (backends[bi] == SSK_BACKEND_GL && !gl) continue;
+            const int software_gl = backends[bi] == SSK_BACKEND_GL;
+            int reps = repeats > 0 ? repeats
+                                   : (nv >= 1000000 ? 31 : nv >= 100000 ? 101 : 301) /
+                                         (software_gl ? 10 : 1) + 1;
+            double *times = malloc((size_t)reps * 4 * sizeof(double));
+            double median[SSK_METHOD_COUNT];
+            for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
+                ssk_deformer *d = NULL;
+                ssk_deformer_desc desc = {(ssk_method)m, backends[bi], gl};
+                ssk_error err = {0};
+                if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
                     fprintf(stderr, "bench_skinning: %s\n", err.message);
                     return 1;
                 }
-                times[r] = now() - t0;
+                float skin[16 * BENCH_BONES];
+                pose(skin, 0.0);
+                ssk_deformer_deform(d, out, skin, NULL, &err); /* warm-up */
+                double *wall = times, *up = times + reps, *comp = times + 2 * reps,
+                       *back = times + 3 * reps;
+                for (int r = 0; r < reps; ++r) {
+                    pose(skin, 0.1 * r);
+                    double t0 = now();
+                    if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
+                        fprintf(stderr, "bench_skinning: %s\n", err.message);
+                        return 1;
+                    }
+                    wall[r] = now() - t0;
+                    ssk_deform_timing t;
+                    ssk_deformer_timing(d, &t);
+                    up[r] = t.upload_seconds;
+                    comp[r] = t.compute_seconds;
+                    back[r] = t.readback_seconds;
+                }
+                for (int k = 0; k < 4; ++k)
+                    qsort(times + k * reps, (size_t)reps, sizeof(double), compare_double);
+                median[m] = wall[reps / 2];
+                printf("| %u | %s | %s | %.3f | %.1f | %.3f | %.3f | %.3f |\n", nv,
+                       ssk_backend_name(backends[bi]), ssk_method_name((ssk_method)m),
+                       1e3 * median[m], nv / median[m] / 1e6, 1e3 * up[reps / 2],
+                       1e3 * comp[reps / 2], 1e3 * back[reps / 2]);
+                fflush(stdout);
+                ssk_deformer_destroy(d);
             }
-            qsort(times, (size_t)reps, sizeof(double), compare_double);
-            median[m] = times[reps / 2];
-            printf("| %u | %s | %.3f | %.1f |\n", nv, ssk_method_name((ssk_method)m),
-                   1e3 * median[m], nv / median[m] / 1e6);
-            ssk_deformer_destroy(d);
+            fprintf(stderr, "%u vertices, %s: DQS / LBS = %.2f\n", nv,
+                    ssk_backend_name(backends[bi]), median[SSK_METHOD_DQS] / median[SSK_METHOD_LBS]);
+            free(times);
         }
-        fprintf(stderr, "%u vertices: DQS / LBS = %.2f\n", nv,
-                median[SSK_METHOD_DQS] / median[SSK_METHOD_LBS]);
-        free(times);
         free(out);
         ssk_rig_destroy(rig);
     }
+    ssk_gl_context_destroy(gl);
     return 0;
 }

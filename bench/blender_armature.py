@@ -336,7 +336,7 @@ def time_mode(ob, mod, arm_ob, pos, preserve_volume, repeats):
 # --------------------------------------------------------------------------
 
 def run_ours(binary, sizes, repeats):
-    cmd = [binary, "--sizes", ",".join(str(s) for s in sizes)]
+    cmd = [binary, "--sizes", ",".join(str(s) for s in sizes), "--backends", "cpu"]
     if repeats > 0:
         cmd += ["--repeats", str(repeats)]
     print("running:", " ".join(cmd), flush=True)
@@ -344,11 +344,11 @@ def run_ours(binary, sizes, repeats):
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     result = {}
-    row = re.compile(r"^\|\s*(\d+)\s*\|\s*(\w+)\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|\s*$")
+    # | vertices | backend | method | ms/frame | M vertices/s | upload | compute | readback |
     for line in proc.stdout.splitlines():
-        m = row.match(line.strip())
-        if m:
-            result[(int(m.group(1)), m.group(2).lower())] = float(m.group(3))
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 5 and cells[0].isdigit() and cells[1] == "cpu":
+            result[(int(cells[0]), cells[2].lower())] = float(cells[3])
     if not result:
         raise RuntimeError("could not parse any row of %s output" % binary)
     return result

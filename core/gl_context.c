@@ -303,6 +303,8 @@ static void create_on_thread(ssk_gl_context *ctx)
         }
     }
     if (!ok) {
+        size_t len = strlen(tried);
+        if (len >= 2 && tried[len - 2] == ';') tried[len - 2] = '\0';
         ctx->create_status = ssk_error_set(&ctx->create_err, SSK_ERROR_GL_UNAVAILABLE,
                                            "no OpenGL %d.%d context: %s", SSK_GL_REQUIRED_MAJOR,
                                            SSK_GL_REQUIRED_MINOR, tried);
@@ -554,7 +556,7 @@ ssk_status ssk_gl_compute_program(ssk_gl_context *ctx, const char *name, GLuint 
                                   ssk_error *err)
 {
     if (cache_find(ctx, name, out_program)) return SSK_OK;
-    GLuint shader, program;
+    GLuint shader = 0, program = 0;
     ssk_status st = compile_shader(ctx, GL_COMPUTE_SHADER, name, &shader, err);
     if (st != SSK_OK) return st;
     st = link_program(name, &shader, 1, &program, err);
@@ -570,7 +572,7 @@ ssk_status ssk_gl_graphics_program(ssk_gl_context *ctx, const char *vertex_name,
     char key[256];
     snprintf(key, sizeof key, "%s|%s", vertex_name, fragment_name);
     if (cache_find(ctx, key, out_program)) return SSK_OK;
-    GLuint shaders[2], program;
+    GLuint shaders[2] = {0, 0}, program = 0;
     ssk_status st = compile_shader(ctx, GL_VERTEX_SHADER, vertex_name, &shaders[0], err);
     if (st != SSK_OK) return st;
     st = compile_shader(ctx, GL_FRAGMENT_SHADER, fragment_name, &shaders[1], err);

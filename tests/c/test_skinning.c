@@ -1,11 +1,14 @@
 /*
- * test_skinning.c — LBS, DQS and normals against analytic results, and the
- * rig's weight normalization and rest behavior.
+ * test_skinning.c — LBS, DQS, normals and the max-displacement reduction
+ * against analytic results, and the rig's weight normalization and rest
+ * behavior. Every test body runs on both backends (CPU, GL); the GL cases
+ * skip with a message only when no GL context can be created at all.
  */
 #include "testutil.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PI_F 3.14159265358979323846f
@@ -42,20 +45,69 @@ static ssk_rig *two_bone_rig(const float *pos, uint32_t n, float w0, float w1)
     return rig;
 }
 
+/* The backend a test body runs on (its cmocka state). */
+typedef struct backend_case {
+    ssk_backend backend;
+    ssk_gl_context *gl;
+} backend_case;
+
+static backend_case cpu_case = {SSK_BACKEND_CPU, NULL};
+static backend_case gl_case = {SSK_BACKEND_GL, NULL};
+static char gl_unavailable[SSK_ERROR_MESSAGE_SIZE];
+
+/* The backend of this test; skips GL tests when there is no GL at all. */
+static const backend_case *backend_of(void **state)
+{
+    const backend_case *c = *state;
+    if (c->backend == SSK_BACKEND_GL && !c->gl) {
+        print_message("GL tests skipped: no GL context can be created: %s\n", gl_unavailable);
+        skip();
+    }
+    return c;
+}
+
+static ssk_deformer *make_deformer(const backend_case *c, const ssk_rig *rig, ssk_method method)
+{
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {method, c->backend, c->gl};
+    ssk_error err = {0};
+    ssk_status st = ssk_deformer_create(&d, rig, &desc, &err);
+    if (st != SSK_OK) fail_msg("ssk_deformer_create: %s", err.message);
+    assert_int_equal(ssk_deformer_backend(d), c->backend);
+    return d;
+}
+
+static const backend_case *current; /* set by each test body via BACKEND() */
+#define BACKEND() (current = backend_of(state))
+
 static void deform(const ssk_rig *rig, ssk_method method, float *dst, const float *skin,
                    const float *objects)
 {
-    ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU};
+    ssk_deformer *d = make_deformer(current, rig, method);
     ssk_error err = {0};
-    assert_int_equal(ssk_deformer_create(&d, rig, &desc, &err), SSK_OK);
-    assert_int_equal(ssk_deformer_deform(d, dst, skin, objects, &err), SSK_OK);
+    ssk_status st = ssk_deformer_deform(d, dst, skin, objects, &err);
+    if (st != SSK_OK) fail_msg("ssk_deformer_deform: %s", err.message);
     ssk_deformer_destroy(d);
+}
+
+/* Normals of the rig at rest through a deformer (one identity bone). */
+static void rest_normals(const ssk_rig *rig, float *dst)
+{
+    uint32_t nb = ssk_rig_bone_count(rig);
+    float *skin = calloc(16 * (nb + 1), sizeof(float));
+    for (uint32_t b = 0; b < nb; ++b) tu_mat4_identity(skin + 16 * b);
+    ssk_deformer *d = make_deformer(current, rig, SSK_METHOD_LBS);
+    ssk_error err = {0};
+    assert_int_equal(ssk_deformer_deform(d, NULL, skin, NULL, &err), SSK_OK);
+    ssk_status st = ssk_deformer_normals(d, dst, &err);
+    if (st != SSK_OK) fail_msg("ssk_deformer_normals: %s", err.message);
+    ssk_deformer_destroy(d);
+    free(skin);
 }
 
 static void test_one_bone_rigid_is_exact(void **state)
 {
-    (void)state;
+    BACKEND();
     float pos[] = {0.3f, 0.2f, -0.1f, 1, 2, 3, -0.5f, 0.0f, 0.7f};
     ssk_rig *rig = two_bone_rig(pos, 3, 1.0f, 0.0f);
     float rot[16], tr[16], skin[32], expect[9], out[9];
@@ -88,7 +140,7 @@ static void ring(float *pos, int n, float r)
 
 static void test_bend_90_lbs_collapse_dqs_keeps_radius(void **state)
 {
-    (void)state;
+    BACKEND();
     enum { N = 16 };
     float pos[3 * N], out[3 * N], skin[32];
     ring(pos, N, 1.0f);
@@ -119,7 +171,7 @@ static void test_bend_90_lbs_collapse_dqs_keeps_radius(void **state)
 
 static void test_twist_180_lbs_candy_wrapper_dqs_keeps_radius(void **state)
 {
-    (void)state;
+    BACKEND();
     enum { N = 12 };
     float pos[3 * N], out[3 * N], skin[32];
     ring(pos, N, 0.8f);
@@ -144,7 +196,7 @@ static void test_twist_180_lbs_candy_wrapper_dqs_keeps_radius(void **state)
 
 static void test_dqs_identical_transforms_equal_the_transform(void **state)
 {
-    (void)state;
+    BACKEND();
     enum { N = 10 };
     float pos[3 * N], out[3 * N], skin[32], rot[16], tr[16], expect[3 * N];
     for (int i = 0; i < 3 * N; ++i) pos[i] = (float)((i * 37) % 11) / 5.0f - 1.0f;
@@ -167,7 +219,7 @@ static void test_dqs_identical_transforms_equal_the_transform(void **state)
 
 static void test_weights_are_normalized(void **state)
 {
-    (void)state;
+    BACKEND();
     float pos[6] = {1, 0, 0, 0, 0, 1};
     ssk_rig *a = two_bone_rig(pos, 2, 2.0f, 6.0f);
     ssk_rig *b = two_bone_rig(pos, 2, 0.25f, 0.75f);
@@ -190,7 +242,7 @@ static void test_weights_are_normalized(void **state)
 
 static void test_zero_weight_vertices_stay_at_rest(void **state)
 {
-    (void)state;
+    BACKEND();
     float pos[9] = {1, 2, 3, -1, 0.5f, 2, 0, 0, 0};
     ssk_rig *rig = two_bone_rig(pos, 3, 0.0f, 0.0f);
     float skin[32], out[9], objects[16];
@@ -210,7 +262,7 @@ static void test_zero_weight_vertices_stay_at_rest(void **state)
 
 static void test_dqs_scaled_bone_uses_separate_scale_matrix(void **state)
 {
-    (void)state;
+    BACKEND();
     /* Bone 1: rotate 90° about Z after scaling x by 2 (about the joint at
      * the origin); bone 0 identity; weights 1/2 each. Blender's rule: the
      * scale matrices blend linearly with identity for the unscaled bone
@@ -249,7 +301,7 @@ static void test_dqs_scaled_bone_uses_separate_scale_matrix(void **state)
 
 static void test_object_matrices_conjugate_the_skinning(void **state)
 {
-    (void)state;
+    BACKEND();
     /* Mesh object matrix O (object -> rig) at rest and O_t at the frame:
      * LBS gives inverse(O_t) · S · O · v for a single bone. */
     float pos[6] = {0.2f, 0.1f, 0.4f, -1, 0.5f, 0.25f};
@@ -282,7 +334,7 @@ static void test_object_matrices_conjugate_the_skinning(void **state)
 
 static void test_normals_of_octahedron_are_radial(void **state)
 {
-    (void)state;
+    BACKEND();
     const float s = 1.7f;
     float pos[18] = {s, 0, 0, -s, 0, 0, 0, s, 0, 0, -s, 0, 0, 0, s, 0, 0, -s};
     /* 8 faces, counter-clockwise seen from outside */
@@ -293,7 +345,7 @@ static void test_normals_of_octahedron_are_radial(void **state)
     ssk_error err = {0};
     assert_int_equal(ssk_rig_create(&rig, &sk, &md, 1, &err), SSK_OK);
     float n[18];
-    assert_int_equal(ssk_rig_normals(rig, n, pos, &err), SSK_OK);
+    rest_normals(rig, n);
     for (int v = 0; v < 6; ++v)
         for (int k = 0; k < 3; ++k) assert_true(fabs(n[3 * v + k] - pos[3 * v + k] / s) < EXACT_TOL);
     /* Adjacency: every vertex of an octahedron has 4 neighbors, never its
@@ -310,7 +362,7 @@ static void test_normals_of_octahedron_are_radial(void **state)
 
 static void test_normals_area_weighted(void **state)
 {
-    (void)state;
+    BACKEND();
     /* Vertex 0 shared by a big triangle in the z = 0 plane (normal +z, area
      * 2) and a small one in the x = 0 plane (normal +x, area 0.5): the
      * normal is (0.5, 0, 2) normalized. */
@@ -321,7 +373,7 @@ static void test_normals_area_weighted(void **state)
     ssk_rig *rig = NULL;
     assert_int_equal(ssk_rig_create(&rig, &sk, &md, 1, NULL), SSK_OK);
     float n[15];
-    assert_int_equal(ssk_rig_normals(rig, n, pos, NULL), SSK_OK);
+    rest_normals(rig, n);
     double l = sqrt(0.25 + 4.0);
     assert_true(fabs(n[0] - 0.5 / l) < EXACT_TOL);
     assert_true(fabs(n[1]) < EXACT_TOL);
@@ -331,7 +383,7 @@ static void test_normals_area_weighted(void **state)
 
 static void test_limb_lbs_and_dqs_agree_at_rest_and_differ_when_bent(void **state)
 {
-    (void)state;
+    BACKEND();
     ssk_rig *rig = tu_make_limb(24, 16, 2, 2.0f, 0.25f, 0.5f, 4);
     uint32_t nv = ssk_rig_vertex_count(rig);
     float *a = malloc(3 * nv * sizeof(float)), *b = malloc(3 * nv * sizeof(float));
@@ -359,7 +411,7 @@ static void test_limb_lbs_and_dqs_agree_at_rest_and_differ_when_bent(void **stat
  * large random rotations so that antipodal flips occur. */
 static void test_dqs_lane_path_equals_general_path(void **state)
 {
-    (void)state;
+    BACKEND();
     enum { N = 203, B = 6 };
     float pos[3 * N], w4[4 * N], w5[5 * N], skin[16 * B], bind[16 * B];
     int32_t i4[4 * N], i5[5 * N], parents[B];
@@ -404,21 +456,76 @@ static void test_dqs_lane_path_equals_general_path(void **state)
     ssk_rig_destroy(r5);
 }
 
+/* Max-displacement reduction: a rigid translation by (3, 4, 0) moves every
+ * vertex by exactly 5; a rotation by angle a about the Y axis moves a
+ * vertex at distance r from the axis by 2 r sin(a / 2), largest for the
+ * largest r. */
+static void test_max_displacement_reduction(void **state)
+{
+    BACKEND();
+    ssk_rig *rig = tu_make_limb(40, 24, 2, 2.0f, 0.3f, 0.5f, 4);
+    uint32_t nv = ssk_rig_vertex_count(rig);
+    ssk_mesh_view mv;
+    assert_int_equal(ssk_rig_mesh(rig, 0, &mv, NULL), SSK_OK);
+    float skin[32], out_max = -1.0f;
+    ssk_error err = {0};
+    tu_mat4_translation(skin, 3, 4, 0);
+    tu_mat4_translation(skin + 16, 3, 4, 0);
+    ssk_deformer *d = make_deformer(current, rig, SSK_METHOD_LBS);
+    assert_int_equal(ssk_deformer_max_displacement(d, &out_max, mv.positions, &err),
+                     SSK_ERROR_INVALID_ARGUMENT); /* no deform yet */
+    assert_int_equal(ssk_deformer_deform(d, NULL, skin, NULL, &err), SSK_OK);
+    assert_int_equal(ssk_deformer_max_displacement(d, &out_max, mv.positions, &err), SSK_OK);
+    assert_true(fabs(out_max - 5.0) < 1e-5);
+    const float angle = 1.2f;
+    tu_mat4_rotation(skin, Y_AXIS, angle, ORIGIN);
+    tu_mat4_rotation(skin + 16, Y_AXIS, angle, ORIGIN);
+    float *out = malloc(3 * nv * sizeof(float));
+    assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_OK);
+    assert_int_equal(ssk_deformer_max_displacement(d, &out_max, mv.positions, &err), SSK_OK);
+    assert_true(fabs(out_max - 2.0 * 0.3 * sin(angle / 2)) < 1e-5);
+    /* against the deformed positions themselves: zero */
+    assert_int_equal(ssk_deformer_max_displacement(d, &out_max, out, &err), SSK_OK);
+    assert_true(out_max == 0.0f);
+    free(out);
+    ssk_deformer_destroy(d);
+    ssk_rig_destroy(rig);
+}
+
 int main(void)
 {
+    ssk_error err = {0};
+    if (ssk_gl_context_create(&gl_case.gl, &err) != SSK_OK)
+        snprintf(gl_unavailable, sizeof gl_unavailable, "%s", err.message);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_bone_rigid_is_exact),
-        cmocka_unit_test(test_bend_90_lbs_collapse_dqs_keeps_radius),
-        cmocka_unit_test(test_twist_180_lbs_candy_wrapper_dqs_keeps_radius),
-        cmocka_unit_test(test_dqs_identical_transforms_equal_the_transform),
-        cmocka_unit_test(test_weights_are_normalized),
-        cmocka_unit_test(test_zero_weight_vertices_stay_at_rest),
-        cmocka_unit_test(test_dqs_scaled_bone_uses_separate_scale_matrix),
-        cmocka_unit_test(test_object_matrices_conjugate_the_skinning),
-        cmocka_unit_test(test_normals_of_octahedron_are_radial),
-        cmocka_unit_test(test_normals_area_weighted),
-        cmocka_unit_test(test_limb_lbs_and_dqs_agree_at_rest_and_differ_when_bent),
-        cmocka_unit_test(test_dqs_lane_path_equals_general_path),
+        cmocka_unit_test_prestate(test_max_displacement_reduction, &cpu_case),
+        cmocka_unit_test_prestate(test_max_displacement_reduction, &gl_case),
+        cmocka_unit_test_prestate(test_one_bone_rigid_is_exact, &cpu_case),
+        cmocka_unit_test_prestate(test_one_bone_rigid_is_exact, &gl_case),
+        cmocka_unit_test_prestate(test_bend_90_lbs_collapse_dqs_keeps_radius, &cpu_case),
+        cmocka_unit_test_prestate(test_bend_90_lbs_collapse_dqs_keeps_radius, &gl_case),
+        cmocka_unit_test_prestate(test_twist_180_lbs_candy_wrapper_dqs_keeps_radius, &cpu_case),
+        cmocka_unit_test_prestate(test_twist_180_lbs_candy_wrapper_dqs_keeps_radius, &gl_case),
+        cmocka_unit_test_prestate(test_dqs_identical_transforms_equal_the_transform, &cpu_case),
+        cmocka_unit_test_prestate(test_dqs_identical_transforms_equal_the_transform, &gl_case),
+        cmocka_unit_test_prestate(test_weights_are_normalized, &cpu_case),
+        cmocka_unit_test_prestate(test_weights_are_normalized, &gl_case),
+        cmocka_unit_test_prestate(test_zero_weight_vertices_stay_at_rest, &cpu_case),
+        cmocka_unit_test_prestate(test_zero_weight_vertices_stay_at_rest, &gl_case),
+        cmocka_unit_test_prestate(test_dqs_scaled_bone_uses_separate_scale_matrix, &cpu_case),
+        cmocka_unit_test_prestate(test_dqs_scaled_bone_uses_separate_scale_matrix, &gl_case),
+        cmocka_unit_test_prestate(test_object_matrices_conjugate_the_skinning, &cpu_case),
+        cmocka_unit_test_prestate(test_object_matrices_conjugate_the_skinning, &gl_case),
+        cmocka_unit_test_prestate(test_normals_of_octahedron_are_radial, &cpu_case),
+        cmocka_unit_test_prestate(test_normals_of_octahedron_are_radial, &gl_case),
+        cmocka_unit_test_prestate(test_normals_area_weighted, &cpu_case),
+        cmocka_unit_test_prestate(test_normals_area_weighted, &gl_case),
+        cmocka_unit_test_prestate(test_limb_lbs_and_dqs_agree_at_rest_and_differ_when_bent, &cpu_case),
+        cmocka_unit_test_prestate(test_limb_lbs_and_dqs_agree_at_rest_and_differ_when_bent, &gl_case),
+        cmocka_unit_test_prestate(test_dqs_lane_path_equals_general_path, &cpu_case),
+        cmocka_unit_test_prestate(test_dqs_lane_path_equals_general_path, &gl_case),
     };
-    return cmocka_run_group_tests_name("skinning", tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("skinning (cpu, gl)", tests, NULL, NULL);
+    ssk_gl_context_destroy(gl_case.gl);
+    return failed;
 }

@@ -1,0 +1,397 @@
+/*
+ * test_backends.c — the GL backend against the CPU backend on generated
+ * rigs and on BCN_Epileptic.X; the host's GL context left untouched; GL
+ * errors (shader compile failure, no EGL) reported as statuses; AUTO's
+ * choice and fallback.
+ */
+#include "testutil.h"
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GL/glew.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* CPU and GL agree within this fraction of the bounding-box diagonal. */
+#define PARITY_TOL 1e-5
+/* Unit normals agree within this absolute difference. */
+#define NORMAL_TOL 1e-4
+
+static ssk_gl_context *gl;
+static char gl_unavailable[SSK_ERROR_MESSAGE_SIZE];
+
+static void need_gl(void)
+{
+    if (!gl) {
+        print_message("GL test skipped: no GL context can be created: %s\n", gl_unavailable);
+        skip();
+    }
+}
+
+static ssk_deformer *make(const ssk_rig *rig, ssk_method method, ssk_backend backend)
+{
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {method, backend, gl};
+    ssk_error err = {0};
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+    return d;
+}
+
+/* Deforms with both backends and both methods, compares positions,
+ * normals and the max-displacement reduction. */
+static void compare_backends(const ssk_rig *rig, const float *skin, const float *objects,
+                             const float *reference)
+{
+    uint32_t nv = ssk_rig_vertex_count(rig);
+    size_t n = 3 * (size_t)nv;
+    float *pc = malloc(n * sizeof(float)), *pg = malloc(n * sizeof(float));
+    float *nc = malloc(n * sizeof(float)), *ng = malloc(n * sizeof(float));
+    ssk_error err = {0};
+    for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
+        ssk_deformer *c = make(rig, (ssk_method)m, SSK_BACKEND_CPU);
+        ssk_deformer *g = make(rig, (ssk_method)m, SSK_BACKEND_GL);
+        assert_int_equal(ssk_deformer_backend(g), SSK_BACKEND_GL);
+        assert_int_equal(ssk_deformer_deform(c, pc, skin, objects, &err), SSK_OK);
+        if (ssk_deformer_deform(g, pg, skin, objects, &err) != SSK_OK) fail_msg("%s", err.message);
+        double diag = tu_bbox_diagonal(pc, nv);
+        double diff = tu_max_abs_diff(pc, pg, n);
+        if (!(diff <= PARITY_TOL * diag))
+            fail_msg("%s positions: CPU/GL differ by %g (diagonal %g)",
+                     ssk_method_name((ssk_method)m), diff, diag);
+        /* The normal kernels compared on the same input: the CPU's normals of
+         * the GL positions (positions may differ by an ulp on some GPUs, which
+         * turns the normals of tiny triangles noticeably). */
+        assert_int_equal(ssk_deformer_normals(c, nc, &err), SSK_OK);
+        if (ssk_deformer_normals(g, ng, &err) != SSK_OK) fail_msg("%s", err.message);
+        assert_int_equal(ssk_rig_normals(rig, nc, pg, &err), SSK_OK);
+        diff = tu_max_abs_diff(nc, ng, n);
+        if (!(diff <= NORMAL_TOL)) fail_msg("normals: CPU/GL differ by %g", diff);
+        float mc = 0, mg = 0;
+        assert_int_equal(ssk_deformer_max_displacement(c, &mc, reference, &err), SSK_OK);
+        if (ssk_deformer_max_displacement(g, &mg, reference, &err) != SSK_OK)
+            fail_msg("%s", err.message);
+        assert_true(mc > 0.0f);
+        if (!(fabs(mc - mg) <= PARITY_TOL * diag)) fail_msg("max displacement %g vs %g", mc, mg);
+        ssk_deform_timing t;
+        ssk_deformer_timing(g, &t);
+        assert_true(t.compute_seconds > 0.0 && t.upload_seconds >= 0.0 && t.readback_seconds > 0.0);
+        ssk_deformer_destroy(c);
+        ssk_deformer_destroy(g);
+    }
+    free(pc);
+    free(pg);
+    free(nc);
+    free(ng);
+}
+
+static void pose_chain(float *skin, uint32_t bones, float bone_length, float phase)
+{
+    float global[16];
+    tu_mat4_identity(global);
+    for (uint32_t b = 0; b < bones; ++b) {
+        const float head[3] = {0, bone_length * (float)b, 0};
+        const float z[3] = {0, 0, 1}, y[3] = {0, 1, 0};
+        float bend[16], twist[16], local[16];
+        tu_mat4_rotation(bend, z, 0.5f * sinf(phase + (float)b), head);
+        tu_mat4_rotation(twist, y, 1.9f * cosf(phase + 0.7f * (float)b), head);
+        tu_mat4_mul(local, bend, twist);
+        tu_mat4_mul(global, global, local);
+        memcpy(skin + 16 * b, global, sizeof global);
+    }
+}
+
+static void test_parity_generated_limb(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(120, 48, 6, 6.0f, 0.4f, 0.8f, 4);
+    ssk_mesh_view mv;
+    assert_int_equal(ssk_rig_mesh(rig, 0, &mv, NULL), SSK_OK);
+    float skin[16 * 6];
+    for (int k = 0; k < 3; ++k) {
+        pose_chain(skin, 6, 1.0f, 0.9f * (float)k);
+        compare_backends(rig, skin, NULL, mv.positions);
+    }
+    ssk_rig_destroy(rig);
+}
+
+/* Two meshes with object matrices (pre/post path), 3 influences (general
+ * DQS path) and a scaled bone (Blender's scale-matrix path). */
+static void test_parity_multi_mesh_scaled(void **state)
+{
+    (void)state;
+    need_gl();
+    enum { NV = 500, B = 3 };
+    float pos[3 * NV], w[3 * NV], bind[16 * B], obj0[16], obj1[16], rot[16];
+    int32_t idx[3 * NV], parents[B] = {-1, 0, 1}, tri[3 * (NV - 2)];
+    unsigned seed = 7u;
+#define RND() ((seed = seed * 1664525u + 1013904223u), (float)(seed >> 8) / 16777216.0f)
+    for (int v = 0; v < NV; ++v) {
+        for (int k = 0; k < 3; ++k) {
+            pos[3 * v + k] = 2 * RND() - 1;
+            idx[3 * v + k] = (v + k) % B;
+            w[3 * v + k] = RND();
+        }
+    }
+    for (int f = 0; f < NV - 2; ++f) {
+        tri[3 * f] = f;
+        tri[3 * f + 1] = f + 1;
+        tri[3 * f + 2] = f + 2;
+    }
+#undef RND
+    for (int b = 0; b < B; ++b) tu_mat4_translation(bind + 16 * b, 0, 0.5f * (float)b, 0);
+    const float axis[3] = {0.6f, 0.8f, 0};
+    const float pivot[3] = {0.1f, 0.2f, 0.3f};
+    tu_mat4_translation(obj0, 0.5f, 0, 0);
+    tu_mat4_rotation(rot, axis, 0.4f, pivot);
+    tu_mat4_mul(obj1, obj0, rot);
+    ssk_skeleton_desc sk = {B, NULL, parents, bind, NULL, NULL};
+    ssk_mesh_desc md[2] = {{"a", NV, pos, NV - 2, tri, 3, idx, w, obj0},
+                           {"b", NV, pos, NV - 2, tri, 3, idx, w, obj1}};
+    ssk_rig *rig = NULL;
+    assert_int_equal(ssk_rig_create(&rig, &sk, md, 2, NULL), SSK_OK);
+    float skin[16 * B], scale[16], objects[32], reference[6 * NV];
+    const float z[3] = {0, 0, 1};
+    tu_mat4_rotation(skin, z, 0.3f, pivot);
+    tu_mat4_rotation(skin + 16, axis, 2.8f, pivot);
+    tu_mat4_scale(scale, 1.5f, 0.75f, 1.0f, pivot);
+    tu_mat4_rotation(rot, z, -1.0f, pivot);
+    tu_mat4_mul(skin + 32, rot, scale);
+    tu_mat4_translation(objects, 0.5f, 0.1f, 0);
+    memcpy(objects + 16, obj1, sizeof obj1);
+    memcpy(reference, pos, sizeof pos);
+    memcpy(reference + 3 * NV, pos, sizeof pos);
+    compare_backends(rig, skin, objects, reference);
+    compare_backends(rig, skin, NULL, reference);
+    ssk_rig_destroy(rig);
+}
+
+static void test_parity_bcn_epileptic(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_scene *scene = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_scene_import(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err), SSK_OK);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    uint32_t nb = ssk_rig_bone_count(rig), nm = ssk_rig_mesh_count(rig);
+    uint32_t nv = ssk_rig_vertex_count(rig);
+    float *skin = malloc(16 * nb * sizeof(float)), *obj = malloc(16 * nm * sizeof(float));
+    float *rest = malloc(3 * nv * sizeof(float));
+    for (uint32_t m = 0; m < nm; ++m) {
+        ssk_mesh_view mv;
+        ssk_rig_mesh(rig, m, &mv, NULL);
+        memcpy(rest + 3 * mv.first_vertex, mv.positions, 3 * mv.vertex_count * sizeof(float));
+    }
+    const int frames[] = {0, 17, 33, 50, 79};
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
+        assert_int_equal(ssk_scene_sample(scene, 0, frames[i] / 24.0, skin, obj, &err), SSK_OK);
+        compare_backends(rig, skin, obj, rest);
+    }
+    free(skin);
+    free(obj);
+    free(rest);
+    ssk_scene_destroy(scene);
+}
+
+/* The host has its own context current on this thread with some state;
+ * running the GL backend must leave both alone. */
+static void test_host_context_untouched(void **state)
+{
+    (void)state;
+    need_gl();
+    PFNEGLGETPLATFORMDISPLAYEXTPROC get_display =
+        (PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+    assert_non_null(get_display);
+    EGLDisplay dpy = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
+    if (dpy == EGL_NO_DISPLAY || !eglInitialize(dpy, NULL, NULL)) {
+        print_message("host-context test skipped: no surfaceless EGL display for the host\n");
+        skip();
+    }
+    assert_true(eglBindAPI(EGL_OPENGL_API));
+    const EGLint attribs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
+                              EGL_CONTEXT_OPENGL_PROFILE_MASK,
+                              EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+    EGLContext host = eglCreateContext(dpy, (EGLConfig)0, EGL_NO_CONTEXT, attribs);
+    assert_true(host != EGL_NO_CONTEXT);
+    assert_true(eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, host));
+    GLenum r = glewInit();
+    assert_true(r == GLEW_OK || r == GLEW_ERROR_NO_GLX_DISPLAY);
+    glGetError();
+    glClearColor(0.1f, 0.2f, 0.3f, 0.4f);
+    glViewport(1, 2, 3, 4);
+    GLuint buffer = 0;
+    glGenBuffers(1, &buffer);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buffer);
+    glBindBuffer(GL_ARRAY_BUFFER, buffer);
+    assert_int_equal(glGetError(), GL_NO_ERROR);
+
+    /* the core, with a context of its own (not the shared test one) */
+    ssk_rig *rig = tu_make_limb(20, 16, 2, 2.0f, 0.3f, 0.5f, 4);
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {SSK_METHOD_DQS, SSK_BACKEND_GL, NULL};
+    ssk_error err = {0};
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+    float skin[32], *out = malloc(3 * ssk_rig_vertex_count(rig) * sizeof(float));
+    tu_mat4_identity(skin);
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    tu_mat4_rotation(skin + 16, z, 1.0f, joint);
+    assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_OK);
+    assert_int_equal(ssk_deformer_normals(d, out, &err), SSK_OK);
+    ssk_deformer_destroy(d);
+    ssk_rig_destroy(rig);
+    free(out);
+
+    assert_true(eglGetCurrentContext() == host);
+    assert_true(eglGetCurrentDisplay() == dpy);
+    GLfloat clear[4];
+    GLint viewport[4], ssbo = 0, ssbo0 = 0, array = 0;
+    glGetFloatv(GL_COLOR_CLEAR_VALUE, clear);
+    glGetIntegerv(GL_VIEWPORT, viewport);
+    glGetIntegerv(GL_SHADER_STORAGE_BUFFER_BINDING, &ssbo);
+    glGetIntegeri_v(GL_SHADER_STORAGE_BUFFER_BINDING, 0, &ssbo0);
+    glGetIntegerv(GL_ARRAY_BUFFER_BINDING, &array);
+    assert_true(clear[0] == 0.1f && clear[1] == 0.2f && clear[2] == 0.3f && clear[3] == 0.4f);
+    assert_true(viewport[0] == 1 && viewport[1] == 2 && viewport[2] == 3 && viewport[3] == 4);
+    assert_int_equal(ssbo, (GLint)buffer);
+    assert_int_equal(ssbo0, (GLint)buffer);
+    assert_int_equal(array, (GLint)buffer);
+    assert_int_equal(glGetError(), GL_NO_ERROR);
+    glDeleteBuffers(1, &buffer);
+    eglMakeCurrent(dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    eglDestroyContext(dpy, host);
+}
+
+/* A shader that does not compile gives SSK_ERROR_GL_SHADER with the file
+ * name and GLSL's log, through SSK_SHADER_DIR. */
+static void test_shader_compile_error_is_reported(void **state)
+{
+    (void)state;
+    need_gl();
+    char *dir = tu_temp_dir();
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp %s/* %s/ && printf '#version 430 core\\nvoid main() { this is not glsl; }\\n' > %s/lbs.comp",
+             SSK_SOURCE_SHADERS_DIR, dir, dir);
+    assert_int_equal(system(cmd), 0);
+    setenv("SSK_SHADER_DIR", dir, 1);
+    ssk_gl_context *ctx = NULL;
+    ssk_error err = {0};
+    ssk_status st = ssk_gl_context_create(&ctx, &err);
+    unsetenv("SSK_SHADER_DIR");
+    assert_int_equal(st, SSK_OK);
+    ssk_rig *rig = tu_make_limb(10, 8, 2, 2.0f, 0.3f, 0.5f, 2);
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_GL, ctx};
+    float skin[32];
+    tu_mat4_identity(skin);
+    tu_mat4_identity(skin + 16);
+    st = ssk_deformer_create(&d, rig, &desc, &err);
+    if (st == SSK_OK) { /* programs may be built lazily, at the first frame */
+        float *out = malloc(3 * ssk_rig_vertex_count(rig) * sizeof(float));
+        st = ssk_deformer_deform(d, out, skin, NULL, &err);
+        free(out);
+        ssk_deformer_destroy(d);
+    }
+    assert_int_equal(st, SSK_ERROR_GL_SHADER);
+    if (!strstr(err.message, "lbs.comp")) fail_msg("message lacks the file: %s", err.message);
+    print_message("reported: %s\n", err.message);
+    /* DQS, whose shader is intact, still works on the same context */
+    desc.method = SSK_METHOD_DQS;
+    assert_int_equal(ssk_deformer_create(&d, rig, &desc, &err), SSK_OK);
+    float *out = malloc(3 * ssk_rig_vertex_count(rig) * sizeof(float));
+    assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_OK);
+    free(out);
+    ssk_deformer_destroy(d);
+    ssk_rig_destroy(rig);
+    ssk_gl_context_destroy(ctx);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+/* AUTO takes GL only on a hardware renderer. */
+static void test_auto_choice(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_gl_info info;
+    assert_int_equal(ssk_gl_context_info(gl, &info, NULL), SSK_OK);
+    print_message("GL: %s | %s | %s | platform %s | hardware %d\n", info.vendor, info.renderer,
+                  info.version, info.platform, info.hardware);
+    assert_true(strlen(info.renderer) > 0 && info.max_work_group_count[0] >= 65535);
+    assert_true(info.max_work_group_invocations >= 1024);
+    ssk_rig *rig = tu_make_limb(10, 8, 2, 2.0f, 0.3f, 0.5f, 2);
+    ssk_deformer *d = make(rig, SSK_METHOD_LBS, SSK_BACKEND_AUTO);
+    assert_int_equal(ssk_deformer_backend(d), info.hardware ? SSK_BACKEND_GL : SSK_BACKEND_CPU);
+    ssk_deformer_destroy(d);
+    ssk_rig_destroy(rig);
+}
+
+/* The child side of test_no_egl_falls_back (a fresh process, started with
+ * no EGL vendor library): exit code 0 when everything behaved. */
+static int no_egl_child(void)
+{
+    ssk_gl_context *ctx = NULL;
+    ssk_error err = {0};
+    ssk_status st = ssk_gl_context_create(&ctx, &err);
+    printf("child: %s: %s\n", ssk_status_name(st), err.message);
+    if (st != SSK_ERROR_GL_UNAVAILABLE || !strstr(err.message, "OpenGL")) return 10;
+    ssk_rig *rig = tu_make_limb(10, 8, 2, 2.0f, 0.3f, 0.5f, 2);
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_GL, NULL};
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_ERROR_GL_UNAVAILABLE) return 11;
+    desc.backend = SSK_BACKEND_AUTO;
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) return 12;
+    printf("child: AUTO: %s\n", err.message);
+    if (ssk_deformer_backend(d) != SSK_BACKEND_CPU || !strstr(err.message, "warning")) return 13;
+    ssk_deformer_destroy(d);
+    ssk_rig_destroy(rig);
+    return 0;
+}
+
+/* Without any EGL vendor library (glvnd finds none), GL is unavailable:
+ * a clear status, and AUTO falls back to the CPU with a warning. Runs this
+ * test program again as a fresh process so that glvnd reads the
+ * environment before loading any vendor. */
+static void test_no_egl_falls_back(void **state)
+{
+    (void)state;
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("__EGL_VENDOR_LIBRARY_FILENAMES", "/nonexistent/vendor.json", 1);
+        setenv("__EGL_VENDOR_LIBRARY_DIRS", "/nonexistent", 1);
+        execl("/proc/self/exe", "test_backends", "--no-egl-child", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--no-egl-child") == 0) return no_egl_child();
+    ssk_error err = {0};
+    if (ssk_gl_context_create(&gl, &err) != SSK_OK)
+        snprintf(gl_unavailable, sizeof gl_unavailable, "%s", err.message);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parity_generated_limb),
+        cmocka_unit_test(test_parity_multi_mesh_scaled),
+        cmocka_unit_test(test_parity_bcn_epileptic),
+        cmocka_unit_test(test_host_context_untouched),
+        cmocka_unit_test(test_shader_compile_error_is_reported),
+        cmocka_unit_test(test_auto_choice),
+        cmocka_unit_test(test_no_egl_falls_back),
+    };
+    int failed = cmocka_run_group_tests_name("backends", tests, NULL, NULL);
+    ssk_gl_context_destroy(gl);
+    return failed;
+}
