@@ -27,6 +27,9 @@ demo: build
 	$(CLI) info $(DEMO_IN)
 	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_lbs.pc2 --method lbs
 	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_dqs.pc2 --method dqs
+# LBS and DQS side by side at the frame where they differ most
+# (--frame auto: largest distance of one vertex between the two methods).
+	$(CLI) preview $(DEMO_IN) -o $(BUILD)/demo/preview.png --methods lbs,dqs --frame auto
 	@echo "demo: outputs in $(BUILD)/demo/"
 
 test: build

@@ -3,6 +3,8 @@
  *   springskin info FILE [--fps FPS]
  *   springskin bake FILE -o OUT [--method lbs|dqs] [--fps FPS] [--frames A:B]
  *                   [--backend auto|cpu] [--animation N]
+ *   springskin preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]
+ *                   [--size WxH] [--fps FPS] [--animation N]
  *   springskin --help | --version | COMMAND --help
  *
  * Errors print "springskin: error: <message>" on stderr. Exit status: 0 on
@@ -89,6 +91,8 @@ static void print_main_help(FILE *f)
           "commands:\n"
           "  info FILE [--fps FPS]          meshes, bones and animations of FILE\n"
           "  bake FILE -o OUT [options]     bake an animation to a .pc2 point cache\n"
+          "  preview FILE -o OUT.png [options]\n"
+          "                                 render a frame, one panel per method, to PNG\n"
           "\n"
           "options:\n"
           "  -h, --help       show this help\n"
@@ -137,6 +141,35 @@ static void print_bake_help(FILE *f)
           "The .pc2 file starts at frame A with a sample rate of 1 (one sample per\n"
           "frame). Progress is shown on stderr when it is a terminal; a summary line\n"
           "is printed on stdout. On failure no output file is left behind.\n",
+          f);
+}
+
+static void print_preview_help(FILE *f)
+{
+    fputs("usage: " PROGRAM " preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]\n"
+          "                          [--size WxH] [--fps FPS] [--animation N]\n"
+          "\n"
+          "Renders one frame of the animation offscreen (headless OpenGL, no window):\n"
+          "every skinned mesh deformed by each method, side by side, one labelled\n"
+          "panel per method, all seen by the same orthographic front camera (up is\n"
+          "the longest axis of the animation's first frame), Lambert-shaded; writes\n"
+          "an RGB PNG.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output OUT   output PNG file\n"
+          "  --frame N|auto     frame to show, sampled at t = N / FPS (default 0);\n"
+          "                     auto: the frame where the first two methods differ\n"
+          "                     most (largest distance of one vertex between them)\n"
+          "  --methods LIST     comma-separated methods, one panel each, 1 to 8\n"
+          "                     (lbs, dqs; default lbs,dqs)\n"
+          "  --size WxH         image size in pixels, each 16..8192 (default: 480\n"
+          "                     wide per panel by 640 high)\n"
+          "  --fps FPS          frames per second, > 0 (default 24)\n"
+          "  --animation N      animation index (default 0; see 'info')\n"
+          "  -h, --help         show this help\n"
+          "\n"
+          "Needs an OpenGL 4.3 context through EGL (a GPU, or Mesa's llvmpipe).\n"
+          "On failure no output file is left behind.\n",
           f);
 }
 
@@ -406,6 +439,220 @@ static int command_bake(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
+/* preview                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define PREVIEW_MAX_METHODS 8
+#define PREVIEW_MIN_SIZE 16
+#define PREVIEW_MAX_SIZE 8192
+#define PREVIEW_PANEL_WIDTH 480
+#define PREVIEW_HEIGHT 640
+
+/* "lbs,dqs": 1..PREVIEW_MAX_METHODS names. Returns false after printing a
+ * usage error into `message`. */
+static bool parse_methods(ssk_method *out, uint32_t *count, const char *text,
+                          char *message, size_t message_size)
+{
+    *count = 0;
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[32];
+        if (len == 0 || len >= sizeof name) {
+            snprintf(message, message_size,
+                     "bad value for --methods: '%s' (expected comma-separated "
+                     "names: lbs, dqs)",
+                     text);
+            return false;
+        }
+        if (*count == PREVIEW_MAX_METHODS) {
+            snprintf(message, message_size, "--methods: at most %d methods, got more",
+                     PREVIEW_MAX_METHODS);
+            return false;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        ssk_error err = {0};
+        if (ssk_method_parse(&out[*count], name, &err) != SSK_OK) {
+            snprintf(message, message_size, "--methods: %s", err.message);
+            return false;
+        }
+        ++*count;
+        if (!comma) return true;
+        p = comma + 1;
+    }
+}
+
+/* "WxH", each in PREVIEW_MIN_SIZE..PREVIEW_MAX_SIZE. */
+static bool parse_size(uint32_t *width, uint32_t *height, const char *text)
+{
+    const char *x = strchr(text, 'x');
+    if (!x) return false;
+    size_t len = (size_t)(x - text);
+    char head[16];
+    if (len == 0 || len >= sizeof head) return false;
+    memcpy(head, text, len);
+    head[len] = '\0';
+    long long w, h;
+    if (!parse_count(&w, head, PREVIEW_MAX_SIZE) || !parse_count(&h, x + 1, PREVIEW_MAX_SIZE))
+        return false;
+    if (w < PREVIEW_MIN_SIZE || h < PREVIEW_MIN_SIZE) return false;
+    *width = (uint32_t)w;
+    *height = (uint32_t)h;
+    return true;
+}
+
+/* --frame auto: the frame of animation `desc->animation` at desc->fps where
+ * methods[0] and methods[1] differ most, measured as the largest Euclidean
+ * distance of one vertex between the two deformations (each mesh in its
+ * object space); the first such frame on ties. Deforms on the CPU. */
+static ssk_status most_different_frame(const ssk_scene *scene, const ssk_preview_desc *desc,
+                                       int32_t *out_frame, double *out_distance,
+                                       ssk_error *err)
+{
+    ssk_animation_info info;
+    ssk_status s = ssk_scene_animation(scene, desc->animation, &info, err);
+    if (s != SSK_OK) return s;
+    uint32_t frames = ssk_animation_frame_count(&info, desc->fps);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    size_t bones = ssk_rig_bone_count(rig), meshes = ssk_rig_mesh_count(rig);
+    size_t floats = (size_t)ssk_rig_vertex_count(rig) * 3;
+    float *skinning = malloc((bones * 16 + 1) * sizeof(float));
+    float *objects = malloc((meshes * 16 + 1) * sizeof(float));
+    float *a = malloc((floats + 1) * sizeof(float));
+    float *b = malloc((floats + 1) * sizeof(float));
+    ssk_deformer *deformers[2] = {NULL, NULL};
+    if (!skinning || !objects || !a || !b) {
+        s = err->status = SSK_ERROR_OUT_OF_MEMORY;
+        snprintf(err->message, sizeof err->message, "--frame auto: out of memory");
+        goto done;
+    }
+    for (int k = 0; k < 2; ++k) {
+        ssk_deformer_desc ddesc = {desc->methods[k], SSK_BACKEND_CPU, NULL};
+        s = ssk_deformer_create(&deformers[k], rig, &ddesc, err);
+        if (s != SSK_OK) goto done;
+    }
+    *out_frame = 0;
+    *out_distance = -1.0;
+    for (uint32_t f = 0; f < frames && f <= INT32_MAX; ++f) {
+        s = ssk_scene_sample(scene, desc->animation, (double)f / desc->fps, skinning,
+                             objects, err);
+        if (s == SSK_OK) s = ssk_deformer_deform(deformers[0], a, skinning, objects, err);
+        if (s == SSK_OK) s = ssk_deformer_deform(deformers[1], b, skinning, objects, err);
+        if (s != SSK_OK) goto done;
+        double largest = 0.0;
+        for (size_t i = 0; i < floats; i += 3) {
+            double dx = (double)a[i] - b[i], dy = (double)a[i + 1] - b[i + 1],
+                   dz = (double)a[i + 2] - b[i + 2];
+            double d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 > largest) largest = d2;
+        }
+        if (sqrt(largest) > *out_distance) {
+            *out_distance = sqrt(largest);
+            *out_frame = (int32_t)f;
+        }
+    }
+done:
+    ssk_deformer_destroy(deformers[1]);
+    ssk_deformer_destroy(deformers[0]);
+    free(b);
+    free(a);
+    free(objects);
+    free(skinning);
+    return s;
+}
+
+static int command_preview(int argc, char **argv)
+{
+    const char *path = NULL, *output = NULL, *frame_text = NULL, *methods_text = NULL,
+               *size_text = NULL, *fps_text = NULL, *animation_text = NULL;
+    const option_spec specs[] = {
+        {"output", 'o', &output},      {"frame", 0, &frame_text},
+        {"methods", 0, &methods_text}, {"size", 0, &size_text},
+        {"fps", 0, &fps_text},         {"animation", 0, &animation_text},
+    };
+    int r = parse_options("preview", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
+                          &path, print_preview_help);
+    if (r != PARSE_CONTINUE) return r;
+    if (!output) return usage_error("preview", "missing output: -o OUT.png");
+    if (!output[0]) return usage_error("preview", "empty output path");
+
+    ssk_method methods[PREVIEW_MAX_METHODS] = {SSK_METHOD_LBS, SSK_METHOD_DQS};
+    ssk_preview_desc desc = {0};
+    desc.output_path = output;
+    desc.methods = methods;
+    desc.method_count = 2;
+    desc.fps = DEFAULT_FPS;
+    char message[SSK_ERROR_MESSAGE_SIZE + 64];
+    if (methods_text &&
+        !parse_methods(methods, &desc.method_count, methods_text, message, sizeof message))
+        return usage_error("preview", "%s", message);
+    desc.width = PREVIEW_PANEL_WIDTH * desc.method_count;
+    desc.height = PREVIEW_HEIGHT;
+    if (size_text && !parse_size(&desc.width, &desc.height, size_text))
+        return usage_error("preview",
+                           "bad value for --size: '%s' (expected WxH, two integers in "
+                           "%d..%d)",
+                           size_text, PREVIEW_MIN_SIZE, PREVIEW_MAX_SIZE);
+    if (fps_text && !parse_fps(&desc.fps, fps_text))
+        return usage_error("preview", "bad number for --fps: '%s' (expected a number > 0)",
+                           fps_text);
+    bool auto_frame = frame_text && strcmp(frame_text, "auto") == 0;
+    if (auto_frame && desc.method_count < 2)
+        return usage_error("preview", "--frame auto compares the first two methods; "
+                                      "give at least two with --methods");
+    if (frame_text && !auto_frame) {
+        long long frame;
+        if (!parse_count(&frame, frame_text, INT32_MAX))
+            return usage_error("preview",
+                               "bad value for --frame: '%s' (expected a non-negative "
+                               "integer or 'auto')",
+                               frame_text);
+        desc.frame = (int32_t)frame;
+    }
+    if (animation_text) {
+        long long index;
+        if (!parse_count(&index, animation_text, UINT32_MAX))
+            return usage_error("preview",
+                               "bad number for --animation: '%s' (expected a "
+                               "non-negative integer)",
+                               animation_text);
+        desc.animation = (uint32_t)index;
+    }
+
+    ssk_error err = {0};
+    ssk_scene *scene = NULL;
+    ssk_status s = ssk_scene_import(&scene, path, &err);
+    if (s != SSK_OK) return runtime_error(&err, s);
+    if (auto_frame) {
+        double distance = 0.0;
+        if (ssk_scene_animation_count(scene) == 0) {
+            ssk_scene_destroy(scene);
+            print_error("--frame auto: '%s' has no animation", path);
+            return EXIT_RUNTIME;
+        }
+        s = most_different_frame(scene, &desc, &desc.frame, &distance, &err);
+        if (s != SSK_OK) {
+            ssk_scene_destroy(scene);
+            return runtime_error(&err, s);
+        }
+        printf("frame auto: %d (largest %s-%s vertex distance %.6g)\n", (int)desc.frame,
+               ssk_method_name(methods[0]), ssk_method_name(methods[1]), distance);
+    }
+    s = ssk_scene_preview(scene, &desc, &err);
+    ssk_scene_destroy(scene);
+    if (s != SSK_OK) return runtime_error(&err, s);
+    printf("rendered frame %d (t = %.4f s), %u panel%s (", (int)desc.frame,
+           (double)desc.frame / desc.fps, (unsigned)desc.method_count,
+           desc.method_count == 1 ? "" : "s");
+    for (uint32_t i = 0; i < desc.method_count; ++i)
+        printf("%s%s", i ? ", " : "", ssk_method_name(methods[i]));
+    printf("), %ux%u -> %s\n", (unsigned)desc.width, (unsigned)desc.height, output);
+    return finish_stdout(0);
+}
+
+/* ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
@@ -425,6 +672,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "info") == 0) return command_info(argc, argv);
     if (strcmp(command, "bake") == 0) return command_bake(argc, argv);
+    if (strcmp(command, "preview") == 0) return command_preview(argc, argv);
     if (command[0] == '-') return usage_error(NULL, "unknown option '%s'", command);
-    return usage_error(NULL, "unknown command '%s' (commands: info, bake)", command);
+    return usage_error(NULL, "unknown command '%s' (commands: info, bake, preview)", command);
 }

@@ -599,7 +599,9 @@ typedef struct ssk_preview_desc {
  * with the core's own headless GL context: Lambert shading of the
  * area-weighted vertex normals, the same camera for every panel (framing the
  * union of the panels' bounding boxes, looking at the front with the
- * longest axis of the rest pose up), the method's name as the panel label;
+ * longest axis of the rest pose up, the rest pose being the animation's
+ * first frame deformed by the first method), the method's name as the
+ * panel label;
  * written as an RGB PNG with libpng.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, sizes out of 16..8192, no
  * method), SSK_ERROR_NO_ANIMATION, SSK_ERROR_FRAME_RANGE, the GL context and
