@@ -1,10 +1,11 @@
 /* main.c — the `springskin` command-line tool.
  *
- *   springskin info FILE [--fps FPS]
+ *   springskin info FILE [--fps FPS] [--backend auto|cpu|gl]
  *   springskin bake FILE -o OUT [--method lbs|dqs] [--fps FPS] [--frames A:B]
- *                   [--backend auto|cpu] [--animation N]
+ *                   [--backend auto|cpu|gl] [--animation N]
  *   springskin preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]
- *                   [--size WxH] [--fps FPS] [--animation N]
+ *                   [--size WxH] [--fps FPS] [--animation N] [--backend B]
+ *   springskin gpuinfo [--backend auto|cpu|gl]
  *   springskin --help | --version | COMMAND --help
  *
  * Errors print "springskin: error: <message>" on stderr. Exit status: 0 on
@@ -93,6 +94,11 @@ static void print_main_help(FILE *f)
           "  bake FILE -o OUT [options]     bake an animation to a .pc2 point cache\n"
           "  preview FILE -o OUT.png [options]\n"
           "                                 render a frame, one panel per method, to PNG\n"
+          "  gpuinfo                        the headless GL context: platform, renderer,\n"
+          "                                 compute limits, hardware or software\n"
+          "\n"
+          "Every command takes --backend auto|cpu|gl: auto uses GL on a hardware GPU\n"
+          "and the CPU otherwise (software GL such as llvmpipe is slower than OpenMP).\n"
           "\n"
           "options:\n"
           "  -h, --help       show this help\n"
@@ -105,7 +111,7 @@ static void print_main_help(FILE *f)
 
 static void print_info_help(FILE *f)
 {
-    fputs("usage: " PROGRAM " info FILE [--fps FPS]\n"
+    fputs("usage: " PROGRAM " info FILE [--fps FPS] [--backend auto|cpu|gl]\n"
           "\n"
           "Prints each skinned mesh (name, vertices, triangles), the skeleton\n"
           "(bones, bones that deform a vertex, most influences on one vertex)\n"
@@ -113,6 +119,23 @@ static void print_info_help(FILE *f)
           "\n"
           "options:\n"
           "  --fps FPS        frames per second for frame counts, > 0 (default 24)\n"
+          "  --backend B      also print the backend a bake would use: auto, cpu, gl\n"
+          "  -h, --help       show this help\n",
+          f);
+}
+
+static void print_gpuinfo_help(FILE *f)
+{
+    fputs("usage: " PROGRAM " gpuinfo [--backend auto|cpu|gl]\n"
+          "\n"
+          "Creates the core's headless OpenGL context (EGL device platform with a\n"
+          "hardware device, then the surfaceless platform, then any EGL device) and\n"
+          "prints the platform used, GL vendor, renderer and version, the compute\n"
+          "limits, whether the renderer is hardware or software, and the backend\n"
+          "that --backend resolves to.\n"
+          "\n"
+          "options:\n"
+          "  --backend B      auto (default), cpu or gl\n"
           "  -h, --help       show this help\n",
           f);
 }
@@ -120,7 +143,7 @@ static void print_info_help(FILE *f)
 static void print_bake_help(FILE *f)
 {
     fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs] [--fps FPS]\n"
-          "                       [--frames A:B] [--backend auto|cpu] [--animation N]\n"
+          "                       [--frames A:B] [--backend auto|cpu|gl] [--animation N]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -134,8 +157,9 @@ static void print_bake_help(FILE *f)
           "  --fps FPS          frames per second, > 0 (default 24)\n"
           "  --frames A:B       inclusive frame range (default: the whole animation,\n"
           "                     frames 0 .. floor(duration * FPS))\n"
-          "  --backend B        auto (default) or cpu\n"
+          "  --backend B        auto (default: GL on a hardware GPU, else cpu), cpu, gl\n"
           "  --animation N      animation index (default 0; see 'info')\n"
+          "  --backend B        where to deform: auto (default), cpu, gl\n"
           "  -h, --help         show this help\n"
           "\n"
           "The .pc2 file starts at frame A with a sample rate of 1 (one sample per\n"
@@ -148,6 +172,7 @@ static void print_preview_help(FILE *f)
 {
     fputs("usage: " PROGRAM " preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]\n"
           "                          [--size WxH] [--fps FPS] [--animation N]\n"
+          "                          [--backend auto|cpu|gl]\n"
           "\n"
           "Renders one frame of the animation offscreen (headless OpenGL, no window):\n"
           "every skinned mesh deformed by each method, side by side, one labelled\n"
@@ -192,10 +217,11 @@ static int parse_options(const char *command, int argc, char **argv, int first,
                          const char **positional, void (*help)(FILE *))
 {
     bool options_done = false;
-    *positional = NULL;
+    if (positional) *positional = NULL; /* NULL: the command takes no FILE */
     for (int i = first; i < argc; ++i) {
         const char *arg = argv[i];
         if (options_done || arg[0] != '-' || arg[1] == '\0') {
+            if (!positional) return usage_error(command, "unexpected argument '%s'", arg);
             if (*positional)
                 return usage_error(command, "unexpected argument '%s' (only one input file)", arg);
             *positional = arg;
@@ -235,7 +261,7 @@ static int parse_options(const char *command, int argc, char **argv, int first,
             *spec->value = argv[++i];
         }
     }
-    if (!*positional) return usage_error(command, "missing input FILE");
+    if (positional && !*positional) return usage_error(command, "missing input FILE");
     return PARSE_CONTINUE;
 }
 
@@ -286,8 +312,8 @@ static bool parse_frames(int32_t *first, int32_t *last, const char *text)
 
 static int command_info(int argc, char **argv)
 {
-    const char *fps_text = NULL, *path = NULL;
-    const option_spec specs[] = {{"fps", 0, &fps_text}};
+    const char *fps_text = NULL, *path = NULL, *backend_text = NULL;
+    const option_spec specs[] = {{"fps", 0, &fps_text}, {"backend", 0, &backend_text}};
     int r = parse_options("info", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_info_help);
     if (r != PARSE_CONTINUE) return r;
@@ -295,8 +321,11 @@ static int command_info(int argc, char **argv)
     if (fps_text && !parse_fps(&fps, fps_text))
         return usage_error("info", "bad number for --fps: '%s' (expected a number > 0)",
                            fps_text);
-
     ssk_error err = {0};
+    ssk_backend backend = SSK_BACKEND_AUTO;
+    if (backend_text && ssk_backend_parse(&backend, backend_text, &err) != SSK_OK)
+        return usage_error("info", "--backend: %s", err.message);
+
     ssk_scene *scene = NULL;
     ssk_status s = ssk_scene_import(&scene, path, &err);
     if (s != SSK_OK) return runtime_error(&err, s);
@@ -337,7 +366,73 @@ static int command_info(int argc, char **argv)
                (unsigned)ssk_animation_frame_count(&info, fps),
                (unsigned)info.channel_count);
     }
+    if (backend_text) {
+        /* The backend a bake would resolve to, on this rig. */
+        ssk_deformer *deformer = NULL;
+        ssk_deformer_desc ddesc = {SSK_METHOD_LBS, backend, NULL};
+        s = ssk_deformer_create(&deformer, rig, &ddesc, &err);
+        if (s != SSK_OK) {
+            ssk_scene_destroy(scene);
+            return runtime_error(&err, s);
+        }
+        if (err.message[0]) fprintf(stderr, PROGRAM ": %s\n", err.message);
+        printf("backend: %s (%s)\n", ssk_backend_name(ssk_deformer_backend(deformer)),
+               ssk_deformer_device_name(deformer));
+        ssk_deformer_destroy(deformer);
+    }
     ssk_scene_destroy(scene);
+    return finish_stdout(0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* gpuinfo                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int command_gpuinfo(int argc, char **argv)
+{
+    const char *backend_text = NULL;
+    const option_spec specs[] = {{"backend", 0, &backend_text}};
+    int r = parse_options("gpuinfo", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
+                          NULL, print_gpuinfo_help);
+    if (r != PARSE_CONTINUE) return r;
+    ssk_error err = {0};
+    ssk_backend backend = SSK_BACKEND_AUTO;
+    if (backend_text && ssk_backend_parse(&backend, backend_text, &err) != SSK_OK)
+        return usage_error("gpuinfo", "--backend: %s", err.message);
+    if (backend == SSK_BACKEND_CPU) {
+        printf("backend: cpu (OpenMP)\n");
+        return finish_stdout(0);
+    }
+    ssk_gl_context *gl = NULL;
+    ssk_status s = ssk_gl_context_create(&gl, &err);
+    if (s != SSK_OK) {
+        if (backend == SSK_BACKEND_GL) return runtime_error(&err, s);
+        fprintf(stderr, PROGRAM ": warning: %s\n", err.message);
+        printf("backend: cpu (auto: no GL context)\n");
+        return finish_stdout(0);
+    }
+    ssk_gl_info info;
+    ssk_gl_context_info(gl, &info, &err);
+    printf("EGL platform: %s\n", info.platform);
+    printf("EGL device: %s\n", info.device);
+    printf("GL vendor: %s\n", info.vendor);
+    printf("GL renderer: %s\n", info.renderer);
+    printf("GL version: %s\n", info.version);
+    printf("GLSL version: %s\n", info.glsl_version);
+    printf("renderer: %s\n", info.hardware ? "hardware" : "software");
+    printf("compute: max work groups %d x %d x %d, max work group size %d x %d x %d, "
+           "max invocations %d, shared memory %d bytes, max SSBO %lld bytes\n",
+           info.max_work_group_count[0], info.max_work_group_count[1],
+           info.max_work_group_count[2], info.max_work_group_size[0],
+           info.max_work_group_size[1], info.max_work_group_size[2],
+           info.max_work_group_invocations, info.max_shared_memory_bytes, info.max_ssbo_bytes);
+    ssk_backend chosen = backend == SSK_BACKEND_GL || info.hardware ? SSK_BACKEND_GL
+                                                                   : SSK_BACKEND_CPU;
+    printf("backend: %s%s\n", ssk_backend_name(chosen),
+           backend == SSK_BACKEND_AUTO
+               ? (info.hardware ? " (auto: hardware GPU)" : " (auto: software GL is slower than the CPU)")
+               : "");
+    ssk_gl_context_destroy(gl);
     return finish_stdout(0);
 }
 
@@ -425,14 +520,15 @@ static int command_bake(int argc, char **argv)
     ssk_scene_destroy(scene);
     if (progress.open_line) fputc('\n', stderr);
     if (s != SSK_OK) return runtime_error(&err, s);
+    if (stats.warning[0]) fprintf(stderr, PROGRAM ": %s\n", stats.warning);
 
     double per_frame = stats.frame_count ? stats.wall_seconds / stats.frame_count : 0.0;
     double deform_per_frame =
         stats.frame_count ? stats.deform_seconds / stats.frame_count : 0.0;
-    printf("baked %u frames x %u vertices (%s, %s backend) in %.3f s: "
+    printf("baked %u frames x %u vertices (%s, %s backend: %s) in %.3f s: "
            "%.2f ms/frame (deform %.2f ms/frame) -> %s\n",
            (unsigned)stats.frame_count, (unsigned)stats.vertex_count,
-           ssk_method_name(desc.method), ssk_backend_name(stats.backend),
+           ssk_method_name(desc.method), ssk_backend_name(stats.backend), stats.device,
            stats.wall_seconds, per_frame * MS_PER_SECOND,
            deform_per_frame * MS_PER_SECOND, output);
     return finish_stdout(0);
@@ -566,11 +662,13 @@ done:
 static int command_preview(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *frame_text = NULL, *methods_text = NULL,
-               *size_text = NULL, *fps_text = NULL, *animation_text = NULL;
+               *size_text = NULL, *fps_text = NULL, *animation_text = NULL,
+               *backend_text = NULL;
     const option_spec specs[] = {
         {"output", 'o', &output},      {"frame", 0, &frame_text},
         {"methods", 0, &methods_text}, {"size", 0, &size_text},
         {"fps", 0, &fps_text},         {"animation", 0, &animation_text},
+        {"backend", 0, &backend_text},
     };
     int r = parse_options("preview", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_preview_help);
@@ -584,6 +682,9 @@ static int command_preview(int argc, char **argv)
     desc.methods = methods;
     desc.method_count = 2;
     desc.fps = DEFAULT_FPS;
+    ssk_error backend_err = {0};
+    if (backend_text && ssk_backend_parse(&desc.backend, backend_text, &backend_err) != SSK_OK)
+        return usage_error("preview", "--backend: %s", backend_err.message);
     char message[SSK_ERROR_MESSAGE_SIZE + 64];
     if (methods_text &&
         !parse_methods(methods, &desc.method_count, methods_text, message, sizeof message))
@@ -673,6 +774,7 @@ int main(int argc, char **argv)
     if (strcmp(command, "info") == 0) return command_info(argc, argv);
     if (strcmp(command, "bake") == 0) return command_bake(argc, argv);
     if (strcmp(command, "preview") == 0) return command_preview(argc, argv);
+    if (strcmp(command, "gpuinfo") == 0) return command_gpuinfo(argc, argv);
     if (command[0] == '-') return usage_error(NULL, "unknown option '%s'", command);
-    return usage_error(NULL, "unknown command '%s' (commands: info, bake, preview)", command);
+    return usage_error(NULL, "unknown command '%s' (commands: info, bake, preview, gpuinfo)", command);
 }

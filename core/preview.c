@@ -6,7 +6,7 @@
  * Pipeline (ssk_scene_preview):
  * 1. validate the description, sample the animation at t = frame / fps;
  * 2. deform the animation's first frame with the first method (its bounding
- *    box orients the camera, see below); per method, deform on the CPU (an ssk_deformer with SSK_BACKEND_CPU),
+ *    box orients the camera, see below); per method, deform on desc->backend (an ssk_deformer sharing the preview's context),
  *    move each mesh to rig space with its object matrix at the frame
  *    (O_m(t) · p) and compute area-weighted normals there (ssk_rig_normals
  *    on the rig-space positions: the true normals of the displayed surface,
@@ -692,12 +692,13 @@ static ssk_status validate_desc(const ssk_scene *scene, const ssk_preview_desc *
 /* Deforms the whole rig by `method` with sampled skinning and object
  * matrices (`deformed`: #V by 3 scratch, object space) and writes rig-space
  * positions O_m(t) · p to `dst` (#V by 3), growing `box` with them. */
-static ssk_status deform_to_rig(const ssk_rig *rig, ssk_method method,
-                                const float *skinning, const float *objects,
-                                float *deformed, float *dst, bbox *box, ssk_error *err)
+static ssk_status deform_to_rig(const ssk_rig *rig, ssk_method method, ssk_backend backend,
+                                ssk_gl_context *gl, const float *skinning,
+                                const float *objects, float *deformed, float *dst, bbox *box,
+                                ssk_error *err)
 {
     ssk_deformer *deformer = NULL;
-    ssk_deformer_desc ddesc = {method, SSK_BACKEND_CPU, NULL};
+    ssk_deformer_desc ddesc = {method, backend, gl};
     ssk_status s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     if (s != SSK_OK) return s;
     s = ssk_deformer_deform(deformer, deformed, skinning, objects, err);
@@ -785,14 +786,20 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
                           (unsigned)desc->height);
         goto done;
     }
+    ssk_gl_context *ctx = desc->gl_context;
+    if (!ctx) {
+        s = ssk_gl_context_create(&own_context, err);
+        if (s != SSK_OK) goto done;
+        ctx = own_context;
+    }
     /* The reference pose for the camera axes: the animation's first frame,
      * deformed by the first method (panel 0's buffer as scratch). */
     bbox reference;
     bbox_empty(&reference);
     s = ssk_scene_sample(scene, desc->animation, 0.0, skinning, objects, err);
     if (s == SSK_OK)
-        s = deform_to_rig(rig, desc->methods[0], skinning, objects, deformed, positions,
-                          &reference, err);
+        s = deform_to_rig(rig, desc->methods[0], desc->backend, ctx, skinning, objects,
+                          deformed, positions, &reference, err);
     if (s != SSK_OK) goto done;
 
     double t = (double)desc->frame / desc->fps;
@@ -802,8 +809,8 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     bbox_empty(&framed);
     for (uint32_t p = 0; p < panels; ++p) {
         float *dst = positions + p * floats;
-        s = deform_to_rig(rig, desc->methods[p], skinning, objects, deformed, dst, &framed,
-                          err);
+        s = deform_to_rig(rig, desc->methods[p], desc->backend, ctx, skinning, objects,
+                          deformed, dst, &framed, err);
         if (s == SSK_OK) s = ssk_rig_normals(rig, normals + p * floats, dst, err);
         if (s != SSK_OK) goto done;
     }
@@ -825,12 +832,6 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     s = build_topology(rig, &indices, &index_count, &points, &point_count, err);
     if (s != SSK_OK) goto done;
 
-    ssk_gl_context *ctx = desc->gl_context;
-    if (!ctx) {
-        s = ssk_gl_context_create(&own_context, err);
-        if (s != SSK_OK) goto done;
-        ctx = own_context;
-    }
     preview_job job = {
         .ctx = ctx,
         .width = desc->width,

@@ -593,6 +593,7 @@ typedef struct ssk_preview_desc {
     const ssk_method *methods; /* one labelled panel per method, left to right */
     uint32_t method_count;     /* 1 .. 8 */
     ssk_gl_context *gl_context; /* borrowed; NULL creates one for the call */
+    ssk_backend backend;       /* where to deform (AUTO: as ssk_deformer) */
 } ssk_preview_desc;
 
 /* Renders every mesh of the scene, deformed by each method at the frame,

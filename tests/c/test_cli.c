@@ -386,9 +386,12 @@ static void check_bake_summary(const cli_result *r, const fixture *fx, uint32_t 
                                const char *method, const char *output)
 {
     char expect[256];
-    snprintf(expect, sizeof expect, "baked %u frames x %u vertices (%s, cpu backend) in ",
-             (unsigned)frames, (unsigned)fx->vertex_count, method);
+    snprintf(expect, sizeof expect, "baked %u frames x %u vertices (%s, ", (unsigned)frames,
+             (unsigned)fx->vertex_count, method);
     assert_non_null(strstr(r->out, expect));
+    /* the backend and its device: "cpu backend: cpu (OpenMP, ...)" or
+     * "gl backend: <renderer>" */
+    assert_true(strstr(r->out, "cpu backend: cpu (OpenMP") || strstr(r->out, "gl backend: "));
     assert_non_null(strstr(r->out, "ms/frame"));
     assert_non_null(strstr(r->out, output));
     /* stderr is not a terminal here: no progress. */
@@ -401,12 +404,12 @@ static void test_bake_lbs_and_dqs(void **state)
     char *lbs_path = path_in(fx, "out_lbs.pc2");
     char *dqs_path = path_in(fx, "out_dqs.pc2");
     cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", lbs_path,
-                                            "--method", "lbs", NULL});
+                                            "--method", "lbs", "--backend", "cpu", NULL});
     assert_int_equal(r.exit_code, 0);
     check_bake_summary(&r, fx, fx->frame_count, "lbs", lbs_path);
     cli_result_free(&r);
     r = run_cli((const char *[]){"bake", MODEL_PATH, "--output", dqs_path,
-                                 "--method=dqs", NULL});
+                                 "--method=dqs", "--backend=cpu", NULL});
     assert_int_equal(r.exit_code, 0);
     check_bake_summary(&r, fx, fx->frame_count, "dqs", dqs_path);
     cli_result_free(&r);
@@ -791,12 +794,74 @@ static void test_library_bake_write_failure_leaves_nothing(void **state)
     free(out);
 }
 
+/* The GL backend bakes the same cache as the CPU (within 1e-5 of the
+ * bounding-box diagonal), its summary names the renderer, and gpuinfo
+ * reports the context. Skipped only when no GL context can be created. */
+static void test_bake_gl_backend_and_gpuinfo(void **state)
+{
+    fixture *fx = *state;
+    ssk_gl_context *gl = NULL;
+    ssk_error err = {0};
+    if (ssk_gl_context_create(&gl, &err) != SSK_OK) {
+        cli_result r = run_cli((const char *[]){"gpuinfo", "--backend", "gl", NULL});
+        assert_int_equal(r.exit_code, 1);
+        assert_non_null(strstr(r.err, "springskin: error:"));
+        cli_result_free(&r);
+        print_message("GL part skipped: no GL context can be created: %s\n", err.message);
+        skip();
+    }
+    ssk_gl_info info;
+    ssk_gl_context_info(gl, &info, NULL);
+    ssk_gl_context_destroy(gl);
+    cli_result r = run_cli((const char *[]){"gpuinfo", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "EGL platform: "));
+    assert_non_null(strstr(r.out, info.renderer));
+    assert_non_null(strstr(r.out, info.hardware ? "renderer: hardware" : "renderer: software"));
+    assert_non_null(strstr(r.out, "max invocations"));
+    assert_non_null(strstr(r.out, info.hardware ? "backend: gl" : "backend: cpu"));
+    cli_result_free(&r);
+    r = run_cli((const char *[]){"gpuinfo", "extra", NULL});
+    assert_int_equal(r.exit_code, 2);
+    cli_result_free(&r);
+
+    char *gl_path = path_in(fx, "gl.pc2"), *cpu_path = path_in(fx, "cpu.pc2");
+    const char *methods[] = {"lbs", "dqs"};
+    for (int m = 0; m < 2; ++m) {
+        r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", gl_path, "--method", methods[m],
+                                     "--backend", "gl", NULL});
+        assert_int_equal(r.exit_code, 0);
+        assert_non_null(strstr(r.out, "gl backend: "));
+        assert_non_null(strstr(r.out, info.renderer));
+        cli_result_free(&r);
+        r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", cpu_path, "--method", methods[m],
+                                     "--backend", "cpu", NULL});
+        assert_int_equal(r.exit_code, 0);
+        cli_result_free(&r);
+        pc2_file g, c;
+        pc2_read(&g, gl_path);
+        pc2_read(&c, cpu_path);
+        assert_int_equal(g.samples, c.samples);
+        assert_int_equal(g.points, c.points);
+        size_t floats = (size_t)c.samples * c.points * 3;
+        double diag = tu_bbox_diagonal(c.data, (size_t)c.samples * c.points);
+        assert_true(tu_max_abs_diff(g.data, c.data, floats) <= 1e-5 * diag);
+        free(g.data);
+        free(c.data);
+    }
+    remove(gl_path);
+    remove(cpu_path);
+    free(gl_path);
+    free(cpu_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_info),
         cmocka_unit_test(test_bake_lbs_and_dqs),
+        cmocka_unit_test(test_bake_gl_backend_and_gpuinfo),
         cmocka_unit_test(test_bake_frame_range_and_fps),
         cmocka_unit_test(test_bake_errors),
         cmocka_unit_test(test_library_bake_progress_and_stats),
