@@ -24,6 +24,13 @@
 static ssk_gl_context *gl;
 static char gl_unavailable[SSK_ERROR_MESSAGE_SIZE];
 
+static const char *gl_renderer(void)
+{
+    static ssk_gl_info info;
+    ssk_gl_context_info(gl, &info, NULL);
+    return info.renderer;
+}
+
 static void need_gl(void)
 {
     if (!gl) {
@@ -376,9 +383,48 @@ static void test_no_egl_falls_back(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The child side of test_old_gl_is_reported: Mesa limited to GL 3.3. */
+static int old_gl_child(void)
+{
+    ssk_gl_context *ctx = NULL;
+    ssk_error err = {0};
+    ssk_status st = ssk_gl_context_create(&ctx, &err);
+    printf("child: %s: %s\n", ssk_status_name(st), err.message);
+    if (st == SSK_OK) {
+        ssk_gl_context_destroy(ctx);
+        return 20;
+    }
+    return st == SSK_ERROR_GL_UNAVAILABLE && strstr(err.message, "4.3") ? 0 : 21;
+}
+
+/* A driver that offers only OpenGL 3.3 (Mesa's MESA_GL_VERSION_OVERRIDE)
+ * gives SSK_ERROR_GL_UNAVAILABLE naming the version needed. */
+static void test_old_gl_is_reported(void **state)
+{
+    (void)state;
+    need_gl();
+    if (!strstr(gl_renderer(), "llvmpipe")) {
+        print_message("skipped: the version override is Mesa's (renderer is not llvmpipe)\n");
+        skip();
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("MESA_GL_VERSION_OVERRIDE", "3.3", 1);
+        execl("/proc/self/exe", "test_backends", "--old-gl-child", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--no-egl-child") == 0) return no_egl_child();
+    if (argc > 1 && strcmp(argv[1], "--old-gl-child") == 0) return old_gl_child();
     ssk_error err = {0};
     if (ssk_gl_context_create(&gl, &err) != SSK_OK)
         snprintf(gl_unavailable, sizeof gl_unavailable, "%s", err.message);
@@ -390,6 +436,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_shader_compile_error_is_reported),
         cmocka_unit_test(test_auto_choice),
         cmocka_unit_test(test_no_egl_falls_back),
+        cmocka_unit_test(test_old_gl_is_reported),
     };
     int failed = cmocka_run_group_tests_name("backends", tests, NULL, NULL);
     ssk_gl_context_destroy(gl);
