@@ -1,0 +1,45 @@
+/*
+ * binding.h — the attachment binding's storage, shared by bind.c (the
+ * binding algorithms) and binding_io.c (rig hash, binding files); not
+ * installed.
+ */
+#ifndef SSK_BINDING_H
+#define SSK_BINDING_H
+
+#include "internal.h"
+
+/* Largest accepted ssk_bind_params.smooth_iterations: more is never useful
+ * (the dissertation uses fewer than 10) and is rejected as a likely mistake. */
+#define SSK_BIND_MAX_SMOOTH_ITERATIONS 1000u
+
+struct ssk_binding {
+    uint32_t vertex_count;  /* #V of the rig */
+    uint32_t bone_count;    /* #B */
+    int32_t *bones;         /* #V */
+    float *t;               /* #V */
+    float *scale_vectors;   /* #V by 3, rig space */
+    uint64_t rig_hash;      /* ssk_rig_hash of the rig */
+    ssk_bind_params params; /* method resolved (never AUTO) */
+    double seconds;         /* binding (or, for a loaded one, loading) time */
+};
+
+/* Allocates a binding with zeroed arrays for #V vertices and #B bones;
+ * NULL when out of memory. Free with ssk_binding_destroy. */
+ssk_binding *ssk_binding_alloc(uint32_t vertex_count, uint32_t bone_count);
+
+/* The method ssk_binding_create uses for `method` on `rig`: AUTO becomes
+ * WEIGHTS when the rig has a non-zero skin weight, else DIRECT; the others
+ * are returned as they are. */
+ssk_bind_method ssk_bind_resolve_method(const ssk_rig *rig, ssk_bind_method method);
+
+/* Checks ssk_bind_params ranges (method, finite max_distance >= 0,
+ * smooth_iterations <= SSK_BIND_MAX_SMOOTH_ITERATIONS).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT naming the field. */
+ssk_status ssk_bind_params_check(const ssk_bind_params *params, ssk_error *err);
+
+/* ssk_rig_hash with a status (binding_io.c).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_OUT_OF_MEMORY (the
+ * XXH3 state). */
+ssk_status ssk_rig_hash_checked(const ssk_rig *rig, uint64_t *out, ssk_error *err);
+
+#endif /* SSK_BINDING_H */

@@ -1,0 +1,500 @@
+/* binding_io.c — the rig hash a binding depends on, and binding files.
+ *
+ * Rig hash (ssk_rig_hash): XXH3_64bits (seed 0) of this byte stream, every
+ * value little-endian (int32/uint32/float32 as 4 bytes):
+ *   "SSKRIG1\0", uint32 mesh count;
+ *   per mesh: uint32 #V, uint32 #F, float32[#V*3] rest positions,
+ *             float32[16] object matrix, int32[#F*3] triangles, uint32 K,
+ *             int32[#V*K] bone indices, float32[#V*K] normalized weights;
+ *   uint32 #B; per bone: int32 parent, float32[16] bind matrix,
+ *             float32[3] head, float32[3] tail.
+ * Names are not hashed (renaming a bone does not change a binding).
+ *
+ * Binding file (all little-endian):
+ *   offset  0  char[8]   "SSKBIND1" (no NUL)
+ *   offset  8  uint32    format version, 1
+ *   offset 12  uint64    rig hash (ssk_rig_hash of the rig it was made for)
+ *   offset 20  uint32    method (ssk_bind_method, resolved: 1, 2 or 3)
+ *   offset 24  uint32    smoothing iterations
+ *   offset 28  float32   max_distance
+ *   offset 32  uint32    #V
+ *   offset 36  uint32    #B
+ *   offset 40  int32[#V]     bone of each vertex, in [0, #B)
+ *              float32[#V]   t of each vertex, in [0, 1]
+ *              float32[#V*3] scale vectors (rig space)
+ *   then       uint64    XXH3_64bits (seed 0) of every byte before it
+ * Size: 48 + 20 #V bytes exactly. The file is written to
+ * "<path>.tmp-<pid>", flushed, fsynced and renamed onto `path`; any failure
+ * removes the temporary file. Loading checks, in order: the size of the
+ * header, the magic, the version, the size the header's #V implies, the
+ * checksum, then every field's range; any failure is SSK_ERROR_IO naming the
+ * file and the problem. */
+#include "binding.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+_Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128,
+               "binding files and the rig hash store IEEE 754 binary32 floats");
+
+#define BIND_MAGIC "SSKBIND1"
+#define BIND_MAGIC_SIZE 8
+#define BIND_FILE_VERSION 1u
+#define BIND_HEADER_SIZE 40
+#define BIND_CHECKSUM_SIZE 8
+/* Bytes per vertex: bone (4), t (4), scale vector (12). */
+#define BIND_BYTES_PER_VERTEX 20
+/* Decimal digits of a pid, sign and NUL, plus ".tmp-". */
+#define BIND_TMP_SUFFIX_SIZE 32
+#define RIG_HASH_TAG "SSKRIG1"   /* with its NUL: 8 bytes */
+#define RIG_HASH_TAG_SIZE 8
+/* 4-byte words byte-swapped per XXH3 update on big-endian hosts. */
+#define HASH_SWAP_WORDS 1024
+
+/* ------------------------------------------------------------------------ */
+/* Rig hash.                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static bool host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* Feeds `count` 4-byte words (int32, uint32 or float32) little-endian. */
+static XXH_errorcode hash_words(XXH3_state_t *state, const void *words, size_t count)
+{
+    if (count == 0) return XXH_OK;
+    if (host_is_little_endian()) return XXH3_64bits_update(state, words, count * 4);
+    const unsigned char *src = words;
+    unsigned char buf[HASH_SWAP_WORDS * 4];
+    while (count > 0) {
+        size_t n = count < HASH_SWAP_WORDS ? count : HASH_SWAP_WORDS;
+        for (size_t i = 0; i < n; ++i)
+            for (int k = 0; k < 4; ++k) buf[4 * i + k] = src[4 * i + 3 - k];
+        if (XXH3_64bits_update(state, buf, n * 4) != XXH_OK) return XXH_ERROR;
+        src += 4 * n;
+        count -= n;
+    }
+    return XXH_OK;
+}
+
+static XXH_errorcode hash_u32(XXH3_state_t *state, uint32_t v) { return hash_words(state, &v, 1); }
+
+/* The hash, or false when the hashing state cannot be allocated. */
+static bool rig_hash(const ssk_rig *rig, uint64_t *out)
+{
+    XXH3_state_t *state = XXH3_createState();
+    if (!state) return false;
+    bool ok = XXH3_64bits_reset(state) == XXH_OK &&
+              XXH3_64bits_update(state, RIG_HASH_TAG, RIG_HASH_TAG_SIZE) == XXH_OK &&
+              hash_u32(state, rig->mesh_count) == XXH_OK;
+    for (uint32_t m = 0; ok && m < rig->mesh_count; ++m) {
+        const ssk_mesh *mesh = &rig->meshes[m];
+        size_t nv = mesh->vertex_count, nk = nv * mesh->influence_count;
+        ok = hash_u32(state, mesh->vertex_count) == XXH_OK &&
+             hash_u32(state, mesh->triangle_count) == XXH_OK &&
+             hash_words(state, mesh->positions, nv * 3) == XXH_OK &&
+             hash_words(state, mesh->object_matrix, 16) == XXH_OK &&
+             hash_words(state, mesh->triangles, (size_t)mesh->triangle_count * 3) == XXH_OK &&
+             hash_u32(state, mesh->influence_count) == XXH_OK &&
+             hash_words(state, mesh->bone_indices, nk) == XXH_OK &&
+             hash_words(state, mesh->weights, nk) == XXH_OK;
+    }
+    ok = ok && hash_u32(state, rig->bone_count) == XXH_OK;
+    for (uint32_t b = 0; ok && b < rig->bone_count; ++b) {
+        const ssk_bone *bone = &rig->bones[b];
+        ok = hash_words(state, &bone->parent, 1) == XXH_OK &&
+             hash_words(state, bone->bind_matrix, 16) == XXH_OK &&
+             hash_words(state, bone->head, 3) == XXH_OK &&
+             hash_words(state, bone->tail, 3) == XXH_OK;
+    }
+    if (ok) *out = XXH3_64bits_digest(state);
+    XXH3_freeState(state);
+    return ok;
+}
+
+uint64_t ssk_rig_hash(const ssk_rig *rig)
+{
+    uint64_t h = 0;
+    if (!rig || !rig_hash(rig, &h)) return 0;
+    return h;
+}
+
+ssk_status ssk_rig_hash_checked(const ssk_rig *rig, uint64_t *out, ssk_error *err)
+{
+    if (!rig || !out)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "rig hash: NULL %s",
+                             rig ? "output" : "rig");
+    if (!rig_hash(rig, out))
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                             "rig hash: cannot allocate the XXH3 state");
+    return ssk_error_ok(err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Little-endian encoding.                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void put_u32(unsigned char *dst, uint32_t v)
+{
+    for (int k = 0; k < 4; ++k) dst[k] = (unsigned char)((v >> (8 * k)) & 0xffu);
+}
+
+static void put_u64(unsigned char *dst, uint64_t v)
+{
+    for (int k = 0; k < 8; ++k) dst[k] = (unsigned char)((v >> (8 * k)) & 0xffu);
+}
+
+static void put_f32(unsigned char *dst, float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    put_u32(dst, bits);
+}
+
+static uint32_t get_u32(const unsigned char *src)
+{
+    return (uint32_t)src[0] | ((uint32_t)src[1] << 8) | ((uint32_t)src[2] << 16) |
+           ((uint32_t)src[3] << 24);
+}
+
+static uint64_t get_u64(const unsigned char *src)
+{
+    return (uint64_t)get_u32(src) | ((uint64_t)get_u32(src + 4) << 32);
+}
+
+static float get_f32(const unsigned char *src)
+{
+    uint32_t bits = get_u32(src);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static size_t file_size_for(uint32_t vertex_count)
+{
+    return BIND_HEADER_SIZE + (size_t)vertex_count * BIND_BYTES_PER_VERTEX + BIND_CHECKSUM_SIZE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Save.                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static ssk_status io_error(ssk_error *err, const char *what, const char *path, int saved_errno)
+{
+    return ssk_error_set(err, SSK_ERROR_IO, "%s '%s': %s", what, path,
+                         saved_errno ? strerror(saved_errno) : "unknown error");
+}
+
+ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_error *err)
+{
+    if (!binding || !path)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_binding_save: NULL %s",
+                             binding ? "path" : "binding");
+    if (!path[0])
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_binding_save: empty path");
+    size_t nv = binding->vertex_count;
+    size_t size = file_size_for(binding->vertex_count);
+    unsigned char *buf = malloc(size);
+    size_t tmp_size = strlen(path) + BIND_TMP_SUFFIX_SIZE;
+    char *tmp = malloc(tmp_size);
+    if (!buf || !tmp) {
+        free(buf);
+        free(tmp);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                             "cannot allocate %zu bytes to write binding '%s'", size, path);
+    }
+    memcpy(buf, BIND_MAGIC, BIND_MAGIC_SIZE);
+    put_u32(buf + 8, BIND_FILE_VERSION);
+    put_u64(buf + 12, binding->rig_hash);
+    put_u32(buf + 20, (uint32_t)binding->params.method);
+    put_u32(buf + 24, binding->params.smooth_iterations);
+    put_f32(buf + 28, binding->params.max_distance);
+    put_u32(buf + 32, binding->vertex_count);
+    put_u32(buf + 36, binding->bone_count);
+    unsigned char *p = buf + BIND_HEADER_SIZE;
+    for (size_t v = 0; v < nv; ++v, p += 4) put_u32(p, (uint32_t)binding->bones[v]);
+    for (size_t v = 0; v < nv; ++v, p += 4) put_f32(p, binding->t[v]);
+    for (size_t i = 0; i < 3 * nv; ++i, p += 4) put_f32(p, binding->scale_vectors[i]);
+    put_u64(p, XXH3_64bits(buf, (size_t)(p - buf)));
+
+    snprintf(tmp, tmp_size, "%s.tmp-%ld", path, (long)getpid());
+    ssk_status s = SSK_OK;
+    errno = 0;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        int e = errno;
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "cannot create binding '%s' (temporary file '%s'): %s", path, tmp,
+                          e ? strerror(e) : "unknown error");
+        free(buf);
+        free(tmp);
+        return s;
+    }
+    errno = 0;
+    if (fwrite(buf, 1, size, f) != size || fflush(f) != 0)
+        s = io_error(err, "cannot write", tmp, errno);
+    else if (fsync(fileno(f)) != 0)
+        s = io_error(err, "cannot sync", tmp, errno);
+    errno = 0;
+    if (fclose(f) != 0 && s == SSK_OK) s = io_error(err, "cannot close", tmp, errno);
+    if (s == SSK_OK) {
+        errno = 0;
+        if (rename(tmp, path) != 0) {
+            int e = errno;
+            s = ssk_error_set(err, SSK_ERROR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
+                              strerror(e));
+        }
+    }
+    if (s != SSK_OK) remove(tmp);
+    free(buf);
+    free(tmp);
+    return s == SSK_OK ? ssk_error_ok(err) : s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Load.                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Reads the whole file after checking its size against the header.
+ * On success *out_buf (malloc'ed) holds file_size_for(#V) bytes. */
+static ssk_status read_binding_file(unsigned char **out_buf, const char *path, ssk_error *err)
+{
+    *out_buf = NULL;
+    errno = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return io_error(err, "cannot open binding", path, errno);
+    ssk_status s = SSK_OK;
+    unsigned char *buf = NULL;
+    struct stat st;
+    unsigned char header[BIND_HEADER_SIZE];
+    if (fstat(fileno(f), &st) != 0) {
+        s = io_error(err, "cannot stat binding", path, errno);
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        s = ssk_error_set(err, SSK_ERROR_IO, "binding '%s' is not a regular file", path);
+        goto done;
+    }
+    if ((uint64_t)st.st_size < BIND_HEADER_SIZE + BIND_CHECKSUM_SIZE) {
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "binding '%s' is truncated: %lld bytes, shorter than the %d-byte "
+                          "header and checksum",
+                          path, (long long)st.st_size, BIND_HEADER_SIZE + BIND_CHECKSUM_SIZE);
+        goto done;
+    }
+    errno = 0;
+    if (fread(header, 1, sizeof header, f) != sizeof header) {
+        s = io_error(err, "cannot read binding", path, ferror(f) ? errno : EIO);
+        goto done;
+    }
+    if (memcmp(header, BIND_MAGIC, BIND_MAGIC_SIZE) != 0) {
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "'%s' is not a SpringSkin binding file (no \"" BIND_MAGIC
+                          "\" magic)",
+                          path);
+        goto done;
+    }
+    uint32_t version = get_u32(header + 8);
+    if (version != BIND_FILE_VERSION) {
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "binding '%s' has format version %u; this build reads version %u",
+                          path, (unsigned)version, BIND_FILE_VERSION);
+        goto done;
+    }
+    uint32_t nv = get_u32(header + 32);
+    size_t expected = file_size_for(nv);
+    if ((uint64_t)st.st_size != (uint64_t)expected) {
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "binding '%s' is %s: %lld bytes where its header's %u vertices "
+                          "need %zu",
+                          path, (uint64_t)st.st_size < (uint64_t)expected ? "truncated" : "corrupt",
+                          (long long)st.st_size, (unsigned)nv, expected);
+        goto done;
+    }
+    buf = malloc(expected);
+    if (!buf) {
+        s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                          "cannot allocate %zu bytes to read binding '%s'", expected, path);
+        goto done;
+    }
+    memcpy(buf, header, sizeof header);
+    size_t rest = expected - sizeof header;
+    errno = 0;
+    if (fread(buf + sizeof header, 1, rest, f) != rest) {
+        s = ferror(f) ? io_error(err, "cannot read binding", path, errno)
+                      : ssk_error_set(err, SSK_ERROR_IO,
+                                      "binding '%s' is truncated (shrank while reading)", path);
+        goto done;
+    }
+    if (XXH3_64bits(buf, expected - BIND_CHECKSUM_SIZE) !=
+        get_u64(buf + expected - BIND_CHECKSUM_SIZE)) {
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "binding '%s' is corrupt: checksum mismatch", path);
+        goto done;
+    }
+done:
+    fclose(f);
+    if (s != SSK_OK) {
+        free(buf);
+        return s;
+    }
+    *out_buf = buf;
+    return SSK_OK;
+}
+
+ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *rig,
+                            ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out || !path)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_binding_load: NULL %s",
+                             out ? "path" : "output");
+    double start = ssk_time_seconds();
+    unsigned char *buf = NULL;
+    ssk_status s = read_binding_file(&buf, path, err);
+    if (s != SSK_OK) return s;
+
+    uint64_t hash = get_u64(buf + 12);
+    ssk_bind_params params;
+    params.method = (ssk_bind_method)get_u32(buf + 20);
+    params.smooth_iterations = get_u32(buf + 24);
+    params.max_distance = get_f32(buf + 28);
+    uint32_t nv = get_u32(buf + 32), nb = get_u32(buf + 36);
+    ssk_binding *b = NULL;
+    if (params.method != SSK_BIND_DIRECT && params.method != SSK_BIND_WEIGHTS &&
+        params.method != SSK_BIND_PLANAR) {
+        s = ssk_error_set(err, SSK_ERROR_IO, "binding '%s' is corrupt: method %u", path,
+                          (unsigned)params.method);
+        goto fail;
+    }
+    ssk_error perr = {0};
+    if (ssk_bind_params_check(&params, &perr) != SSK_OK) {
+        s = ssk_error_set(err, SSK_ERROR_IO, "binding '%s' is corrupt: %s", path,
+                          perr.message);
+        goto fail;
+    }
+    if (nv == 0 || nb == 0) {
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "binding '%s' is corrupt: %u vertices, %u bones (each must be >= 1)",
+                          path, (unsigned)nv, (unsigned)nb);
+        goto fail;
+    }
+    b = ssk_binding_alloc(nv, nb);
+    if (!b) {
+        s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                          "cannot allocate binding '%s' (%u vertices)", path, (unsigned)nv);
+        goto fail;
+    }
+    const unsigned char *p = buf + BIND_HEADER_SIZE;
+    for (uint32_t v = 0; v < nv; ++v, p += 4) {
+        uint32_t bone = get_u32(p);
+        if (bone >= nb) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: vertex %u has bone %d, out of [0, %u)",
+                              path, (unsigned)v, (int)(int32_t)bone, (unsigned)nb);
+            goto fail;
+        }
+        b->bones[v] = (int32_t)bone;
+    }
+    for (uint32_t v = 0; v < nv; ++v, p += 4) {
+        float t = get_f32(p);
+        if (!(t >= 0.0f && t <= 1.0f)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: vertex %u has t = %g, outside [0, 1]",
+                              path, (unsigned)v, (double)t);
+            goto fail;
+        }
+        b->t[v] = t;
+    }
+    for (size_t i = 0; i < 3 * (size_t)nv; ++i, p += 4) {
+        float x = get_f32(p);
+        if (!isfinite(x)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: vertex %zu has a non-finite scale "
+                              "vector",
+                              path, i / 3);
+            goto fail;
+        }
+        b->scale_vectors[i] = x;
+    }
+    b->rig_hash = hash;
+    b->params = params;
+    if (rig) {
+        uint64_t rig_h = 0;
+        s = ssk_rig_hash_checked(rig, &rig_h, err);
+        if (s != SSK_OK) goto fail;
+        if (nv != rig->vertex_count || nb != rig->bone_count || hash != rig_h) {
+            s = ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
+                              "binding '%s' was made for another rig (%u vertices, %u bones, "
+                              "hash %016llx; this rig: %u vertices, %u bones, hash %016llx)",
+                              path, (unsigned)nv, (unsigned)nb, (unsigned long long)hash,
+                              (unsigned)rig->vertex_count, (unsigned)rig->bone_count,
+                              (unsigned long long)rig_h);
+            goto fail;
+        }
+    }
+    free(buf);
+    b->seconds = ssk_time_seconds() - start;
+    *out = b;
+    return ssk_error_ok(err);
+fail:
+    free(buf);
+    ssk_binding_destroy(b);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cache.                                                                    */
+/* ------------------------------------------------------------------------ */
+
+ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
+                              const ssk_bind_params *params, const char *path,
+                              int *out_reused, ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (out_reused) *out_reused = 0;
+    if (!out || !rig || !params)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_binding_cached: NULL %s",
+                             !out ? "output" : (!rig ? "rig" : "parameters"));
+    ssk_status s = ssk_bind_params_check(params, err);
+    if (s != SSK_OK) return s;
+    if (path) {
+        ssk_bind_params want = *params;
+        want.method = ssk_bind_resolve_method(rig, params->method);
+        ssk_binding *loaded = NULL;
+        ssk_error load_err = {0};
+        if (ssk_binding_load(&loaded, path, rig, &load_err) == SSK_OK) {
+            if (loaded->params.method == want.method &&
+                loaded->params.smooth_iterations == want.smooth_iterations &&
+                loaded->params.max_distance == want.max_distance) {
+                *out = loaded;
+                if (out_reused) *out_reused = 1;
+                return ssk_error_ok(err);
+            }
+            ssk_binding_destroy(loaded);
+        }
+    }
+    ssk_binding *b = NULL;
+    s = ssk_binding_create(&b, rig, params, err);
+    if (s != SSK_OK) return s;
+    if (path) {
+        s = ssk_binding_save(b, path, err);
+        if (s != SSK_OK) {
+            ssk_binding_destroy(b);
+            return s;
+        }
+    }
+    *out = b;
+    return ssk_error_ok(err);
+}
