@@ -1,0 +1,1200 @@
+/*
+ * graph.c — the deformer graph document (Toothman 2020, 6.1): parsing
+ * (json-c), validation against a rig, canonical serialization, copies, and
+ * the keyed radial amount. The format is documented in
+ * docs/deformer-graph.md; deformer.c runs the parsed graph.
+ *
+ * Toothman 2020, 6.1: "each node represents a deformation operation, and
+ * the directed edges between them represent the execution order and
+ * input/output mappings". Here a node has named inputs ("positions",
+ * "normals") and one output whose kind follows from its type (skinning and
+ * radial nodes output positions, normals nodes output normals, the output
+ * node outputs nothing); an edge connects a node's output to one input of
+ * another node. Every node of this version is frame-independent: its result
+ * depends on the current pose (and, for keyed radial amounts, the current
+ * frame number), never on a previous frame's output.
+ */
+#include "graph.h"
+
+#include <json-c/json.h>
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The document version this parser reads and ssk_graph_to_json writes. */
+#define GRAPH_FORMAT_VERSION 1
+/* Defaults of the optional node fields. */
+#define DEFAULT_JOINT_INFLUENCE 0.5f
+#define DEFAULT_LENGTH_ADJUST 1
+#define DEFAULT_RADIAL_AMOUNT 1.0f
+#define DEFAULT_RADIAL_PROFILE SSK_RADIAL_BULGE
+/* Largest graph file ssk_graph_load reads (a graph is a few kilobytes). */
+#define GRAPH_FILE_MAX_BYTES (64u * 1024u * 1024u)
+/* Significant decimal digits that always round-trip a float (FLT_DECIMAL_DIG). */
+#define FLOAT_ROUND_TRIP_DIGITS 9
+/* Whole numbers below this magnitude are written in fixed notation. */
+#define INTEGRAL_FIXED_LIMIT 1e15f
+/* Room for the text of one number / one input list in messages. */
+#define NUMBER_TEXT_SIZE 40
+#define NAME_LIST_SIZE 160
+
+static const char *const node_type_names[SSK_NODE_TYPE_COUNT] = {"skinning", "radial",
+                                                                 "normals", "output"};
+
+/* Input slots of a node, by name. */
+typedef enum graph_input { INPUT_POSITIONS = 0, INPUT_NORMALS, INPUT_COUNT } graph_input;
+static const char *const input_names[INPUT_COUNT] = {"positions", "normals"};
+
+/* ------------------------------------------------------------------------ */
+/* Allocation.                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void node_free(ssk_graph_node *node)
+{
+    free(node->id);
+    free(node->joint_influences);
+    free(node->bone_mask);
+    free(node->keys);
+}
+
+void ssk_graph_destroy(ssk_graph *graph)
+{
+    if (!graph) return;
+    if (graph->nodes)
+        for (uint32_t i = 0; i < graph->node_count; ++i) node_free(&graph->nodes[i]);
+    if (graph->bone_names)
+        for (uint32_t b = 0; b < graph->bone_count; ++b) free(graph->bone_names[b]);
+    free(graph->nodes);
+    free(graph->order);
+    free(graph->bone_names);
+    free(graph);
+}
+
+/* An empty graph of `node_count` nodes (inputs unconnected, defaults set)
+ * with the rig's bone names. NULL when out of memory. */
+static ssk_graph *graph_alloc(const ssk_rig *rig, uint32_t node_count)
+{
+    ssk_graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->node_count = node_count;
+    g->output_node = -1;
+    g->bone_count = rig->bone_count;
+    /* +1: a zero-node or zero-bone allocation is still a valid pointer. */
+    g->nodes = calloc((size_t)node_count + 1, sizeof *g->nodes);
+    g->order = calloc((size_t)node_count + 1, sizeof *g->order);
+    g->bone_names = calloc((size_t)rig->bone_count + 1, sizeof *g->bone_names);
+    if (!g->nodes || !g->order || !g->bone_names) {
+        ssk_graph_destroy(g);
+        return NULL;
+    }
+    for (uint32_t b = 0; b < rig->bone_count; ++b) {
+        g->bone_names[b] = ssk_strdup(rig->bones[b].name ? rig->bones[b].name : "");
+        if (!g->bone_names[b]) {
+            ssk_graph_destroy(g);
+            return NULL;
+        }
+    }
+    for (uint32_t i = 0; i < node_count; ++i) {
+        ssk_graph_node *n = &g->nodes[i];
+        n->input_positions = -1;
+        n->input_normals = -1;
+        n->length_adjust = DEFAULT_LENGTH_ADJUST;
+        n->parent_influence = DEFAULT_JOINT_INFLUENCE;
+        n->child_influence = DEFAULT_JOINT_INFLUENCE;
+        n->profile = DEFAULT_RADIAL_PROFILE;
+        n->amount = DEFAULT_RADIAL_AMOUNT;
+    }
+    return g;
+}
+
+/* #B by 2 joint influences, every row (parent, child). */
+static float *influences_alloc(uint32_t bone_count, float parent, float child)
+{
+    float *v = malloc(((size_t)bone_count * 2 + 1) * sizeof *v);
+    if (!v) return NULL;
+    for (uint32_t b = 0; b < bone_count; ++b) {
+        v[2 * b] = parent;
+        v[2 * b + 1] = child;
+    }
+    return v;
+}
+
+static void *memdup(const void *src, size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (p && bytes) memcpy(p, src, bytes);
+    return p;
+}
+
+ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
+{
+    if (!out || !src)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_graph_copy: NULL argument");
+    *out = NULL;
+    ssk_graph *g = calloc(1, sizeof *g);
+    if (!g) goto oom;
+    g->node_count = src->node_count;
+    g->output_node = src->output_node;
+    g->bone_count = src->bone_count;
+    g->nodes = calloc((size_t)src->node_count + 1, sizeof *g->nodes);
+    g->order = memdup(src->order, (size_t)src->node_count * sizeof *g->order);
+    g->bone_names = calloc((size_t)src->bone_count + 1, sizeof *g->bone_names);
+    if (!g->nodes || !g->order || !g->bone_names) goto oom;
+    for (uint32_t b = 0; b < src->bone_count; ++b) {
+        const char *name = src->bone_names ? src->bone_names[b] : NULL;
+        g->bone_names[b] = ssk_strdup(name ? name : "");
+        if (!g->bone_names[b]) goto oom;
+    }
+    size_t bones = src->bone_count;
+    for (uint32_t i = 0; i < src->node_count; ++i) {
+        const ssk_graph_node *s = &src->nodes[i];
+        ssk_graph_node *d = &g->nodes[i];
+        *d = *s;
+        d->id = NULL;
+        d->joint_influences = NULL;
+        d->bone_mask = NULL;
+        d->keys = NULL;
+        d->id = ssk_strdup(s->id ? s->id : "");
+        if (!d->id) goto oom;
+        if (s->joint_influences &&
+            !(d->joint_influences = memdup(s->joint_influences, bones * 2 * sizeof(float))))
+            goto oom;
+        if (s->bone_mask && !(d->bone_mask = memdup(s->bone_mask, bones)))
+            goto oom;
+        if (s->keys && !(d->keys = memdup(s->keys, (size_t)s->key_count * 2 * sizeof(float))))
+            goto oom;
+    }
+    *out = g;
+    return ssk_error_ok(err);
+oom:
+    ssk_graph_destroy(g);
+    return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory copying a deformer graph");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Small queries.                                                            */
+/* ------------------------------------------------------------------------ */
+
+float ssk_graph_node_amount(const ssk_graph_node *node, double frame)
+{
+    if (!node) return 0.0f;
+    if (node->key_count == 0 || !node->keys) return node->amount;
+    const float *k = node->keys;
+    uint32_t last = node->key_count - 1;
+    if (!(frame > k[0])) return k[1]; /* before the first key (and NaN) */
+    if (frame >= k[2 * last]) return k[2 * last + 1];
+    uint32_t i = 0;
+    while (i + 1 < last && frame >= k[2 * (i + 1)]) ++i;
+    double f0 = k[2 * i], v0 = k[2 * i + 1], f1 = k[2 * i + 2], v1 = k[2 * i + 3];
+    double u = (frame - f0) / (f1 - f0); /* f1 > f0: frames strictly increase */
+    return (float)(v0 + u * (v1 - v0));
+}
+
+int ssk_graph_needs_binding(const ssk_graph *graph)
+{
+    if (!graph) return 0;
+    for (uint32_t i = 0; i < graph->node_count; ++i) {
+        const ssk_graph_node *n = &graph->nodes[i];
+        if (n->type == SSK_NODE_RADIAL) return 1;
+        if (n->type == SSK_NODE_SKINNING &&
+            (n->method == SSK_METHOD_RIGID || n->method == SSK_METHOD_IRS))
+            return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parsing helpers.                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define GRAPH_ERROR(...) ssk_error_set(err, SSK_ERROR_GRAPH, __VA_ARGS__)
+
+static const char *json_kind(json_object *o)
+{
+    /* json-c represents JSON null as a NULL object. */
+    return o ? json_type_to_name(json_object_get_type(o)) : "null";
+}
+
+static bool json_is_number(json_object *o)
+{
+    json_type t = json_object_get_type(o);
+    return o && (t == json_type_int || t == json_type_double);
+}
+
+/* A JSON string without embedded NUL characters. */
+static bool json_is_plain_string(json_object *o)
+{
+    return o && json_object_get_type(o) == json_type_string &&
+           (size_t)json_object_get_string_len(o) == strlen(json_object_get_string(o));
+}
+
+/* A finite number that fits a float. */
+static bool json_get_float(json_object *o, float *out)
+{
+    if (!json_is_number(o)) return false;
+    double v = json_object_get_double(o);
+    if (!isfinite(v) || fabs(v) > FLT_MAX) return false;
+    *out = (float)v;
+    return true;
+}
+
+/* "lbs, dqs, rigid or irs" from a name table. */
+static void name_list(char *dst, size_t size, const char *(*name_of)(int), int count)
+{
+    dst[0] = '\0';
+    size_t used = 0;
+    int listed = 0, total = 0;
+    for (int i = 0; i < count; ++i)
+        if (name_of(i)) ++total;
+    for (int i = 0; i < count; ++i) {
+        const char *name = name_of(i);
+        if (!name) continue;
+        const char *sep = listed == 0 ? "" : (listed == total - 1 ? " or " : ", ");
+        int w = snprintf(dst + used, size - used, "%s%s", sep, name);
+        if (w < 0 || (size_t)w >= size - used) return;
+        used += (size_t)w;
+        ++listed;
+    }
+}
+
+static const char *method_name_at(int i) { return ssk_method_name((ssk_method)i); }
+static const char *profile_name_at(int i) { return ssk_radial_profile_name((ssk_radial_profile)i); }
+static const char *type_name_at(int i) { return node_type_names[i]; }
+
+static bool find_method(const char *name, ssk_method *out)
+{
+    for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
+        const char *n = ssk_method_name((ssk_method)m);
+        if (n && strcmp(n, name) == 0) {
+            *out = (ssk_method)m;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool find_profile(const char *name, ssk_radial_profile *out)
+{
+    for (int p = 0; p < SSK_RADIAL_PROFILE_COUNT; ++p) {
+        const char *n = ssk_radial_profile_name((ssk_radial_profile)p);
+        if (n && strcmp(n, name) == 0) {
+            *out = (ssk_radial_profile)p;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int32_t find_bone(const ssk_graph *g, const char *name)
+{
+    for (uint32_t b = 0; b < g->bone_count; ++b)
+        if (strcmp(g->bone_names[b], name) == 0) return (int32_t)b;
+    return -1;
+}
+
+static int32_t find_node(const ssk_graph *g, const char *id, uint32_t node_count)
+{
+    for (uint32_t i = 0; i < node_count; ++i)
+        if (g->nodes[i].id && strcmp(g->nodes[i].id, id) == 0) return (int32_t)i;
+    return -1;
+}
+
+/* Whether `field` is allowed on a node of this type (and method). */
+static bool field_allowed(ssk_node_type type, bool irs, const char *field)
+{
+    static const char *const common[] = {"id", "type"};
+    static const char *const skinning[] = {"method"};
+    static const char *const irs_only[] = {"parent_influence", "child_influence",
+                                           "length_adjust", "joint_influences"};
+    static const char *const radial[] = {"bones", "profile", "amount", "keys"};
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i)
+        if (strcmp(field, common[i]) == 0) return true;
+    if (type == SSK_NODE_SKINNING) {
+        for (size_t i = 0; i < sizeof skinning / sizeof skinning[0]; ++i)
+            if (strcmp(field, skinning[i]) == 0) return true;
+        if (irs)
+            for (size_t i = 0; i < sizeof irs_only / sizeof irs_only[0]; ++i)
+                if (strcmp(field, irs_only[i]) == 0) return true;
+    }
+    if (type == SSK_NODE_RADIAL)
+        for (size_t i = 0; i < sizeof radial / sizeof radial[0]; ++i)
+            if (strcmp(field, radial[i]) == 0) return true;
+    return false;
+}
+
+static bool is_irs_field(const char *field)
+{
+    return strcmp(field, "parent_influence") == 0 || strcmp(field, "child_influence") == 0 ||
+           strcmp(field, "length_adjust") == 0 || strcmp(field, "joint_influences") == 0;
+}
+
+/* A joint influence p_i or c_i of Eq. 14: a number in (0, 1]. */
+static bool valid_influence(json_object *o, float *out)
+{
+    float v;
+    if (!json_get_float(o, &v) || !(v > 0.0f) || v > 1.0f) return false;
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Nodes.                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *obj,
+                                 ssk_error *err)
+{
+    const char *id = n->id;
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(obj, "method", &v))
+        return GRAPH_ERROR("node '%s': missing field 'method' (a skinning node needs one)", id);
+    char list[NAME_LIST_SIZE];
+    name_list(list, sizeof list, method_name_at, SSK_METHOD_COUNT);
+    if (!json_is_plain_string(v))
+        return GRAPH_ERROR("node '%s': field 'method': expected a string (%s), got %s", id,
+                           list, json_kind(v));
+    if (!find_method(json_object_get_string(v), &n->method))
+        return GRAPH_ERROR("node '%s': field 'method': unknown method '%s' (expected %s)", id,
+                           json_object_get_string(v), list);
+    if (n->method != SSK_METHOD_IRS) return SSK_OK;
+
+    if (json_object_object_get_ex(obj, "parent_influence", &v) &&
+        !valid_influence(v, &n->parent_influence))
+        return GRAPH_ERROR("node '%s': field 'parent_influence': expected a number in (0, 1]",
+                           id);
+    if (json_object_object_get_ex(obj, "child_influence", &v) &&
+        !valid_influence(v, &n->child_influence))
+        return GRAPH_ERROR("node '%s': field 'child_influence': expected a number in (0, 1]",
+                           id);
+    if (json_object_object_get_ex(obj, "length_adjust", &v)) {
+        if (!v || json_object_get_type(v) != json_type_boolean)
+            return GRAPH_ERROR("node '%s': field 'length_adjust': expected true or false, "
+                               "got %s",
+                               id, json_kind(v));
+        n->length_adjust = json_object_get_boolean(v) ? 1 : 0;
+    }
+    n->joint_influences = influences_alloc(g->bone_count, n->parent_influence,
+                                           n->child_influence);
+    if (!n->joint_influences)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
+                             id);
+    if (json_object_object_get_ex(obj, "joint_influences", &v)) {
+        if (!v || json_object_get_type(v) != json_type_object)
+            return GRAPH_ERROR("node '%s': field 'joint_influences': expected an object "
+                               "{bone name: [parent, child]}, got %s",
+                               id, json_kind(v));
+        json_object_object_foreach(v, bone_name, pair)
+        {
+            int32_t b = find_bone(g, bone_name);
+            if (b < 0)
+                return GRAPH_ERROR("node '%s': field 'joint_influences': unknown bone '%s'", id,
+                                   bone_name);
+            float p, c;
+            if (!pair || json_object_get_type(pair) != json_type_array ||
+                json_object_array_length(pair) != 2 ||
+                !valid_influence(json_object_array_get_idx(pair, 0), &p) ||
+                !valid_influence(json_object_array_get_idx(pair, 1), &c))
+                return GRAPH_ERROR("node '%s': field 'joint_influences': bone '%s': expected "
+                                   "[parent, child], two numbers in (0, 1]",
+                                   id, bone_name);
+            n->joint_influences[2 * b] = p;
+            n->joint_influences[2 * b + 1] = c;
+        }
+    }
+    return SSK_OK;
+}
+
+static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj,
+                               ssk_error *err)
+{
+    const char *id = n->id;
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(obj, "bones", &v))
+        return GRAPH_ERROR("node '%s': missing field 'bones' (a radial node needs a non-empty "
+                           "list of bone names)",
+                           id);
+    if (!v || json_object_get_type(v) != json_type_array || json_object_array_length(v) == 0)
+        return GRAPH_ERROR("node '%s': field 'bones': expected a non-empty array of bone "
+                           "names, got %s",
+                           id,
+                           v && json_object_get_type(v) == json_type_array ? "an empty array"
+                                                                          : json_kind(v));
+    n->bone_mask = calloc((size_t)g->bone_count + 1, 1);
+    if (!n->bone_mask)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
+                             id);
+    size_t count = json_object_array_length(v);
+    for (size_t i = 0; i < count; ++i) {
+        json_object *name = json_object_array_get_idx(v, i);
+        if (!json_is_plain_string(name))
+            return GRAPH_ERROR("node '%s': field 'bones': entry %zu: expected a bone name, "
+                               "got %s",
+                               id, i, json_kind(name));
+        int32_t b = find_bone(g, json_object_get_string(name));
+        if (b < 0)
+            return GRAPH_ERROR("node '%s': field 'bones': unknown bone '%s'", id,
+                               json_object_get_string(name));
+        if (n->bone_mask[b])
+            return GRAPH_ERROR("node '%s': field 'bones': bone '%s' is listed twice", id,
+                               json_object_get_string(name));
+        n->bone_mask[b] = 1;
+    }
+    if (json_object_object_get_ex(obj, "profile", &v)) {
+        char list[NAME_LIST_SIZE];
+        name_list(list, sizeof list, profile_name_at, SSK_RADIAL_PROFILE_COUNT);
+        if (!json_is_plain_string(v))
+            return GRAPH_ERROR("node '%s': field 'profile': expected a string (%s), got %s", id,
+                               list, json_kind(v));
+        if (!find_profile(json_object_get_string(v), &n->profile))
+            return GRAPH_ERROR("node '%s': field 'profile': unknown profile '%s' (expected %s)",
+                               id, json_object_get_string(v), list);
+    }
+    if (json_object_object_get_ex(obj, "amount", &v) && !json_get_float(v, &n->amount))
+        return GRAPH_ERROR("node '%s': field 'amount': expected a finite number, got %s", id,
+                           json_kind(v));
+    if (json_object_object_get_ex(obj, "keys", &v)) {
+        if (!v || json_object_get_type(v) != json_type_array)
+            return GRAPH_ERROR("node '%s': field 'keys': expected an array of [frame, value], "
+                               "got %s",
+                               id, json_kind(v));
+        size_t key_count = json_object_array_length(v);
+        if (key_count > UINT32_MAX / 2)
+            return GRAPH_ERROR("node '%s': field 'keys': too many keys", id);
+        n->keys = malloc((key_count * 2 + 1) * sizeof *n->keys);
+        if (!n->keys)
+            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                                 "out of memory parsing node '%s'", id);
+        for (size_t k = 0; k < key_count; ++k) {
+            json_object *key = json_object_array_get_idx(v, k);
+            float frame, value;
+            if (!key || json_object_get_type(key) != json_type_array ||
+                json_object_array_length(key) != 2 ||
+                !json_get_float(json_object_array_get_idx(key, 0), &frame) ||
+                !json_get_float(json_object_array_get_idx(key, 1), &value))
+                return GRAPH_ERROR("node '%s': field 'keys': key %zu: expected [frame, value], "
+                                   "two finite numbers",
+                                   id, k);
+            if (k > 0 && !(frame > n->keys[2 * (k - 1)]))
+                return GRAPH_ERROR("node '%s': field 'keys': key %zu: frame %g does not come "
+                                   "after the previous key's frame %g (frames must strictly "
+                                   "increase)",
+                                   id, k, (double)frame, (double)n->keys[2 * (k - 1)]);
+            n->keys[2 * k] = frame;
+            n->keys[2 * k + 1] = value;
+        }
+        n->key_count = (uint32_t)key_count;
+    }
+    return SSK_OK;
+}
+
+/* Node `index` of the document: id, type, unknown fields, then the type's
+ * own fields. Ids of earlier nodes are set (for the duplicate check). */
+static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk_error *err)
+{
+    ssk_graph_node *n = &g->nodes[index];
+    if (!obj || json_object_get_type(obj) != json_type_object)
+        return GRAPH_ERROR("node #%u: expected an object, got %s", (unsigned)index,
+                           json_kind(obj));
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(obj, "id", &v))
+        return GRAPH_ERROR("node #%u: missing field 'id'", (unsigned)index);
+    if (!json_is_plain_string(v) || json_object_get_string_len(v) == 0)
+        return GRAPH_ERROR("node #%u: field 'id': expected a non-empty string, got %s",
+                           (unsigned)index,
+                           json_is_plain_string(v) ? "an empty string" : json_kind(v));
+    const char *id = json_object_get_string(v);
+    int32_t earlier = find_node(g, id, index);
+    if (earlier >= 0)
+        return GRAPH_ERROR("node '%s' (#%u): duplicate id (node #%d has it too)", id,
+                           (unsigned)index, (int)earlier);
+    n->id = ssk_strdup(id);
+    if (!n->id)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
+                             id);
+
+    char types[NAME_LIST_SIZE];
+    name_list(types, sizeof types, type_name_at, SSK_NODE_TYPE_COUNT);
+    if (!json_object_object_get_ex(obj, "type", &v))
+        return GRAPH_ERROR("node '%s': missing field 'type' (%s)", id, types);
+    if (!json_is_plain_string(v))
+        return GRAPH_ERROR("node '%s': field 'type': expected a string (%s), got %s", id, types,
+                           json_kind(v));
+    int type = -1;
+    for (int t = 0; t < SSK_NODE_TYPE_COUNT; ++t)
+        if (strcmp(json_object_get_string(v), node_type_names[t]) == 0) type = t;
+    if (type < 0)
+        return GRAPH_ERROR("node '%s': field 'type': unknown node type '%s' (expected %s)", id,
+                           json_object_get_string(v), types);
+    n->type = (ssk_node_type)type;
+
+    /* The method decides which skinning fields exist; an unknown method is
+     * reported by parse_skinning, before fields that depend on it. */
+    bool irs = false;
+    if (n->type == SSK_NODE_SKINNING && json_object_object_get_ex(obj, "method", &v) &&
+        json_is_plain_string(v))
+        irs = strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_IRS)) == 0;
+    json_object_object_foreach(obj, field, value)
+    {
+        (void)value;
+        if (field_allowed(n->type, irs, field)) continue;
+        if (n->type == SSK_NODE_SKINNING && is_irs_field(field)) {
+            ssk_method m;
+            bool known = json_object_object_get_ex(obj, "method", &v) && json_is_plain_string(v) &&
+                         find_method(json_object_get_string(v), &m);
+            if (known)
+                return GRAPH_ERROR("node '%s': field '%s' applies to irs skinning only, not "
+                                   "'%s'",
+                                   id, field, ssk_method_name(m));
+            continue; /* parse_skinning reports the missing or unknown method */
+        }
+        return GRAPH_ERROR("node '%s': unknown field '%s' for node type '%s'", id, field,
+                           node_type_names[n->type]);
+    }
+    switch (n->type) {
+    case SSK_NODE_SKINNING: return parse_skinning(g, n, obj, err);
+    case SSK_NODE_RADIAL: return parse_radial(g, n, obj, err);
+    default: return SSK_OK;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Edges and graph structure.                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The kind of a node's output: an input slot it may feed, or -1 (none). */
+static int output_kind(ssk_node_type type)
+{
+    switch (type) {
+    case SSK_NODE_SKINNING:
+    case SSK_NODE_RADIAL: return INPUT_POSITIONS;
+    case SSK_NODE_NORMALS: return INPUT_NORMALS;
+    default: return -1;
+    }
+}
+
+static bool has_input(ssk_node_type type, graph_input input)
+{
+    switch (type) {
+    case SSK_NODE_RADIAL:
+    case SSK_NODE_NORMALS: return input == INPUT_POSITIONS;
+    case SSK_NODE_OUTPUT: return true;
+    default: return false;
+    }
+}
+
+static int32_t *input_slot(ssk_graph_node *n, graph_input input)
+{
+    return input == INPUT_POSITIONS ? &n->input_positions : &n->input_normals;
+}
+
+/* Reads the string field `name` of edge `index` into *out (NULL when absent
+ * and optional). */
+static ssk_status edge_string(json_object *edge, const char *name, bool required,
+                              size_t index, const char **out, ssk_error *err)
+{
+    json_object *v = NULL;
+    *out = NULL;
+    if (!json_object_object_get_ex(edge, name, &v)) {
+        if (!required) return SSK_OK;
+        return GRAPH_ERROR("edge #%zu: missing field '%s'", index, name);
+    }
+    if (!json_is_plain_string(v))
+        return GRAPH_ERROR("edge #%zu: field '%s': expected a string, got %s", index, name,
+                           json_kind(v));
+    *out = json_object_get_string(v);
+    return SSK_OK;
+}
+
+static ssk_status parse_edge(ssk_graph *g, size_t index, json_object *edge, ssk_error *err)
+{
+    if (!edge || json_object_get_type(edge) != json_type_object)
+        return GRAPH_ERROR("edge #%zu: expected an object {\"from\", \"to\", \"input\"}, got %s",
+                           index, json_kind(edge));
+    json_object_object_foreach(edge, field, value)
+    {
+        (void)value;
+        if (strcmp(field, "from") != 0 && strcmp(field, "to") != 0 &&
+            strcmp(field, "input") != 0)
+            return GRAPH_ERROR("edge #%zu: unknown field '%s' (expected from, to, input)", index,
+                               field);
+    }
+    const char *from_id, *to_id, *input_name;
+    ssk_status s = edge_string(edge, "from", true, index, &from_id, err);
+    if (s == SSK_OK) s = edge_string(edge, "to", true, index, &to_id, err);
+    if (s == SSK_OK) s = edge_string(edge, "input", false, index, &input_name, err);
+    if (s != SSK_OK) return s;
+    int32_t from = find_node(g, from_id, g->node_count);
+    int32_t to = find_node(g, to_id, g->node_count);
+    if (from < 0)
+        return GRAPH_ERROR("edge #%zu: field 'from': unknown node '%s'", index, from_id);
+    if (to < 0) return GRAPH_ERROR("edge #%zu: field 'to': unknown node '%s'", index, to_id);
+    int input = INPUT_POSITIONS;
+    if (input_name) {
+        input = -1;
+        for (int k = 0; k < INPUT_COUNT; ++k)
+            if (strcmp(input_name, input_names[k]) == 0) input = k;
+        if (input < 0)
+            return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): field 'input': unknown input '%s' "
+                               "(expected positions or normals)",
+                               index, from_id, to_id, input_name);
+    }
+    ssk_graph_node *src = &g->nodes[from], *dst = &g->nodes[to];
+    if (dst->type == SSK_NODE_SKINNING)
+        return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): node '%s' is a skinning node, a source "
+                           "that takes no incoming edge",
+                           index, from_id, to_id, to_id);
+    if (!has_input(dst->type, (graph_input)input))
+        return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): node '%s' (%s) has no input '%s'", index,
+                           from_id, to_id, to_id, node_type_names[dst->type],
+                           input_names[input]);
+    int kind = output_kind(src->type);
+    if (kind < 0)
+        return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): node '%s' is the output node and has no "
+                           "output to connect",
+                           index, from_id, to_id, from_id);
+    if (kind != input)
+        return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): node '%s' (%s) outputs %s, which cannot "
+                           "feed the %s input of node '%s'",
+                           index, from_id, to_id, from_id, node_type_names[src->type],
+                           input_names[kind], input_names[input], to_id);
+    int32_t *slot = input_slot(dst, (graph_input)input);
+    if (*slot >= 0)
+        return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): input '%s' of node '%s' is already "
+                           "connected (from node '%s')",
+                           index, from_id, to_id, input_names[input], to_id,
+                           g->nodes[*slot].id);
+    *slot = from;
+    return SSK_OK;
+}
+
+/* The unplaced input of an unplaced node during Kahn's ordering (one
+ * exists, or the node would be ready). */
+static uint32_t unplaced_input(const ssk_graph_node *node, const uint8_t *placed)
+{
+    if (node->input_positions >= 0 && !placed[node->input_positions])
+        return (uint32_t)node->input_positions;
+    return (uint32_t)node->input_normals;
+}
+
+/* Called when no unplaced node is ready: walks inputs from an unplaced node
+ * until a node repeats (that node lies on a cycle) and names the cycle. */
+static ssk_status report_cycle(const ssk_graph *g, const uint8_t *placed, ssk_error *err)
+{
+    uint32_t n = g->node_count, walk = 0;
+    while (placed[walk]) ++walk;
+    uint8_t *seen = calloc((size_t)n + 1, 1);
+    uint32_t *cycle = malloc(((size_t)n + 1) * sizeof *cycle);
+    if (!seen || !cycle) {
+        free(seen);
+        free(cycle);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory ordering the graph");
+    }
+    while (!seen[walk]) {
+        seen[walk] = 1;
+        walk = unplaced_input(&g->nodes[walk], placed);
+    }
+    /* Inputs point against the edges: collect backwards, print reversed. */
+    uint32_t length = 0, at = walk;
+    do {
+        cycle[length++] = at;
+        at = unplaced_input(&g->nodes[at], placed);
+    } while (at != walk && length < n);
+    char path[SSK_ERROR_MESSAGE_SIZE];
+    size_t used = 0;
+    path[0] = '\0';
+    for (uint32_t k = length + 1; k-- > 0;) {
+        const char *id = g->nodes[cycle[k % length]].id;
+        int w = snprintf(path + used, sizeof path - used, "%s'%s'", k == length ? "" : " -> ",
+                         id);
+        if (w < 0 || (size_t)w >= sizeof path - used) break;
+        used += (size_t)w;
+    }
+    ssk_status s = GRAPH_ERROR("node '%s' is on a cycle: %s (edges must not loop back)",
+                               g->nodes[walk].id, path);
+    free(seen);
+    free(cycle);
+    return s;
+}
+
+/* Exactly one output; required inputs connected; Kahn's topological order
+ * (the ready node that comes first in the document goes first); every node
+ * reaches the output. */
+static ssk_status check_structure(ssk_graph *g, ssk_error *err)
+{
+    uint32_t n = g->node_count;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (g->nodes[i].type != SSK_NODE_OUTPUT) continue;
+        if (g->output_node >= 0)
+            return GRAPH_ERROR("node '%s': a second output node (node '%s' is one; a graph has "
+                               "exactly one)",
+                               g->nodes[i].id, g->nodes[g->output_node].id);
+        g->output_node = (int32_t)i;
+    }
+    if (g->output_node < 0)
+        return GRAPH_ERROR("no output node (a graph has exactly one node of type 'output')");
+    for (uint32_t i = 0; i < n; ++i) {
+        const ssk_graph_node *node = &g->nodes[i];
+        if (node->type != SSK_NODE_SKINNING && node->input_positions < 0)
+            return GRAPH_ERROR("node '%s' (%s): its positions input is not connected",
+                               node->id, node_type_names[node->type]);
+    }
+
+    uint8_t *placed = calloc((size_t)n + 1, 1);
+    if (!placed)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory ordering the graph");
+    for (uint32_t k = 0; k < n; ++k) {
+        int32_t ready = -1;
+        for (uint32_t i = 0; i < n && ready < 0; ++i) {
+            const ssk_graph_node *node = &g->nodes[i];
+            if (placed[i]) continue;
+            if (node->input_positions >= 0 && !placed[node->input_positions]) continue;
+            if (node->input_normals >= 0 && !placed[node->input_normals]) continue;
+            ready = (int32_t)i;
+        }
+        if (ready < 0) {
+            ssk_status s = report_cycle(g, placed, err);
+            free(placed);
+            return s;
+        }
+        placed[ready] = 1;
+        g->order[k] = (uint32_t)ready;
+    }
+    free(placed);
+
+    uint8_t *reaches = calloc((size_t)n + 1, 1);
+    if (!reaches)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory checking the graph");
+    reaches[g->output_node] = 1;
+    for (uint32_t k = n; k-- > 0;) {
+        const ssk_graph_node *node = &g->nodes[g->order[k]];
+        if (!reaches[g->order[k]]) continue;
+        if (node->input_positions >= 0) reaches[node->input_positions] = 1;
+        if (node->input_normals >= 0) reaches[node->input_normals] = 1;
+    }
+    for (uint32_t i = 0; i < n; ++i)
+        if (!reaches[i]) {
+            free(reaches);
+            return GRAPH_ERROR("node '%s' does not reach the output node '%s' (its result "
+                               "would be unused)",
+                               g->nodes[i].id, g->nodes[g->output_node].id);
+        }
+    free(reaches);
+    return SSK_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Documents.                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Line and column (1-based) of byte `offset` of `text`. */
+static void text_position(const char *text, size_t offset, size_t *line, size_t *column)
+{
+    *line = 1;
+    *column = 1;
+    for (size_t i = 0; i < offset && text[i]; ++i) {
+        if (text[i] == '\n') {
+            ++*line;
+            *column = 1;
+        } else {
+            ++*column;
+        }
+    }
+}
+
+/* Parses JSON text into *out with json-c's strict mode (no trailing commas,
+ * no comments, UTF-8 validated; json-c still reads single-quoted strings
+ * and NaN/Infinity, which the field checks reject as non-finite). */
+static ssk_status parse_json_text(json_object **out, const char *text, ssk_error *err)
+{
+    *out = NULL;
+    size_t length = strlen(text);
+    if (length > INT_MAX)
+        return GRAPH_ERROR("JSON document too large (%zu bytes)", length);
+    json_tokener *tok = json_tokener_new();
+    if (!tok) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing JSON");
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    json_object *root = json_tokener_parse_ex(tok, text, (int)length);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    size_t line, column;
+    if (jerr == json_tokener_continue) {
+        json_object_put(root);
+        text_position(text, length, &line, &column);
+        return GRAPH_ERROR("JSON syntax error at byte %zu (line %zu, column %zu): unexpected "
+                           "end of the document",
+                           length, line, column);
+    }
+    if (jerr != json_tokener_success) {
+        json_object_put(root);
+        /* json-c stops at the offending character. */
+        size_t at = end;
+        text_position(text, at, &line, &column);
+        return GRAPH_ERROR("JSON syntax error at byte %zu (line %zu, column %zu): %s", at, line,
+                           column, json_tokener_error_desc(jerr));
+    }
+    size_t rest = end;
+    while (rest < length && strchr(" \t\r\n", text[rest])) ++rest;
+    if (rest < length) {
+        json_object_put(root);
+        text_position(text, rest, &line, &column);
+        return GRAPH_ERROR("JSON syntax error at byte %zu (line %zu, column %zu): text after "
+                           "the end of the document",
+                           rest, line, column);
+    }
+    *out = root;
+    return SSK_OK;
+}
+
+static ssk_status parse_document(ssk_graph **out, json_object *root, const ssk_rig *rig,
+                                 ssk_error *err)
+{
+    if (!root || json_object_get_type(root) != json_type_object)
+        return GRAPH_ERROR("the document must be a JSON object {\"version\", \"nodes\", "
+                           "\"edges\"}, got %s",
+                           json_kind(root));
+    json_object_object_foreach(root, field, value)
+    {
+        (void)value;
+        if (strcmp(field, "version") != 0 && strcmp(field, "nodes") != 0 &&
+            strcmp(field, "edges") != 0)
+            return GRAPH_ERROR("unknown top-level field '%s' (expected version, nodes, edges)",
+                               field);
+    }
+    json_object *version = NULL, *nodes = NULL, *edges = NULL;
+    if (!json_object_object_get_ex(root, "version", &version))
+        return GRAPH_ERROR("missing field 'version' (this library reads version %d)",
+                           GRAPH_FORMAT_VERSION);
+    if (!version || json_object_get_type(version) != json_type_int ||
+        json_object_get_int64(version) != GRAPH_FORMAT_VERSION)
+        return GRAPH_ERROR("field 'version': unsupported version %s (this library reads "
+                           "version %d)",
+                           version ? json_object_to_json_string(version) : "null",
+                           GRAPH_FORMAT_VERSION);
+    if (!json_object_object_get_ex(root, "nodes", &nodes))
+        return GRAPH_ERROR("missing field 'nodes'");
+    if (!nodes || json_object_get_type(nodes) != json_type_array)
+        return GRAPH_ERROR("field 'nodes': expected an array of nodes, got %s", json_kind(nodes));
+    if (!json_object_object_get_ex(root, "edges", &edges))
+        return GRAPH_ERROR("missing field 'edges'");
+    if (!edges || json_object_get_type(edges) != json_type_array)
+        return GRAPH_ERROR("field 'edges': expected an array of edges, got %s", json_kind(edges));
+    size_t node_count = json_object_array_length(nodes);
+    if (node_count > INT32_MAX) return GRAPH_ERROR("field 'nodes': too many nodes");
+
+    ssk_graph *g = graph_alloc(rig, (uint32_t)node_count);
+    if (!g)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing a graph");
+    ssk_status s = SSK_OK;
+    for (size_t i = 0; i < node_count && s == SSK_OK; ++i)
+        s = parse_node(g, (uint32_t)i, json_object_array_get_idx(nodes, i), err);
+    size_t edge_count = json_object_array_length(edges);
+    for (size_t e = 0; e < edge_count && s == SSK_OK; ++e)
+        s = parse_edge(g, e, json_object_array_get_idx(edges, e), err);
+    if (s == SSK_OK) s = check_structure(g, err);
+    if (s != SSK_OK) {
+        ssk_graph_destroy(g);
+        return s;
+    }
+    *out = g;
+    return ssk_error_ok(err);
+}
+
+ssk_status ssk_graph_parse(ssk_graph **out, const char *json, const ssk_rig *rig,
+                           ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out || !json || !rig)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_graph_parse: NULL argument");
+    json_object *root = NULL;
+    ssk_status s = parse_json_text(&root, json, err);
+    if (s != SSK_OK) return s;
+    s = parse_document(out, root, rig, err);
+    json_object_put(root);
+    return s;
+}
+
+ssk_status ssk_graph_load(ssk_graph **out, const char *path, const ssk_rig *rig,
+                          ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out || !path || !rig)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_graph_load: NULL argument");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ssk_error_set(err, SSK_ERROR_IO, "cannot open graph '%s': %s", path,
+                             strerror(errno));
+    size_t capacity = 4096, size = 0;
+    char *text = malloc(capacity);
+    ssk_status s = SSK_OK;
+    while (text) {
+        if (size + 1 >= capacity) {
+            if (capacity >= GRAPH_FILE_MAX_BYTES) {
+                s = ssk_error_set(err, SSK_ERROR_IO, "graph '%s' is larger than %u bytes", path,
+                                  GRAPH_FILE_MAX_BYTES);
+                break;
+            }
+            char *bigger = realloc(text, capacity * 2);
+            if (!bigger) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = bigger;
+            capacity *= 2;
+        }
+        size_t got = fread(text + size, 1, capacity - size - 1, f);
+        size += got;
+        if (got == 0) {
+            if (ferror(f))
+                s = ssk_error_set(err, SSK_ERROR_IO, "cannot read graph '%s': %s", path,
+                                  strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (!text)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory reading graph '%s'",
+                             path);
+    if (s == SSK_OK) {
+        text[size] = '\0';
+        if (strlen(text) != size)
+            s = GRAPH_ERROR("%s: JSON syntax error at byte %zu: NUL character", path,
+                            strlen(text));
+    }
+    if (s == SSK_OK) {
+        s = ssk_graph_parse(out, text, rig, err);
+        if (s == SSK_ERROR_GRAPH && err) {
+            char message[SSK_ERROR_MESSAGE_SIZE];
+            snprintf(message, sizeof message, "%s", err->message);
+            ssk_error_set(err, s, "%s: %s", path, message);
+        }
+    }
+    free(text);
+    return s;
+}
+
+ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_rig *rig,
+                                 ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out || !rig)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_graph_from_method: NULL argument");
+    if ((unsigned)method >= SSK_METHOD_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_graph_from_method: method %d out of range", (int)method);
+    ssk_graph *g = graph_alloc(rig, 2);
+    if (!g) goto oom;
+    ssk_graph_node *skin = &g->nodes[0], *output = &g->nodes[1];
+    skin->id = ssk_strdup("skin");
+    output->id = ssk_strdup("out");
+    if (!skin->id || !output->id) goto oom;
+    skin->type = SSK_NODE_SKINNING;
+    skin->method = method;
+    if (method == SSK_METHOD_IRS &&
+        !(skin->joint_influences = influences_alloc(g->bone_count, skin->parent_influence,
+                                                    skin->child_influence)))
+        goto oom;
+    output->type = SSK_NODE_OUTPUT;
+    output->input_positions = 0;
+    g->order[0] = 0;
+    g->order[1] = 1;
+    g->output_node = 1;
+    *out = g;
+    return ssk_error_ok(err);
+oom:
+    ssk_graph_destroy(g);
+    return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory building a graph");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Canonical JSON.                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A float as the shortest decimal that reads back as the same float, with
+ * a decimal point (or exponent) so that it reads as a real number. */
+static json_object *new_float(float value)
+{
+    char text[NUMBER_TEXT_SIZE];
+    if (value == truncf(value) && fabsf(value) < INTEGRAL_FIXED_LIMIT) {
+        /* Whole numbers as "20.0", never "2e+01". */
+        snprintf(text, sizeof text, "%.1f", (double)value);
+        for (char *c = text; *c; ++c)
+            if (*c == ',') *c = '.';
+        return json_object_new_double_s((double)value, text);
+    }
+    for (int digits = 1; digits <= FLOAT_ROUND_TRIP_DIGITS; ++digits) {
+        snprintf(text, sizeof text, "%.*g", digits, (double)value);
+        if (strtof(text, NULL) == value) break;
+    }
+    /* %g never groups digits; a locale decimal comma becomes a point. */
+    for (char *c = text; *c; ++c)
+        if (*c == ',') *c = '.';
+    if (!strpbrk(text, ".eE")) strncat(text, ".0", sizeof text - strlen(text) - 1);
+    return json_object_new_double_s((double)value, text);
+}
+
+/* Adds `value` to `obj` under `key`; false (value released) on failure. */
+static bool put(json_object *obj, const char *key, json_object *value)
+{
+    if (!value) return false;
+    if (json_object_object_add(obj, key, value) != 0) {
+        json_object_put(value);
+        return false;
+    }
+    return true;
+}
+
+static bool push(json_object *array, json_object *value)
+{
+    if (!value) return false;
+    if (json_object_array_add(array, value) != 0) {
+        json_object_put(value);
+        return false;
+    }
+    return true;
+}
+
+static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
+{
+    json_object *o = json_object_new_object();
+    if (!o) return NULL;
+    bool ok = put(o, "id", json_object_new_string(n->id)) &&
+              put(o, "type", json_object_new_string(node_type_names[n->type]));
+    if (ok && n->type == SSK_NODE_SKINNING) {
+        ok = put(o, "method", json_object_new_string(ssk_method_name(n->method)));
+        if (ok && n->method == SSK_METHOD_IRS) {
+            ok = put(o, "parent_influence", new_float(n->parent_influence)) &&
+                 put(o, "child_influence", new_float(n->child_influence)) &&
+                 put(o, "length_adjust", json_object_new_boolean(n->length_adjust != 0));
+            json_object *joints = ok ? json_object_new_object() : NULL;
+            ok = put(o, "joint_influences", joints);
+            for (uint32_t b = 0; ok && n->joint_influences && b < g->bone_count; ++b) {
+                float p = n->joint_influences[2 * b], c = n->joint_influences[2 * b + 1];
+                if (p == n->parent_influence && c == n->child_influence) continue;
+                json_object *pair = json_object_new_array();
+                ok = put(joints, g->bone_names[b], pair) && push(pair, new_float(p)) &&
+                     push(pair, new_float(c));
+            }
+        }
+    }
+    if (ok && n->type == SSK_NODE_RADIAL) {
+        json_object *bones = json_object_new_array();
+        ok = put(o, "bones", bones);
+        for (uint32_t b = 0; ok && n->bone_mask && b < g->bone_count; ++b)
+            if (n->bone_mask[b]) ok = push(bones, json_object_new_string(g->bone_names[b]));
+        ok = ok && put(o, "profile", json_object_new_string(ssk_radial_profile_name(n->profile))) &&
+             put(o, "amount", new_float(n->amount));
+        json_object *keys = ok ? json_object_new_array() : NULL;
+        ok = ok && put(o, "keys", keys);
+        for (uint32_t k = 0; ok && n->keys && k < n->key_count; ++k) {
+            json_object *key = json_object_new_array();
+            ok = push(keys, key) && push(key, new_float(n->keys[2 * k])) &&
+                 push(key, new_float(n->keys[2 * k + 1]));
+        }
+    }
+    if (!ok) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* A growing NUL-terminated text. */
+typedef struct text_buffer {
+    char *data;
+    size_t length, capacity;
+} text_buffer;
+
+/* Appends `text`; false when out of memory. */
+static bool append(text_buffer *b, const char *text)
+{
+    size_t n = strlen(text);
+    if (b->length + n + 1 > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity : 1024;
+        while (b->length + n + 1 > capacity) capacity *= 2;
+        char *bigger = realloc(b->data, capacity);
+        if (!bigger) return false;
+        b->data = bigger;
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->length, text, n + 1);
+    b->length += n;
+    return true;
+}
+
+/* Appends one node or edge object on its own line (json-c's spaced
+ * one-line form), releasing it. */
+static bool append_item(text_buffer *b, json_object *item, bool first)
+{
+    if (!item) return false;
+    const char *s = json_object_to_json_string_ext(
+        item, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+    bool ok = s && append(b, first ? "\n    " : ",\n    ") && append(b, s);
+    json_object_put(item);
+    return ok;
+}
+
+static json_object *edge_object(const ssk_graph *g, int32_t from, uint32_t to,
+                                graph_input input)
+{
+    json_object *e = json_object_new_object();
+    if (!e) return NULL;
+    if (!put(e, "from", json_object_new_string(g->nodes[from].id)) ||
+        !put(e, "to", json_object_new_string(g->nodes[to].id)) ||
+        !put(e, "input", json_object_new_string(input_names[input]))) {
+        json_object_put(e);
+        return NULL;
+    }
+    return e;
+}
+
+char *ssk_graph_to_json(const ssk_graph *graph)
+{
+    if (!graph) return NULL;
+    /* One node or edge per line:
+     * {
+     *   "version": 1,
+     *   "nodes": [
+     *     { "id": ..., "type": ..., fields },
+     *     ...
+     *   ],
+     *   "edges": [
+     *     { "from": ..., "to": ..., "input": ... }
+     *   ]
+     * } */
+    text_buffer b = {0};
+    char version[NUMBER_TEXT_SIZE];
+    snprintf(version, sizeof version, "{\n  \"version\": %d,\n  \"nodes\": [",
+             GRAPH_FORMAT_VERSION);
+    bool ok = append(&b, version);
+    for (uint32_t i = 0; ok && i < graph->node_count; ++i)
+        ok = append_item(&b, node_to_json(graph, &graph->nodes[i]), i == 0);
+    ok = ok && append(&b, "\n  ],\n  \"edges\": [");
+    /* Edges grouped by destination in node order, positions before normals. */
+    bool first = true;
+    for (uint32_t i = 0; ok && i < graph->node_count; ++i) {
+        const ssk_graph_node *n = &graph->nodes[i];
+        if (n->input_positions >= 0) {
+            ok = append_item(&b, edge_object(graph, n->input_positions, i, INPUT_POSITIONS),
+                             first);
+            first = false;
+        }
+        if (ok && n->input_normals >= 0) {
+            ok = append_item(&b, edge_object(graph, n->input_normals, i, INPUT_NORMALS), first);
+            first = false;
+        }
+    }
+    ok = ok && append(&b, "\n  ]\n}\n");
+    if (!ok) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
