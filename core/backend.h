@@ -1,44 +1,83 @@
 /*
  * backend.h — what a deformer backend implements. The deformer
- * (deformer.c) prepares per-bone data once per frame on the host and hands
- * it to the backend, which owns the per-vertex work and its buffers.
+ * (deformer.c) runs a deformer graph: it prepares per-bone data once per
+ * frame on the host, uploads it, then runs one kernel per graph node on
+ * buffers that stay on the backend, and reads back only what the caller
+ * asks for.
  */
 #ifndef SSK_BACKEND_H
 #define SSK_BACKEND_H
 
 #include "internal.h"
 
-/* Per-frame bone data, prepared by the deformer for every backend. */
+/* Per-frame data, prepared by the deformer for every backend. */
 typedef struct ssk_frame_data {
     /* LBS: #M by #B by 16 row-major matrices, the rig-space skinning
      * matrices folded with each mesh's object matrices
-     * (inverse(O_m(t)) · S_b · O_m), so they act in object space. */
+     * (inverse(O_m(t)) · S_b · O_m), so they act in object space.
+     * NULL when the graph has no LBS node. */
     const float *lbs_matrices;
-    /* DQS: #B dual quaternions of the rig-space skinning matrices. */
+    /* DQS: #B dual quaternions of the rig-space skinning matrices (NULL
+     * when the graph has no DQS node). */
     const ssk_dual_quat *dual_quats;
-    /* DQS: #M by 16 pre (object -> rig) and post (rig -> object at the
-     * frame) matrices; mesh_identity[m] is 1 when both are the identity. */
+    /* #M by 16: pre = rest object matrix O_m (object -> rig), post =
+     * inverse(O_m(t)) (rig -> object at the frame), objects = O_m(t);
+     * mesh_identity[m] is 1 when O_m and O_m(t) are both the identity. */
     const float *pre;
     const float *post;
+    const float *objects;
     const uint8_t *mesh_identity;
 } ssk_frame_data;
 
+typedef enum ssk_kernel {
+    SSK_KERNEL_LBS = 0, /* output <- LBS of the rest positions */
+    SSK_KERNEL_DQS,     /* output <- DQS of the rest positions */
+    SSK_KERNEL_RIGID,   /* output <- rigid attachment skinning (binding) */
+    SSK_KERNEL_IRS,     /* output <- IRS (binding) */
+    SSK_KERNEL_RADIAL,  /* output <- radial deformation of input */
+    SSK_KERNEL_NORMALS, /* output <- area-weighted vertex normals of input */
+    SSK_KERNEL_COUNT
+} ssk_kernel;
+
+/* One kernel run over the whole rig (all meshes). Buffers hold whole-rig
+ * #V by 3 floats, positions in each mesh's object space. Attachment
+ * kernels work in rig space internally: object -> rig with
+ * frame->objects, rig -> object with frame->post. */
+typedef struct ssk_kernel_call {
+    ssk_kernel kernel;
+    int input;  /* buffer id (RADIAL, NORMALS), else -1 */
+    int output; /* buffer id */
+    const ssk_attach_bone *attach_bones; /* #B (RIGID, IRS, RADIAL) */
+    int length_adjust;                   /* IRS */
+    const uint8_t *bone_mask;            /* #B (RADIAL) */
+    ssk_radial_profile profile;          /* RADIAL */
+    float amount;                        /* RADIAL, at this frame */
+} ssk_kernel_call;
+
 typedef struct ssk_backend_ops {
     const char *name;
-    /* Uploads/keeps what the rig needs. *out_state is the backend's. */
-    ssk_status (*create)(void **out_state, const ssk_rig *rig, ssk_method method,
+    /* Uploads/keeps what the rig needs (and the binding's bones, t and
+     * scale vectors when binding is not NULL). */
+    ssk_status (*create)(void **out_state, const ssk_rig *rig, const ssk_binding_view *binding,
                          ssk_gl_context *gl, ssk_error *err);
     void (*destroy)(void *state);
-    /* Deforms every mesh; dst (whole-rig #V by 3) may be NULL: the result
-     * then stays in the backend for normals/max_displacement. */
-    ssk_status (*deform)(void *state, float *dst, const ssk_frame_data *frame,
-                         ssk_deform_timing *timing, ssk_error *err);
-    /* Normals of the last deform (whole rig, #V by 3). */
-    ssk_status (*normals)(void *state, float *dst, ssk_error *err);
-    /* max_v |p_v - reference_v| of the last deform. */
-    ssk_status (*max_displacement)(void *state, float *out, const float *reference,
+    /* A new #V by 3 float buffer; ids are 0, 1, 2, ... */
+    ssk_status (*buffer_create)(void *state, int *out_id, ssk_error *err);
+    /* Uploads the per-frame data the following runs read. */
+    ssk_status (*frame_upload)(void *state, const ssk_frame_data *frame, ssk_error *err);
+    /* Runs one kernel; returns when its output is complete (GL: finished). */
+    ssk_status (*run)(void *state, const ssk_kernel_call *call, ssk_error *err);
+    /* Optional (may be NULL): makes buffer `id` live in caller memory `host`
+     * (#V by 3) until the next call, so a kernel writing it needs no
+     * readback; host NULL returns it to the backend's own memory. Returns
+     * true when aliased. */
+    bool (*alias)(void *state, int id, float *host);
+    /* Copies buffer `id` to dst (#V by 3). */
+    ssk_status (*read)(void *state, int id, float *dst, ssk_error *err);
+    /* max_v |buffer_v - reference_v| (reference: #V by 3 host array). */
+    ssk_status (*max_displacement)(void *state, int id, const float *reference, float *out,
                                    ssk_error *err);
-    /* Human-readable device ("cpu (OpenMP, 2 threads)", GL renderer). */
+    /* Human-readable device ("cpu (OpenMP, 2 threads)", the GL renderer). */
     const char *(*device_name)(void *state);
 } ssk_backend_ops;
 

@@ -139,7 +139,8 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
                           (unsigned)bones, (unsigned)meshes, (unsigned)vertices);
         goto done;
     }
-    ssk_deformer_desc ddesc = {desc->method, desc->backend, desc->gl_context};
+    ssk_deformer_desc ddesc = {desc->method, desc->backend, desc->gl_context, desc->graph,
+                               desc->binding};
     s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     if (s != SSK_OK) goto done;
     /* An AUTO fallback leaves SSK_OK with a warning in the message. */
@@ -161,6 +162,7 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
         s = ssk_scene_sample(scene, desc->animation, t, skinning, objects, err);
         if (s != SSK_OK) goto done;
         double t0 = ssk_time_seconds();
+        ssk_deformer_set_frame(deformer, (double)frame);
         s = ssk_deformer_deform(deformer, positions, skinning, objects, err);
         deform_seconds += ssk_time_seconds() - t0;
         if (s != SSK_OK) goto done;

@@ -1,6 +1,7 @@
 /*
- * cpu_backend.c — the OpenMP backend: runs the CPU kernels (lbs.c, dqs.c,
- * normals.c) mesh by mesh on whole-rig buffers.
+ * cpu_backend.c — the OpenMP backend: buffers are host arrays; kernels are
+ * the CPU functions of lbs.c, dqs.c, rigid.c, irs.c, radial.c and
+ * normals.c, run mesh by mesh over whole-rig buffers.
  */
 #include "backend.h"
 
@@ -12,20 +13,28 @@
 
 typedef struct cpu_state {
     const ssk_rig *rig;
-    ssk_method method;
-    const float *last; /* output of the last deform: caller's dst or `own` */
-    float *own;        /* used when deform is called with dst == NULL */
+    const int32_t *bind_bones; /* binding, #V (NULL without one) */
+    const float *bind_t;
+    const float *bind_s;
+    float **own;               /* per buffer: its own memory */
+    float **data;              /* per buffer: where it lives (own or aliased) */
+    int buffer_count;
+    const ssk_frame_data *frame; /* valid during a deform */
     char name[64];
 } cpu_state;
 
-static ssk_status cpu_create(void **out_state, const ssk_rig *rig, ssk_method method,
-                             ssk_gl_context *gl, ssk_error *err)
+static ssk_status cpu_create(void **out_state, const ssk_rig *rig,
+                             const ssk_binding_view *binding, ssk_gl_context *gl, ssk_error *err)
 {
     (void)gl;
     cpu_state *s = calloc(1, sizeof *s);
     if (!s) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     s->rig = rig;
-    s->method = method;
+    if (binding) {
+        s->bind_bones = binding->bones;
+        s->bind_t = binding->t;
+        s->bind_s = binding->scale_vectors;
+    }
     snprintf(s->name, sizeof s->name, "cpu (OpenMP, %d threads)", omp_get_max_threads());
     *out_state = s;
     return SSK_OK;
@@ -35,58 +44,125 @@ static void cpu_destroy(void *state)
 {
     cpu_state *s = state;
     if (!s) return;
+    for (int i = 0; i < s->buffer_count; ++i) free(s->own[i]);
     free(s->own);
+    free(s->data);
     free(s);
 }
 
-static ssk_status cpu_deform(void *state, float *dst, const ssk_frame_data *frame,
-                             ssk_deform_timing *timing, ssk_error *err)
+static ssk_status cpu_buffer_create(void *state, int *out_id, ssk_error *err)
 {
     cpu_state *s = state;
-    const ssk_rig *rig = s->rig;
-    if (!dst) {
-        if (!s->own && !(s->own = malloc(3 * (size_t)rig->vertex_count * sizeof(float))))
-            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-        dst = s->own;
-    }
-    const double t0 = ssk_time_seconds();
-    const uint32_t nb = rig->bone_count;
-    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
-        const ssk_mesh *mesh = &rig->meshes[m];
-        float *out = dst + 3 * (size_t)mesh->first_vertex;
-        if (mesh->influence_count == 0 || nb == 0) {
-            memcpy(out, mesh->positions, 3 * (size_t)mesh->vertex_count * sizeof(float));
-        } else if (s->method == SSK_METHOD_LBS) {
-            ssk_lbs_deform(out, mesh->positions, mesh->vertex_count, mesh->bone_indices,
-                           mesh->weights, mesh->influence_count,
-                           frame->lbs_matrices + (size_t)m * nb * 16, nb);
-        } else {
-            const bool identity = frame->mesh_identity[m];
-            ssk_dqs_deform(out, mesh->positions, mesh->vertex_count, mesh->bone_indices,
-                           mesh->weights, mesh->influence_count, frame->dual_quats, nb,
-                           identity ? NULL : frame->pre + 16 * (size_t)m,
-                           identity ? NULL : frame->post + 16 * (size_t)m);
-        }
-    }
-    s->last = dst;
-    timing->upload_seconds = 0.0;
-    timing->compute_seconds = ssk_time_seconds() - t0;
-    timing->readback_seconds = 0.0;
+    const int n = s->buffer_count + 1;
+    float **own = realloc(s->own, (size_t)n * sizeof *own);
+    if (own) s->own = own;
+    float **data = own ? realloc(s->data, (size_t)n * sizeof *data) : NULL;
+    if (data) s->data = data;
+    float *mem = data ? calloc(3 * (size_t)s->rig->vertex_count + 1, sizeof(float)) : NULL;
+    if (!mem) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory (CPU buffer)");
+    s->own[s->buffer_count] = s->data[s->buffer_count] = mem;
+    *out_id = s->buffer_count++;
     return SSK_OK;
 }
 
-static ssk_status cpu_normals(void *state, float *dst, ssk_error *err)
+static ssk_status cpu_frame_upload(void *state, const ssk_frame_data *frame, ssk_error *err)
 {
-    cpu_state *s = state;
-    return ssk_rig_normals(s->rig, dst, s->last, err);
+    ((cpu_state *)state)->frame = frame;
+    return ssk_error_ok(err);
 }
 
-static ssk_status cpu_max_displacement(void *state, float *out, const float *reference,
+static bool cpu_alias(void *state, int id, float *host)
+{
+    cpu_state *s = state;
+    s->data[id] = host ? host : s->own[id];
+    return host != NULL;
+}
+
+/* Rows of mesh m: rig space -> its object space at the frame (post), in
+ * place, or object -> rig space (objects). */
+static void transform_rows(float *rows, uint32_t count, const float *m)
+{
+    const int64_t n = count;
+#pragma omp parallel for schedule(static)
+    for (int64_t v = 0; v < n; ++v) ssk_mat4_transform_point(rows + 3 * v, m, rows + 3 * v);
+}
+
+static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *err)
+{
+    cpu_state *s = state;
+    const ssk_rig *rig = s->rig;
+    const ssk_frame_data *frame = s->frame;
+    const uint32_t nb = rig->bone_count, nv = rig->vertex_count;
+    float *out = s->data[call->output];
+    const float *in = call->input >= 0 ? s->data[call->input] : NULL;
+    switch (call->kernel) {
+    case SSK_KERNEL_LBS:
+    case SSK_KERNEL_DQS:
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+            const ssk_mesh *mesh = &rig->meshes[m];
+            float *o = out + 3 * (size_t)mesh->first_vertex;
+            if (mesh->influence_count == 0 || nb == 0) {
+                memcpy(o, mesh->positions, 3 * (size_t)mesh->vertex_count * sizeof(float));
+            } else if (call->kernel == SSK_KERNEL_LBS) {
+                ssk_lbs_deform(o, mesh->positions, mesh->vertex_count, mesh->bone_indices,
+                               mesh->weights, mesh->influence_count,
+                               frame->lbs_matrices + (size_t)m * nb * 16, nb);
+            } else {
+                const bool identity = frame->mesh_identity[m];
+                ssk_dqs_deform(o, mesh->positions, mesh->vertex_count, mesh->bone_indices,
+                               mesh->weights, mesh->influence_count, frame->dual_quats, nb,
+                               identity ? NULL : frame->pre + 16 * (size_t)m,
+                               identity ? NULL : frame->post + 16 * (size_t)m);
+            }
+        }
+        return SSK_OK;
+    case SSK_KERNEL_RIGID:
+    case SSK_KERNEL_IRS:
+    case SSK_KERNEL_RADIAL:
+        if (!s->bind_bones)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "attachment kernel without a binding");
+        if (call->kernel == SSK_KERNEL_RADIAL) {
+            if (out != in) memcpy(out, in, 3 * (size_t)nv * sizeof(float));
+            for (uint32_t m = 0; m < rig->mesh_count; ++m) /* object -> rig */
+                if (!frame->mesh_identity[m])
+                    transform_rows(out + 3 * (size_t)rig->meshes[m].first_vertex,
+                                   rig->meshes[m].vertex_count, frame->objects + 16 * (size_t)m);
+            ssk_radial_deform(out, out, nv, s->bind_bones, s->bind_t, call->attach_bones,
+                              call->bone_mask, call->profile, call->amount);
+        } else if (call->kernel == SSK_KERNEL_RIGID) {
+            ssk_rigid_deform(out, nv, s->bind_bones, s->bind_t, s->bind_s, call->attach_bones);
+        } else {
+            ssk_irs_deform(out, nv, s->bind_bones, s->bind_t, s->bind_s, call->attach_bones,
+                           call->length_adjust);
+        }
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) /* rig -> object */
+            if (!frame->mesh_identity[m])
+                transform_rows(out + 3 * (size_t)rig->meshes[m].first_vertex,
+                               rig->meshes[m].vertex_count, frame->post + 16 * (size_t)m);
+        return SSK_OK;
+    case SSK_KERNEL_NORMALS:
+        return ssk_rig_normals(rig, out, in, err);
+    default:
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "unknown kernel %d",
+                             (int)call->kernel);
+    }
+}
+
+static ssk_status cpu_read(void *state, int id, float *dst, ssk_error *err)
+{
+    cpu_state *s = state;
+    if (dst != s->data[id])
+        memcpy(dst, s->data[id], 3 * (size_t)s->rig->vertex_count * sizeof(float));
+    return ssk_error_ok(err);
+}
+
+static ssk_status cpu_max_displacement(void *state, int id, const float *reference, float *out,
                                        ssk_error *err)
 {
     cpu_state *s = state;
     const int64_t nv = s->rig->vertex_count;
-    const float *p = s->last;
+    const float *p = s->data[id];
     float best = 0.0f;
 #pragma omp parallel for schedule(static) reduction(max : best)
     for (int64_t v = 0; v < nv; ++v) {
@@ -102,6 +178,14 @@ static ssk_status cpu_max_displacement(void *state, float *out, const float *ref
 static const char *cpu_device_name(void *state) { return ((cpu_state *)state)->name; }
 
 const ssk_backend_ops ssk_cpu_backend = {
-    "cpu", cpu_create, cpu_destroy, cpu_deform, cpu_normals, cpu_max_displacement,
-    cpu_device_name,
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .buffer_create = cpu_buffer_create,
+    .frame_upload = cpu_frame_upload,
+    .run = cpu_run,
+    .alias = cpu_alias,
+    .read = cpu_read,
+    .max_displacement = cpu_max_displacement,
+    .device_name = cpu_device_name,
 };

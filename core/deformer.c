@@ -1,31 +1,54 @@
 /*
- * deformer.c — a skinning method on a backend for a whole rig: per-frame
- * preparation of bone data (rig-space skinning matrices folded with each
- * mesh's object matrices for LBS, dual quaternions for DQS) and dispatch of
- * the kernels mesh by mesh.
+ * deformer.c — runs a deformer graph (Toothman 2020, 6.1) for a whole rig
+ * on one backend. At creation the graph is compiled into a plan: one
+ * kernel call per node, each writing a buffer that stays on the backend,
+ * chained to the nodes that read it. Per frame the host prepares per-bone
+ * data once (LBS matrices folded with each mesh's object matrices, DQS dual
+ * quaternions, attachment bones per attachment node), uploads it, runs the
+ * plan and reads back only the output the caller asks for.
  */
 #include "backend.h"
+#include "graph.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct plan_step {
+    uint32_t node;
+    ssk_kernel_call call;
+} plan_step;
+
 struct ssk_deformer {
     const ssk_rig *rig;
-    ssk_method method;
     ssk_backend backend;          /* resolved, never AUTO */
     const ssk_backend_ops *ops;
     void *state;                  /* the backend's */
     ssk_gl_context *owned_gl;     /* created here when the caller gave none */
+    ssk_graph *graph;             /* own copy */
+    ssk_binding *owned_binding;   /* bound here when the caller gave none */
+    ssk_binding_view binding;     /* valid when has_binding */
+    bool has_binding;
+
+    plan_step *steps;
+    uint32_t step_count;
+    int *node_buffer;             /* per node: its output buffer, or -1 */
+    int output_positions;         /* buffer of the output node's positions */
+    int output_normals;           /* buffer of its normals, or -1 */
+    int scratch_normals;          /* for ssk_deformer_normals, -1 until used */
+    ssk_attach_bone **attach;     /* per node: #B bones, NULL if not needed */
+    bool needs_lbs, needs_dqs;
+
     float *lbs_matrices;          /* #M by #B by 16 */
     float *bind;                  /* #B by 16, gathered once */
     ssk_dual_quat *dual_quats;    /* #B */
-    float *pre, *post;            /* #M by 16 */
+    float *pre, *post, *objects;  /* #M by 16 */
     uint8_t *mesh_identity;       /* #M */
+    double frame;
     ssk_deform_timing timing;
     bool deformed;
 };
 
-static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs"};
+static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs"};
 static const char *const backend_names[SSK_BACKEND_COUNT] = {"auto", "cpu", "gl"};
 
 const char *ssk_method_name(ssk_method method)
@@ -46,7 +69,8 @@ ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err)
             return ssk_error_ok(err);
         }
     return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                         "unknown method '%s' (expected lbs or dqs)", name ? name : "(null)");
+                         "unknown method '%s' (expected lbs, dqs, rigid or irs)",
+                         name ? name : "(null)");
 }
 
 ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err)
@@ -101,6 +125,99 @@ static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc
     return SSK_OK;
 }
 
+/* Uses the caller's binding (checked against the rig) or binds with the
+ * default parameters, when the graph needs one. */
+static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc,
+                                  ssk_error *err)
+{
+    if (!ssk_graph_needs_binding(d->graph)) return SSK_OK;
+    const ssk_binding *binding = desc->binding;
+    if (!binding) {
+        ssk_bind_params params;
+        ssk_bind_params_default(&params);
+        ssk_status st = ssk_binding_create(&d->owned_binding, d->rig, &params, err);
+        if (st != SSK_OK) return st;
+        binding = d->owned_binding;
+    }
+    ssk_status st = ssk_binding_get(binding, &d->binding, err);
+    if (st != SSK_OK) return st;
+    if (d->binding.rig_hash != ssk_rig_hash(d->rig) ||
+        d->binding.vertex_count != d->rig->vertex_count)
+        return ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
+                             "the binding was made for another rig (hash or vertex count "
+                             "differs); bind this rig again");
+    d->has_binding = true;
+    return SSK_OK;
+}
+
+static ssk_kernel skinning_kernel(ssk_method method)
+{
+    switch (method) {
+    case SSK_METHOD_DQS: return SSK_KERNEL_DQS;
+    case SSK_METHOD_RIGID: return SSK_KERNEL_RIGID;
+    case SSK_METHOD_IRS: return SSK_KERNEL_IRS;
+    default: return SSK_KERNEL_LBS;
+    }
+}
+
+/* One kernel call per node in topological order, each writing a buffer of
+ * its own on the backend. */
+static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
+{
+    const ssk_graph *g = d->graph;
+    const size_t nb = (size_t)d->rig->bone_count + 1;
+    d->steps = calloc(g->node_count + 1, sizeof *d->steps);
+    d->node_buffer = malloc((g->node_count + 1) * sizeof *d->node_buffer);
+    d->attach = calloc(g->node_count + 1, sizeof *d->attach);
+    if (!d->steps || !d->node_buffer || !d->attach)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < g->node_count; ++i) d->node_buffer[i] = -1;
+    for (uint32_t k = 0; k < g->node_count; ++k) {
+        const uint32_t n = g->order[k];
+        const ssk_graph_node *node = &g->nodes[n];
+        if (node->type == SSK_NODE_OUTPUT) {
+            d->output_positions = d->node_buffer[node->input_positions];
+            d->output_normals =
+                node->input_normals >= 0 ? d->node_buffer[node->input_normals] : -1;
+            continue;
+        }
+        ssk_kernel_call call = {0};
+        call.input = -1;
+        switch (node->type) {
+        case SSK_NODE_SKINNING:
+            call.kernel = skinning_kernel(node->method);
+            call.length_adjust = node->length_adjust;
+            d->needs_lbs |= call.kernel == SSK_KERNEL_LBS;
+            d->needs_dqs |= call.kernel == SSK_KERNEL_DQS;
+            break;
+        case SSK_NODE_RADIAL:
+            call.kernel = SSK_KERNEL_RADIAL;
+            call.input = d->node_buffer[node->input_positions];
+            call.bone_mask = node->bone_mask;
+            call.profile = node->profile;
+            break;
+        case SSK_NODE_NORMALS:
+            call.kernel = SSK_KERNEL_NORMALS;
+            call.input = d->node_buffer[node->input_positions];
+            break;
+        default:
+            return ssk_error_set(err, SSK_ERROR_GRAPH, "node '%s': unknown type", node->id);
+        }
+        if (call.kernel == SSK_KERNEL_RIGID || call.kernel == SSK_KERNEL_IRS ||
+            call.kernel == SSK_KERNEL_RADIAL) {
+            if (!(d->attach[n] = malloc(nb * sizeof(ssk_attach_bone))))
+                return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+            call.attach_bones = d->attach[n];
+        }
+        ssk_status st = d->ops->buffer_create(d->state, &call.output, err);
+        if (st != SSK_OK) return st;
+        d->node_buffer[n] = call.output;
+        d->steps[d->step_count].node = n;
+        d->steps[d->step_count++].call = call;
+    }
+    return SSK_OK;
+}
+
 ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
                                const ssk_deformer_desc *desc, ssk_error *err)
 {
@@ -108,38 +225,51 @@ ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
     if (!out || !rig || !desc)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "ssk_deformer_create: NULL argument");
-    if ((unsigned)desc->method >= SSK_METHOD_COUNT)
+    if (!desc->graph && (unsigned)desc->method >= SSK_METHOD_COUNT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "method %d out of range",
                              (int)desc->method);
     if ((unsigned)desc->backend >= SSK_BACKEND_COUNT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "backend %d out of range",
                              (int)desc->backend);
+    if (desc->graph && desc->graph->bone_count != rig->bone_count)
+        return ssk_error_set(err, SSK_ERROR_GRAPH,
+                             "the graph was validated against a rig of %u bones, this rig has %u",
+                             desc->graph->bone_count, rig->bone_count);
     ssk_deformer *d = calloc(1, sizeof *d);
     if (!d) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     d->rig = rig;
-    d->method = desc->method;
+    d->output_positions = d->output_normals = d->scratch_normals = -1;
     const size_t nb = (size_t)rig->bone_count + 1, nm = rig->mesh_count;
     d->lbs_matrices = malloc(nm * nb * 16 * sizeof(float));
     d->bind = malloc(nb * 16 * sizeof(float));
     d->dual_quats = malloc(nb * sizeof(ssk_dual_quat));
     d->pre = malloc(nm * 16 * sizeof(float));
     d->post = malloc(nm * 16 * sizeof(float));
+    d->objects = malloc(nm * 16 * sizeof(float));
     d->mesh_identity = malloc(nm);
-    if (!d->lbs_matrices || !d->bind || !d->dual_quats || !d->pre || !d->post ||
+    if (!d->lbs_matrices || !d->bind || !d->dual_quats || !d->pre || !d->post || !d->objects ||
         !d->mesh_identity) {
         ssk_deformer_destroy(d);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     for (uint32_t b = 0; b < rig->bone_count; ++b)
         memcpy(d->bind + 16 * (size_t)b, rig->bones[b].bind_matrix, 16 * sizeof(float));
+    ssk_status st = desc->graph ? ssk_graph_copy(&d->graph, desc->graph, err)
+                                : ssk_graph_from_method(&d->graph, desc->method, rig, err);
+    if (st == SSK_OK) st = resolve_binding(d, desc, err);
+    if (st != SSK_OK) {
+        ssk_deformer_destroy(d);
+        return st;
+    }
     ssk_error_ok(err);
     ssk_gl_context *gl = NULL;
-    ssk_status st = resolve_backend(d, desc, &gl, err);
+    st = resolve_backend(d, desc, &gl, err);
     if (st == SSK_OK) {
         ssk_error warning = {0};
         if (err) warning = *err; /* keep an AUTO fallback warning */
         d->ops = d->backend == SSK_BACKEND_GL ? &ssk_gl_backend : &ssk_cpu_backend;
-        st = d->ops->create(&d->state, rig, d->method, gl, err);
+        st = d->ops->create(&d->state, rig, d->has_binding ? &d->binding : NULL, gl, err);
+        if (st == SSK_OK) st = build_plan(d, err);
         if (st == SSK_OK && err) *err = warning;
     }
     if (st != SSK_OK) {
@@ -155,11 +285,19 @@ void ssk_deformer_destroy(ssk_deformer *d)
     if (!d) return;
     if (d->ops && d->state) d->ops->destroy(d->state);
     ssk_gl_context_destroy(d->owned_gl);
+    if (d->attach && d->graph)
+        for (uint32_t i = 0; i < d->graph->node_count; ++i) free(d->attach[i]);
+    free(d->attach);
+    free(d->steps);
+    free(d->node_buffer);
+    ssk_graph_destroy(d->graph);
+    ssk_binding_destroy(d->owned_binding);
     free(d->lbs_matrices);
     free(d->bind);
     free(d->dual_quats);
     free(d->pre);
     free(d->post);
+    free(d->objects);
     free(d->mesh_identity);
     free(d);
 }
@@ -173,23 +311,15 @@ const char *ssk_deformer_device_name(const ssk_deformer *d)
 
 void ssk_deformer_timing(const ssk_deformer *d, ssk_deform_timing *out) { *out = d->timing; }
 
-ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
-                               const float *skinning_matrices, const float *object_matrices,
-                               ssk_error *err)
+void ssk_deformer_set_frame(ssk_deformer *d, double frame) { d->frame = frame; }
+
+/* Host-side per-frame data: per mesh pre/post/object matrices, and what
+ * the plan's kernels read. */
+static ssk_status prepare_frame(ssk_deformer *d, const float *skinning,
+                                const float *object_matrices, ssk_error *err)
 {
-    if (!d || (!skinning_matrices && d->rig->bone_count))
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                             "ssk_deformer_deform: NULL argument");
     const ssk_rig *rig = d->rig;
     const uint32_t nb = rig->bone_count;
-    ssk_status st = ssk_matrices_validate(skinning_matrices, nb, "skinning matrices", err);
-    if (st != SSK_OK) return st;
-    if (object_matrices) {
-        st = ssk_matrices_validate(object_matrices, rig->mesh_count, "object matrices", err);
-        if (st != SSK_OK) return st;
-    }
-    /* Per mesh: pre = rest object matrix, post = inverse of the object
-     * matrix at this frame: v' = post · blend(pre · v). */
     for (uint32_t m = 0; m < rig->mesh_count; ++m) {
         const ssk_mesh *mesh = &rig->meshes[m];
         const float *frame_object = object_matrices ? object_matrices + 16 * (size_t)m
@@ -199,12 +329,14 @@ ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
                                  "object matrix of mesh '%s' is singular", mesh->name);
         memcpy(pre, mesh->object_matrix, 16 * sizeof(float));
+        memcpy(d->objects + 16 * (size_t)m, frame_object, 16 * sizeof(float));
         d->mesh_identity[m] = ssk_mat4_is_identity(pre) && ssk_mat4_is_identity(frame_object);
-        if (d->method != SSK_METHOD_LBS) continue;
+        if (!d->needs_lbs) continue;
+        /* v' = post · S_b · pre · v folded into one matrix per bone. */
         float *mats = d->lbs_matrices + (size_t)m * nb * 16;
         for (uint32_t b = 0; b < nb; ++b) {
             float *dm = mats + 16 * (size_t)b;
-            const float *s = skinning_matrices + 16 * (size_t)b;
+            const float *s = skinning + 16 * (size_t)b;
             if (d->mesh_identity[m]) {
                 memcpy(dm, s, 16 * sizeof(float));
             } else {
@@ -213,14 +345,69 @@ ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
             }
         }
     }
-    if (d->method == SSK_METHOD_DQS && nb) {
-        st = ssk_dqs_prepare(d->dual_quats, skinning_matrices, d->bind, nb, err);
+    if (d->needs_dqs && nb) {
+        ssk_status st = ssk_dqs_prepare(d->dual_quats, skinning, d->bind, nb, err);
         if (st != SSK_OK) return st;
     }
-    const ssk_frame_data frame = {d->lbs_matrices, d->dual_quats, d->pre, d->post,
-                                  d->mesh_identity};
-    st = d->ops->deform(d->state, dst_positions, &frame, &d->timing, err);
+    for (uint32_t i = 0; i < d->step_count; ++i) {
+        plan_step *step = &d->steps[i];
+        const ssk_graph_node *node = &d->graph->nodes[step->node];
+        if (step->call.attach_bones) {
+            ssk_status st = ssk_attach_prepare(d->attach[step->node], rig, skinning,
+                                               node->joint_influences, err);
+            if (st != SSK_OK) return st;
+        }
+        if (step->call.kernel == SSK_KERNEL_RADIAL)
+            step->call.amount = ssk_graph_node_amount(node, d->frame);
+    }
+    return SSK_OK;
+}
+
+ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
+                               const float *skinning_matrices, const float *object_matrices,
+                               ssk_error *err)
+{
+    if (!d || (!skinning_matrices && d->rig->bone_count))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_deformer_deform: NULL argument");
+    const ssk_rig *rig = d->rig;
+    ssk_status st = ssk_matrices_validate(skinning_matrices, rig->bone_count, "skinning matrices",
+                                          err);
     if (st != SSK_OK) return st;
+    if (object_matrices) {
+        st = ssk_matrices_validate(object_matrices, rig->mesh_count, "object matrices", err);
+        if (st != SSK_OK) return st;
+    }
+    const double t0 = ssk_time_seconds();
+    st = prepare_frame(d, skinning_matrices, object_matrices, err);
+    if (st != SSK_OK) return st;
+    const ssk_frame_data frame = {d->needs_lbs ? d->lbs_matrices : NULL,
+                                  d->needs_dqs ? d->dual_quats : NULL,
+                                  d->pre,
+                                  d->post,
+                                  d->objects,
+                                  d->mesh_identity};
+    st = d->ops->frame_upload(d->state, &frame, err);
+    if (st != SSK_OK) return st;
+    const double t1 = ssk_time_seconds();
+    /* A backend that can write straight into caller memory does so for
+     * the output (no readback copy). */
+    const bool aliased = dst_positions && d->ops->alias &&
+                         d->ops->alias(d->state, d->output_positions, dst_positions);
+    if (!aliased && d->ops->alias) d->ops->alias(d->state, d->output_positions, NULL);
+    for (uint32_t i = 0; i < d->step_count; ++i) {
+        st = d->ops->run(d->state, &d->steps[i].call, err);
+        if (st != SSK_OK) return st;
+    }
+    const double t2 = ssk_time_seconds();
+    if (dst_positions && !aliased) {
+        st = d->ops->read(d->state, d->output_positions, dst_positions, err);
+        if (st != SSK_OK) return st;
+    }
+    const double t3 = ssk_time_seconds();
+    d->timing.upload_seconds = t1 - t0;
+    d->timing.compute_seconds = t2 - t1;
+    d->timing.readback_seconds = t3 - t2;
     d->deformed = true;
     return ssk_error_ok(err);
 }
@@ -232,7 +419,18 @@ ssk_status ssk_deformer_normals(ssk_deformer *d, float *dst_normals, ssk_error *
     if (!d->deformed)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "ssk_deformer_normals: no ssk_deformer_deform yet");
-    return d->ops->normals(d->state, dst_normals, err);
+    if (d->output_normals >= 0) return d->ops->read(d->state, d->output_normals, dst_normals, err);
+    if (d->scratch_normals < 0) {
+        ssk_status st = d->ops->buffer_create(d->state, &d->scratch_normals, err);
+        if (st != SSK_OK) return st;
+    }
+    ssk_kernel_call call = {0};
+    call.kernel = SSK_KERNEL_NORMALS;
+    call.input = d->output_positions;
+    call.output = d->scratch_normals;
+    ssk_status st = d->ops->run(d->state, &call, err);
+    if (st != SSK_OK) return st;
+    return d->ops->read(d->state, d->scratch_normals, dst_normals, err);
 }
 
 ssk_status ssk_deformer_max_displacement(ssk_deformer *d, float *out_max, const float *reference,
@@ -244,5 +442,5 @@ ssk_status ssk_deformer_max_displacement(ssk_deformer *d, float *out_max, const 
     if (!d->deformed)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "ssk_deformer_max_displacement: no ssk_deformer_deform yet");
-    return d->ops->max_displacement(d->state, out_max, reference, err);
+    return d->ops->max_displacement(d->state, d->output_positions, reference, out_max, err);
 }

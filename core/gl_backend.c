@@ -1,12 +1,14 @@
 /*
- * gl_backend.c — the OpenGL 4.3 compute backend: the rig lives on the
- * device in persistent shader storage buffers, uploaded once at creation;
- * per frame only the bone data is uploaded, each mesh is one compute
- * dispatch (shaders/lbs.comp or shaders/dqs.comp), and the whole-rig result
- * is read back with one glGetBufferSubData. Normals (face normals, then a
- * per-vertex gather) and the maximum displacement (a grid-stride loop, a
- * shared-memory reduction per work group and one atomicMax per group) run
- * on the device buffer of the last deform.
+ * gl_backend.c — the OpenGL 4.3 compute backend: the rig (and the
+ * attachment binding, when there is one) lives on the device in persistent
+ * shader storage buffers, uploaded once at creation; per frame only
+ * per-bone data is uploaded. Each kernel call of the deformer graph is one
+ * compute dispatch per mesh (LBS, DQS) or over the whole rig (attachment
+ * kernels, normals) writing a position buffer that stays on the device for
+ * the next node; the output is read back with one glGetBufferSubData.
+ * Normals are face normals, then a per-vertex gather; the maximum
+ * displacement is a grid-stride loop, a shared-memory reduction per work
+ * group and one atomicMax per group.
  *
  * Every GL call happens in a job run by ssk_gl_context_run on the context's
  * own thread; each entry point packs its inputs and outputs into a job
@@ -14,12 +16,14 @@
  *
  * Device layout (all meshes concatenated in mesh order; the binding points
  * are those of shaders/skinning_lib.glsl):
- *   rest, deformed, normals, reference  float[3 #V]
+ *   rest, reference, position buffers  float[3 #V] (position buffers are
+ *                                      bound to the kernels' input/output
+ *                                      binding points per call)
  *   bone indices, weights              int/float[sum_m #V_m K_m], mesh m's
  *                                      first entry at weight_offset[m]
- *   bones                              LBS: #M #B row-major 4x4 (the frame's
- *                                      lbs_matrices); DQS: #B ssk_dual_quat
- *   pre/post                           DQS: #M pre then #M post 4x4
+ *   LBS bones, DQS bones               #M #B row-major 4x4 (the frame's
+ *                                      lbs_matrices); #B ssk_dual_quat
+ *   pre/post                           #M pre, #M post, #M object 4x4
  *   triangles                          uint[3 #F], whole-rig vertex rows
  *   face normals                       float[3 #F]
  *   vertex-triangle CSR                uint[#V + 1] offsets and uint[3 #F]
@@ -49,27 +53,43 @@
 
 /* Buffers; each value is also the buffer's binding point (SSK_BINDING_* of
  * shaders/skinning_lib.glsl). */
+typedef enum gl_binding {
+    BIND_REST = 0,
+    BIND_BONE_INDICES = 1,
+    BIND_WEIGHTS = 2,
+    BIND_BONES = 3,
+    BIND_PRE_POST = 4,
+    BIND_DEFORMED = 5, /* output of deformation kernels, input of normals */
+    BIND_TRIANGLES = 6,
+    BIND_FACE_NORMALS = 7,
+    BIND_VT_OFFSETS = 8,
+    BIND_VT_TRIANGLES = 9,
+    BIND_NORMALS = 10,
+    BIND_REFERENCE = 11,
+    BIND_RESULT = 12,
+} gl_binding;
+
+/* The backend's fixed buffers (position buffers are in gl_state.positions). */
 typedef enum gl_buffer {
     BUF_REST = 0,
-    BUF_BONE_INDICES = 1,
-    BUF_WEIGHTS = 2,
-    BUF_BONES = 3,
-    BUF_PRE_POST = 4,
-    BUF_DEFORMED = 5,
-    BUF_TRIANGLES = 6,
-    BUF_FACE_NORMALS = 7,
-    BUF_VT_OFFSETS = 8,
-    BUF_VT_TRIANGLES = 9,
-    BUF_NORMALS = 10,
-    BUF_REFERENCE = 11,
-    BUF_RESULT = 12,
+    BUF_BONE_INDICES,
+    BUF_WEIGHTS,
+    BUF_LBS_BONES,
+    BUF_DQS_BONES,
+    BUF_PRE_POST,
+    BUF_TRIANGLES,
+    BUF_FACE_NORMALS,
+    BUF_VT_OFFSETS,
+    BUF_VT_TRIANGLES,
+    BUF_REFERENCE,
+    BUF_RESULT,
     BUF_COUNT
 } gl_buffer;
 
 static const char *const buffer_names[BUF_COUNT] = {
-    "rest positions", "bone indices", "weights", "bone data", "pre/post matrices",
-    "deformed positions", "triangles", "face normals", "vertex-triangle offsets",
-    "vertex triangles", "normals", "reference positions", "result"};
+    "rest positions", "bone indices", "weights", "LBS bone matrices", "DQS bones",
+    "pre/post matrices", "triangles", "face normals", "vertex-triangle offsets",
+    "vertex triangles", "reference positions", "result"};
 
 /* Uniform locations (SSK_LOC_* of shaders/skinning_lib.glsl). */
 enum gl_uniform {
@@ -88,12 +108,17 @@ enum gl_uniform {
 #define FLAG_PRE_POST 1u
 
 typedef enum gl_program {
-    PROG_DEFORM,
+    PROG_LBS,
+    PROG_DQS,
     PROG_FACE_NORMALS,
     PROG_VERTEX_NORMALS,
     PROG_MAX_DISPLACEMENT,
     PROG_COUNT
 } gl_program;
+
+static const char *const program_files[PROG_COUNT] = {
+    "lbs.comp", "dqs.comp", "face_normals.comp", "vertex_normals.comp",
+    "max_displacement.comp"};
 
 typedef struct gl_mesh {
     uint32_t first_vertex, vertex_count;
@@ -103,18 +128,19 @@ typedef struct gl_mesh {
 
 typedef struct gl_state {
     const ssk_rig *rig;
-    ssk_method method;
     ssk_gl_context *gl;
     const ssk_gl_info *info;
     GLuint buffers[BUF_COUNT];
-    GLuint programs[PROG_COUNT];
+    GLuint *positions;             /* the deformer graph's buffers */
+    int position_count;
+    GLuint programs[PROG_COUNT];   /* compiled on first use */
     GLuint local_size[PROG_COUNT]; /* queried GL_COMPUTE_WORK_GROUP_SIZE x */
     uint32_t max_groups;           /* GL_MAX_COMPUTE_WORK_GROUP_COUNT x */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
-    size_t bone_floats;            /* per frame upload of bone data */
     bool reference_allocated;
-    bool deformed;
+    bool pre_post;                 /* some mesh has non-identity matrices */
+    const ssk_frame_data *frame;   /* valid during a deform */
 } gl_state;
 
 /* Host copies of the rig in the device layout, built once for the upload. */
@@ -133,17 +159,13 @@ typedef struct gl_job {
     const gl_upload *upload;
     float *dst;
     const ssk_frame_data *frame;
-    ssk_deform_timing *timing;
+    const ssk_kernel_call *call;
+    int buffer;
     const float *reference;
     float *out_max;
     ssk_error *err;
     ssk_status status;
 } gl_job;
-
-static const char *deform_program_name(ssk_method method)
-{
-    return method == SSK_METHOD_DQS ? "dqs.comp" : "lbs.comp";
-}
 
 /* --- GL thread helpers --------------------------------------------------- */
 
@@ -177,9 +199,29 @@ static ssk_status buffer_allocate(gl_state *s, gl_buffer b, size_t bytes, const 
     return ssk_gl_check(what, err);
 }
 
-static void bind(const gl_state *s, gl_buffer b)
+static void bind(GLuint binding, GLuint buffer)
 {
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, (GLuint)b, s->buffers[b]);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, binding, buffer);
+}
+
+/* The program of `p`, compiled on first use (so a deformer compiles only
+ * the kernels its graph runs). */
+static ssk_status program(gl_state *s, gl_program p, ssk_error *err)
+{
+    if (s->programs[p]) return SSK_OK;
+    ssk_status st = ssk_gl_compute_program(s->gl, program_files[p], &s->programs[p], err);
+    if (st != SSK_OK) return st;
+    GLint size[3] = {0, 0, 0};
+    glGetProgramiv(s->programs[p], GL_COMPUTE_WORK_GROUP_SIZE, size);
+    if (size[0] <= 0 || size[1] != 1 || size[2] != 1) {
+        s->programs[p] = 0;
+        return ssk_error_set(err, SSK_ERROR_GL_SHADER,
+                             "compute shader '%s' has work group size %dx%dx%d (expected "
+                             "N x 1 x 1)", program_files[p], size[0], size[1], size[2]);
+    }
+    s->local_size[p] = (GLuint)size[0];
+    glUseProgram(s->programs[p]);
+    return SSK_OK;
 }
 
 /* Dispatches `count` invocations of the bound program in chunks of at most
@@ -210,11 +252,11 @@ static void dispatch_strided(const gl_state *s, gl_program p, uint32_t count)
     glDispatchCompute((GLuint)groups, 1, 1);
 }
 
-/* Reads `bytes` of buffer b into dst after the kernels that wrote it. */
-static void read_back(const gl_state *s, gl_buffer b, void *dst, size_t bytes)
+/* Reads `bytes` of a buffer into dst after the kernels that wrote it. */
+static void read_back(GLuint buffer, void *dst, size_t bytes)
 {
     glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[b]);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer);
     glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, dst);
 }
 
@@ -227,29 +269,15 @@ static void job_destroy(void *user)
     for (int b = 0; b < BUF_COUNT; ++b)
         if (s->buffers[b]) glDeleteBuffers(1, &s->buffers[b]);
     memset(s->buffers, 0, sizeof s->buffers);
+    if (s->position_count) glDeleteBuffers(s->position_count, s->positions);
     glGetError(); /* nothing to report from a destructor */
 }
 
 static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *err)
 {
-    static const char *const program_files[PROG_COUNT] = {
-        NULL, "face_normals.comp", "vertex_normals.comp", "max_displacement.comp"};
-    for (int p = 0; p < PROG_COUNT; ++p) {
-        const char *file = p == PROG_DEFORM ? deform_program_name(s->method) : program_files[p];
-        ssk_status st = ssk_gl_compute_program(s->gl, file, &s->programs[p], err);
-        if (st != SSK_OK) return st;
-        GLint size[3] = {0, 0, 0};
-        glGetProgramiv(s->programs[p], GL_COMPUTE_WORK_GROUP_SIZE, size);
-        if (size[0] <= 0 || size[1] != 1 || size[2] != 1)
-            return ssk_error_set(err, SSK_ERROR_GL_SHADER,
-                                 "compute shader '%s' has work group size %dx%dx%d (expected "
-                                 "N x 1 x 1)", file, size[0], size[1], size[2]);
-        s->local_size[p] = (GLuint)size[0];
-    }
     const ssk_rig *rig = s->rig;
-    const size_t nv = rig->vertex_count, nm = rig->mesh_count;
+    const size_t nv = rig->vertex_count, nm = rig->mesh_count, nb = rig->bone_count;
     const size_t nf = s->triangle_count;
-    const size_t pre_post_floats = s->method == SSK_METHOD_DQS ? 2 * nm * MAT4_FLOATS : 0;
     struct {
         gl_buffer b;
         size_t bytes;
@@ -259,14 +287,13 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
         {BUF_REST, 3 * nv * sizeof(float), u->rest, GL_STATIC_DRAW},
         {BUF_BONE_INDICES, u->weight_count * sizeof(int32_t), u->bone_indices, GL_STATIC_DRAW},
         {BUF_WEIGHTS, u->weight_count * sizeof(float), u->weights, GL_STATIC_DRAW},
-        {BUF_BONES, s->bone_floats * sizeof(float), NULL, GL_DYNAMIC_DRAW},
-        {BUF_PRE_POST, pre_post_floats * sizeof(float), NULL, GL_DYNAMIC_DRAW},
-        {BUF_DEFORMED, 3 * nv * sizeof(float), NULL, GL_DYNAMIC_READ},
+        {BUF_LBS_BONES, nm * nb * MAT4_FLOATS * sizeof(float), NULL, GL_DYNAMIC_DRAW},
+        {BUF_DQS_BONES, nb * DUAL_QUAT_FLOATS * sizeof(float), NULL, GL_DYNAMIC_DRAW},
+        {BUF_PRE_POST, 3 * nm * MAT4_FLOATS * sizeof(float), NULL, GL_DYNAMIC_DRAW},
         {BUF_TRIANGLES, 3 * nf * sizeof(uint32_t), u->triangles, GL_STATIC_DRAW},
         {BUF_FACE_NORMALS, 3 * nf * sizeof(float), NULL, GL_DYNAMIC_COPY},
         {BUF_VT_OFFSETS, (nv + 1) * sizeof(uint32_t), u->vt_offsets, GL_STATIC_DRAW},
         {BUF_VT_TRIANGLES, 3 * nf * sizeof(uint32_t), u->vt_triangles, GL_STATIC_DRAW},
-        {BUF_NORMALS, 3 * nv * sizeof(float), NULL, GL_DYNAMIC_READ},
         {BUF_RESULT, sizeof(GLuint), NULL, GL_DYNAMIC_READ},
     };
     for (size_t i = 0; i < sizeof allocations / sizeof allocations[0]; ++i) {
@@ -283,47 +310,70 @@ static void job_create(void *user)
     job->status = create_on_thread(job->s, job->upload, job->err);
 }
 
-static void job_deform(void *user)
+static void job_buffer_create(void *user)
+{
+    gl_job *job = user;
+    gl_state *s = job->s;
+    const size_t bytes = 3 * (size_t)s->rig->vertex_count * sizeof(float);
+    GLuint buffer = 0;
+    glGenBuffers(1, &buffer);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(bytes ? bytes : GL_EMPTY_BUFFER_BYTES),
+                 NULL, GL_DYNAMIC_COPY);
+    job->status = ssk_gl_check("allocating a GL position buffer", job->err);
+    if (job->status != SSK_OK) {
+        glDeleteBuffers(1, &buffer);
+        return;
+    }
+    s->positions[s->position_count] = buffer;
+    job->buffer = s->position_count++;
+}
+
+/* Uploads the frame's per-bone data: the only per-frame upload. */
+static void job_frame_upload(void *user)
 {
     gl_job *job = user;
     gl_state *s = job->s;
     const ssk_rig *rig = s->rig;
     const ssk_frame_data *frame = job->frame;
-    ssk_error *err = job->err;
-
-    /* Upload: the frame's bone data only. */
-    const double t0 = ssk_time_seconds();
-    bool pre_post = false;
-    if (s->bone_floats) {
-        glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_BONES]);
-        const void *bones = s->method == SSK_METHOD_DQS ? (const void *)frame->dual_quats
-                                                        : (const void *)frame->lbs_matrices;
-        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(s->bone_floats * sizeof(float)),
-                        bones);
-        if (s->method == SSK_METHOD_DQS) {
-            for (uint32_t m = 0; m < rig->mesh_count; ++m) pre_post |= !frame->mesh_identity[m];
-            if (pre_post) {
-                const size_t bytes = (size_t)rig->mesh_count * MAT4_FLOATS * sizeof(float);
-                glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_PRE_POST]);
-                glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, frame->pre);
-                glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)bytes, (GLsizeiptr)bytes,
-                                frame->post);
-            }
-        }
+    const size_t nb = rig->bone_count, nm = rig->mesh_count;
+    if (frame->lbs_matrices && nb) {
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_LBS_BONES]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0,
+                        (GLsizeiptr)(nm * nb * MAT4_FLOATS * sizeof(float)), frame->lbs_matrices);
     }
-    job->status = ssk_gl_check("uploading bone data", err);
-    if (job->status != SSK_OK) return;
-    const double t1 = ssk_time_seconds();
+    if (frame->dual_quats && nb) {
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_DQS_BONES]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0,
+                        (GLsizeiptr)(nb * DUAL_QUAT_FLOATS * sizeof(float)), frame->dual_quats);
+    }
+    s->pre_post = false;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) s->pre_post |= !frame->mesh_identity[m];
+    if (s->pre_post) {
+        const size_t bytes = nm * MAT4_FLOATS * sizeof(float);
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_PRE_POST]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, frame->pre);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)bytes, (GLsizeiptr)bytes, frame->post);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(2 * bytes), (GLsizeiptr)bytes,
+                        frame->objects);
+    }
+    job->status = ssk_gl_check("uploading bone data", job->err);
+}
 
-    /* Compute: one dispatch (or chunk loop) per mesh. */
-    glUseProgram(s->programs[PROG_DEFORM]);
-    bind(s, BUF_REST);
-    bind(s, BUF_BONE_INDICES);
-    bind(s, BUF_WEIGHTS);
-    bind(s, BUF_BONES);
-    bind(s, BUF_DEFORMED);
-    if (s->method == SSK_METHOD_DQS) {
-        bind(s, BUF_PRE_POST);
+/* LBS or DQS of the rest positions into `output`, one dispatch per mesh. */
+static ssk_status run_blend(gl_state *s, gl_program p, GLuint output, ssk_error *err)
+{
+    const ssk_rig *rig = s->rig;
+    ssk_status st = program(s, p, err);
+    if (st != SSK_OK) return st;
+    glUseProgram(s->programs[p]);
+    bind(BIND_REST, s->buffers[BUF_REST]);
+    bind(BIND_BONE_INDICES, s->buffers[BUF_BONE_INDICES]);
+    bind(BIND_WEIGHTS, s->buffers[BUF_WEIGHTS]);
+    bind(BIND_BONES, s->buffers[p == PROG_DQS ? BUF_DQS_BONES : BUF_LBS_BONES]);
+    bind(BIND_DEFORMED, output);
+    if (p == PROG_DQS) {
+        bind(BIND_PRE_POST, s->buffers[BUF_PRE_POST]);
         glUniform1ui(LOC_MESH_COUNT, rig->mesh_count);
     } else {
         glUniform1ui(LOC_BONE_COUNT, rig->bone_count);
@@ -335,52 +385,72 @@ static void job_deform(void *user)
         glUniform1ui(LOC_INFLUENCES, mesh->influences);
         glUniform1ui(LOC_WEIGHT_OFFSET, mesh->weight_offset);
         glUniform1ui(LOC_MESH, m);
-        if (s->method == SSK_METHOD_DQS)
-            glUniform1ui(LOC_FLAGS, pre_post && !frame->mesh_identity[m] ? FLAG_PRE_POST : 0u);
-        dispatch(s, PROG_DEFORM, mesh->vertex_count);
+        if (p == PROG_DQS)
+            glUniform1ui(LOC_FLAGS, s->pre_post && !s->frame->mesh_identity[m] ? FLAG_PRE_POST : 0u);
+        dispatch(s, p, mesh->vertex_count);
     }
-    /* Later kernels (normals, max displacement) read the result. */
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    glFinish();
-    job->status = ssk_gl_check(s->method == SSK_METHOD_DQS ? "dqs.comp dispatch"
-                                                           : "lbs.comp dispatch", err);
-    if (job->status != SSK_OK) return;
-    const double t2 = ssk_time_seconds();
-
-    /* Readback: the whole rig at once. */
-    if (job->dst) {
-        read_back(s, BUF_DEFORMED, job->dst, 3 * (size_t)rig->vertex_count * sizeof(float));
-        job->status = ssk_gl_check("reading back deformed positions", err);
-        if (job->status != SSK_OK) return;
-    }
-    const double t3 = ssk_time_seconds();
-    job->timing->upload_seconds = t1 - t0;
-    job->timing->compute_seconds = t2 - t1;
-    job->timing->readback_seconds = t3 - t2;
+    return SSK_OK;
 }
 
-static void job_normals(void *user)
+/* Area-weighted normals of `input` into `output`. */
+static ssk_status run_normals(gl_state *s, GLuint input, GLuint output, ssk_error *err)
 {
-    gl_job *job = user;
-    gl_state *s = job->s;
+    ssk_status st = program(s, PROG_FACE_NORMALS, err);
+    if (st == SSK_OK) st = program(s, PROG_VERTEX_NORMALS, err);
+    if (st != SSK_OK) return st;
     if (s->triangle_count) {
         glUseProgram(s->programs[PROG_FACE_NORMALS]);
-        bind(s, BUF_DEFORMED);
-        bind(s, BUF_TRIANGLES);
-        bind(s, BUF_FACE_NORMALS);
+        bind(BIND_DEFORMED, input);
+        bind(BIND_TRIANGLES, s->buffers[BUF_TRIANGLES]);
+        bind(BIND_FACE_NORMALS, s->buffers[BUF_FACE_NORMALS]);
         glUniform1ui(LOC_COUNT, s->triangle_count);
         dispatch(s, PROG_FACE_NORMALS, s->triangle_count);
         glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     }
     glUseProgram(s->programs[PROG_VERTEX_NORMALS]);
-    bind(s, BUF_FACE_NORMALS);
-    bind(s, BUF_VT_OFFSETS);
-    bind(s, BUF_VT_TRIANGLES);
-    bind(s, BUF_NORMALS);
+    bind(BIND_FACE_NORMALS, s->buffers[BUF_FACE_NORMALS]);
+    bind(BIND_VT_OFFSETS, s->buffers[BUF_VT_OFFSETS]);
+    bind(BIND_VT_TRIANGLES, s->buffers[BUF_VT_TRIANGLES]);
+    bind(BIND_NORMALS, output);
     glUniform1ui(LOC_COUNT, s->rig->vertex_count);
     dispatch(s, PROG_VERTEX_NORMALS, s->rig->vertex_count);
-    read_back(s, BUF_NORMALS, job->dst, 3 * (size_t)s->rig->vertex_count * sizeof(float));
-    job->status = ssk_gl_check("vertex normals", job->err);
+    return SSK_OK;
+}
+
+static void job_run(void *user)
+{
+    gl_job *job = user;
+    gl_state *s = job->s;
+    const ssk_kernel_call *call = job->call;
+    const GLuint output = s->positions[call->output];
+    const GLuint input = call->input >= 0 ? s->positions[call->input] : 0;
+    ssk_status st;
+    switch (call->kernel) {
+    case SSK_KERNEL_LBS: st = run_blend(s, PROG_LBS, output, job->err); break;
+    case SSK_KERNEL_DQS: st = run_blend(s, PROG_DQS, output, job->err); break;
+    case SSK_KERNEL_NORMALS: st = run_normals(s, input, output, job->err); break;
+    default:
+        st = ssk_error_set(job->err, SSK_ERROR_UNSUPPORTED,
+                           "GL backend: kernel %d is not available on GL", (int)call->kernel);
+        break;
+    }
+    if (st != SSK_OK) {
+        job->status = st;
+        return;
+    }
+    /* The next kernels (and readbacks) see the result; finishing here makes
+     * the deformer's compute timing honest. */
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+    glFinish();
+    job->status = ssk_gl_check("compute dispatch", job->err);
+}
+
+static void job_read(void *user)
+{
+    gl_job *job = user;
+    gl_state *s = job->s;
+    read_back(s->positions[job->buffer], job->dst, 3 * (size_t)s->rig->vertex_count * sizeof(float));
+    job->status = ssk_gl_check("reading back a position buffer", job->err);
 }
 
 static void job_max_displacement(void *user)
@@ -388,6 +458,8 @@ static void job_max_displacement(void *user)
     gl_job *job = user;
     gl_state *s = job->s;
     const size_t bytes = 3 * (size_t)s->rig->vertex_count * sizeof(float);
+    job->status = program(s, PROG_MAX_DISPLACEMENT, job->err);
+    if (job->status != SSK_OK) return;
     if (!s->reference_allocated) {
         job->status = buffer_allocate(s, BUF_REFERENCE, bytes, job->reference, GL_STREAM_DRAW,
                                       job->err);
@@ -401,13 +473,13 @@ static void job_max_displacement(void *user)
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_RESULT]);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof zero, &zero);
     glUseProgram(s->programs[PROG_MAX_DISPLACEMENT]);
-    bind(s, BUF_DEFORMED);
-    bind(s, BUF_REFERENCE);
-    bind(s, BUF_RESULT);
+    bind(BIND_DEFORMED, s->positions[job->buffer]);
+    bind(BIND_REFERENCE, s->buffers[BUF_REFERENCE]);
+    bind(BIND_RESULT, s->buffers[BUF_RESULT]);
     glUniform1ui(LOC_COUNT, s->rig->vertex_count);
     dispatch_strided(s, PROG_MAX_DISPLACEMENT, s->rig->vertex_count);
     GLuint bits = 0;
-    read_back(s, BUF_RESULT, &bits, sizeof bits);
+    read_back(s->buffers[BUF_RESULT], &bits, sizeof bits);
     job->status = ssk_gl_check("max displacement", job->err);
     if (job->status != SSK_OK) return;
     memcpy(job->out_max, &bits, sizeof *job->out_max);
@@ -487,28 +559,26 @@ static void gl_destroy(void *state)
     if (!s) return;
     gl_job job = {.s = s};
     ssk_gl_context_run(s->gl, job_destroy, &job);
+    free(s->positions);
     free(s->meshes);
     free(s);
 }
 
-static ssk_status gl_create(void **out_state, const ssk_rig *rig, ssk_method method,
+static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_binding_view *binding,
                             ssk_gl_context *gl, ssk_error *err)
 {
     *out_state = NULL;
     if (!gl)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "GL backend: no GL context");
+    (void)binding;
     gl_state *s = calloc(1, sizeof *s);
     if (!s) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     s->rig = rig;
-    s->method = method;
     s->gl = gl;
     s->info = ssk_gl_context_info_ref(gl);
     s->max_groups = s->info->max_work_group_count[0] > 0
                         ? (uint32_t)s->info->max_work_group_count[0]
                         : GL_MIN_MAX_GROUP_COUNT;
-    const size_t nb = rig->bone_count;
-    s->bone_floats = method == SSK_METHOD_DQS ? nb * DUAL_QUAT_FLOATS
-                                              : (size_t)rig->mesh_count * nb * MAT4_FLOATS;
     s->meshes = calloc(rig->mesh_count ? rig->mesh_count : 1, sizeof *s->meshes);
     if (!s->meshes) {
         free(s);
@@ -530,39 +600,51 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, ssk_method met
     return ssk_error_ok(err);
 }
 
-static ssk_status gl_deform(void *state, float *dst, const ssk_frame_data *frame,
-                            ssk_deform_timing *timing, ssk_error *err)
+static ssk_status gl_buffer_create(void *state, int *out_id, ssk_error *err)
 {
     gl_state *s = state;
-    ssk_deform_timing scratch;
-    gl_job job = {.s = s, .dst = dst, .frame = frame, .timing = timing ? timing : &scratch,
-                  .err = err};
-    ssk_gl_context_run(s->gl, job_deform, &job);
+    GLuint *p = realloc(s->positions, ((size_t)s->position_count + 1) * sizeof *p);
+    if (!p) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    s->positions = p;
+    gl_job job = {.s = s, .err = err};
+    ssk_gl_context_run(s->gl, job_buffer_create, &job);
     if (job.status != SSK_OK) return job.status;
-    s->deformed = true;
-    return ssk_error_ok(err);
+    *out_id = job.buffer;
+    return SSK_OK;
 }
 
-static ssk_status gl_normals(void *state, float *dst, ssk_error *err)
+static ssk_status gl_frame_upload(void *state, const ssk_frame_data *frame, ssk_error *err)
 {
     gl_state *s = state;
-    if (!s->deformed)
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "GL normals: no deform yet");
-    gl_job job = {.s = s, .dst = dst, .err = err};
-    ssk_gl_context_run(s->gl, job_normals, &job);
-    return job.status == SSK_OK ? ssk_error_ok(err) : job.status;
+    s->frame = frame;
+    gl_job job = {.s = s, .frame = frame, .err = err};
+    ssk_gl_context_run(s->gl, job_frame_upload, &job);
+    return job.status;
 }
 
-static ssk_status gl_max_displacement(void *state, float *out, const float *reference,
+static ssk_status gl_run(void *state, const ssk_kernel_call *call, ssk_error *err)
+{
+    gl_state *s = state;
+    gl_job job = {.s = s, .call = call, .err = err};
+    ssk_gl_context_run(s->gl, job_run, &job);
+    return job.status;
+}
+
+static ssk_status gl_read(void *state, int id, float *dst, ssk_error *err)
+{
+    gl_state *s = state;
+    gl_job job = {.s = s, .buffer = id, .dst = dst, .err = err};
+    ssk_gl_context_run(s->gl, job_read, &job);
+    return job.status;
+}
+
+static ssk_status gl_max_displacement(void *state, int id, const float *reference, float *out,
                                       ssk_error *err)
 {
     gl_state *s = state;
-    if (!s->deformed)
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                             "GL max displacement: no deform yet");
-    gl_job job = {.s = s, .reference = reference, .out_max = out, .err = err};
+    gl_job job = {.s = s, .buffer = id, .reference = reference, .out_max = out, .err = err};
     ssk_gl_context_run(s->gl, job_max_displacement, &job);
-    return job.status == SSK_OK ? ssk_error_ok(err) : job.status;
+    return job.status;
 }
 
 static const char *gl_device_name(void *state)
@@ -571,5 +653,14 @@ static const char *gl_device_name(void *state)
 }
 
 const ssk_backend_ops ssk_gl_backend = {
-    "gl", gl_create, gl_destroy, gl_deform, gl_normals, gl_max_displacement, gl_device_name,
+    .name = "gl",
+    .create = gl_create,
+    .destroy = gl_destroy,
+    .buffer_create = gl_buffer_create,
+    .frame_upload = gl_frame_upload,
+    .run = gl_run,
+    .alias = NULL,
+    .read = gl_read,
+    .max_displacement = gl_max_displacement,
+    .device_name = gl_device_name,
 };

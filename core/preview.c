@@ -698,7 +698,7 @@ static ssk_status deform_to_rig(const ssk_rig *rig, ssk_method method, ssk_backe
                                 ssk_error *err)
 {
     ssk_deformer *deformer = NULL;
-    ssk_deformer_desc ddesc = {method, backend, gl};
+    ssk_deformer_desc ddesc = {method, backend, gl, NULL, NULL};
     ssk_status s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     if (s != SSK_OK) return s;
     s = ssk_deformer_deform(deformer, deformed, skinning, objects, err);
