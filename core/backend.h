@@ -49,6 +49,7 @@ typedef struct ssk_kernel_call {
     int output; /* buffer id */
     const ssk_attach_bone *attach_bones; /* #B (RIGID, IRS, RADIAL) */
     int length_adjust;                   /* IRS */
+    const float *rest_distances;         /* #V (IRS with length_adjust) */
     const uint8_t *bone_mask;            /* #B (RADIAL) */
     ssk_radial_profile profile;          /* RADIAL */
     float amount;                        /* RADIAL, at this frame */

@@ -134,7 +134,7 @@ static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *e
             ssk_rigid_deform(out, nv, s->bind_bones, s->bind_t, s->bind_s, call->attach_bones);
         } else {
             ssk_irs_deform(out, nv, s->bind_bones, s->bind_t, s->bind_s, call->attach_bones,
-                           call->length_adjust);
+                           call->length_adjust, call->rest_distances);
         }
         for (uint32_t m = 0; m < rig->mesh_count; ++m) /* rig -> object */
             if (!frame->mesh_identity[m])

@@ -36,6 +36,7 @@ struct ssk_deformer {
     int output_normals;           /* buffer of its normals, or -1 */
     int scratch_normals;          /* for ssk_deformer_normals, -1 until used */
     ssk_attach_bone **attach;     /* per node: #B bones, NULL if not needed */
+    float *rest_distances;        /* #V, IRS length adjustment (Fig. 13) */
     bool needs_lbs, needs_dqs;
 
     float *lbs_matrices;          /* #M by #B by 16 */
@@ -160,6 +161,30 @@ static ssk_kernel skinning_kernel(ssk_method method)
     }
 }
 
+/* Each vertex's rest distance to the skeleton near its bone, the target of
+ * IRS's length adjustment; computed once. */
+static ssk_status rest_distances(ssk_deformer *d, ssk_error *err)
+{
+    if (d->rest_distances) return SSK_OK;
+    const uint32_t nb = d->rig->bone_count;
+    float *identity = malloc(((size_t)nb * 16 + 1) * sizeof(float));
+    ssk_attach_bone *rest = malloc(((size_t)nb + 1) * sizeof(ssk_attach_bone));
+    d->rest_distances = malloc(((size_t)d->rig->vertex_count + 1) * sizeof(float));
+    ssk_status st = SSK_OK;
+    if (!identity || !rest || !d->rest_distances) {
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    } else {
+        for (uint32_t b = 0; b < nb; ++b) ssk_mat4_identity(identity + 16 * (size_t)b);
+        st = ssk_attach_prepare(rest, d->rig, identity, NULL, err);
+        if (st == SSK_OK)
+            ssk_irs_rest_distances(d->rest_distances, d->binding.vertex_count, d->binding.bones,
+                                   d->binding.t, d->binding.scale_vectors, rest);
+    }
+    free(identity);
+    free(rest);
+    return st;
+}
+
 /* One kernel call per node in topological order, each writing a buffer of
  * its own on the backend. */
 static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
@@ -208,6 +233,11 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
             if (!(d->attach[n] = malloc(nb * sizeof(ssk_attach_bone))))
                 return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
             call.attach_bones = d->attach[n];
+        }
+        if (call.kernel == SSK_KERNEL_IRS && call.length_adjust) {
+            ssk_status st = rest_distances(d, err);
+            if (st != SSK_OK) return st;
+            call.rest_distances = d->rest_distances;
         }
         ssk_status st = d->ops->buffer_create(d->state, &call.output, err);
         if (st != SSK_OK) return st;
@@ -288,6 +318,7 @@ void ssk_deformer_destroy(ssk_deformer *d)
     if (d->attach && d->graph)
         for (uint32_t i = 0; i < d->graph->node_count; ++i) free(d->attach[i]);
     free(d->attach);
+    free(d->rest_distances);
     free(d->steps);
     free(d->node_buffer);
     ssk_graph_destroy(d->graph);

@@ -60,6 +60,15 @@ void ssk_mat4_transform_point(float dst[3], const float m[16], const float p[3])
 bool ssk_mat4_is_identity(const float m[16]);
 bool ssk_floats_finite(const float *values, size_t count);
 
+/* --- rotations (rotation.c) --------------------------------------------- */
+/* Orthonormal frame of the 3x3 part of row-major m that keeps the direction
+ * of its Y axis (column 1), as Blender's orthogonalize_m4(m, 1); the axes
+ * are returned as axes[axis][component]. A zero Y column gives zero axes. */
+void ssk_orthogonalize_keep_y(float axes[3][3], const float m[16]);
+/* Unit quaternion (w, x, y, z) of the rotation whose unit axes (columns)
+ * are axes[0..2] (Shepperd's method, in double). */
+void ssk_axes_to_quat(float q[4], const float axes[3][3]);
+
 /* Determinant magnitude below which a matrix counts as singular. */
 #define SSK_SINGULAR_EPSILON 1e-20
 

@@ -68,7 +68,10 @@ extern "C" {
     X(SSK_ERROR_UNSUPPORTED, "unsupported")                                  \
     X(SSK_ERROR_GL_UNAVAILABLE, "no usable OpenGL 4.3 context (EGL)")         \
     X(SSK_ERROR_GL_SHADER, "GLSL shader compile or link failure")            \
-    X(SSK_ERROR_GL, "OpenGL error")
+    X(SSK_ERROR_GL, "OpenGL error")                                          \
+    X(SSK_ERROR_BIND, "attachment binding failed")                           \
+    X(SSK_ERROR_BINDING_MISMATCH, "binding does not match the rig")          \
+    X(SSK_ERROR_GRAPH, "invalid deformer graph")
 
 typedef enum ssk_status {
 #define SSK_STATUS_ENUM_(name, message) name,
@@ -292,6 +295,263 @@ void ssk_normals_compute(float *dst, const float *positions,
                          const uint32_t *vertex_triangle_offsets,
                          const uint32_t *vertex_triangles);
 
+/* Skinning methods (a deformer's one-node graph, or a skinning node's). */
+typedef enum ssk_method {
+    SSK_METHOD_LBS = 0,   /* linear blend skinning */
+    SSK_METHOD_DQS = 1,   /* dual quaternion skinning (Blender Preserve Volume) */
+    SSK_METHOD_RIGID = 2, /* rigid attachment skinning (Toothman 2020, 4.1) */
+    SSK_METHOD_IRS = 3,   /* incremental rotation skinning (Toothman 2020, 4.1) */
+    SSK_METHOD_COUNT
+} ssk_method;
+
+/* ------------------------------------------------------------------------ */
+/* Attachment binding (Toothman 2020, ch. 3; Toothman & Neff 2017).          */
+/* ------------------------------------------------------------------------ */
+
+/* Each vertex i is attached to one bone b_i (segment head p -> tail c, rig
+ * space) at t_i in [0, 1]: attachment point a_i = p + t_i (c - p), scale
+ * vector s_i = v_i - a_i (v_i in rig space: object matrix times the rest
+ * position). */
+
+typedef enum ssk_bind_method {
+    /* Weight-guided when the rig has skin weights, else direct. */
+    SSK_BIND_AUTO = 0,
+    /* Direct projection onto the nearest bone segment (Eq. 12; the paper's
+     * denominator |c - p| is a typo for |c - p|^2, which makes t the
+     * parameter of the closest point). */
+    SSK_BIND_DIRECT = 1,
+    /* Projection onto the bones at the joint of the largest skin weight:
+     * that bone, its parent and its siblings (ch. 3.2). */
+    SSK_BIND_WEIGHTS = 2,
+    /* Planar dividers at joints (Eq. 13): a plane through each joint whose
+     * normal is the sum of the unit directions of the bones meeting there
+     * (so the half-vector and the cross product of the two bones lie in
+     * it); a vertex belongs to a bone whose head and tail planes enclose
+     * it, t = d_p / (d_p + d_c) from its distances to the two planes. */
+    SSK_BIND_PLANAR = 3,
+    SSK_BIND_METHOD_COUNT
+} ssk_bind_method;
+
+typedef struct ssk_bind_params {
+    ssk_bind_method method;     /* default SSK_BIND_AUTO */
+    /* Alternations of Laplacian smoothing of the attachment points over
+     * mesh adjacency and reprojection onto the skeleton (ch. 3.2);
+     * default 6, 0 disables, at most 1000. */
+    uint32_t smooth_iterations;
+    /* A vertex farther than this from its chosen bone (the segment) is a
+     * binding error (model units); 0 (default) means no limit. */
+    float max_distance;
+} ssk_bind_params;
+
+/* The defaults above. */
+void ssk_bind_params_default(ssk_bind_params *out);
+/* "auto", "direct", "weights", "planar"; NULL when out of range. */
+const char *ssk_bind_method_name(ssk_bind_method method);
+ssk_status ssk_bind_method_parse(ssk_bind_method *out, const char *name, ssk_error *err);
+
+typedef struct ssk_binding ssk_binding;
+
+/* Binds every vertex of the rig.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, params out of range),
+ * SSK_ERROR_BIND naming the culprit: a rig without bones, a zero-length bone
+ * that carries skin weight, a degenerate triangle (repeated vertex or zero
+ * area), an isolated vertex (in a mesh with triangles but in none of them),
+ * a vertex farther than max_distance from its chosen bone;
+ * SSK_ERROR_OUT_OF_MEMORY.
+ * Destroy with ssk_binding_destroy. */
+ssk_status ssk_binding_create(ssk_binding **out, const ssk_rig *rig,
+                              const ssk_bind_params *params, ssk_error *err);
+void ssk_binding_destroy(ssk_binding *binding);
+
+/* Read-only view; arrays owned by the binding. Rows are whole-rig vertex
+ * rows (meshes concatenated). */
+typedef struct ssk_binding_view {
+    uint32_t vertex_count;     /* #V of the whole rig */
+    uint32_t bone_count;       /* #B */
+    const int32_t *bones;      /* #V attached bone b_i */
+    const float *t;            /* #V parameter t_i in [0, 1] */
+    const float *scale_vectors; /* #V by 3 s_i at bind, rig space */
+    uint64_t rig_hash;         /* ssk_rig_hash of the rig it was made for */
+    ssk_bind_params params;    /* as used (method resolved, never AUTO) */
+    double seconds;            /* time taken to bind */
+} ssk_binding_view;
+
+ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ssk_error *err);
+
+/* Binding quality (Toothman 2020, Fig. 7-9): scale vector lengths, the
+ * largest distance between the attachment points of two vertices that share
+ * an edge, and the share of vertices attached to a bone other than their
+ * largest-weight bone (0 for vertices without weights). */
+typedef struct ssk_binding_report {
+    double mean_scale_length;   /* mean |s_i|, model units */
+    double max_scale_length;    /* max |s_i| */
+    double max_attachment_gap;  /* max over edges (i, j) of |a_i - a_j| */
+    double off_weight_share;    /* in [0, 1] */
+} ssk_binding_report;
+
+/* Errors: SSK_ERROR_BINDING_MISMATCH when the binding is not the rig's. */
+ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding *binding,
+                                      const ssk_rig *rig, ssk_error *err);
+
+/* 64-bit hash (XXH3) of what a binding depends on: rest positions, object
+ * matrices, triangles, skin weights and the skeleton (parents, bind
+ * matrices, heads, tails). */
+uint64_t ssk_rig_hash(const ssk_rig *rig);
+
+/* Binary binding file ("SSKBIND1", little-endian; documented in
+ * core/binding_io.c): the rig hash, the parameters, and per vertex the bone,
+ * t and scale vector. Written to a temporary name and renamed.
+ * Errors: SSK_ERROR_IO. */
+ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_error *err);
+/* Loads a binding; with `rig` not NULL its hash must match.
+ * Errors: SSK_ERROR_IO (missing, unreadable, truncated, not a binding
+ * file), SSK_ERROR_BINDING_MISMATCH (made for another rig). */
+ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *rig,
+                            ssk_error *err);
+/* Loads `path` when it holds a binding of this rig made with these
+ * parameters (*out_reused = 1); otherwise binds and saves to `path`
+ * (*out_reused = 0). `path` may be NULL (always binds, saves nothing). */
+ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
+                              const ssk_bind_params *params, const char *path,
+                              int *out_reused, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Attachment skinning kernels (rigid, IRS, radial), CPU.                    */
+/* ------------------------------------------------------------------------ */
+
+/* Per-bone data of one pose for the attachment deformers, rig space (from
+ * the skinning matrices by ssk_attach_prepare; 32 floats):
+ * - head, tail: posed joints p' = S_b p and c' (the tail child's posed head
+ *   when the bone has a child whose head is at its tail, so bone stretch
+ *   follows the child; else S_b c);
+ * - rotation: unit quaternion (w, x, y, z) of R_b, the rotation of S_b
+ *   (the Y-axis-preserving orthonormalization, as DQS);
+ * - head_joint, tail_joint: axis (x, y, z) and angle (w, radians, in
+ *   [0, pi]) of the relative rotation at the bone's head joint,
+ *   R_b R_parent^-1 (zero for a root), and at its tail joint,
+ *   R_child R_b^-1 (zero without a tail child) (Eq. 15-16: p_theta, p_x);
+ * - influence: p_i, c_i of Eq. 14 (default 0.5), then 2 unused;
+ * - parent, tail_child: bone indices or -1. */
+typedef struct ssk_attach_bone {
+    float head[4];
+    float tail[4];
+    float rotation[4];
+    float head_joint[4];
+    float tail_joint[4];
+    float influence[4];
+    int32_t parent, tail_child, pad_[2];
+    float pad2_[4];
+} ssk_attach_bone;
+
+/* Fills #B ssk_attach_bone from rig-space skinning matrices (#B by 16).
+ * joint_influences: #B by 2 (p_i, c_i) in (0, 1], or NULL for 0.5.
+ * Errors: SSK_ERROR_NONFINITE, SSK_ERROR_INVALID_ARGUMENT (influence out
+ * of range). */
+ssk_status ssk_attach_prepare(ssk_attach_bone *dst, const ssk_rig *rig,
+                              const float *skinning, const float *joint_influences,
+                              ssk_error *err);
+
+/* Rigid attachment skinning (Toothman 2020, 4.1, first stage):
+ * a' = p' + t (c' - p'), v' = a' + R_b s.
+ * - dst: #V by 3 rig-space positions; bones, t, scale_vectors: #V (from the
+ *   binding); bones_data: #B prepared bones. OpenMP over vertices. */
+void ssk_rigid_deform(float *dst, uint32_t vertex_count, const int32_t *bones,
+                      const float *t, const float *scale_vectors,
+                      const ssk_attach_bone *bones_data);
+
+/* Incremental rotation skinning (Toothman 2020, Eq. 14-18): the rigid
+ * result, with each scale vector further rotated about its attachment point
+ * by Delta: -p_w/2 of the head joint's rotation near the head, +c_w/2 of
+ * the tail joint's near the tail, blended (normalized quaternion blend of
+ * Eq. 17's weights) where both apply. With length_adjust (Fig. 13) the
+ * vertex then moves along its rotated scale vector until its distance to
+ * the posed skeleton (bone, parent, tail child) is its rest distance
+ * (rest_distances, #V from ssk_irs_rest_distances, or NULL for |s|); see
+ * core/irs.c for why this reading of the figure. Other arguments as
+ * ssk_rigid_deform. */
+void ssk_irs_deform(float *dst, uint32_t vertex_count, const int32_t *bones, const float *t,
+                    const float *scale_vectors, const ssk_attach_bone *bones_data,
+                    int length_adjust, const float *rest_distances);
+
+/* Rest distances for ssk_irs_deform: dst[i] = distance from the bind
+ * position a_i + s_i to the nearest point of the rest segments of its bone,
+ * the bone's parent and tail child (rest_bones: ssk_attach_prepare of the
+ * identity pose). Model units; #V floats. */
+void ssk_irs_rest_distances(float *dst, uint32_t vertex_count, const int32_t *bones,
+                            const float *t, const float *scale_vectors,
+                            const ssk_attach_bone *rest_bones);
+
+/* Radial profile f(t) of Toothman 2020, 5.1 (Fig. 22). The scale vector of
+ * a vertex on a selected bone becomes (1 + amount (f(t) - 1)) times as long
+ * for BULGE, (1 + amount f(t)) for the easing profiles. */
+typedef enum ssk_radial_profile {
+    SSK_RADIAL_BULGE = 0,   /* -(0.5 - t)^2 + 1.25, 1 at the ends, 1.25 mid */
+    SSK_RADIAL_LINEAR,      /* t */
+    SSK_RADIAL_QUAD_IN,     /* t^2 */
+    SSK_RADIAL_QUAD_OUT,    /* 1 - (1 - t)^2 */
+    SSK_RADIAL_CUBIC_IN,    /* t^3 */
+    SSK_RADIAL_CUBIC_OUT,   /* 1 - (1 - t)^3 */
+    SSK_RADIAL_QUARTIC_IN,  /* t^4 */
+    SSK_RADIAL_QUARTIC_OUT, /* 1 - (1 - t)^4 */
+    SSK_RADIAL_SINE_IN_OUT, /* (1 - cos(pi t)) / 2 */
+    SSK_RADIAL_PROFILE_COUNT
+} ssk_radial_profile;
+
+/* "bulge", "linear", "quad_in", "quad_out", "cubic_in", "cubic_out",
+ * "quartic_in", "quartic_out", "sine_in_out"; NULL when out of range. */
+const char *ssk_radial_profile_name(ssk_radial_profile profile);
+ssk_status ssk_radial_profile_parse(ssk_radial_profile *out, const char *name, ssk_error *err);
+/* f(t) of the profile, t clamped to [0, 1]. */
+float ssk_radial_profile_eval(ssk_radial_profile profile, float t);
+
+/* Radial deformation (Toothman 2020, 5.1) of already skinned rig-space
+ * positions: for a vertex whose bone is selected (bone_mask[b] != 0), with
+ * posed attachment point a' = p' + t (c' - p'):
+ * v' = a' + m (v - a'), m as ssk_radial_profile; others unchanged.
+ * dst may equal src. bone_mask: #B bytes. */
+void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
+                       const int32_t *bones, const float *t,
+                       const ssk_attach_bone *bones_data, const uint8_t *bone_mask,
+                       ssk_radial_profile profile, float amount);
+
+/* ------------------------------------------------------------------------ */
+/* Deformer graph (Toothman 2020, 6.1).                                      */
+/* ------------------------------------------------------------------------ */
+
+/* A deformer graph: nodes (deformation operations) and edges (which node's
+ * output feeds which input), as the JSON document described in
+ * docs/deformer-graph.md:
+ *   {"version": 1,
+ *    "nodes": [{"id": "skin", "type": "skinning", "method": "irs", ...},
+ *              {"id": "out", "type": "output"}],
+ *    "edges": [{"from": "skin", "to": "out"}]}
+ * Node types: "skinning" (a source; "method": lbs|dqs|rigid|irs, IRS
+ * "parent_influence", "child_influence", "length_adjust"), "radial"
+ * (positions in; "bones", "profile", "amount", "keys"), "normals"
+ * (positions in, normals out), "output" (positions in, optional normals
+ * in). Validation: exactly one output; acyclic; every input connected
+ * once to an output of the right kind; every node reaches the output; no
+ * unknown type, parameter or bone name. */
+typedef struct ssk_graph ssk_graph;
+
+/* Parses and validates a graph against `rig` (bone names).
+ * Errors: SSK_ERROR_GRAPH with the JSON position or the node and field at
+ * fault; SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_graph_parse(ssk_graph **out, const char *json, const ssk_rig *rig,
+                           ssk_error *err);
+/* Reads and parses a graph file. Errors: as ssk_graph_parse, SSK_ERROR_IO. */
+ssk_status ssk_graph_load(ssk_graph **out, const char *path, const ssk_rig *rig,
+                          ssk_error *err);
+/* The one-node graph of a skinning method (the --method shorthands). */
+ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_rig *rig,
+                                 ssk_error *err);
+void ssk_graph_destroy(ssk_graph *graph);
+/* Canonical JSON of the graph (malloc'ed, caller frees). */
+char *ssk_graph_to_json(const ssk_graph *graph);
+/* 1 when a node of the graph needs an attachment binding (rigid, IRS,
+ * radial). */
+int ssk_graph_needs_binding(const ssk_graph *graph);
+
 /* ------------------------------------------------------------------------ */
 /* Headless OpenGL context (the GL backend's device).                        */
 /* ------------------------------------------------------------------------ */
@@ -342,11 +602,6 @@ ssk_status ssk_gl_context_info(const ssk_gl_context *ctx, ssk_gl_info *out,
 /* Deformer: a method on a backend, for a whole rig.                         */
 /* ------------------------------------------------------------------------ */
 
-typedef enum ssk_method {
-    SSK_METHOD_LBS = 0, /* linear blend skinning */
-    SSK_METHOD_DQS = 1, /* dual quaternion skinning (Blender Preserve Volume) */
-    SSK_METHOD_COUNT
-} ssk_method;
 
 typedef enum ssk_backend {
     SSK_BACKEND_AUTO = 0, /* GL on a hardware GPU, else the CPU */
@@ -355,7 +610,7 @@ typedef enum ssk_backend {
     SSK_BACKEND_COUNT
 } ssk_backend;
 
-/* "lbs", "dqs"; NULL when out of range. */
+/* "lbs", "dqs", "rigid", "irs"; NULL when out of range. */
 const char *ssk_method_name(ssk_method method);
 /* Parses "lbs" / "dqs" (case-sensitive). SSK_ERROR_INVALID_ARGUMENT lists the
  * accepted names. */
@@ -372,6 +627,13 @@ typedef struct ssk_deformer_desc {
     /* GL backend (and AUTO): the context to use, borrowed, must outlive the
      * deformer; NULL lets the deformer create and own one. */
     ssk_gl_context *gl_context;
+    /* The deformer graph to run (borrowed; copied at creation), or NULL
+     * for the one-node graph of `method`. */
+    const ssk_graph *graph;
+    /* The attachment binding for rigid/IRS/radial nodes (borrowed, must
+     * outlive the deformer; it must be the rig's), or NULL to bind with
+     * the default parameters when the graph needs one. */
+    const ssk_binding *binding;
 } ssk_deformer_desc;
 
 /* Creates a deformer for `rig`, which is borrowed and must outlive it.
@@ -389,6 +651,9 @@ ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
 void ssk_deformer_destroy(ssk_deformer *deformer);
 /* The backend actually used (never AUTO). */
 ssk_backend ssk_deformer_backend(const ssk_deformer *deformer);
+/* Sets the frame (in frames, fractional allowed) at which animated node
+ * parameters (radial "keys") are evaluated by the next deform; default 0. */
+void ssk_deformer_set_frame(ssk_deformer *deformer, double frame);
 /* "cpu (OpenMP, N threads)" or the GL renderer string; owned by the
  * deformer. */
 const char *ssk_deformer_device_name(const ssk_deformer *deformer);
@@ -558,6 +823,9 @@ typedef struct ssk_bake_desc {
     ssk_progress_fn progress; /* may be NULL */
     void *progress_user;
     ssk_gl_context *gl_context; /* GL/AUTO: borrowed context, or NULL */
+    const ssk_graph *graph;     /* deformer graph, or NULL for `method` */
+    const ssk_binding *binding; /* attachment binding, or NULL (bound with
+                                   defaults when the graph needs one) */
 } ssk_bake_desc;
 
 typedef struct ssk_bake_stats {
