@@ -83,13 +83,20 @@ typedef enum gl_buffer {
     BUF_VT_TRIANGLES,
     BUF_REFERENCE,
     BUF_RESULT,
+    BUF_BIND_BONES,     /* binding: bone of each vertex */
+    BUF_BIND_T,         /* binding: t of each vertex */
+    BUF_BIND_S,         /* binding: scale vectors */
+    BUF_ATTACH,         /* a node's ssk_attach_bone array of the frame */
+    BUF_MASK,           /* a radial node's bone mask (uint per bone) */
+    BUF_REST_DISTANCES, /* IRS length adjustment targets */
     BUF_COUNT
 } gl_buffer;
 
 static const char *const buffer_names[BUF_COUNT] = {
     "rest positions", "bone indices", "weights", "LBS bone matrices", "DQS bones",
     "pre/post matrices", "triangles", "face normals", "vertex-triangle offsets",
-    "vertex triangles", "reference positions", "result"};
+    "vertex triangles", "reference positions", "result", "binding bones", "binding t",
+    "binding scale vectors", "attachment bones", "radial bone mask", "rest distances"};
 
 /* Uniform locations (SSK_LOC_* of shaders/skinning_lib.glsl). */
 enum gl_uniform {
@@ -113,12 +120,38 @@ typedef enum gl_program {
     PROG_FACE_NORMALS,
     PROG_VERTEX_NORMALS,
     PROG_MAX_DISPLACEMENT,
+    PROG_RIGID,
+    PROG_IRS,
+    PROG_RADIAL,
     PROG_COUNT
 } gl_program;
 
 static const char *const program_files[PROG_COUNT] = {
     "lbs.comp", "dqs.comp", "face_normals.comp", "vertex_normals.comp",
-    "max_displacement.comp"};
+    "max_displacement.comp", "rigid.comp", "irs.comp", "radial.comp"};
+
+/* Binding points and uniforms of the attachment kernels
+ * (shaders/attach_lib.glsl). */
+enum gl_attach_binding {
+    ATTACH_BONES_OF_VERTEX = 0,
+    ATTACH_T = 1,
+    ATTACH_S = 2,
+    ATTACH_BONE_DATA = 3,
+    ATTACH_PRE_POST = 4,
+    ATTACH_OUTPUT = 5,
+    ATTACH_EXTRA = 6,
+    ATTACH_INPUT = 7,
+};
+enum gl_attach_uniform {
+    LOC_ATTACH_MESH = 5,
+    LOC_ATTACH_MESH_COUNT = 7,
+    LOC_ATTACH_FLAGS = 8,
+    LOC_ATTACH_PROFILE = 9,
+    LOC_ATTACH_AMOUNT = 10,
+};
+#define FLAG_MESH_MATRICES 1u
+#define FLAG_LENGTH_ADJUST 2u
+#define ATTACH_BONE_FLOATS (sizeof(ssk_attach_bone) / sizeof(float))
 
 typedef struct gl_mesh {
     uint32_t first_vertex, vertex_count;
@@ -139,12 +172,15 @@ typedef struct gl_state {
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
+    bool has_binding;
+    const float *rest_distances;   /* host array uploaded to BUF_REST_DISTANCES */
     bool pre_post;                 /* some mesh has non-identity matrices */
     const ssk_frame_data *frame;   /* valid during a deform */
 } gl_state;
 
 /* Host copies of the rig in the device layout, built once for the upload. */
 typedef struct gl_upload {
+    const ssk_binding_view *binding; /* or NULL */
     float *rest;
     int32_t *bone_indices;
     float *weights;
@@ -295,6 +331,14 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
         {BUF_VT_OFFSETS, (nv + 1) * sizeof(uint32_t), u->vt_offsets, GL_STATIC_DRAW},
         {BUF_VT_TRIANGLES, 3 * nf * sizeof(uint32_t), u->vt_triangles, GL_STATIC_DRAW},
         {BUF_RESULT, sizeof(GLuint), NULL, GL_DYNAMIC_READ},
+        {BUF_BIND_BONES, u->binding ? nv * sizeof(int32_t) : 0,
+         u->binding ? (const void *)u->binding->bones : NULL, GL_STATIC_DRAW},
+        {BUF_BIND_T, u->binding ? nv * sizeof(float) : 0,
+         u->binding ? (const void *)u->binding->t : NULL, GL_STATIC_DRAW},
+        {BUF_BIND_S, u->binding ? 3 * nv * sizeof(float) : 0,
+         u->binding ? (const void *)u->binding->scale_vectors : NULL, GL_STATIC_DRAW},
+        {BUF_ATTACH, nb * sizeof(ssk_attach_bone), NULL, GL_DYNAMIC_DRAW},
+        {BUF_MASK, nb * sizeof(GLuint), NULL, GL_DYNAMIC_DRAW},
     };
     for (size_t i = 0; i < sizeof allocations / sizeof allocations[0]; ++i) {
         ssk_status st = buffer_allocate(s, allocations[i].b, allocations[i].bytes,
@@ -417,6 +461,64 @@ static ssk_status run_normals(gl_state *s, GLuint input, GLuint output, ssk_erro
     return SSK_OK;
 }
 
+/* Rigid, IRS or radial over every mesh (one dispatch per mesh, for its
+ * object matrices), rig space inside the kernel. */
+static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *call, GLuint input,
+                             GLuint output, ssk_error *err)
+{
+    const ssk_rig *rig = s->rig;
+    if (!s->has_binding)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "attachment kernel without a binding");
+    ssk_status st = program(s, p, err);
+    if (st != SSK_OK) return st;
+    const size_t nb = rig->bone_count;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_ATTACH]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(nb * sizeof(ssk_attach_bone)),
+                    call->attach_bones);
+    if (p == PROG_RADIAL) {
+        GLuint *mask = malloc((nb + 1) * sizeof(GLuint));
+        if (!mask) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        for (size_t b = 0; b < nb; ++b) mask[b] = call->bone_mask[b] ? 1u : 0u;
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_MASK]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(nb * sizeof(GLuint)), mask);
+        free(mask);
+    }
+    const bool adjust = p == PROG_IRS && call->length_adjust && call->rest_distances;
+    if (adjust && s->rest_distances != call->rest_distances) {
+        st = buffer_allocate(s, BUF_REST_DISTANCES, (size_t)rig->vertex_count * sizeof(float),
+                             call->rest_distances, GL_STATIC_DRAW, err);
+        if (st != SSK_OK) return st;
+        s->rest_distances = call->rest_distances;
+    }
+    glUseProgram(s->programs[p]);
+    bind(ATTACH_BONES_OF_VERTEX, s->buffers[BUF_BIND_BONES]);
+    bind(ATTACH_T, s->buffers[BUF_BIND_T]);
+    bind(ATTACH_S, s->buffers[BUF_BIND_S]);
+    bind(ATTACH_BONE_DATA, s->buffers[BUF_ATTACH]);
+    bind(ATTACH_PRE_POST, s->buffers[BUF_PRE_POST]);
+    bind(ATTACH_OUTPUT, output);
+    if (p == PROG_RADIAL) {
+        bind(ATTACH_EXTRA, s->buffers[BUF_MASK]);
+        bind(ATTACH_INPUT, input);
+        glUniform1ui(LOC_ATTACH_PROFILE, (GLuint)call->profile);
+        glUniform1f(LOC_ATTACH_AMOUNT, call->amount);
+    } else if (adjust) {
+        bind(ATTACH_EXTRA, s->buffers[BUF_REST_DISTANCES]);
+    }
+    glUniform1ui(LOC_ATTACH_MESH_COUNT, rig->mesh_count);
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const gl_mesh *mesh = &s->meshes[m];
+        GLuint flags = s->pre_post && !s->frame->mesh_identity[m] ? FLAG_MESH_MATRICES : 0u;
+        if (adjust) flags |= FLAG_LENGTH_ADJUST;
+        glUniform1ui(LOC_COUNT, mesh->vertex_count);
+        glUniform1ui(LOC_FIRST_VERTEX, mesh->first_vertex);
+        glUniform1ui(LOC_ATTACH_MESH, m);
+        glUniform1ui(LOC_ATTACH_FLAGS, flags);
+        dispatch(s, p, mesh->vertex_count);
+    }
+    return SSK_OK;
+}
+
 static void job_run(void *user)
 {
     gl_job *job = user;
@@ -429,6 +531,9 @@ static void job_run(void *user)
     case SSK_KERNEL_LBS: st = run_blend(s, PROG_LBS, output, job->err); break;
     case SSK_KERNEL_DQS: st = run_blend(s, PROG_DQS, output, job->err); break;
     case SSK_KERNEL_NORMALS: st = run_normals(s, input, output, job->err); break;
+    case SSK_KERNEL_RIGID: st = run_attach(s, PROG_RIGID, call, 0, output, job->err); break;
+    case SSK_KERNEL_IRS: st = run_attach(s, PROG_IRS, call, 0, output, job->err); break;
+    case SSK_KERNEL_RADIAL: st = run_attach(s, PROG_RADIAL, call, input, output, job->err); break;
     default:
         st = ssk_error_set(job->err, SSK_ERROR_UNSUPPORTED,
                            "GL backend: kernel %d is not available on GL", (int)call->kernel);
@@ -570,11 +675,11 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
     *out_state = NULL;
     if (!gl)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "GL backend: no GL context");
-    (void)binding;
     gl_state *s = calloc(1, sizeof *s);
     if (!s) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     s->rig = rig;
     s->gl = gl;
+    s->has_binding = binding != NULL;
     s->info = ssk_gl_context_info_ref(gl);
     s->max_groups = s->info->max_work_group_count[0] > 0
                         ? (uint32_t)s->info->max_work_group_count[0]
@@ -585,6 +690,7 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     gl_upload upload = {0};
+    upload.binding = binding;
     ssk_status st = upload_build(&upload, s, err);
     if (st == SSK_OK) {
         gl_job job = {.s = s, .upload = &upload, .err = err};
