@@ -7,6 +7,8 @@ packages=(
   libassimp-dev assimp-testmodels
   libcmocka-dev
   libegl-dev libgl-dev libglew-dev libcglm-dev libpng-dev libcairo2-dev
+  libjson-c-dev
+  libxxhash-dev
   libegl-mesa0 libgl1-mesa-dri
 )
 missing=()

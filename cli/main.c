@@ -1,11 +1,14 @@
 /* main.c — the `springskin` command-line tool.
  *
  *   springskin info FILE [--fps FPS] [--backend auto|cpu|gl]
- *   springskin bake FILE -o OUT [--method lbs|dqs] [--fps FPS] [--frames A:B]
+ *   springskin bake FILE -o OUT [--method lbs|dqs|rigid|irs | --graph G.json]
+ *                   [--binding B] [--fps FPS] [--frames A:B]
  *                   [--backend auto|cpu|gl] [--animation N]
  *   springskin preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]
  *                   [--size WxH] [--fps FPS] [--animation N] [--backend B]
  *   springskin gpuinfo [--backend auto|cpu|gl]
+ *   springskin bind FILE [-o BINDING] [--report] [--method auto|direct|weights|planar]
+ *                   [--smooth N] [--max-distance D]
  *   springskin --help | --version | COMMAND --help
  *
  * Errors print "springskin: error: <message>" on stderr. Exit status: 0 on
@@ -17,6 +20,7 @@
 #include "springskin.h"
 
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -24,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PROGRAM "springskin"
@@ -96,6 +101,9 @@ static void print_main_help(FILE *f)
           "                                 render a frame, one panel per method, to PNG\n"
           "  gpuinfo                        the headless GL context: platform, renderer,\n"
           "                                 compute limits, hardware or software\n"
+          "  bind FILE [-o BINDING] [options]\n"
+          "                                 attach every vertex to a bone (attachment\n"
+          "                                 binding), optionally cached in BINDING\n"
           "\n"
           "Every command takes --backend auto|cpu|gl: auto uses GL on a hardware GPU\n"
           "and the CPU otherwise (software GL such as llvmpipe is slower than OpenMP).\n"
@@ -142,8 +150,9 @@ static void print_gpuinfo_help(FILE *f)
 
 static void print_bake_help(FILE *f)
 {
-    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs] [--fps FPS]\n"
-          "                       [--frames A:B] [--backend auto|cpu|gl] [--animation N]\n"
+    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs | --graph G.json]\n"
+          "                       [--binding B] [--fps FPS] [--frames A:B]\n"
+          "                       [--backend auto|cpu|gl] [--animation N]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -154,6 +163,14 @@ static void print_bake_help(FILE *f)
           "                     .pc2 (Blender's Mesh Cache modifier, 3ds Max)\n"
           "  --method M         lbs: linear blend skinning (default)\n"
           "                     dqs: dual quaternion skinning (Blender's Preserve Volume)\n"
+          "                     rigid: rigid attachment skinning (Toothman 2020, 4.1)\n"
+          "                     irs: incremental rotation skinning (Toothman 2020, 4.1)\n"
+          "  --graph G.json     deform with a deformer graph instead of one method\n"
+          "                     (skinning, radial, normals nodes; docs/deformer-graph.md)\n"
+          "  --binding B        attachment binding file for rigid, irs and radial nodes:\n"
+          "                     loaded when B exists (it must be this rig's, e.g. from\n"
+          "                     'bind -o B'), else bound with the defaults and saved to B;\n"
+          "                     without it the binding is computed for this bake only\n"
           "  --fps FPS          frames per second, > 0 (default 24)\n"
           "  --frames A:B       inclusive frame range (default: the whole animation,\n"
           "                     frames 0 .. floor(duration * FPS))\n"
@@ -198,6 +215,37 @@ static void print_preview_help(FILE *f)
           f);
 }
 
+static void print_bind_help(FILE *f)
+{
+    fputs("usage: " PROGRAM " bind FILE [-o BINDING] [--report]\n"
+          "                       [--method auto|direct|weights|planar] [--smooth N]\n"
+          "                       [--max-distance D]\n"
+          "\n"
+          "Attaches every vertex of the rig to one bone at a point along it (the\n"
+          "attachment binding of the rigid and incremental-rotation deformers,\n"
+          "Toothman 2020, ch. 3) and prints a summary line: vertices, bones, method,\n"
+          "smoothing iterations and time.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output BINDING  binding file: reused when it holds a binding of this\n"
+          "                        rig made with these options, else (re)bound and saved\n"
+          "  --report              also print the binding's quality: mean and max scale\n"
+          "                        vector length |s|, largest distance between the\n"
+          "                        attachment points of two vertices sharing an edge, and\n"
+          "                        the share of vertices attached to a bone other than\n"
+          "                        their largest-weight bone\n"
+          "  --method M            direct: nearest bone; weights: nearest of the bones at\n"
+          "                        the joint of the largest skin weight; planar: planes\n"
+          "                        at the joints divide the mesh; auto (default): weights\n"
+          "                        when the rig has skin weights, else direct\n"
+          "  --smooth N            smoothing and reprojection iterations, 0..1000\n"
+          "                        (default 6)\n"
+          "  --max-distance D      fail when a vertex ends farther than D (model units)\n"
+          "                        from the bone it is attached to; 0 (default): no limit\n"
+          "  -h, --help            show this help\n",
+          f);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Argument parsing: a small hand parser for "--name VALUE", "--name=VALUE", */
 /* "-x VALUE", "-xVALUE", flags, "--" and positionals.                       */
@@ -208,6 +256,11 @@ typedef struct option_spec {
     char short_name;       /* 0 for none */
     const char **value;    /* where the value goes */
 } option_spec;
+
+/* A flag (an option without a value) is a spec whose *value starts as
+ * OPTION_FLAG_UNSET; parse_options sets it to OPTION_FLAG_SET when given. */
+static const char OPTION_FLAG_UNSET[] = "(flag unset)";
+static const char OPTION_FLAG_SET[] = "(flag set)";
 
 /* Parses argv[first..argc) of `command`. Returns PARSE_CONTINUE, or 0 after
  * printing the help, or EXIT_USAGE after printing an error. Exactly one
@@ -253,6 +306,11 @@ static int parse_options(const char *command, int argc, char **argv, int first,
             if (spec && arg[2]) inline_value = arg + 2;
         }
         if (!spec) return usage_error(command, "unknown option '%s'", arg);
+        if (*spec->value == OPTION_FLAG_UNSET || *spec->value == OPTION_FLAG_SET) {
+            if (inline_value) return usage_error(command, "option '%s' takes no value", arg);
+            *spec->value = OPTION_FLAG_SET;
+            continue;
+        }
         if (inline_value) {
             *spec->value = inline_value;
         } else {
@@ -369,7 +427,7 @@ static int command_info(int argc, char **argv)
     if (backend_text) {
         /* The backend a bake would resolve to, on this rig. */
         ssk_deformer *deformer = NULL;
-        ssk_deformer_desc ddesc = {SSK_METHOD_LBS, backend, NULL};
+        ssk_deformer_desc ddesc = {SSK_METHOD_LBS, backend, NULL, NULL, NULL};
         s = ssk_deformer_create(&deformer, rig, &ddesc, &err);
         if (s != SSK_OK) {
             ssk_scene_destroy(scene);
@@ -461,20 +519,65 @@ static void progress_to_terminal(void *user, uint32_t done, uint32_t total)
     fflush(stderr);
 }
 
+/* The graph of a bake (--graph G.json, or NULL: the bake uses `method`) and
+ * its attachment binding (--binding B: loaded when B exists, else bound with
+ * the default parameters and saved to B; NULL without --binding, and when
+ * nothing in the graph needs one). Prints what it did with the binding. */
+static ssk_status bake_graph_and_binding(const ssk_rig *rig, ssk_method method,
+                                         const char *graph_path, const char *binding_path,
+                                         ssk_graph **graph, ssk_binding **binding,
+                                         ssk_error *err)
+{
+    ssk_status s = graph_path ? ssk_graph_load(graph, graph_path, rig, err)
+                              : ssk_graph_from_method(graph, method, rig, err);
+    if (s != SSK_OK || !binding_path) return s;
+    if (!ssk_graph_needs_binding(*graph)) {
+        fprintf(stderr, PROGRAM ": warning: --binding ignored: %s needs no attachment "
+                        "binding\n",
+                graph_path ? graph_path : ssk_method_name(method));
+        return SSK_OK;
+    }
+    struct stat st;
+    if (stat(binding_path, &st) == 0) {
+        s = ssk_binding_load(binding, binding_path, rig, err);
+        if (s == SSK_OK) printf("binding: loaded %s\n", binding_path);
+        return s;
+    }
+    ssk_bind_params params;
+    ssk_bind_params_default(&params);
+    int reused = 0;
+    s = ssk_binding_cached(binding, rig, &params, binding_path, &reused, err);
+    if (s == SSK_OK) {
+        ssk_binding_view view;
+        if (ssk_binding_get(*binding, &view, err) == SSK_OK)
+            printf("binding: bound %u vertices (%s) in %.3f s -> %s\n",
+                   (unsigned)view.vertex_count, ssk_bind_method_name(view.params.method),
+                   view.seconds, binding_path);
+    }
+    return s;
+}
+
 static int command_bake(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *method_text = NULL, *fps_text = NULL,
-               *frames_text = NULL, *backend_text = NULL, *animation_text = NULL;
+               *frames_text = NULL, *backend_text = NULL, *animation_text = NULL,
+               *graph_path = NULL, *binding_path = NULL;
     const option_spec specs[] = {
         {"output", 'o', &output},       {"method", 0, &method_text},
         {"fps", 0, &fps_text},          {"frames", 0, &frames_text},
         {"backend", 0, &backend_text},  {"animation", 0, &animation_text},
+        {"graph", 0, &graph_path},      {"binding", 0, &binding_path},
     };
     int r = parse_options("bake", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_bake_help);
     if (r != PARSE_CONTINUE) return r;
     if (!output) return usage_error("bake", "missing output: -o OUT");
     if (!output[0]) return usage_error("bake", "empty output path");
+    if (graph_path && method_text)
+        return usage_error("bake", "--graph and --method exclude each other (the graph "
+                                   "names its skinning method)");
+    if (graph_path && !graph_path[0]) return usage_error("bake", "empty --graph path");
+    if (binding_path && !binding_path[0]) return usage_error("bake", "empty --binding path");
 
     ssk_error err = {0};
     ssk_bake_desc desc = {0};
@@ -515,8 +618,16 @@ static int command_bake(int argc, char **argv)
     ssk_scene *scene = NULL;
     ssk_status s = ssk_scene_import(&scene, path, &err);
     if (s != SSK_OK) return runtime_error(&err, s);
+    ssk_graph *graph = NULL;
+    ssk_binding *binding = NULL;
+    s = bake_graph_and_binding(ssk_scene_rig(scene), desc.method, graph_path, binding_path,
+                               &graph, &binding, &err);
+    desc.graph = graph_path ? graph : NULL; /* NULL: the method's own graph */
+    desc.binding = binding;
     ssk_bake_stats stats;
-    s = ssk_scene_bake(scene, &desc, &stats, &err);
+    if (s == SSK_OK) s = ssk_scene_bake(scene, &desc, &stats, &err);
+    ssk_binding_destroy(binding);
+    ssk_graph_destroy(graph);
     ssk_scene_destroy(scene);
     if (progress.open_line) fputc('\n', stderr);
     if (s != SSK_OK) return runtime_error(&err, s);
@@ -528,7 +639,8 @@ static int command_bake(int argc, char **argv)
     printf("baked %u frames x %u vertices (%s, %s backend: %s) in %.3f s: "
            "%.2f ms/frame (deform %.2f ms/frame) -> %s\n",
            (unsigned)stats.frame_count, (unsigned)stats.vertex_count,
-           ssk_method_name(desc.method), ssk_backend_name(stats.backend), stats.device,
+           graph_path ? graph_path : ssk_method_name(desc.method),
+           ssk_backend_name(stats.backend), stats.device,
            stats.wall_seconds, per_frame * MS_PER_SECOND,
            deform_per_frame * MS_PER_SECOND, output);
     return finish_stdout(0);
@@ -625,7 +737,7 @@ static ssk_status most_different_frame(const ssk_scene *scene, const ssk_preview
         goto done;
     }
     for (int k = 0; k < 2; ++k) {
-        ssk_deformer_desc ddesc = {desc->methods[k], SSK_BACKEND_CPU, NULL};
+        ssk_deformer_desc ddesc = {desc->methods[k], SSK_BACKEND_CPU, NULL, NULL, NULL};
         s = ssk_deformer_create(&deformers[k], rig, &ddesc, err);
         if (s != SSK_OK) goto done;
     }
@@ -754,6 +866,93 @@ static int command_preview(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
+/* bind                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static int command_bind(int argc, char **argv)
+{
+    const char *path = NULL, *output = NULL, *report = OPTION_FLAG_UNSET, *method_text = NULL,
+               *smooth_text = NULL, *distance_text = NULL;
+    const option_spec specs[] = {
+        {"output", 'o', &output},      {"report", 0, &report},
+        {"method", 0, &method_text},   {"smooth", 0, &smooth_text},
+        {"max-distance", 0, &distance_text},
+    };
+    int r = parse_options("bind", argc, argv, 2, specs, sizeof specs / sizeof specs[0], &path,
+                          print_bind_help);
+    if (r != PARSE_CONTINUE) return r;
+    if (output && !output[0]) return usage_error("bind", "empty output path");
+    ssk_error err = {0};
+    ssk_bind_params params;
+    ssk_bind_params_default(&params);
+    if (method_text && ssk_bind_method_parse(&params.method, method_text, &err) != SSK_OK)
+        return usage_error("bind", "--method: %s", err.message);
+    if (smooth_text) {
+        long long n;
+        if (!parse_count(&n, smooth_text, UINT32_MAX))
+            return usage_error("bind",
+                               "bad number for --smooth: '%s' (expected a non-negative "
+                               "integer)",
+                               smooth_text);
+        params.smooth_iterations = (uint32_t)n;
+    }
+    if (distance_text) {
+        char *end = NULL;
+        errno = 0;
+        double d = strtod(distance_text, &end);
+        if (end == distance_text || *end != '\0' || errno == ERANGE || !isfinite(d) ||
+            !(d >= 0.0) || d > FLT_MAX)
+            return usage_error("bind",
+                               "bad number for --max-distance: '%s' (expected a number >= 0)",
+                               distance_text);
+        params.max_distance = (float)d;
+    }
+
+    ssk_scene *scene = NULL;
+    ssk_status s = ssk_scene_import(&scene, path, &err);
+    if (s != SSK_OK) return runtime_error(&err, s);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    ssk_binding *binding = NULL;
+    int reused = 0;
+    s = ssk_binding_cached(&binding, rig, &params, output, &reused, &err);
+    if (s != SSK_OK) {
+        ssk_scene_destroy(scene);
+        /* the rig is valid, so an invalid argument is one of the options */
+        if (s == SSK_ERROR_INVALID_ARGUMENT) return usage_error("bind", "%s", err.message);
+        return runtime_error(&err, s);
+    }
+    ssk_binding_view view;
+    ssk_binding_report quality;
+    s = ssk_binding_get(binding, &view, &err);
+    if (s == SSK_OK && report == OPTION_FLAG_SET)
+        s = ssk_binding_report_compute(&quality, binding, rig, &err);
+    ssk_binding_destroy(binding);
+    ssk_scene_destroy(scene);
+    if (s != SSK_OK) return runtime_error(&err, s);
+
+    if (reused)
+        printf("reused %s (rig unchanged): %u vertices, %u bones, method %s, %u smoothing "
+               "iterations; loaded in %.2f ms\n",
+               output, (unsigned)view.vertex_count, (unsigned)view.bone_count,
+               ssk_bind_method_name(view.params.method),
+               (unsigned)view.params.smooth_iterations, view.seconds * MS_PER_SECOND);
+    else
+        printf("bound %u vertices to %u bones (method %s, %u smoothing iterations) in "
+               "%.2f ms%s%s\n",
+               (unsigned)view.vertex_count, (unsigned)view.bone_count,
+               ssk_bind_method_name(view.params.method),
+               (unsigned)view.params.smooth_iterations, view.seconds * MS_PER_SECOND,
+               output ? " -> " : "", output ? output : "");
+    if (report == OPTION_FLAG_SET) {
+        printf("mean |s|: %.6g\n", quality.mean_scale_length);
+        printf("max |s|: %.6g\n", quality.max_scale_length);
+        printf("largest attachment gap: %.6g\n", quality.max_attachment_gap);
+        printf("off-weight share: %.2f%%\n", quality.off_weight_share * PERCENT);
+    }
+    return finish_stdout(0);
+}
+
+/* ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
@@ -775,6 +974,7 @@ int main(int argc, char **argv)
     if (strcmp(command, "bake") == 0) return command_bake(argc, argv);
     if (strcmp(command, "preview") == 0) return command_preview(argc, argv);
     if (strcmp(command, "gpuinfo") == 0) return command_gpuinfo(argc, argv);
+    if (strcmp(command, "bind") == 0) return command_bind(argc, argv);
     if (command[0] == '-') return usage_error(NULL, "unknown option '%s'", command);
-    return usage_error(NULL, "unknown command '%s' (commands: info, bake, preview, gpuinfo)", command);
+    return usage_error(NULL, "unknown command '%s' (commands: info, bake, preview, gpuinfo, bind)", command);
 }
