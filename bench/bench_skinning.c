@@ -10,6 +10,8 @@
  *
  * Usage: bench_skinning [--sizes 10000,100000,1000000] [--repeats N]
  *                       [--backends cpu,gl]
+ * Methods: LBS, DQS, rigid attachment and IRS (with the default binding,
+ * made once before timing, and the default length adjustment).
  * Prints a Markdown table: vertices, backend, method, ms/frame (whole
  * ssk_deformer_deform call), M vertices/s, and the median upload, compute
  * and readback times that the backend reports (GL: bone data upload,
@@ -250,8 +252,10 @@ int main(int argc, char **argv)
                 fflush(stdout);
                 ssk_deformer_destroy(d);
             }
-            fprintf(stderr, "%u vertices, %s: DQS / LBS = %.2f\n", nv,
-                    ssk_backend_name(backends[bi]), median[SSK_METHOD_DQS] / median[SSK_METHOD_LBS]);
+            fprintf(stderr, "%u vertices, %s: DQS / LBS = %.2f, rigid / LBS = %.2f, IRS / LBS = %.2f\n",
+                    nv, ssk_backend_name(backends[bi]), median[SSK_METHOD_DQS] / median[SSK_METHOD_LBS],
+                    median[SSK_METHOD_RIGID] / median[SSK_METHOD_LBS],
+                    median[SSK_METHOD_IRS] / median[SSK_METHOD_LBS]);
             free(times);
         }
         free(out);

@@ -180,6 +180,12 @@ ssk_status ssk_attach_prepare(ssk_attach_bone *dst, const ssk_rig *rig, const fl
             joint_axis_angle(o->head_joint, o->rotation, dst[o->parent].rotation);
         else
             set_no_rotation(o->head_joint);
+        /* Factors the per-vertex kernels multiply by instead of dividing. */
+        float len2 = 0.0f;
+        for (int k = 0; k < 3; ++k) len2 += (o->tail[k] - o->head[k]) * (o->tail[k] - o->head[k]);
+        o->head[3] = len2 > 0.0f ? 1.0f / len2 : 0.0f;
+        o->influence[2] = 1.0f / o->influence[0];
+        o->influence[3] = o->influence[1] < 1.0f ? 1.0f / (1.0f - o->influence[1]) : 0.0f;
         if (!ssk_floats_finite(o->head, 24))
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
                                  "bone %u ('%s'): posed joints or rotations are non-finite "

@@ -50,15 +50,14 @@ SSK_AM_INLINE void ssk_am_attachment(float a[3], const ssk_attach_bone *bone, fl
 }
 
 /* Squared distance from v to the segment p -> c, and the nearest point
- * (u = clamp(dot(v - p, c - p) / |c - p|^2, 0, 1); a zero-length segment
- * gives p). */
+ * (u = clamp(dot(v - p, c - p) inv_len2, 0, 1) with inv_len2 = 1 / |c - p|^2,
+ * 0 for a zero-length segment, which gives p). */
 SSK_AM_INLINE float ssk_am_segment_nearest(float out[3], const float v[3], const float p[3],
-                                           const float c[3])
+                                           const float c[3], float inv_len2)
 {
     const float d[3] = {c[0] - p[0], c[1] - p[1], c[2] - p[2]};
-    const float len2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
     const float proj = (v[0] - p[0]) * d[0] + (v[1] - p[1]) * d[1] + (v[2] - p[2]) * d[2];
-    float u = len2 > 0.0f ? proj / len2 : 0.0f;
+    float u = proj * inv_len2;
     u = u < 0.0f ? 0.0f : (u > 1.0f ? 1.0f : u);
     out[0] = p[0] + u * d[0];
     out[1] = p[1] + u * d[1];

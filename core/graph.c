@@ -30,7 +30,7 @@
 #define GRAPH_FORMAT_VERSION 1
 /* Defaults of the optional node fields. */
 #define DEFAULT_JOINT_INFLUENCE 0.5f
-#define DEFAULT_LENGTH_ADJUST 1
+#define DEFAULT_LENGTH_ADJUST 0
 #define DEFAULT_RADIAL_AMOUNT 1.0f
 #define DEFAULT_RADIAL_PROFILE SSK_RADIAL_BULGE
 /* Largest graph file ssk_graph_load reads (a graph is a few kilobytes). */

@@ -62,6 +62,7 @@
  * uses the same order of operations).
  */
 #include "attach_math.h"
+#include "simd.h"
 
 /* Fixed-point steps of the length adjustment. */
 #define SSK_IRS_LENGTH_STEPS 2
@@ -83,10 +84,10 @@ skeleton_distance(const float v[3], const ssk_attach_bone *restrict bones_data, 
     const ssk_attach_bone *parent = &bones_data[bone->parent >= 0 ? bone->parent : b];
     const ssk_attach_bone *child = &bones_data[bone->tail_child >= 0 ? bone->tail_child : b];
     float q[3];
-    float best = ssk_am_segment_nearest(q, v, parent->head, parent->tail);
-    float d2 = ssk_am_segment_nearest(q, v, bone->head, bone->tail);
+    float best = ssk_am_segment_nearest(q, v, parent->head, parent->tail, parent->head[3]);
+    float d2 = ssk_am_segment_nearest(q, v, bone->head, bone->tail, bone->head[3]);
     best = d2 < best ? d2 : best;
-    d2 = ssk_am_segment_nearest(q, v, child->head, child->tail);
+    d2 = ssk_am_segment_nearest(q, v, child->head, child->tail, child->head[3]);
     best = d2 < best ? d2 : best;
     return sqrtf(best);
 }
@@ -121,6 +122,235 @@ void ssk_irs_rest_distances(float *restrict dst, uint32_t vertex_count,
     }
 }
 
+/* sin and cos of |x| <= pi/4 (the Delta half-angles: theta <= pi and
+ * weights <= 1 give |phi| <= pi/4) by their Taylor polynomials to degree
+ * 9 and 10: the truncation error there is below 3e-9, under float
+ * rounding; unlike libm calls, the polynomials vectorize. */
+static inline __attribute__((always_inline)) void sincos_quarter(float x, float *s, float *c)
+{
+    const float x2 = x * x;
+    *s = x * (1.0f + x2 * (-1.0f / 6.0f + x2 * (1.0f / 120.0f +
+                                              x2 * (-1.0f / 5040.0f + x2 * (1.0f / 362880.0f)))));
+    *c = 1.0f + x2 * (-0.5f + x2 * (1.0f / 24.0f +
+                                    x2 * (-1.0f / 720.0f + x2 * (1.0f / 40320.0f +
+                                                                  x2 * (-1.0f / 3628800.0f)))));
+}
+
+/* One vertex of IRS (steps 1-6 of the header comment). */
+static inline __attribute__((always_inline)) void
+irs_vertex(float *restrict dst, int64_t v, const int32_t *restrict bones,
+           const float *restrict t, const float *restrict scale_vectors,
+           const ssk_attach_bone *restrict bones_data, const int length_adjust_on,
+           const float *restrict rest_distances)
+{
+    const int32_t b = bones[v];
+    const ssk_attach_bone *bone = &bones_data[b];
+    const float tv = t[v];
+    const float s[3] = {scale_vectors[3 * v], scale_vectors[3 * v + 1], scale_vectors[3 * v + 2]};
+
+    /* Eq. 14 */
+    const float ci = bone->influence[1];
+    const float pw = clamp01(1.0f - tv * bone->influence[2]);
+    const float cw = clamp01((tv - ci) * bone->influence[3]);
+
+    /* Eq. 15-16 as quaternions (half of each Delta angle). */
+    const float phi_p = -0.25f * pw * bone->head_joint[3];
+    const float phi_c = 0.25f * cw * bone->tail_joint[3];
+    float sp, cp, sc, cc;
+    sincos_quarter(phi_p, &sp, &cp);
+    sincos_quarter(phi_c, &sc, &cc);
+    const float qp[4] = {cp, sp * bone->head_joint[0], sp * bone->head_joint[1],
+                         sp * bone->head_joint[2]};
+    const float qc[4] = {cc, sc * bone->tail_joint[0], sc * bone->tail_joint[1],
+                         sc * bone->tail_joint[2]};
+
+    /* Eq. 17: normalized, sign-aligned blend. */
+    const float wsum = pw + cw;
+    const float alpha = wsum > 0.0f ? pw / (wsum > 0.0f ? wsum : 1.0f) : 1.0f;
+    const float dot = qp[0] * qc[0] + qp[1] * qc[1] + qp[2] * qc[2] + qp[3] * qc[3];
+    const float beta = dot < 0.0f ? alpha - 1.0f : 1.0f - alpha;
+    float q[4] = {alpha * qp[0] + beta * qc[0], alpha * qp[1] + beta * qc[1],
+                  alpha * qp[2] + beta * qc[2], alpha * qp[3] + beta * qc[3]};
+    const float inv = 1.0f / sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    q[0] *= inv;
+    q[1] *= inv;
+    q[2] *= inv;
+    q[3] *= inv;
+
+    /* Eq. 18: v'' = a' + Delta R_b s. */
+    ssk_am_qmul(q, q, bone->rotation);
+    float a[3], r[3];
+    ssk_am_attachment(a, bone, tv);
+    ssk_am_rotate(r, q, s);
+    float out[3] = {a[0] + r[0], a[1] + r[1], a[2] + r[2]};
+
+    if (length_adjust_on) {
+        const float rlen2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+        const int has_dir = rlen2 > SSK_IRS_DIRECTION_EPSILON;
+        const float rlen = sqrtf(has_dir ? rlen2 : 1.0f);
+        const float inv_len = has_dir ? 1.0f / rlen : 0.0f; /* no direction: no move */
+        const float dir[3] = {r[0] * inv_len, r[1] * inv_len, r[2] * inv_len};
+        const float rest = rest_distances ? rest_distances[v] : rlen;
+        length_adjust(out, dir, rest, bones_data, b);
+    }
+    dst[3 * v] = out[0];
+    dst[3 * v + 1] = out[1];
+    dst[3 * v + 2] = out[2];
+}
+
+/* Lane helpers for irs_lanes8. */
+typedef ssk_v8 v8;
+#define V8(x) ssk_v8_splat(x)
+
+static inline __attribute__((always_inline)) v8 v8_sqrt(v8 x)
+{
+    v8 r;
+    for (int l = 0; l < 8; ++l) r[l] = sqrtf(x[l]);
+    return r;
+}
+
+static inline __attribute__((always_inline)) v8 v8_clamp01(v8 x)
+{
+    x = ssk_v8_select(x < V8(0.0f), V8(0.0f), x);
+    return ssk_v8_select(x > V8(1.0f), V8(1.0f), x);
+}
+
+/* Columns 0..7 of the first 8 floats of each lane's bone struct. */
+static inline __attribute__((always_inline)) void
+gather8(v8 col[8], const ssk_attach_bone *restrict bones_data, const int32_t idx[8], int chunk)
+{
+    for (int l = 0; l < 8; ++l) col[l] = ssk_v8_load((const float *)&bones_data[idx[l]] + 8 * chunk);
+    ssk_v8_transpose8(col);
+}
+
+/* Squared distance from lanes p to the segments h -> c (ssk_am_segment_nearest). */
+static inline __attribute__((always_inline)) v8
+segment_distance2(const v8 p[3], const v8 h[3], const v8 c[3], v8 inv_len2)
+{
+    const v8 d0 = c[0] - h[0], d1 = c[1] - h[1], d2 = c[2] - h[2];
+    const v8 proj = (p[0] - h[0]) * d0 + (p[1] - h[1]) * d1 + (p[2] - h[2]) * d2;
+    const v8 u = v8_clamp01(proj * inv_len2);
+    const v8 e0 = p[0] - (h[0] + u * d0), e1 = p[1] - (h[1] + u * d1), e2 = p[2] - (h[2] + u * d2);
+    return e0 * e0 + e1 * e1 + e2 * e2;
+}
+
+/* Eight vertices of IRS: the arithmetic of irs_vertex with lanes =
+ * vertices; bone data gathered per lane and transposed. */
+static inline __attribute__((always_inline)) void
+irs_lanes8(float *restrict dst, int64_t v0, const int32_t *restrict bones,
+           const float *restrict t, const float *restrict scale_vectors,
+           const ssk_attach_bone *restrict bones_data, const int length_adjust_on,
+           const float *restrict rest_distances)
+{
+    int32_t idx[8];
+    for (int l = 0; l < 8; ++l) idx[l] = bones[v0 + l];
+    v8 c0[8], c1[8], c2[8];
+    gather8(c0, bones_data, idx, 0); /* head xyz_, tail xyz_ */
+    gather8(c1, bones_data, idx, 1); /* rotation wxyz, head joint xyz angle */
+    gather8(c2, bones_data, idx, 2); /* tail joint xyz angle, influence p c _ _ */
+    const v8 tv = ssk_v8_load(t + v0);
+    v8 sx, sy, sz;
+    ssk_v8_load_xyz(scale_vectors + 3 * v0, &sx, &sy, &sz);
+
+    /* Eq. 14 */
+    const v8 pw = v8_clamp01(V8(1.0f) - tv * c2[6]);
+    const v8 cw = v8_clamp01((tv - c2[5]) * c2[7]);
+
+    /* Eq. 15-16: sincos polynomials of sincos_quarter */
+    const v8 phi_p = V8(-0.25f) * pw * c1[7];
+    const v8 phi_c = V8(0.25f) * cw * c2[3];
+#define SIN_Q(x, x2) ((x) * (V8(1.0f) + (x2) * (V8(-1.0f / 6.0f) + (x2) * (V8(1.0f / 120.0f) + (x2) * (V8(-1.0f / 5040.0f) + (x2) * V8(1.0f / 362880.0f))))))
+#define COS_Q(x2) (V8(1.0f) + (x2) * (V8(-0.5f) + (x2) * (V8(1.0f / 24.0f) + (x2) * (V8(-1.0f / 720.0f) + (x2) * (V8(1.0f / 40320.0f) + (x2) * V8(-1.0f / 3628800.0f))))))
+    const v8 pp2 = phi_p * phi_p, pc2 = phi_c * phi_c;
+    const v8 sp = SIN_Q(phi_p, pp2), cp = COS_Q(pp2), sc = SIN_Q(phi_c, pc2), cc = COS_Q(pc2);
+#undef SIN_Q
+#undef COS_Q
+    const v8 qp0 = cp, qp1 = sp * c1[4], qp2 = sp * c1[5], qp3 = sp * c1[6];
+    const v8 qc0 = cc, qc1 = sc * c2[0], qc2 = sc * c2[1], qc3 = sc * c2[2];
+
+    /* Eq. 17 */
+    const v8 wsum = pw + cw;
+    const ssk_i8 some = wsum > V8(0.0f);
+    const v8 alpha = ssk_v8_select(some, pw / ssk_v8_select(some, wsum, V8(1.0f)), V8(1.0f));
+    const v8 dot = qp0 * qc0 + qp1 * qc1 + qp2 * qc2 + qp3 * qc3;
+    const v8 beta = ssk_v8_select(dot < V8(0.0f), alpha - V8(1.0f), V8(1.0f) - alpha);
+    v8 q0 = alpha * qp0 + beta * qc0, q1 = alpha * qp1 + beta * qc1;
+    v8 q2 = alpha * qp2 + beta * qc2, q3 = alpha * qp3 + beta * qc3;
+    const v8 inv = V8(1.0f) / v8_sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3);
+    q0 *= inv;
+    q1 *= inv;
+    q2 *= inv;
+    q3 *= inv;
+
+    /* Eq. 18: Delta R_b (Hamilton product, ssk_am_qmul), then rotate s. */
+    const v8 b0 = c1[0], b1 = c1[1], b2 = c1[2], b3 = c1[3];
+    const v8 w = q0 * b0 - q1 * b1 - q2 * b2 - q3 * b3;
+    const v8 x = q0 * b1 + q1 * b0 + q2 * b3 - q3 * b2;
+    const v8 y = q0 * b2 - q1 * b3 + q2 * b0 + q3 * b1;
+    const v8 z = q0 * b3 + q1 * b2 - q2 * b1 + q3 * b0;
+    const v8 tx = V8(2.0f) * (y * sz - z * sy);
+    const v8 ty = V8(2.0f) * (z * sx - x * sz);
+    const v8 tz = V8(2.0f) * (x * sy - y * sx);
+    const v8 rx = sx + w * tx + (y * tz - z * ty);
+    const v8 ry = sy + w * ty + (z * tx - x * tz);
+    const v8 rz = sz + w * tz + (x * ty - y * tx);
+    const v8 head[3] = {c0[0], c0[1], c0[2]}, tail[3] = {c0[4], c0[5], c0[6]};
+    v8 p[3] = {head[0] + tv * (tail[0] - head[0]) + rx, head[1] + tv * (tail[1] - head[1]) + ry,
+               head[2] + tv * (tail[2] - head[2]) + rz};
+
+    if (length_adjust_on) {
+        int32_t pidx[8], cidx[8];
+        for (int l = 0; l < 8; ++l) {
+            const ssk_attach_bone *bone = &bones_data[idx[l]];
+            pidx[l] = bone->parent >= 0 ? bone->parent : idx[l];
+            cidx[l] = bone->tail_child >= 0 ? bone->tail_child : idx[l];
+        }
+        v8 pc[8], cc8[8];
+        gather8(pc, bones_data, pidx, 0);
+        gather8(cc8, bones_data, cidx, 0);
+        const v8 ph[3] = {pc[0], pc[1], pc[2]}, pt[3] = {pc[4], pc[5], pc[6]};
+        const v8 ch[3] = {cc8[0], cc8[1], cc8[2]}, ct[3] = {cc8[4], cc8[5], cc8[6]};
+        const v8 rlen2 = rx * rx + ry * ry + rz * rz;
+        const ssk_i8 has_dir = rlen2 > V8(SSK_IRS_DIRECTION_EPSILON);
+        const v8 rlen = v8_sqrt(ssk_v8_select(has_dir, rlen2, V8(1.0f)));
+        const v8 inv_len = ssk_v8_select(has_dir, V8(1.0f) / rlen, V8(0.0f));
+        const v8 dir[3] = {rx * inv_len, ry * inv_len, rz * inv_len};
+        const v8 rest = rest_distances ? ssk_v8_load(rest_distances + v0) : rlen;
+        for (int step = 0; step < SSK_IRS_LENGTH_STEPS; ++step) {
+            v8 best = segment_distance2(p, ph, pt, pc[3]);
+            v8 d2 = segment_distance2(p, head, tail, c0[3]);
+            best = ssk_v8_select(d2 < best, d2, best);
+            d2 = segment_distance2(p, ch, ct, cc8[3]);
+            best = ssk_v8_select(d2 < best, d2, best);
+            const v8 k = rest - v8_sqrt(best);
+            p[0] += k * dir[0];
+            p[1] += k * dir[1];
+            p[2] += k * dir[2];
+        }
+    }
+    ssk_v8_store_xyz(dst + 3 * v0, p[0], p[1], p[2]);
+}
+#undef V8
+
+SSK_TARGET_CLONES
+static void irs_block(float *restrict dst, int64_t begin, int64_t end,
+                      const int32_t *restrict bones, const float *restrict t,
+                      const float *restrict scale_vectors,
+                      const ssk_attach_bone *restrict bones_data, int length_adjust_on,
+                      const float *restrict rest_distances)
+{
+    int64_t v = begin;
+    if (length_adjust_on) {
+        for (; v + 8 <= end; v += 8)
+            irs_lanes8(dst, v, bones, t, scale_vectors, bones_data, 1, rest_distances);
+    } else {
+        for (; v + 8 <= end; v += 8)
+            irs_lanes8(dst, v, bones, t, scale_vectors, bones_data, 0, rest_distances);
+    }
+    for (; v < end; ++v) /* the last < 8 vertices */
+        irs_vertex(dst, v, bones, t, scale_vectors, bones_data, length_adjust_on, rest_distances);
+}
+
 void ssk_irs_deform(float *restrict dst, uint32_t vertex_count, const int32_t *restrict bones,
                     const float *restrict t, const float *restrict scale_vectors,
                     const ssk_attach_bone *restrict bones_data, int length_adjust_on,
@@ -128,55 +358,9 @@ void ssk_irs_deform(float *restrict dst, uint32_t vertex_count, const int32_t *r
 {
     const int64_t nv = vertex_count;
 #pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < nv; ++v) {
-        const int32_t b = bones[v];
-        const ssk_attach_bone *bone = &bones_data[b];
-        const float tv = t[v];
-        const float *s = scale_vectors + 3 * v;
-
-        /* Eq. 14 */
-        const float pi = bone->influence[0], ci = bone->influence[1];
-        const float pw = clamp01(1.0f - tv / pi);
-        const float cw = ci < 1.0f ? clamp01((tv - ci) / (1.0f - ci)) : 0.0f;
-
-        /* Eq. 15-16 as quaternions (half of each Delta angle). */
-        const float phi_p = -0.25f * pw * bone->head_joint[3];
-        const float phi_c = 0.25f * cw * bone->tail_joint[3];
-        const float sp = sinf(phi_p), sc = sinf(phi_c);
-        const float qp[4] = {cosf(phi_p), sp * bone->head_joint[0], sp * bone->head_joint[1],
-                             sp * bone->head_joint[2]};
-        const float qc[4] = {cosf(phi_c), sc * bone->tail_joint[0], sc * bone->tail_joint[1],
-                             sc * bone->tail_joint[2]};
-
-        /* Eq. 17: normalized, sign-aligned blend. */
-        const float wsum = pw + cw;
-        const float alpha = wsum > 0.0f ? pw / wsum : 1.0f;
-        const float dot = qp[0] * qc[0] + qp[1] * qc[1] + qp[2] * qc[2] + qp[3] * qc[3];
-        const float beta = dot < 0.0f ? alpha - 1.0f : 1.0f - alpha;
-        float q[4] = {alpha * qp[0] + beta * qc[0], alpha * qp[1] + beta * qc[1],
-                      alpha * qp[2] + beta * qc[2], alpha * qp[3] + beta * qc[3]};
-        const float inv = 1.0f / sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        q[0] *= inv;
-        q[1] *= inv;
-        q[2] *= inv;
-        q[3] *= inv;
-
-        /* Eq. 18: v'' = a' + Delta R_b s. */
-        ssk_am_qmul(q, q, bone->rotation);
-        float a[3], r[3];
-        ssk_am_attachment(a, bone, tv);
-        ssk_am_rotate(r, q, s);
-        float out[3] = {a[0] + r[0], a[1] + r[1], a[2] + r[2]};
-
-        const float rlen2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-        if (length_adjust_on && rlen2 > SSK_IRS_DIRECTION_EPSILON) {
-            const float inv_len = 1.0f / sqrtf(rlen2);
-            const float dir[3] = {r[0] * inv_len, r[1] * inv_len, r[2] * inv_len};
-            const float rest = rest_distances ? rest_distances[v] : sqrtf(rlen2);
-            length_adjust(out, dir, rest, bones_data, b);
-        }
-        dst[3 * v] = out[0];
-        dst[3 * v + 1] = out[1];
-        dst[3 * v + 2] = out[2];
+    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
+        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
+        irs_block(dst, b, e, bones, t, scale_vectors, bones_data, length_adjust_on,
+                  rest_distances);
     }
 }

@@ -23,12 +23,12 @@
 
 // ssk_attach_bone: 8 vec4 per bone.
 #define SSK_AB_VEC4S 8u
-#define SSK_AB_HEAD 0u
+#define SSK_AB_HEAD 0u       // .w: 1 / |c' - p'|^2
 #define SSK_AB_TAIL 1u
 #define SSK_AB_ROTATION 2u   // quaternion (w, x, y, z) in .xyzw
 #define SSK_AB_HEAD_JOINT 3u // axis xyz, angle w
 #define SSK_AB_TAIL_JOINT 4u
-#define SSK_AB_INFLUENCE 5u  // p_i, c_i
+#define SSK_AB_INFLUENCE 5u  // p_i, c_i, 1 / p_i, 1 / (1 - c_i) (0 when c_i = 1)
 #define SSK_AB_LINKS 6u      // parent, tail_child as int bits in .x, .y
 
 // r = q v q^-1 (ssk_am_rotate): t = 2 (u x v), r = v + w t + u x t.
@@ -66,13 +66,13 @@ vec3 ssk_am_attachment(vec3 head, vec3 tail, float t)
     return a;
 }
 
-// Squared distance from v to the segment p -> c (ssk_am_segment_nearest).
-float ssk_am_segment_distance2(vec3 v, vec3 p, vec3 c)
+// Squared distance from v to the segment p -> c (ssk_am_segment_nearest),
+// inv_len2 = 1 / |c - p|^2 (the bone's head.w).
+float ssk_am_segment_distance2(vec3 v, vec3 p, vec3 c, float inv_len2)
 {
     precise vec3 d = vec3(c.x - p.x, c.y - p.y, c.z - p.z);
-    precise float len2 = d.x * d.x + d.y * d.y + d.z * d.z;
     precise float proj = (v.x - p.x) * d.x + (v.y - p.y) * d.y + (v.z - p.z) * d.z;
-    precise float u = len2 > 0.0 ? proj / len2 : 0.0;
+    precise float u = proj * inv_len2;
     u = u < 0.0 ? 0.0 : (u > 1.0 ? 1.0 : u);
     precise vec3 o = vec3(p.x + u * d.x, p.y + u * d.y, p.z + u * d.z);
     precise vec3 e = vec3(v.x - o.x, v.y - o.y, v.z - o.z);

@@ -39,10 +39,10 @@ float skeleton_distance(vec3 v, uint b)
     ivec2 links = floatBitsToInt(bone_data[bb + SSK_AB_LINKS].xy);
     uint pb = SSK_AB_VEC4S * uint(links.x >= 0 ? links.x : int(b));
     uint cb = SSK_AB_VEC4S * uint(links.y >= 0 ? links.y : int(b));
-    precise float best = ssk_am_segment_distance2(v, bone_data[pb].xyz, bone_data[pb + 1u].xyz);
-    precise float d2 = ssk_am_segment_distance2(v, bone_data[bb].xyz, bone_data[bb + 1u].xyz);
+    precise float best = ssk_am_segment_distance2(v, bone_data[pb].xyz, bone_data[pb + 1u].xyz, bone_data[pb].w);
+    precise float d2 = ssk_am_segment_distance2(v, bone_data[bb].xyz, bone_data[bb + 1u].xyz, bone_data[bb].w);
     best = d2 < best ? d2 : best;
-    d2 = ssk_am_segment_distance2(v, bone_data[cb].xyz, bone_data[cb + 1u].xyz);
+    d2 = ssk_am_segment_distance2(v, bone_data[cb].xyz, bone_data[cb + 1u].xyz, bone_data[cb].w);
     best = d2 < best ? d2 : best;
     return sqrt(best);
 }
@@ -58,11 +58,11 @@ void main()
     vec3 s = SSK_LOAD3(vs, v);
     vec4 head_joint = bone_data[bb + SSK_AB_HEAD_JOINT];
     vec4 tail_joint = bone_data[bb + SSK_AB_TAIL_JOINT];
-    vec2 influence = bone_data[bb + SSK_AB_INFLUENCE].xy;
+    vec4 influence = bone_data[bb + SSK_AB_INFLUENCE];
 
-    // Eq. 14
-    precise float pw = clamp01(1.0 - tv / influence.x);
-    precise float cw = influence.y < 1.0 ? clamp01((tv - influence.y) / (1.0 - influence.y)) : 0.0;
+    // Eq. 14 (with the prepared inverses 1 / p_i, 1 / (1 - c_i))
+    precise float pw = clamp01(1.0 - tv * influence.z);
+    precise float cw = clamp01((tv - influence.y) * influence.w);
     // Eq. 15-16 as quaternions (half of each Delta angle)
     precise float phi_p = -0.25 * pw * head_joint.w;
     precise float phi_c = 0.25 * cw * tail_joint.w;

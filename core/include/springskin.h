@@ -430,7 +430,10 @@ ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
  *   [0, pi]) of the relative rotation at the bone's head joint,
  *   R_b R_parent^-1 (zero for a root), and at its tail joint,
  *   R_child R_b^-1 (zero without a tail child) (Eq. 15-16: p_theta, p_x);
- * - influence: p_i, c_i of Eq. 14 (default 0.5), then 2 unused;
+ * - influence: p_i, c_i of Eq. 14 (default 0.5), 1 / p_i, and
+ *   1 / (1 - c_i) (0 when c_i = 1: no child influence);
+ * - head[3]: 1 / |c' - p'|^2 (0 for a zero-length bone), the projection
+ *   factor of nearest-point queries on the bone; tail[3] unused;
  * - parent, tail_child: bone indices or -1. */
 typedef struct ssk_attach_bone {
     float head[4];

@@ -540,7 +540,7 @@ static void test_round_trip(void **state)
     assert_non_null(json);
     const char *expected_parts[] = {
         "\"version\": 1",           "\"parent_influence\": 0.5", "\"child_influence\": 0.5",
-        "\"length_adjust\": true",  "\"joint_influences\": { }", "\"profile\": \"bulge\"",
+        "\"length_adjust\": false", "\"joint_influences\": { }", "\"profile\": \"bulge\"",
         "\"amount\": 1.0",          "\"keys\": [ ]",             "\"input\": \"positions\""};
     for (size_t i = 0; i < sizeof expected_parts / sizeof expected_parts[0]; ++i)
         if (!strstr(json, expected_parts[i]))
@@ -665,7 +665,7 @@ static void test_from_method(void **state)
             assert_non_null(g->nodes[0].joint_influences);
             for (uint32_t k = 0; k < LIMB_BONES * 2; ++k)
                 assert_true(g->nodes[0].joint_influences[k] == 0.5f);
-            assert_int_equal(g->nodes[0].length_adjust, 1);
+            assert_int_equal(g->nodes[0].length_adjust, 0); /* optional, off by default */
         } else {
             assert_null(g->nodes[0].joint_influences);
         }
