@@ -150,9 +150,9 @@ static void print_gpuinfo_help(FILE *f)
 
 static void print_bake_help(FILE *f)
 {
-    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs | --graph G.json]\n"
+    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring | --graph G.json]\n"
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
-          "                       [--backend auto|cpu|gl] [--animation N]\n"
+          "                       [--backend auto|cpu|gl] [--animation N] [--verbose]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -165,8 +165,11 @@ static void print_bake_help(FILE *f)
           "                     dqs: dual quaternion skinning (Blender's Preserve Volume)\n"
           "                     rigid: rigid attachment skinning (Toothman 2020, 4.1)\n"
           "                     irs: incremental rotation skinning (Toothman 2020, 4.1)\n"
+          "                     spring: rigid attachment relaxed by the spring deformer\n"
+          "                     (Toothman 2020, 4.2) with its default parameters\n"
           "  --graph G.json     deform with a deformer graph instead of one method\n"
-          "                     (skinning, radial, normals nodes; docs/deformer-graph.md)\n"
+          "                     (skinning, radial, spring, normals nodes;\n"
+          "                     docs/deformer-graph.md)\n"
           "  --binding B        attachment binding file for rigid, irs and radial nodes:\n"
           "                     loaded when B exists (it must be this rig's, e.g. from\n"
           "                     'bind -o B'), else bound with the defaults and saved to B;\n"
@@ -176,7 +179,8 @@ static void print_bake_help(FILE *f)
           "                     frames 0 .. floor(duration * FPS))\n"
           "  --backend B        auto (default: GL on a hardware GPU, else cpu), cpu, gl\n"
           "  --animation N      animation index (default 0; see 'info')\n"
-          "  --backend B        where to deform: auto (default), cpu, gl\n"
+          "  --verbose          print each frame's spring iterations and residual\n"
+          "                     on stderr\n"
           "  -h, --help         show this help\n"
           "\n"
           "The .pc2 file starts at frame A with a sample rate of 1 (one sample per\n"
@@ -557,16 +561,26 @@ static ssk_status bake_graph_and_binding(const ssk_rig *rig, ssk_method method,
     return s;
 }
 
+/* --verbose: one line per frame with its spring report. */
+static void print_frame_report(void *user, int32_t frame, const ssk_spring_report *report)
+{
+    (void)user;
+    fprintf(stderr, "frame %d: spring iterations %u, residual %g, energy %g, %s\n", (int)frame,
+            (unsigned)report->iterations, (double)report->residual, report->energy,
+            report->converged ? "converged" : "not converged");
+}
+
 static int command_bake(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *method_text = NULL, *fps_text = NULL,
                *frames_text = NULL, *backend_text = NULL, *animation_text = NULL,
-               *graph_path = NULL, *binding_path = NULL;
+               *graph_path = NULL, *binding_path = NULL, *verbose = OPTION_FLAG_UNSET;
     const option_spec specs[] = {
         {"output", 'o', &output},       {"method", 0, &method_text},
         {"fps", 0, &fps_text},          {"frames", 0, &frames_text},
         {"backend", 0, &backend_text},  {"animation", 0, &animation_text},
         {"graph", 0, &graph_path},      {"binding", 0, &binding_path},
+        {"verbose", 0, &verbose},
     };
     int r = parse_options("bake", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_bake_help);
@@ -610,10 +624,11 @@ static int command_bake(int argc, char **argv)
         desc.animation = (uint32_t)index;
     }
     progress_state progress = {UINT_MAX, false};
-    if (isatty(STDERR_FILENO)) {
+    if (isatty(STDERR_FILENO) && verbose != OPTION_FLAG_SET) {
         desc.progress = progress_to_terminal;
         desc.progress_user = &progress;
     }
+    if (verbose == OPTION_FLAG_SET) desc.frame_report = print_frame_report;
 
     ssk_scene *scene = NULL;
     ssk_status s = ssk_scene_import(&scene, path, &err);
@@ -643,6 +658,13 @@ static int command_bake(int argc, char **argv)
            ssk_backend_name(stats.backend), stats.device,
            stats.wall_seconds, per_frame * MS_PER_SECOND,
            deform_per_frame * MS_PER_SECOND, output);
+    if (stats.spring_iterations || stats.spring_residual_max > 0.0f)
+        printf("springs: %llu iterations (%.1f per frame, at most %u), largest final residual "
+               "%g, %u frame(s) not converged\n",
+               (unsigned long long)stats.spring_iterations,
+               stats.frame_count ? (double)stats.spring_iterations / stats.frame_count : 0.0,
+               (unsigned)stats.spring_iterations_max, (double)stats.spring_residual_max,
+               (unsigned)stats.spring_frames_unconverged);
     return finish_stdout(0);
 }
 

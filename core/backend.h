@@ -36,6 +36,8 @@ typedef enum ssk_kernel {
     SSK_KERNEL_IRS,     /* output <- IRS (binding) */
     SSK_KERNEL_RADIAL,  /* output <- radial deformation of input */
     SSK_KERNEL_NORMALS, /* output <- area-weighted vertex normals of input */
+    SSK_KERNEL_SPRING,  /* output <- spring deformer relaxing input (the
+                           first stage) */
     SSK_KERNEL_COUNT
 } ssk_kernel;
 
@@ -53,6 +55,10 @@ typedef struct ssk_kernel_call {
     const uint8_t *bone_mask;            /* #B (RADIAL) */
     ssk_radial_profile profile;          /* RADIAL */
     float amount;                        /* RADIAL, at this frame */
+    ssk_spring *spring;                  /* SPRING: the node's solver */
+    const float *skinning;               /* SPRING: #B by 16 of the frame */
+    double frame;                        /* SPRING: the frame */
+    ssk_spring_report *report;           /* SPRING: out */
 } ssk_kernel_call;
 
 typedef struct ssk_backend_ops {

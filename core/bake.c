@@ -156,6 +156,10 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     if (s != SSK_OK) goto done;
 
     double deform_seconds = 0.0;
+    uint64_t spring_iterations = 0;
+    uint32_t spring_iterations_max = 0, unconverged = 0;
+    float residual_max = 0.0f;
+    bool has_spring = false;
     for (uint32_t i = 0; i < baked; ++i) {
         int64_t frame = first + (int64_t)i;
         double t = (double)frame / desc->fps;
@@ -166,6 +170,16 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
         s = ssk_deformer_deform(deformer, positions, skinning, objects, err);
         deform_seconds += ssk_time_seconds() - t0;
         if (s != SSK_OK) goto done;
+        ssk_spring_report report;
+        ssk_deformer_spring_report(deformer, &report);
+        if (report.iterations || report.converged) { /* the graph has a spring node */
+            has_spring = true;
+            spring_iterations += report.iterations;
+            if (report.iterations > spring_iterations_max) spring_iterations_max = report.iterations;
+            if (report.residual > residual_max) residual_max = report.residual;
+            unconverged += !report.converged;
+        }
+        if (desc->frame_report) desc->frame_report(desc->frame_report_user, (int32_t)frame, &report);
         s = ssk_pc2_writer_write(writer, positions, err);
         if (s != SSK_OK) goto done;
         if (desc->progress) desc->progress(desc->progress_user, i + 1, baked);
@@ -182,6 +196,10 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
         snprintf(out_stats->device, sizeof out_stats->device, "%s",
                  ssk_deformer_device_name(deformer));
         snprintf(out_stats->warning, sizeof out_stats->warning, "%s", warning);
+        out_stats->spring_iterations = spring_iterations;
+        out_stats->spring_iterations_max = spring_iterations_max;
+        out_stats->spring_residual_max = residual_max;
+        out_stats->spring_frames_unconverged = has_spring ? unconverged : 0;
         out_stats->wall_seconds = ssk_time_seconds() - wall_start;
     }
     s = ssk_error_ok(err);

@@ -143,6 +143,21 @@ static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *e
         return SSK_OK;
     case SSK_KERNEL_NORMALS:
         return ssk_rig_normals(rig, out, in, err);
+    case SSK_KERNEL_SPRING: {
+        if (out != in) memcpy(out, in, 3 * (size_t)nv * sizeof(float));
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) /* object -> rig */
+            if (!frame->mesh_identity[m])
+                transform_rows(out + 3 * (size_t)rig->meshes[m].first_vertex,
+                               rig->meshes[m].vertex_count, frame->objects + 16 * (size_t)m);
+        ssk_status st = ssk_spring_solve(call->spring, out, call->attach_bones, call->skinning,
+                                         call->frame, call->report, err);
+        if (st != SSK_OK && st != SSK_ERROR_SPRING_DIVERGED) return st;
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) /* rig -> object */
+            if (!frame->mesh_identity[m])
+                transform_rows(out + 3 * (size_t)rig->meshes[m].first_vertex,
+                               rig->meshes[m].vertex_count, frame->post + 16 * (size_t)m);
+        return st;
+    }
     default:
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "unknown kernel %d",
                              (int)call->kernel);

@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "graph.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ struct ssk_deformer {
     ssk_gl_context *owned_gl;     /* created here when the caller gave none */
     ssk_graph *graph;             /* own copy */
     ssk_binding *owned_binding;   /* bound here when the caller gave none */
+    const ssk_binding *binding_handle; /* the binding in use (owned or not) */
     ssk_binding_view binding;     /* valid when has_binding */
     bool has_binding;
 
@@ -36,6 +38,8 @@ struct ssk_deformer {
     int output_normals;           /* buffer of its normals, or -1 */
     int scratch_normals;          /* for ssk_deformer_normals, -1 until used */
     ssk_attach_bone **attach;     /* per node: #B bones, NULL if not needed */
+    ssk_spring **springs;         /* per node: its solver (spring nodes) */
+    ssk_spring_report *reports;   /* per node: the last solve's report */
     float *rest_distances;        /* #V, IRS length adjustment (Fig. 13) */
     bool needs_lbs, needs_dqs;
 
@@ -49,7 +53,8 @@ struct ssk_deformer {
     bool deformed;
 };
 
-static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs"};
+static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs",
+                                                            "spring"};
 static const char *const backend_names[SSK_BACKEND_COUNT] = {"auto", "cpu", "gl"};
 
 const char *ssk_method_name(ssk_method method)
@@ -70,7 +75,7 @@ ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err)
             return ssk_error_ok(err);
         }
     return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                         "unknown method '%s' (expected lbs, dqs, rigid or irs)",
+                         "unknown method '%s' (expected lbs, dqs, rigid, irs or spring)",
                          name ? name : "(null)");
 }
 
@@ -140,6 +145,7 @@ static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc
         if (st != SSK_OK) return st;
         binding = d->owned_binding;
     }
+    d->binding_handle = binding;
     ssk_status st = ssk_binding_get(binding, &d->binding, err);
     if (st != SSK_OK) return st;
     if (d->binding.rig_hash != ssk_rig_hash(d->rig) ||
@@ -194,7 +200,9 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
     d->steps = calloc(g->node_count + 1, sizeof *d->steps);
     d->node_buffer = malloc((g->node_count + 1) * sizeof *d->node_buffer);
     d->attach = calloc(g->node_count + 1, sizeof *d->attach);
-    if (!d->steps || !d->node_buffer || !d->attach)
+    d->springs = calloc(g->node_count + 1, sizeof *d->springs);
+    d->reports = calloc(g->node_count + 1, sizeof *d->reports);
+    if (!d->steps || !d->node_buffer || !d->attach || !d->springs || !d->reports)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     for (uint32_t i = 0; i < g->node_count; ++i) d->node_buffer[i] = -1;
     for (uint32_t k = 0; k < g->node_count; ++k) {
@@ -225,11 +233,34 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
             call.kernel = SSK_KERNEL_NORMALS;
             call.input = d->node_buffer[node->input_positions];
             break;
+        case SSK_NODE_SPRING: {
+            call.kernel = SSK_KERNEL_SPRING;
+            call.input = d->node_buffer[node->input_positions];
+            const ssk_spring_edit *edits = NULL;
+            ssk_spring_edit *list = NULL;
+            if (node->edit_count) {
+                list = malloc(node->edit_count * sizeof *list);
+                if (!list) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+                for (uint32_t e = 0; e < node->edit_count; ++e) list[e] = node->edits[e].edit;
+                edits = list;
+            }
+            ssk_status st = ssk_spring_create(&d->springs[n], d->rig, d->binding_handle,
+                                              &node->spring, edits, node->edit_count, err);
+            free(list);
+            if (st != SSK_OK) {
+                char message[SSK_ERROR_MESSAGE_SIZE];
+                snprintf(message, sizeof message, "%s", err ? err->message : "");
+                return ssk_error_set(err, st, "spring node '%s': %s", node->id, message);
+            }
+            call.spring = d->springs[n];
+            call.report = &d->reports[n];
+            break;
+        }
         default:
             return ssk_error_set(err, SSK_ERROR_GRAPH, "node '%s': unknown type", node->id);
         }
         if (call.kernel == SSK_KERNEL_RIGID || call.kernel == SSK_KERNEL_IRS ||
-            call.kernel == SSK_KERNEL_RADIAL) {
+            call.kernel == SSK_KERNEL_RADIAL || call.kernel == SSK_KERNEL_SPRING) {
             if (!(d->attach[n] = malloc(nb * sizeof(ssk_attach_bone))))
                 return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
             call.attach_bones = d->attach[n];
@@ -317,7 +348,11 @@ void ssk_deformer_destroy(ssk_deformer *d)
     ssk_gl_context_destroy(d->owned_gl);
     if (d->attach && d->graph)
         for (uint32_t i = 0; i < d->graph->node_count; ++i) free(d->attach[i]);
+    if (d->springs && d->graph)
+        for (uint32_t i = 0; i < d->graph->node_count; ++i) ssk_spring_destroy(d->springs[i]);
     free(d->attach);
+    free(d->springs);
+    free(d->reports);
     free(d->rest_distances);
     free(d->steps);
     free(d->node_buffer);
@@ -343,6 +378,23 @@ const char *ssk_deformer_device_name(const ssk_deformer *d)
 void ssk_deformer_timing(const ssk_deformer *d, ssk_deform_timing *out) { *out = d->timing; }
 
 void ssk_deformer_set_frame(ssk_deformer *d, double frame) { d->frame = frame; }
+
+void ssk_deformer_spring_report(const ssk_deformer *d, ssk_spring_report *out)
+{
+    memset(out, 0, sizeof *out);
+    bool any = false;
+    out->converged = 1;
+    for (uint32_t i = 0; i < d->step_count; ++i) {
+        if (d->steps[i].call.kernel != SSK_KERNEL_SPRING) continue;
+        const ssk_spring_report *r = &d->reports[d->steps[i].node];
+        any = true;
+        out->iterations += r->iterations;
+        if (r->residual > out->residual) out->residual = r->residual;
+        out->energy += r->energy;
+        out->converged &= r->converged;
+    }
+    if (!any) out->converged = 0;
+}
 
 /* Host-side per-frame data: per mesh pre/post/object matrices, and what
  * the plan's kernels read. */
@@ -390,6 +442,10 @@ static ssk_status prepare_frame(ssk_deformer *d, const float *skinning,
         }
         if (step->call.kernel == SSK_KERNEL_RADIAL)
             step->call.amount = ssk_graph_node_amount(node, d->frame);
+        if (step->call.kernel == SSK_KERNEL_SPRING) {
+            step->call.skinning = skinning;
+            step->call.frame = d->frame;
+        }
     }
     return SSK_OK;
 }
@@ -426,14 +482,24 @@ ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
     const bool aliased = dst_positions && d->ops->alias &&
                          d->ops->alias(d->state, d->output_positions, dst_positions);
     if (!aliased && d->ops->alias) d->ops->alias(d->state, d->output_positions, NULL);
+    /* A diverged spring keeps its last good iterate: run on, report at the
+     * end. */
+    ssk_error diverged = {0};
     for (uint32_t i = 0; i < d->step_count; ++i) {
         st = d->ops->run(d->state, &d->steps[i].call, err);
-        if (st != SSK_OK) return st;
+        if (st == SSK_ERROR_SPRING_DIVERGED && err) diverged = *err;
+        if (st == SSK_ERROR_SPRING_DIVERGED) diverged.status = st;
+        else if (st != SSK_OK) return st;
     }
     const double t2 = ssk_time_seconds();
     if (dst_positions && !aliased) {
         st = d->ops->read(d->state, d->output_positions, dst_positions, err);
         if (st != SSK_OK) return st;
+    }
+    if (diverged.status != SSK_OK) {
+        d->deformed = true;
+        if (err) *err = diverged;
+        return SSK_ERROR_SPRING_DIVERGED;
     }
     const double t3 = ssk_time_seconds();
     d->timing.upload_seconds = t1 - t0;

@@ -7,12 +7,18 @@
  * Toothman 2020, 6.1: "each node represents a deformation operation, and
  * the directed edges between them represent the execution order and
  * input/output mappings". Here a node has named inputs ("positions",
- * "normals") and one output whose kind follows from its type (skinning and
- * radial nodes output positions, normals nodes output normals, the output
- * node outputs nothing); an edge connects a node's output to one input of
- * another node. Every node of this version is frame-independent: its result
- * depends on the current pose (and, for keyed radial amounts, the current
- * frame number), never on a previous frame's output.
+ * "normals") and one output whose kind follows from its type (skinning,
+ * radial and spring nodes output positions, normals nodes output normals,
+ * the output node outputs nothing); an edge connects a node's output to one
+ * input of another node. Every node but a spring node in "frame_dependent"
+ * mode is frame-independent: its result depends on the current pose (and,
+ * for keyed radial amounts and surface-edit weights, the current frame
+ * number), never on a previous frame's output (6.1).
+ *
+ * Spring nodes (Toothman 2020, 4.2, 5.2) carry the parameters of
+ * ssk_spring_create: the document is checked for types and value ranges
+ * here, the stability of the explicit update is checked by
+ * ssk_spring_create when a deformer is made (it depends on the mesh).
  */
 #include "graph.h"
 
@@ -33,6 +39,14 @@
 #define DEFAULT_LENGTH_ADJUST 0
 #define DEFAULT_RADIAL_AMOUNT 1.0f
 #define DEFAULT_RADIAL_PROFILE SSK_RADIAL_BULGE
+/* Surface-edit defaults (springskin.h, ssk_spring_edit): 4 rings of passive
+ * vertices, ROI weight 1. The spring parameters' defaults come from
+ * ssk_spring_params_default. */
+#define DEFAULT_EDIT_GROW 4
+#define DEFAULT_EDIT_STIFFNESS 1.0f
+/* Ranges of the spring node's integer fields. */
+#define SPRING_MAX_ITERATIONS_LIMIT 100000
+#define EDIT_GROW_LIMIT 1000
 /* Largest graph file ssk_graph_load reads (a graph is a few kilobytes). */
 #define GRAPH_FILE_MAX_BYTES (64u * 1024u * 1024u)
 /* Significant decimal digits that always round-trip a float (FLT_DECIMAL_DIG). */
@@ -42,9 +56,21 @@
 /* Room for the text of one number / one input list in messages. */
 #define NUMBER_TEXT_SIZE 40
 #define NAME_LIST_SIZE 160
+/* Room for a field path in messages ("edits[12].stiffness"). */
+#define FIELD_PATH_SIZE 64
 
-static const char *const node_type_names[SSK_NODE_TYPE_COUNT] = {"skinning", "radial",
-                                                                 "normals", "output"};
+static const char *const node_type_names[SSK_NODE_TYPE_COUNT] = {
+    "skinning", "radial", "normals", "output", "spring"};
+
+/* Names of the spring deformer's enums in the document (springskin.h). */
+static const char *const force_names[SSK_FORCE_COUNT] = {"surface", "length", "torsion", "bone",
+                                                         "edit"};
+static const char *const integrator_names[SSK_SPRING_INTEGRATOR_COUNT] = {"explicit",
+                                                                          "semi_implicit"};
+static const char *const convergence_names[SSK_CONVERGE_COUNT] = {"displacement", "force",
+                                                                  "energy", "iterations"};
+static const char *const mode_names[SSK_SPRING_MODE_COUNT] = {"frame_independent",
+                                                              "frame_dependent"};
 
 /* Input slots of a node, by name. */
 typedef enum graph_input { INPUT_POSITIONS = 0, INPUT_NORMALS, INPUT_COUNT } graph_input;
@@ -60,6 +86,14 @@ static void node_free(ssk_graph_node *node)
     free(node->joint_influences);
     free(node->bone_mask);
     free(node->keys);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) free(node->stiffness_maps[f]);
+    if (node->edits)
+        for (uint32_t e = 0; e < node->edit_count; ++e) {
+            free(node->edits[e].kinematic);
+            free(node->edits[e].offsets);
+            free(node->edits[e].keys);
+        }
+    free(node->edits);
 }
 
 void ssk_graph_destroy(ssk_graph *graph)
@@ -84,6 +118,7 @@ static ssk_graph *graph_alloc(const ssk_rig *rig, uint32_t node_count)
     g->node_count = node_count;
     g->output_node = -1;
     g->bone_count = rig->bone_count;
+    g->vertex_count = rig->vertex_count;
     /* +1: a zero-node or zero-bone allocation is still a valid pointer. */
     g->nodes = calloc((size_t)node_count + 1, sizeof *g->nodes);
     g->order = calloc((size_t)node_count + 1, sizeof *g->order);
@@ -131,6 +166,50 @@ static void *memdup(const void *src, size_t bytes)
     return p;
 }
 
+/* A spring node's parameters before its fields: ssk_spring_params_default,
+ * with an automatic threshold written as 0 (springskin.h: any value <= 0
+ * means automatic; the document allows 0 only). */
+static void spring_defaults(ssk_spring_params *p)
+{
+    ssk_spring_params_default(p);
+    if (!(p->threshold > 0.0f)) p->threshold = 0.0f;
+}
+
+/* Deep copy of a spring node's maps and edits into `d` (a shallow copy of
+ * `s` whose map and edit pointers are cleared), re-pointing d->spring and
+ * the edits at the copies. SSK_ERROR_OUT_OF_MEMORY, else SSK_OK; on failure
+ * `d` owns what was copied so far. */
+static ssk_status spring_copy(ssk_graph_node *d, const ssk_graph_node *s, uint32_t vertex_count)
+{
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
+        if (!s->stiffness_maps[f]) continue;
+        d->stiffness_maps[f] = memdup(s->stiffness_maps[f], (size_t)vertex_count * sizeof(float));
+        if (!d->stiffness_maps[f]) return SSK_ERROR_OUT_OF_MEMORY;
+        d->spring.stiffness_maps[f] = d->stiffness_maps[f];
+    }
+    if (!s->edits) return SSK_OK;
+    d->edits = calloc((size_t)s->edit_count + 1, sizeof *d->edits);
+    if (!d->edits) return SSK_ERROR_OUT_OF_MEMORY;
+    d->edit_count = s->edit_count;
+    for (uint32_t e = 0; e < s->edit_count; ++e) {
+        const ssk_graph_edit *se = &s->edits[e];
+        ssk_graph_edit *de = &d->edits[e];
+        size_t count = se->edit.kinematic_count;
+        de->edit = se->edit;
+        de->kinematic = memdup(se->kinematic, count * sizeof *de->kinematic);
+        if (!de->kinematic) return SSK_ERROR_OUT_OF_MEMORY;
+        if (se->offsets && !(de->offsets = memdup(se->offsets, count * 3 * sizeof(float))))
+            return SSK_ERROR_OUT_OF_MEMORY;
+        if (se->keys && !(de->keys = memdup(se->keys, (size_t)se->edit.key_count * 2 *
+                                                          sizeof(float))))
+            return SSK_ERROR_OUT_OF_MEMORY;
+        de->edit.kinematic = de->kinematic;
+        de->edit.offsets = se->edit.offsets ? de->offsets : NULL;
+        de->edit.keys = se->edit.keys ? de->keys : NULL;
+    }
+    return SSK_OK;
+}
+
 ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
 {
     if (!out || !src)
@@ -141,6 +220,7 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
     g->node_count = src->node_count;
     g->output_node = src->output_node;
     g->bone_count = src->bone_count;
+    g->vertex_count = src->vertex_count;
     g->nodes = calloc((size_t)src->node_count + 1, sizeof *g->nodes);
     g->order = memdup(src->order, (size_t)src->node_count * sizeof *g->order);
     g->bone_names = calloc((size_t)src->bone_count + 1, sizeof *g->bone_names);
@@ -159,6 +239,12 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
         d->joint_influences = NULL;
         d->bone_mask = NULL;
         d->keys = NULL;
+        for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
+            d->stiffness_maps[f] = NULL;
+            d->spring.stiffness_maps[f] = NULL;
+        }
+        d->edits = NULL;
+        d->edit_count = 0;
         d->id = ssk_strdup(s->id ? s->id : "");
         if (!d->id) goto oom;
         if (s->joint_influences &&
@@ -168,6 +254,7 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
             goto oom;
         if (s->keys && !(d->keys = memdup(s->keys, (size_t)s->key_count * 2 * sizeof(float))))
             goto oom;
+        if (spring_copy(d, s, src->vertex_count) != SSK_OK) goto oom;
     }
     *out = g;
     return ssk_error_ok(err);
@@ -200,7 +287,7 @@ int ssk_graph_needs_binding(const ssk_graph *graph)
     if (!graph) return 0;
     for (uint32_t i = 0; i < graph->node_count; ++i) {
         const ssk_graph_node *n = &graph->nodes[i];
-        if (n->type == SSK_NODE_RADIAL) return 1;
+        if (n->type == SSK_NODE_RADIAL || n->type == SSK_NODE_SPRING) return 1;
         if (n->type == SSK_NODE_SKINNING &&
             (n->method == SSK_METHOD_RIGID || n->method == SSK_METHOD_IRS))
             return 1;
@@ -262,14 +349,43 @@ static void name_list(char *dst, size_t size, const char *(*name_of)(int), int c
     }
 }
 
-static const char *method_name_at(int i) { return ssk_method_name((ssk_method)i); }
+/* The methods of a skinning node: all but "spring", which is a method of
+ * ssk_graph_from_method (a rigid skinning node and a spring node) and a node
+ * type of its own in documents. */
+static const char *method_name_at(int i)
+{
+    return i == SSK_METHOD_SPRING ? NULL : ssk_method_name((ssk_method)i);
+}
 static const char *profile_name_at(int i) { return ssk_radial_profile_name((ssk_radial_profile)i); }
 static const char *type_name_at(int i) { return node_type_names[i]; }
+static const char *force_name_at(int i) { return force_names[i]; }
+static const char *integrator_name_at(int i) { return integrator_names[i]; }
+static const char *convergence_name_at(int i) { return convergence_names[i]; }
+static const char *mode_name_at(int i) { return mode_names[i]; }
+
+/* What a JSON value is, for messages: the number itself ("-1", "1e+39",
+ * "nan"), else its JSON type ("string", "null"). */
+static const char *json_describe(json_object *o, char *text, size_t size)
+{
+    if (!json_is_number(o)) return json_kind(o);
+    snprintf(text, size, "%.*g", FLOAT_ROUND_TRIP_DIGITS, json_object_get_double(o));
+    return text;
+}
+
+/* Index of `name` in name_of(0 .. count - 1), or -1. */
+static int find_name(const char *name, const char *(*name_of)(int), int count)
+{
+    for (int i = 0; i < count; ++i) {
+        const char *n = name_of(i);
+        if (n && strcmp(n, name) == 0) return i;
+    }
+    return -1;
+}
 
 static bool find_method(const char *name, ssk_method *out)
 {
     for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
-        const char *n = ssk_method_name((ssk_method)m);
+        const char *n = method_name_at(m);
         if (n && strcmp(n, name) == 0) {
             *out = (ssk_method)m;
             return true;
@@ -312,6 +428,10 @@ static bool field_allowed(ssk_node_type type, bool irs, const char *field)
     static const char *const irs_only[] = {"parent_influence", "child_influence",
                                            "length_adjust", "joint_influences"};
     static const char *const radial[] = {"bones", "profile", "amount", "keys"};
+    static const char *const spring[] = {"stiffness",   "stiffness_maps", "dt",
+                                         "integrator",  "damping",        "max_iterations",
+                                         "convergence", "threshold",      "mode",
+                                         "edits"};
     for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i)
         if (strcmp(field, common[i]) == 0) return true;
     if (type == SSK_NODE_SKINNING) {
@@ -324,6 +444,9 @@ static bool field_allowed(ssk_node_type type, bool irs, const char *field)
     if (type == SSK_NODE_RADIAL)
         for (size_t i = 0; i < sizeof radial / sizeof radial[0]; ++i)
             if (strcmp(field, radial[i]) == 0) return true;
+    if (type == SSK_NODE_SPRING)
+        for (size_t i = 0; i < sizeof spring / sizeof spring[0]; ++i)
+            if (strcmp(field, spring[i]) == 0) return true;
     return false;
 }
 
@@ -358,6 +481,10 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
     if (!json_is_plain_string(v))
         return GRAPH_ERROR("node '%s': field 'method': expected a string (%s), got %s", id,
                            list, json_kind(v));
+    if (strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_SPRING)) == 0)
+        return GRAPH_ERROR("node '%s': field 'method': 'spring' is a node type, not a skinning "
+                           "method (expected %s; add a node of type 'spring' fed by this one)",
+                           id, list);
     if (!find_method(json_object_get_string(v), &n->method))
         return GRAPH_ERROR("node '%s': field 'method': unknown method '%s' (expected %s)", id,
                            json_object_get_string(v), list);
@@ -409,6 +536,46 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
     return SSK_OK;
 }
 
+/* A key list `v` of node `id`'s field `field`: [[frame, value], ...], frames
+ * strictly increasing, values finite (weights: also >= 0). *keys (owned by
+ * the node, freed with it) gets key_count (frame, value) pairs. */
+static ssk_status parse_keys(json_object *v, const char *id, const char *field, bool weights,
+                             float **keys, uint32_t *key_count, ssk_error *err)
+{
+    const char *value_name = weights ? "weight" : "value";
+    if (!v || json_object_get_type(v) != json_type_array)
+        return GRAPH_ERROR("node '%s': field '%s': expected an array of [frame, %s], got %s", id,
+                           field, value_name, json_kind(v));
+    size_t count = json_object_array_length(v);
+    if (count > UINT32_MAX / 2)
+        return GRAPH_ERROR("node '%s': field '%s': too many keys", id, field);
+    *keys = malloc((count * 2 + 1) * sizeof **keys);
+    if (!*keys)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'", id);
+    float *k = *keys;
+    for (size_t i = 0; i < count; ++i) {
+        json_object *key = json_object_array_get_idx(v, i);
+        float frame, value;
+        if (!key || json_object_get_type(key) != json_type_array ||
+            json_object_array_length(key) != 2 ||
+            !json_get_float(json_object_array_get_idx(key, 0), &frame) ||
+            !json_get_float(json_object_array_get_idx(key, 1), &value) ||
+            (weights && !(value >= 0.0f)))
+            return GRAPH_ERROR("node '%s': field '%s': key %zu: expected [frame, %s], %s", id,
+                               field, i, value_name,
+                               weights ? "a finite frame and a finite weight >= 0"
+                                       : "two finite numbers");
+        if (i > 0 && !(frame > k[2 * (i - 1)]))
+            return GRAPH_ERROR("node '%s': field '%s': key %zu: frame %g does not come after "
+                               "the previous key's frame %g (frames must strictly increase)",
+                               id, field, i, (double)frame, (double)k[2 * (i - 1)]);
+        k[2 * i] = frame;
+        k[2 * i + 1] = value;
+    }
+    *key_count = (uint32_t)count;
+    return SSK_OK;
+}
+
 static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj,
                                ssk_error *err)
 {
@@ -457,39 +624,353 @@ static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj
     if (json_object_object_get_ex(obj, "amount", &v) && !json_get_float(v, &n->amount))
         return GRAPH_ERROR("node '%s': field 'amount': expected a finite number, got %s", id,
                            json_kind(v));
-    if (json_object_object_get_ex(obj, "keys", &v)) {
-        if (!v || json_object_get_type(v) != json_type_array)
-            return GRAPH_ERROR("node '%s': field 'keys': expected an array of [frame, value], "
-                               "got %s",
-                               id, json_kind(v));
-        size_t key_count = json_object_array_length(v);
-        if (key_count > UINT32_MAX / 2)
-            return GRAPH_ERROR("node '%s': field 'keys': too many keys", id);
-        n->keys = malloc((key_count * 2 + 1) * sizeof *n->keys);
-        if (!n->keys)
-            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
-                                 "out of memory parsing node '%s'", id);
-        for (size_t k = 0; k < key_count; ++k) {
-            json_object *key = json_object_array_get_idx(v, k);
-            float frame, value;
-            if (!key || json_object_get_type(key) != json_type_array ||
-                json_object_array_length(key) != 2 ||
-                !json_get_float(json_object_array_get_idx(key, 0), &frame) ||
-                !json_get_float(json_object_array_get_idx(key, 1), &value))
-                return GRAPH_ERROR("node '%s': field 'keys': key %zu: expected [frame, value], "
-                                   "two finite numbers",
-                                   id, k);
-            if (k > 0 && !(frame > n->keys[2 * (k - 1)]))
-                return GRAPH_ERROR("node '%s': field 'keys': key %zu: frame %g does not come "
-                                   "after the previous key's frame %g (frames must strictly "
-                                   "increase)",
-                                   id, k, (double)frame, (double)n->keys[2 * (k - 1)]);
-            n->keys[2 * k] = frame;
-            n->keys[2 * k + 1] = value;
-        }
-        n->key_count = (uint32_t)key_count;
+    if (json_object_object_get_ex(obj, "keys", &v))
+        return parse_keys(v, id, "keys", false, &n->keys, &n->key_count, err);
+    return SSK_OK;
+}
+
+/* The spring node's number fields: a finite float >= 0 (stiffnesses, map
+ * values, the convergence threshold, ROI weights). `field` names it in
+ * messages ("stiffness.surface", "edits[0].stiffness"). */
+static ssk_status get_nonnegative(json_object *v, const char *id, const char *field, float *out,
+                                  ssk_error *err)
+{
+    float x;
+    if (!json_get_float(v, &x) || !(x >= 0.0f)) {
+        char text[NUMBER_TEXT_SIZE];
+        return GRAPH_ERROR("node '%s': field '%s': expected a number >= 0, got %s", id, field,
+                           json_describe(v, text, sizeof text));
+    }
+    *out = x;
+    return SSK_OK;
+}
+
+/* An integer in [lo, hi], written as a JSON integer (2.0 is not one). */
+static ssk_status get_integer(json_object *v, const char *id, const char *field, int64_t lo,
+                              int64_t hi, int64_t *out, ssk_error *err)
+{
+    int64_t x = 0;
+    bool ok = v && json_object_get_type(v) == json_type_int;
+    if (ok) {
+        x = json_object_get_int64(v); /* saturates beyond int64 */
+        ok = x >= lo && x <= hi;
+    }
+    if (!ok) {
+        char text[NUMBER_TEXT_SIZE];
+        return GRAPH_ERROR("node '%s': field '%s': expected an integer in [%lld, %lld], got %s",
+                           id, field, (long long)lo, (long long)hi,
+                           json_describe(v, text, sizeof text));
+    }
+    *out = x;
+    return SSK_OK;
+}
+
+/* An optional name field: *out unchanged when absent. */
+static ssk_status get_name(json_object *obj, const char *id, const char *field,
+                           const char *(*name_of)(int), int count, int *out, ssk_error *err)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(obj, field, &v)) return SSK_OK;
+    char list[NAME_LIST_SIZE];
+    name_list(list, sizeof list, name_of, count);
+    if (!json_is_plain_string(v))
+        return GRAPH_ERROR("node '%s': field '%s': expected a string (%s), got %s", id, field,
+                           list, json_kind(v));
+    int i = find_name(json_object_get_string(v), name_of, count);
+    if (i < 0)
+        return GRAPH_ERROR("node '%s': field '%s': unknown value '%s' (expected %s)", id, field,
+                           json_object_get_string(v), list);
+    *out = i;
+    return SSK_OK;
+}
+
+/* "stiffness": {force name: k, ...}, the forces not listed keep theirs. */
+static ssk_status parse_stiffness(ssk_graph_node *n, json_object *v, ssk_error *err)
+{
+    const char *id = n->id;
+    char list[NAME_LIST_SIZE];
+    name_list(list, sizeof list, force_name_at, SSK_FORCE_COUNT);
+    if (!v || json_object_get_type(v) != json_type_object)
+        return GRAPH_ERROR("node '%s': field 'stiffness': expected an object {force: number} "
+                           "(forces %s), got %s",
+                           id, list, json_kind(v));
+    json_object_object_foreach(v, force, value)
+    {
+        int f = find_name(force, force_name_at, SSK_FORCE_COUNT);
+        if (f < 0)
+            return GRAPH_ERROR("node '%s': field 'stiffness': unknown force '%s' (expected %s)",
+                               id, force, list);
+        char field[NAME_LIST_SIZE];
+        snprintf(field, sizeof field, "stiffness.%s", force);
+        ssk_status s = get_nonnegative(value, id, field, &n->spring.stiffness[f], err);
+        if (s != SSK_OK) return s;
     }
     return SSK_OK;
+}
+
+/* "stiffness_maps": {force name: [#V numbers >= 0], ...}. */
+static ssk_status parse_stiffness_maps(ssk_graph *g, ssk_graph_node *n, json_object *v,
+                                       ssk_error *err)
+{
+    const char *id = n->id;
+    char list[NAME_LIST_SIZE];
+    name_list(list, sizeof list, force_name_at, SSK_FORCE_COUNT);
+    if (!v || json_object_get_type(v) != json_type_object)
+        return GRAPH_ERROR("node '%s': field 'stiffness_maps': expected an object {force: "
+                           "[one number per vertex]} (forces %s), got %s",
+                           id, list, json_kind(v));
+    json_object_object_foreach(v, force, map)
+    {
+        int f = find_name(force, force_name_at, SSK_FORCE_COUNT);
+        if (f < 0)
+            return GRAPH_ERROR("node '%s': field 'stiffness_maps': unknown force '%s' "
+                               "(expected %s)",
+                               id, force, list);
+        if (!map || json_object_get_type(map) != json_type_array ||
+            json_object_array_length(map) != g->vertex_count) {
+            char got[NUMBER_TEXT_SIZE];
+            if (map && json_object_get_type(map) == json_type_array)
+                snprintf(got, sizeof got, "%zu entries", json_object_array_length(map));
+            else
+                snprintf(got, sizeof got, "%s", json_kind(map));
+            return GRAPH_ERROR("node '%s': field 'stiffness_maps.%s': expected an array of %u "
+                               "numbers >= 0 (one per vertex of the rig), got %s",
+                               id, force, (unsigned)g->vertex_count, got);
+        }
+        free(n->stiffness_maps[f]); /* a repeated key: json-c keeps the last */
+        n->stiffness_maps[f] = malloc(((size_t)g->vertex_count + 1) * sizeof(float));
+        if (!n->stiffness_maps[f])
+            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
+                                 id);
+        char field[NAME_LIST_SIZE];
+        for (uint32_t i = 0; i < g->vertex_count; ++i) {
+            json_object *value = json_object_array_get_idx(map, i);
+            float x;
+            if (!json_get_float(value, &x) || !(x >= 0.0f)) {
+                snprintf(field, sizeof field, "stiffness_maps.%s", force);
+                char text[NUMBER_TEXT_SIZE];
+                return GRAPH_ERROR("node '%s': field '%s': entry %u: expected a number >= 0, "
+                                   "got %s",
+                                   id, field, (unsigned)i, json_describe(value, text, sizeof text));
+            }
+            n->stiffness_maps[f][i] = x;
+        }
+    }
+    return SSK_OK;
+}
+
+/* One surface edit (5.2), `index` in the node's "edits". */
+static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json_object *obj,
+                             uint8_t *listed, ssk_error *err)
+{
+    const char *id = n->id;
+    ssk_graph_edit *e = &n->edits[index];
+    char field[FIELD_PATH_SIZE / 2];
+    snprintf(field, sizeof field, "edits[%zu]", index);
+    if (!obj || json_object_get_type(obj) != json_type_object)
+        return GRAPH_ERROR("node '%s': field '%s': expected an object {kinematic, offsets or "
+                           "push, grow, stiffness, keys}, got %s",
+                           id, field, json_kind(obj));
+    json_object_object_foreach(obj, key, value)
+    {
+        (void)value;
+        static const char *const known[] = {"kinematic", "offsets", "push",
+                                            "grow",      "stiffness", "keys"};
+        bool found = false;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i)
+            if (strcmp(key, known[i]) == 0) found = true;
+        if (!found)
+            return GRAPH_ERROR("node '%s': field '%s': unknown field '%s' (expected kinematic, "
+                               "offsets, push, grow, stiffness, keys)",
+                               id, field, key);
+    }
+    e->edit.grow = DEFAULT_EDIT_GROW;
+    e->edit.stiffness = DEFAULT_EDIT_STIFFNESS;
+
+    /* kinematic: distinct whole-rig vertex rows. */
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(obj, "kinematic", &v))
+        return GRAPH_ERROR("node '%s': field '%s': missing field 'kinematic' (a non-empty array "
+                           "of vertex rows)",
+                           id, field);
+    if (!v || json_object_get_type(v) != json_type_array || json_object_array_length(v) == 0)
+        return GRAPH_ERROR("node '%s': field '%s.kinematic': expected a non-empty array of "
+                           "vertex rows, got %s",
+                           id, field,
+                           v && json_object_get_type(v) == json_type_array ? "an empty array"
+                                                                          : json_kind(v));
+    size_t count = json_object_array_length(v);
+    if (count > g->vertex_count)
+        return GRAPH_ERROR("node '%s': field '%s.kinematic': %zu rows, more than the rig's %u "
+                           "vertices",
+                           id, field, count, (unsigned)g->vertex_count);
+    e->kinematic = malloc((count + 1) * sizeof *e->kinematic);
+    if (!e->kinematic)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'", id);
+    memset(listed, 0, g->vertex_count);
+    for (size_t i = 0; i < count; ++i) {
+        json_object *row = json_object_array_get_idx(v, i);
+        int64_t r = row && json_object_get_type(row) == json_type_int
+                        ? json_object_get_int64(row)
+                        : -1;
+        if (r < 0 || r >= (int64_t)g->vertex_count) {
+            char text[NUMBER_TEXT_SIZE];
+            return GRAPH_ERROR("node '%s': field '%s.kinematic': entry %zu: expected a vertex "
+                               "row, an integer in [0, %u] (the rig has %u vertices), got %s",
+                               id, field, i, (unsigned)g->vertex_count - 1,
+                               (unsigned)g->vertex_count, json_describe(row, text, sizeof text));
+        }
+        if (listed[r])
+            return GRAPH_ERROR("node '%s': field '%s.kinematic': entry %zu: vertex row %lld is "
+                               "listed twice",
+                               id, field, i, (long long)r);
+        listed[r] = 1;
+        e->kinematic[i] = (uint32_t)r;
+    }
+    e->edit.kinematic = e->kinematic;
+    e->edit.kinematic_count = (uint32_t)count;
+
+    /* offsets or push, exactly one. */
+    json_object *offsets = NULL, *push_value = NULL;
+    bool has_offsets = json_object_object_get_ex(obj, "offsets", &offsets);
+    bool has_push = json_object_object_get_ex(obj, "push", &push_value);
+    if (has_offsets == has_push)
+        return GRAPH_ERROR("node '%s': field '%s': %s (give exactly one: 'offsets', one [x, y, "
+                           "z] per kinematic vertex, or 'push', a distance along the scale "
+                           "vectors)",
+                           id, field,
+                           has_offsets ? "both 'offsets' and 'push'" : "neither 'offsets' nor "
+                                                                      "'push'");
+    if (has_offsets) {
+        if (!offsets || json_object_get_type(offsets) != json_type_array ||
+            json_object_array_length(offsets) != count) {
+            char got[NUMBER_TEXT_SIZE];
+            if (offsets && json_object_get_type(offsets) == json_type_array)
+                snprintf(got, sizeof got, "%zu entries", json_object_array_length(offsets));
+            else
+                snprintf(got, sizeof got, "%s", json_kind(offsets));
+            return GRAPH_ERROR("node '%s': field '%s.offsets': expected an array of %zu [x, y, "
+                               "z] (one per kinematic vertex), got %s",
+                               id, field, count, got);
+        }
+        e->offsets = malloc((count * 3 + 1) * sizeof *e->offsets);
+        if (!e->offsets)
+            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
+                                 id);
+        for (size_t i = 0; i < count; ++i) {
+            json_object *xyz = json_object_array_get_idx(offsets, i);
+            if (!xyz || json_object_get_type(xyz) != json_type_array ||
+                json_object_array_length(xyz) != 3 ||
+                !json_get_float(json_object_array_get_idx(xyz, 0), &e->offsets[3 * i]) ||
+                !json_get_float(json_object_array_get_idx(xyz, 1), &e->offsets[3 * i + 1]) ||
+                !json_get_float(json_object_array_get_idx(xyz, 2), &e->offsets[3 * i + 2]))
+                return GRAPH_ERROR("node '%s': field '%s.offsets': entry %zu: expected [x, y, "
+                                   "z], three finite numbers",
+                                   id, field, i);
+        }
+        e->edit.offsets = e->offsets;
+    } else if (!json_get_float(push_value, &e->edit.push)) {
+        char text[NUMBER_TEXT_SIZE];
+        return GRAPH_ERROR("node '%s': field '%s.push': expected a finite number, got %s", id,
+                           field, json_describe(push_value, text, sizeof text));
+    }
+
+    ssk_status s = SSK_OK;
+    if (json_object_object_get_ex(obj, "grow", &v)) {
+        char name[FIELD_PATH_SIZE];
+        snprintf(name, sizeof name, "%s.grow", field);
+        int64_t grow = 0;
+        s = get_integer(v, id, name, 0, EDIT_GROW_LIMIT, &grow, err);
+        if (s != SSK_OK) return s;
+        e->edit.grow = (uint32_t)grow;
+    }
+    if (json_object_object_get_ex(obj, "stiffness", &v)) {
+        char name[FIELD_PATH_SIZE];
+        snprintf(name, sizeof name, "%s.stiffness", field);
+        s = get_nonnegative(v, id, name, &e->edit.stiffness, err);
+        if (s != SSK_OK) return s;
+    }
+    if (json_object_object_get_ex(obj, "keys", &v)) {
+        char name[FIELD_PATH_SIZE];
+        snprintf(name, sizeof name, "%s.keys", field);
+        s = parse_keys(v, id, name, true, &e->keys, &e->edit.key_count, err);
+        if (s != SSK_OK) return s;
+        e->edit.keys = e->edit.key_count ? e->keys : NULL;
+    }
+    return SSK_OK;
+}
+
+/* A spring node (Toothman 2020, 4.2, 5.2): ssk_spring_params_default, then
+ * the fields given. Ranges only; stability is ssk_spring_create's check. */
+static ssk_status parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *obj,
+                               ssk_error *err)
+{
+    const char *id = n->id;
+    spring_defaults(&n->spring);
+    json_object *v = NULL;
+    ssk_status s = SSK_OK;
+    if (json_object_object_get_ex(obj, "stiffness", &v) &&
+        (s = parse_stiffness(n, v, err)) != SSK_OK)
+        return s;
+    if (json_object_object_get_ex(obj, "stiffness_maps", &v) &&
+        (s = parse_stiffness_maps(g, n, v, err)) != SSK_OK)
+        return s;
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) n->spring.stiffness_maps[f] = n->stiffness_maps[f];
+    char text[NUMBER_TEXT_SIZE];
+    if (json_object_object_get_ex(obj, "dt", &v) &&
+        (!json_get_float(v, &n->spring.dt) || !(n->spring.dt > 0.0f)))
+        return GRAPH_ERROR("node '%s': field 'dt': expected a number > 0 (the time step), got "
+                           "%s",
+                           id, json_describe(v, text, sizeof text));
+    int name = (int)n->spring.integrator;
+    if ((s = get_name(obj, id, "integrator", integrator_name_at, SSK_SPRING_INTEGRATOR_COUNT,
+                      &name, err)) != SSK_OK)
+        return s;
+    n->spring.integrator = (ssk_spring_integrator)name;
+    if (json_object_object_get_ex(obj, "damping", &v) &&
+        (!json_get_float(v, &n->spring.damping) || !(n->spring.damping >= 0.0f) ||
+         !(n->spring.damping < 1.0f)))
+        return GRAPH_ERROR("node '%s': field 'damping': expected a number in [0, 1), got %s", id,
+                           json_describe(v, text, sizeof text));
+    if (json_object_object_get_ex(obj, "max_iterations", &v)) {
+        int64_t iterations = 0;
+        if ((s = get_integer(v, id, "max_iterations", 1, SPRING_MAX_ITERATIONS_LIMIT,
+                             &iterations, err)) != SSK_OK)
+            return s;
+        n->spring.max_iterations = (uint32_t)iterations;
+    }
+    name = (int)n->spring.convergence;
+    if ((s = get_name(obj, id, "convergence", convergence_name_at, SSK_CONVERGE_COUNT, &name,
+                      err)) != SSK_OK)
+        return s;
+    n->spring.convergence = (ssk_spring_convergence)name;
+    if (json_object_object_get_ex(obj, "threshold", &v) &&
+        (s = get_nonnegative(v, id, "threshold", &n->spring.threshold, err)) != SSK_OK)
+        return s;
+    name = (int)n->spring.mode;
+    if ((s = get_name(obj, id, "mode", mode_name_at, SSK_SPRING_MODE_COUNT, &name, err)) !=
+        SSK_OK)
+        return s;
+    n->spring.mode = (ssk_spring_mode)name;
+
+    if (!json_object_object_get_ex(obj, "edits", &v)) return SSK_OK;
+    if (!v || json_object_get_type(v) != json_type_array)
+        return GRAPH_ERROR("node '%s': field 'edits': expected an array of surface edits, got "
+                           "%s",
+                           id, json_kind(v));
+    size_t count = json_object_array_length(v);
+    if (count > UINT32_MAX) return GRAPH_ERROR("node '%s': field 'edits': too many edits", id);
+    n->edits = calloc(count + 1, sizeof *n->edits);
+    uint8_t *listed = malloc((size_t)g->vertex_count + 1);
+    if (!n->edits || !listed) {
+        free(listed);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'", id);
+    }
+    n->edit_count = (uint32_t)count; /* node_free frees what was parsed */
+    for (size_t e = 0; e < count && s == SSK_OK; ++e)
+        s = parse_edit(g, n, e, json_object_array_get_idx(v, e), listed, err);
+    free(listed);
+    return s;
 }
 
 /* Node `index` of the document: id, type, unknown fields, then the type's
@@ -558,6 +1039,7 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
     switch (n->type) {
     case SSK_NODE_SKINNING: return parse_skinning(g, n, obj, err);
     case SSK_NODE_RADIAL: return parse_radial(g, n, obj, err);
+    case SSK_NODE_SPRING: return parse_spring(g, n, obj, err);
     default: return SSK_OK;
     }
 }
@@ -571,7 +1053,8 @@ static int output_kind(ssk_node_type type)
 {
     switch (type) {
     case SSK_NODE_SKINNING:
-    case SSK_NODE_RADIAL: return INPUT_POSITIONS;
+    case SSK_NODE_RADIAL:
+    case SSK_NODE_SPRING: return INPUT_POSITIONS;
     case SSK_NODE_NORMALS: return INPUT_NORMALS;
     default: return -1;
     }
@@ -581,7 +1064,8 @@ static bool has_input(ssk_node_type type, graph_input input)
 {
     switch (type) {
     case SSK_NODE_RADIAL:
-    case SSK_NODE_NORMALS: return input == INPUT_POSITIONS;
+    case SSK_NODE_NORMALS:
+    case SSK_NODE_SPRING: return input == INPUT_POSITIONS;
     case SSK_NODE_OUTPUT: return true;
     default: return false;
     }
@@ -989,23 +1473,34 @@ ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_r
     if ((unsigned)method >= SSK_METHOD_COUNT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "ssk_graph_from_method: method %d out of range", (int)method);
-    ssk_graph *g = graph_alloc(rig, 2);
+    /* Spring: rigid attachment skinning as the first stage (Toothman 2020,
+     * 4.2), then a spring node with ssk_spring_params_default. */
+    bool spring = method == SSK_METHOD_SPRING;
+    uint32_t node_count = spring ? 3 : 2;
+    ssk_graph *g = graph_alloc(rig, node_count);
     if (!g) goto oom;
-    ssk_graph_node *skin = &g->nodes[0], *output = &g->nodes[1];
+    ssk_graph_node *skin = &g->nodes[0], *output = &g->nodes[node_count - 1];
     skin->id = ssk_strdup("skin");
     output->id = ssk_strdup("out");
     if (!skin->id || !output->id) goto oom;
     skin->type = SSK_NODE_SKINNING;
-    skin->method = method;
+    skin->method = spring ? SSK_METHOD_RIGID : method;
     if (method == SSK_METHOD_IRS &&
         !(skin->joint_influences = influences_alloc(g->bone_count, skin->parent_influence,
                                                     skin->child_influence)))
         goto oom;
+    if (spring) {
+        ssk_graph_node *relax = &g->nodes[1];
+        relax->id = ssk_strdup("relax");
+        if (!relax->id) goto oom;
+        relax->type = SSK_NODE_SPRING;
+        spring_defaults(&relax->spring);
+        relax->input_positions = 0;
+    }
     output->type = SSK_NODE_OUTPUT;
-    output->input_positions = 0;
-    g->order[0] = 0;
-    g->order[1] = 1;
-    g->output_node = 1;
+    output->input_positions = (int32_t)node_count - 2;
+    for (uint32_t i = 0; i < node_count; ++i) g->order[i] = i;
+    g->output_node = (int32_t)node_count - 1;
     *out = g;
     return ssk_error_ok(err);
 oom:
@@ -1061,6 +1556,80 @@ static bool push(json_object *array, json_object *value)
     return true;
 }
 
+/* An array of `count` floats. */
+static json_object *float_array(const float *values, size_t count)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a && i < count; ++i)
+        if (!push(a, new_float(values[i]))) {
+            json_object_put(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* An array of `count` [a, b] (key_count keys) or [x, y, z] (offsets) rows. */
+static json_object *float_rows(const float *values, size_t count, size_t width)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a && i < count; ++i)
+        if (!push(a, float_array(values + i * width, width))) {
+            json_object_put(a);
+            return NULL;
+        }
+    return a;
+}
+
+static json_object *edit_to_json(const ssk_graph_edit *e)
+{
+    json_object *o = json_object_new_object();
+    json_object *rows = json_object_new_array();
+    bool ok = o && put(o, "kinematic", rows);
+    if (!ok) json_object_put(rows);
+    for (uint32_t i = 0; ok && i < e->edit.kinematic_count; ++i)
+        ok = push(rows, json_object_new_int64(e->edit.kinematic[i]));
+    if (ok && e->edit.offsets)
+        ok = put(o, "offsets", float_rows(e->edit.offsets, e->edit.kinematic_count, 3));
+    else if (ok)
+        ok = put(o, "push", new_float(e->edit.push));
+    ok = ok && put(o, "grow", json_object_new_int64(e->edit.grow)) &&
+         put(o, "stiffness", new_float(e->edit.stiffness)) &&
+         put(o, "keys", float_rows(e->edit.keys, e->edit.keys ? e->edit.key_count : 0, 2));
+    if (!ok) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The spring node's fields, all written (defaults included), in the
+ * order of docs/deformer-graph.md. */
+static bool spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_object *o)
+{
+    const ssk_spring_params *p = &n->spring;
+    json_object *stiffness = json_object_new_object();
+    bool ok = put(o, "stiffness", stiffness);
+    for (int f = 0; ok && f < SSK_FORCE_COUNT; ++f)
+        ok = put(stiffness, force_names[f], new_float(p->stiffness[f]));
+    json_object *maps = ok ? json_object_new_object() : NULL;
+    ok = ok && put(o, "stiffness_maps", maps);
+    for (int f = 0; ok && f < SSK_FORCE_COUNT; ++f)
+        if (p->stiffness_maps[f])
+            ok = put(maps, force_names[f], float_array(p->stiffness_maps[f], g->vertex_count));
+    ok = ok && put(o, "dt", new_float(p->dt)) &&
+         put(o, "integrator", json_object_new_string(integrator_names[p->integrator])) &&
+         put(o, "damping", new_float(p->damping)) &&
+         put(o, "max_iterations", json_object_new_int64(p->max_iterations)) &&
+         put(o, "convergence", json_object_new_string(convergence_names[p->convergence])) &&
+         put(o, "threshold", new_float(p->threshold)) &&
+         put(o, "mode", json_object_new_string(mode_names[p->mode]));
+    json_object *edits = ok ? json_object_new_array() : NULL;
+    ok = ok && put(o, "edits", edits);
+    for (uint32_t e = 0; ok && n->edits && e < n->edit_count; ++e)
+        ok = push(edits, edit_to_json(&n->edits[e]));
+    return ok;
+}
+
 static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
 {
     json_object *o = json_object_new_object();
@@ -1099,6 +1668,7 @@ static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
                  push(key, new_float(n->keys[2 * k + 1]));
         }
     }
+    if (ok && n->type == SSK_NODE_SPRING) ok = spring_to_json(g, n, o);
     if (!ok) {
         json_object_put(o);
         return NULL;

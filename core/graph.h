@@ -13,8 +13,18 @@ typedef enum ssk_node_type {
     SSK_NODE_RADIAL,       /* positions in, positions out */
     SSK_NODE_NORMALS,      /* positions in, normals out */
     SSK_NODE_OUTPUT,       /* positions in, optional normals in */
+    SSK_NODE_SPRING,       /* positions in (the first stage), positions out */
     SSK_NODE_TYPE_COUNT
 } ssk_node_type;
+
+/* A surface edit of a spring node, owned by the node (the arrays of
+ * `edit` point into the owned copies below). */
+typedef struct ssk_graph_edit {
+    ssk_spring_edit edit;
+    uint32_t *kinematic;  /* edit.kinematic */
+    float *offsets;       /* edit.offsets, or NULL */
+    float *keys;          /* edit.keys, or NULL */
+} ssk_graph_edit;
 
 typedef struct ssk_graph_node {
     char *id;
@@ -31,6 +41,12 @@ typedef struct ssk_graph_node {
     float amount;            /* used when key_count == 0 */
     float *keys;             /* key_count (frame, value) pairs, frames ascending */
     uint32_t key_count;
+    /* SPRING: parameters with owned stiffness maps (#V floats each, or NULL;
+     * spring.stiffness_maps points at them) and surface edits */
+    ssk_spring_params spring;
+    float *stiffness_maps[SSK_FORCE_COUNT];
+    ssk_graph_edit *edits;
+    uint32_t edit_count;
     /* inputs: index of the node feeding them, -1 when not connected */
     int32_t input_positions;
     int32_t input_normals;
@@ -42,6 +58,7 @@ struct ssk_graph {
     uint32_t *order;     /* #nodes, topological order (sources first) */
     int32_t output_node;
     uint32_t bone_count; /* of the rig it was validated against */
+    uint32_t vertex_count; /* of that rig (spring maps and edit rows) */
     char **bone_names;   /* #B copies of the rig's bone names (to_json) */
 };
 

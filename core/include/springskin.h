@@ -71,7 +71,9 @@ extern "C" {
     X(SSK_ERROR_GL, "OpenGL error")                                          \
     X(SSK_ERROR_BIND, "attachment binding failed")                           \
     X(SSK_ERROR_BINDING_MISMATCH, "binding does not match the rig")          \
-    X(SSK_ERROR_GRAPH, "invalid deformer graph")
+    X(SSK_ERROR_GRAPH, "invalid deformer graph")                             \
+    X(SSK_ERROR_SPRING_UNSTABLE, "spring parameters beyond the stability limit") \
+    X(SSK_ERROR_SPRING_DIVERGED, "spring solver diverged")
 
 typedef enum ssk_status {
 #define SSK_STATUS_ENUM_(name, message) name,
@@ -301,6 +303,8 @@ typedef enum ssk_method {
     SSK_METHOD_DQS = 1,   /* dual quaternion skinning (Blender Preserve Volume) */
     SSK_METHOD_RIGID = 2, /* rigid attachment skinning (Toothman 2020, 4.1) */
     SSK_METHOD_IRS = 3,   /* incremental rotation skinning (Toothman 2020, 4.1) */
+    SSK_METHOD_SPRING = 4, /* rigid attachment, then the spring deformer with
+                              its defaults (Toothman 2020, 4.2) */
     SSK_METHOD_COUNT
 } ssk_method;
 
@@ -518,6 +522,169 @@ void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
                        ssk_radial_profile profile, float amount);
 
 /* ------------------------------------------------------------------------ */
+/* Spring deformer (Toothman 2020, 4.2, 5.2, 6.1-6.4; MIG 2019).             */
+/* ------------------------------------------------------------------------ */
+
+/* The spring deformer relaxes a first-stage skinned mesh (rigid attachment
+ * by default) toward an equilibrium of spring forces between neighboring
+ * vertices and the skeleton (Eq. 21-22), iterating the update of Eq. 23.
+ * All quantities are in rig space and model units; the attachment points
+ * a'_i = p' + t_i (c' - p') come from the binding and the posed bones, and
+ * s_i = v_i - a'_i. Forces, each a sum over the one-ring neighbors j of i
+ * (Eq. 21) or a per-vertex term, all expressed as displacements (model
+ * units) so that a stiffness k means the same on any mesh size. The
+ * neighbor stiffness of Eq. 21 is k(i, j) = k / deg(i): each neighbor sum
+ * below is a mean over the one ring, so a stiffness means the same at a
+ * pole of 30 triangles as at a regular vertex, and the explicit update is
+ * stable for dt k <= 1 whatever the mesh:
+ *   F_s (surface): k_s (|v_j - v_i| - L0_ij) (v_j - v_i) / |v_j - v_i|
+ *   F_l (length):  -k_l ((|s_i| - |s_j|) - (|s_i| - |s_j|)_bind) s_i / |s_i|
+ *   F_t (torsion): k_t |s_i| (theta_ij - theta0_ij) d_ij, theta the angle
+ *                  between s_i and s_j, d_ij the unit direction of s_j's
+ *                  component orthogonal to s_i (toward j); the paper's
+ *                  torque-to-linear conversion m = |F_t| / |s_i| applied to
+ *                  the arc |s_i| theta (see core/spring.c)
+ *   F_b (bone):    k_b |s_i| (phi_i - phi0_i) d_i, phi the angle between
+ *                  s_i and the bone c' - p', d_i the unit direction of the
+ *                  bone's component orthogonal to s_i
+ *   F_e (edit):    sum over ROIs of k_e w(frame) (target_i - v_i) for the
+ *                  ROI's kinematic vertices, target_i = a'_i + R_b (s_i +
+ *                  offset_i): the edit follows the skeleton (5.2).
+ * Each stiffness may be scaled per vertex by a map. */
+
+typedef enum ssk_spring_force {
+    /* Defaults tuned on the 2-bone test limb (tests/c/test_spring_quality.c):
+     * weak surface and bone springs, stiff length and torsion springs keep
+     * the joint's cross-section at equilibrium >= 0.9 of rest at 90/135
+     * degree bends and 90/180 degree twists (k = 3, 1, 2, 1 left 0.63 at
+     * 135); every neighbor k <= 3 passes the stability check up to vertex
+     * degree 19. */
+    SSK_FORCE_SURFACE = 0, /* F_s, default k 6 */
+    SSK_FORCE_LENGTH,      /* F_l, default k 18 */
+    SSK_FORCE_TORSION,     /* F_t, default k 18 */
+    SSK_FORCE_BONE,        /* F_b, default k 0.2 */
+    SSK_FORCE_EDIT,        /* F_e, default k 5 (multiplies each ROI's own) */
+    SSK_FORCE_COUNT
+} ssk_spring_force;
+
+typedef enum ssk_spring_integrator {
+    SSK_SPRING_EXPLICIT = 0,      /* v += dt F (Eq. 23), the default */
+    SSK_SPRING_SEMI_IMPLICIT = 1, /* u = (1 - damping)(u + dt F); v += dt u */
+    SSK_SPRING_INTEGRATOR_COUNT
+} ssk_spring_integrator;
+
+typedef enum ssk_spring_convergence {
+    /* largest per-vertex displacement of an iteration below threshold
+     * (default AABB_min x 1e-4, 4.2.2), the default */
+    SSK_CONVERGE_DISPLACEMENT = 0,
+    SSK_CONVERGE_FORCE,      /* largest |F_net| below threshold */
+    SSK_CONVERGE_ENERGY,     /* total spring energy stops decreasing: a
+                                local minimum (the positions of the minimum
+                                are kept) */
+    SSK_CONVERGE_ITERATIONS, /* always max_iterations */
+    SSK_CONVERGE_COUNT
+} ssk_spring_convergence;
+
+typedef enum ssk_spring_mode {
+    /* each frame starts from the first stage (any frame order) */
+    SSK_SPRING_FRAME_INDEPENDENT = 0,
+    /* each frame starts from the previous frame's output moved by the
+     * differential bone transforms S_b(n) S_b(n-1)^-1 of each vertex's
+     * attached bone (6.1); the first frame, or a frame that does not follow
+     * the previous one, starts from the first stage */
+    SSK_SPRING_FRAME_DEPENDENT = 1,
+    SSK_SPRING_MODE_COUNT
+} ssk_spring_mode;
+
+typedef struct ssk_spring_params {
+    float stiffness[SSK_FORCE_COUNT];
+    /* optional #V per-vertex multipliers of each stiffness (whole-rig rows,
+     * borrowed, copied at creation), NULL for 1 */
+    const float *stiffness_maps[SSK_FORCE_COUNT];
+    float dt;                          /* default 1/30 */
+    ssk_spring_integrator integrator;
+    float damping;                     /* semi-implicit, in [0, 1), default 0.1 */
+    uint32_t max_iterations;           /* default 50 */
+    ssk_spring_convergence convergence;
+    float threshold;                   /* model units; <= 0: AABB_min x 1e-4 */
+    ssk_spring_mode mode;
+} ssk_spring_params;
+
+/* The defaults above. */
+void ssk_spring_params_default(ssk_spring_params *out);
+
+/* A surface edit (5.2): a region of interest grown from its kinematic
+ * vertices: `grow` rings of passive vertices (breadth-first over mesh
+ * edges, default 4) and one outer ring of static vertices, which keep their
+ * first-stage positions. */
+typedef struct ssk_spring_edit {
+    const uint32_t *kinematic;   /* whole-rig vertex rows */
+    uint32_t kinematic_count;
+    /* kinematic_count by 3 bind-space (rig space at rest) displacements of
+     * the kinematic vertices, or NULL to push each along its bind scale
+     * vector direction by `push` model units */
+    const float *offsets;
+    float push;
+    uint32_t grow;
+    float stiffness;             /* this ROI's weight, default 1 */
+    /* key_count (frame, weight) pairs, frames increasing: the edit's weight
+     * at a frame (linear, clamped); none: weight 1 */
+    const float *keys;
+    uint32_t key_count;
+} ssk_spring_edit;
+
+/* Role of a vertex in the surface edits. */
+enum { SSK_ROLE_FREE = 0, SSK_ROLE_KINEMATIC = 1, SSK_ROLE_PASSIVE = 2, SSK_ROLE_STATIC = 3 };
+
+typedef struct ssk_spring ssk_spring;
+
+/* Records the rest data from the binding (per edge: rest length, rest
+ * difference of scale-vector lengths, rest angle between the scale vectors;
+ * per vertex: rest angle between s_i and its bone), builds the surface
+ * edits' regions, and checks the parameters.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, a parameter out of range, an
+ * edit vertex out of range, a non-finite map value),
+ * SSK_ERROR_SPRING_UNSTABLE (a stiffness certain to diverge with the
+ * explicit update: dt k c > 2, c = 1/3 for the surface and torsion means,
+ * 1 for the length mean and the per-vertex bone and edit forces; the
+ * message gives the stable range dt k <= 1), SSK_ERROR_BINDING_MISMATCH,
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_binding *binding,
+                             const ssk_spring_params *params, const ssk_spring_edit *edits,
+                             uint32_t edit_count, ssk_error *err);
+void ssk_spring_destroy(ssk_spring *spring);
+
+/* What one solve did. */
+typedef struct ssk_spring_report {
+    uint32_t iterations; /* performed */
+    float residual;      /* the convergence measure after the last iteration */
+    double energy;       /* total spring energy of the result */
+    int converged;       /* the convergence scheme was met */
+} ssk_spring_report;
+
+/* Solves one frame on the CPU (the spring owns the solver's buffers: one
+ * solve at a time per spring). positions: #V by 3 rig-space first-stage
+ * positions in, the relaxed positions out. bones: #B posed attachment bones
+ * (ssk_attach_prepare). skinning: #B by 16 rig-space skinning matrices of
+ * the frame (frame-dependent mode), frame: the frame number (edit keys and
+ * frame-dependent continuity).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE (a
+ * non-finite first-stage position; nothing is changed),
+ * SSK_ERROR_SPRING_DIVERGED when the iteration produced non-finite
+ * values or its energy (with its largest step) grew over
+ * SSK_SPRING_DIVERGENCE_WINDOW iterations in a row: positions then hold
+ * the last good iterate and the report says how far it got. */
+#define SSK_SPRING_DIVERGENCE_WINDOW 5
+ssk_status ssk_spring_solve(ssk_spring *spring, float *positions, const ssk_attach_bone *bones,
+                            const float *skinning, double frame, ssk_spring_report *report,
+                            ssk_error *err);
+
+/* Read-only views for backends: per-vertex roles (#V bytes), spring state
+ * memory in bytes per vertex (rest data, CSR, buffers). */
+const uint8_t *ssk_spring_roles(const ssk_spring *spring);
+size_t ssk_spring_bytes_per_vertex(const ssk_spring *spring);
+
+/* ------------------------------------------------------------------------ */
 /* Deformer graph (Toothman 2020, 6.1).                                      */
 /* ------------------------------------------------------------------------ */
 
@@ -613,7 +780,7 @@ typedef enum ssk_backend {
     SSK_BACKEND_COUNT
 } ssk_backend;
 
-/* "lbs", "dqs", "rigid", "irs"; NULL when out of range. */
+/* "lbs", "dqs", "rigid", "irs", "spring"; NULL when out of range. */
 const char *ssk_method_name(ssk_method method);
 /* Parses "lbs" / "dqs" (case-sensitive). SSK_ERROR_INVALID_ARGUMENT lists the
  * accepted names. */
@@ -655,12 +822,23 @@ void ssk_deformer_destroy(ssk_deformer *deformer);
 /* The backend actually used (never AUTO). */
 ssk_backend ssk_deformer_backend(const ssk_deformer *deformer);
 /* Sets the frame (in frames, fractional allowed) at which animated node
- * parameters (radial "keys") are evaluated by the next deform; default 0. */
+ * parameters (radial and surface-edit "keys") are evaluated by the next
+ * deform, and that frame-dependent springs use to continue from the
+ * previous frame; default 0. */
 void ssk_deformer_set_frame(ssk_deformer *deformer, double frame);
+
+/* The spring nodes of the last deform, summed: iterations (total), the
+ * largest residual, the total energy, converged only if all converged.
+ * Zero when the graph has no spring node. */
+void ssk_deformer_spring_report(const ssk_deformer *deformer, ssk_spring_report *out);
 /* "cpu (OpenMP, N threads)" or the GL renderer string; owned by the
  * deformer. */
 const char *ssk_deformer_device_name(const ssk_deformer *deformer);
 
+/* Deforms every mesh of the rig for one pose. A spring node that diverges
+ * (SSK_ERROR_SPRING_DIVERGED) keeps its last good iterate: the graph still
+ * runs to the end and dst_positions is written before the status is
+ * returned. */
 /* Deforms every mesh of the rig for one pose.
  * - dst_positions: ssk_rig_vertex_count(rig) by 3, meshes concatenated in
  *   mesh order, each in its own object space; or NULL to keep the result on
@@ -829,6 +1007,9 @@ typedef struct ssk_bake_desc {
     const ssk_graph *graph;     /* deformer graph, or NULL for `method` */
     const ssk_binding *binding; /* attachment binding, or NULL (bound with
                                    defaults when the graph needs one) */
+    /* Called after each frame with its spring report (may be NULL). */
+    void (*frame_report)(void *user, int32_t frame, const ssk_spring_report *report);
+    void *frame_report_user;
 } ssk_bake_desc;
 
 typedef struct ssk_bake_stats {
@@ -840,6 +1021,11 @@ typedef struct ssk_bake_stats {
     char device[256];         /* its device: "cpu (OpenMP, N threads)" or the
                                  GL renderer */
     char warning[SSK_ERROR_MESSAGE_SIZE]; /* e.g. AUTO fell back to the CPU */
+    /* spring nodes, over all frames (0 without one) */
+    uint64_t spring_iterations;      /* total */
+    uint32_t spring_iterations_max;  /* most in one frame */
+    float spring_residual_max;       /* largest final residual of a frame */
+    uint32_t spring_frames_unconverged;
 } ssk_bake_stats;
 
 /* Samples the animation at t = frame / fps for each frame, deforms every mesh

@@ -11,6 +11,11 @@
  * - ssk_graph_from_method, ssk_graph_copy, ssk_graph_needs_binding;
  * - ssk_graph_load from a file and the shipped examples/graphs/ files
  *   against BCN_Epileptic.X's rig;
+ * - spring nodes: every field parsed with non-default values (stiffness
+ *   maps as #V rows, surface edits with offsets or a push, keys), the
+ *   defaults of ssk_spring_params_default, each range/type error naming the
+ *   node and field, round trip and deep copy of maps and edits (pointers
+ *   re-pointed at the copy's arrays), ssk_graph_from_method(SPRING);
  * - `springskin bake --graph`: the LBS graph bakes exactly what --method lbs
  *   bakes; the IRS bulge graph bakes finite positions that differ from plain
  *   IRS. */
@@ -135,6 +140,16 @@ static void expect_error_v(const ssk_rig *rig, const char *text, const char *con
 #define OUT "{'id': 'out', 'type': 'output'}"
 #define SKIN_TO_OUT "{'from': 'skin', 'to': 'out'}"
 #define BULGE "{'id': 'bulge', 'type': 'radial', 'bones': ['bone_1']}"
+#define SKIN_RIGID "{'id': 'skin', 'type': 'skinning', 'method': 'rigid'}"
+/* skin -> relax (a spring node with FIELDS, text after its type) -> out. */
+#define SPRING_DOC(fields)                                                      \
+    DOC(SKIN_RIGID ",{'id': 'relax', 'type': 'spring'" fields "}," OUT,         \
+        "{'from': 'skin', 'to': 'relax'}, {'from': 'relax', 'to': 'out'}")
+/* The documented spring defaults (springskin.h, ssk_spring_params). */
+#define DEFAULT_DT (1.0f / 30.0f)
+#define DEFAULT_DAMPING 0.1f
+#define DEFAULT_MAX_ITERATIONS 50
+#define DEFAULT_EDIT_GROW 4
 
 /* ------------------------------------------------------------------------ */
 /* Validation errors.                                                        */
@@ -412,6 +427,251 @@ static void test_structure_errors(void **state)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Spring nodes: documents built at run time (maps have one entry per rig    */
+/* vertex).                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The surface map of the full spring document: (i % 5) / 4, exact floats. */
+static double map_pattern(uint32_t i) { return (double)(i % 5) * 0.25; }
+static double map_two(uint32_t i) { (void)i; return 2.0; }
+
+/* "[v0, v1, ...]" of `count` values, entry `bad` (when < count) written as
+ * `bad_text` instead. Caller frees. */
+static char *number_list(uint32_t count, double (*value)(uint32_t), uint32_t bad,
+                         const char *bad_text)
+{
+    size_t size = (size_t)count * 24 + strlen(bad_text) + 8, used = 0;
+    char *text = malloc(size);
+    assert_non_null(text);
+    used += (size_t)snprintf(text, size, "[");
+    for (uint32_t i = 0; i < count; ++i) {
+        const char *sep = i ? ", " : "";
+        if (i == bad)
+            used += (size_t)snprintf(text + used, size - used, "%s%s", sep, bad_text);
+        else
+            used += (size_t)snprintf(text + used, size - used, "%s%g", sep, value(i));
+    }
+    snprintf(text + used, size - used, "]");
+    return text;
+}
+
+/* SPRING_DOC with `fields` made at run time (quotes as '). Caller frees. */
+static char *spring_doc(const char *fields)
+{
+    static const char head[] = "{'version': 1, 'nodes': [" SKIN_RIGID
+                               ",{'id': 'relax', 'type': 'spring'";
+    static const char tail[] = "}," OUT "], 'edges': [{'from': 'skin', 'to': 'relax'}, "
+                               "{'from': 'relax', 'to': 'out'}]}";
+    size_t size = sizeof head + strlen(fields) + sizeof tail;
+    char *doc = malloc(size);
+    assert_non_null(doc);
+    snprintf(doc, size, "%s%s%s", head, fields, tail);
+    return doc;
+}
+
+/* A spring node with every field away from its default: stiffness (torsion
+ * 0), surface and bone maps, semi-implicit with damping, energy
+ * convergence, frame-dependent mode, and two edits (offsets with keys, a
+ * push with the edit defaults) on the last rig vertex. Caller frees. */
+static char *full_spring_doc(uint32_t vertex_count)
+{
+    char *surface = number_list(vertex_count, map_pattern, UINT32_MAX, "");
+    char *bone = number_list(vertex_count, map_two, UINT32_MAX, "");
+    size_t size = strlen(surface) + strlen(bone) + 2048;
+    char *fields = malloc(size);
+    assert_non_null(fields);
+    snprintf(fields, size,
+             ", 'stiffness': {'surface': 2.5, 'length': 0.75, 'torsion': 0, 'bone': 1.25, "
+             "'edit': 8}, 'stiffness_maps': {'bone': %s, 'surface': %s}, 'dt': 0.02, "
+             "'integrator': 'semi_implicit', 'damping': 0.3, 'max_iterations': 200, "
+             "'convergence': 'energy', 'threshold': 0.001, 'mode': 'frame_dependent', "
+             "'edits': [{'kinematic': [5, 0, 17], 'offsets': [[0.1, 0, -0.2], [0, 0.05, 0], "
+             "[0.001, 0.002, 0.003]], 'grow': 0, 'stiffness': 2.5, "
+             "'keys': [[0, 0], [12.5, 1], [30, 0.25]]}, "
+             "{'kinematic': [%u], 'push': -0.125}]",
+             bone, surface, (unsigned)(vertex_count - 1));
+    char *doc = spring_doc(fields);
+    free(fields);
+    free(bone);
+    free(surface);
+    return doc;
+}
+
+static void test_spring_errors(void **state)
+{
+    fixture *fx = *state;
+    const ssk_rig *rig = fx->limb;
+    uint32_t nv = ssk_rig_vertex_count(rig);
+    /* Where spring nodes sit in the graph. */
+    expect_error(rig, DOC("{'id': 'skin', 'type': 'skinning', 'method': 'spring'}," OUT,
+                          SKIN_TO_OUT),
+                 "node 'skin'", "field 'method'", "'spring' is a node type",
+                 "lbs, dqs, rigid or irs");
+    expect_error(rig, DOC(SKIN_RIGID ",{'id': 'relax', 'type': 'spring'}," OUT, SKIN_TO_OUT),
+                 "node 'relax' (spring): its positions input is not connected");
+    expect_error(rig,
+                 DOC(SKIN_RIGID ",{'id': 'n', 'type': 'normals'},{'id': 'relax', 'type': "
+                                "'spring'}," OUT,
+                     "{'from': 'skin', 'to': 'n'}, {'from': 'n', 'to': 'relax'}, "
+                     "{'from': 'relax', 'to': 'out'}"),
+                 "edge #1", "node 'n' (normals) outputs normals",
+                 "cannot feed the positions input of node 'relax'");
+    expect_error(rig,
+                 DOC(SKIN_RIGID ",{'id': 'n', 'type': 'normals'},{'id': 'relax', 'type': "
+                                "'spring'}," OUT,
+                     "{'from': 'skin', 'to': 'relax'}, {'from': 'relax', 'to': 'out'}, "
+                     "{'from': 'skin', 'to': 'n'}, {'from': 'n', 'to': 'relax', "
+                     "'input': 'normals'}"),
+                 "edge #3", "node 'relax' (spring) has no input 'normals'");
+    expect_error(rig, SPRING_DOC(", 'amount': 1"), "node 'relax'", "unknown field 'amount'",
+                 "node type 'spring'");
+    expect_error(rig, DOC(SKIN_LBS ",{'id': 'r', 'type': 'radial', 'bones': ['bone_0'], "
+                                   "'dt': 0.1}," OUT,
+                          "{'from': 'skin', 'to': 'r'}, {'from': 'r', 'to': 'out'}"),
+                 "node 'r'", "unknown field 'dt'");
+    /* Stiffness. */
+    expect_error(rig, SPRING_DOC(", 'stiffness': 3"), "node 'relax'", "field 'stiffness'",
+                 "expected an object", "int");
+    expect_error(rig, SPRING_DOC(", 'stiffness': {'shear': 1}"), "node 'relax'",
+                 "field 'stiffness'", "unknown force 'shear'",
+                 "surface, length, torsion, bone or edit");
+    expect_error(rig, SPRING_DOC(", 'stiffness': {'surface': -1}"),
+                 "node 'relax': field 'stiffness.surface': expected a number >= 0, got -1");
+    expect_error(rig, SPRING_DOC(", 'stiffness': {'edit': '5'}"), "node 'relax'",
+                 "field 'stiffness.edit'", "got string");
+    expect_error(rig, SPRING_DOC(", 'stiffness': {'bone': NaN}"), "node 'relax'",
+                 "field 'stiffness.bone'", "got nan");
+    expect_error(rig, SPRING_DOC(", 'stiffness': {'torsion': 1e39}"), "node 'relax'",
+                 "field 'stiffness.torsion'", "got 1e+39");
+    /* Stiffness maps: one number >= 0 per rig vertex. */
+    expect_error(rig, SPRING_DOC(", 'stiffness_maps': []"), "node 'relax'",
+                 "field 'stiffness_maps'", "expected an object", "array");
+    expect_error(rig, SPRING_DOC(", 'stiffness_maps': {'surface': null}"), "node 'relax'",
+                 "field 'stiffness_maps.surface'", "got null");
+    char count_text[64];
+    snprintf(count_text, sizeof count_text, "expected an array of %u numbers", (unsigned)nv);
+    expect_error(rig, SPRING_DOC(", 'stiffness_maps': {'length': [1, 2]}"), "node 'relax'",
+                 "field 'stiffness_maps.length'", count_text, "got 2 entries");
+    char *list = number_list(nv, map_pattern, 3, "-0.5");
+    char fields[256];
+    char *big = malloc(strlen(list) + 64);
+    assert_non_null(big);
+    sprintf(big, ", 'stiffness_maps': {'torsion': %s}", list);
+    char *doc = spring_doc(big);
+    expect_error(rig, doc, "node 'relax'", "field 'stiffness_maps.torsion'", "entry 3",
+                 "expected a number >= 0, got -0.5");
+    free(doc);
+    sprintf(big, ", 'stiffness_maps': {'twist': %s}", list);
+    doc = spring_doc(big);
+    expect_error(rig, doc, "node 'relax'", "field 'stiffness_maps'", "unknown force 'twist'");
+    free(doc);
+    free(big);
+    free(list);
+    list = number_list(nv + 1, map_pattern, UINT32_MAX, "");
+    big = malloc(strlen(list) + 64);
+    assert_non_null(big);
+    sprintf(big, ", 'stiffness_maps': {'edit': %s}", list);
+    doc = spring_doc(big);
+    snprintf(fields, sizeof fields, "got %u entries", (unsigned)(nv + 1));
+    expect_error(rig, doc, "field 'stiffness_maps.edit'", count_text, fields);
+    free(doc);
+    free(big);
+    free(list);
+    /* Scalars and names. */
+    expect_error(rig, SPRING_DOC(", 'dt': 0"), "node 'relax'", "field 'dt'", "> 0", "got 0");
+    expect_error(rig, SPRING_DOC(", 'dt': -0.01"), "node 'relax'", "field 'dt'", "got -0.01");
+    expect_error(rig, SPRING_DOC(", 'dt': 'fast'"), "node 'relax'", "field 'dt'",
+                 "got string");
+    expect_error(rig, SPRING_DOC(", 'integrator': 'implicit'"), "node 'relax'",
+                 "field 'integrator'", "unknown value 'implicit'", "explicit or semi_implicit");
+    expect_error(rig, SPRING_DOC(", 'integrator': 1"), "node 'relax'", "field 'integrator'",
+                 "expected a string", "int");
+    expect_error(rig, SPRING_DOC(", 'damping': 1"), "node 'relax'", "field 'damping'",
+                 "in [0, 1)", "got 1");
+    expect_error(rig, SPRING_DOC(", 'damping': -0.1"), "node 'relax'", "field 'damping'",
+                 "got -0.1");
+    expect_error(rig, SPRING_DOC(", 'max_iterations': 0"), "node 'relax'",
+                 "field 'max_iterations'", "an integer in [1, 100000]", "got 0");
+    expect_error(rig, SPRING_DOC(", 'max_iterations': 100001"), "node 'relax'",
+                 "field 'max_iterations'", "got 100001");
+    expect_error(rig, SPRING_DOC(", 'max_iterations': 2.5"), "field 'max_iterations'",
+                 "got 2.5");
+    expect_error(rig, SPRING_DOC(", 'max_iterations': 50.0"), "field 'max_iterations'",
+                 "an integer");
+    expect_error(rig, SPRING_DOC(", 'max_iterations': 99999999999999999999"),
+                 "field 'max_iterations'");
+    expect_error(rig, SPRING_DOC(", 'convergence': 'residual'"), "node 'relax'",
+                 "field 'convergence'", "unknown value 'residual'",
+                 "displacement, force, energy or iterations");
+    expect_error(rig, SPRING_DOC(", 'threshold': -1"), "node 'relax'", "field 'threshold'",
+                 ">= 0", "got -1");
+    expect_error(rig, SPRING_DOC(", 'mode': 'realtime'"), "node 'relax'", "field 'mode'",
+                 "unknown value 'realtime'", "frame_independent or frame_dependent");
+    /* Surface edits. */
+    expect_error(rig, SPRING_DOC(", 'edits': {}"), "node 'relax'", "field 'edits'",
+                 "expected an array", "object");
+    expect_error(rig, SPRING_DOC(", 'edits': [3]"), "node 'relax'", "field 'edits[0]'",
+                 "expected an object", "int");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [0], 'push': 1, 'radius': 2}]"),
+                 "node 'relax'", "field 'edits[0]'", "unknown field 'radius'");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'push': 1}]"), "node 'relax'",
+                 "field 'edits[0]'", "missing field 'kinematic'");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [], 'push': 1}]"), "node 'relax'",
+                 "field 'edits[0].kinematic'", "empty array");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': 4, 'push': 1}]"),
+                 "field 'edits[0].kinematic'", "int");
+    snprintf(fields, sizeof fields, ", 'edits': [{'kinematic': [0, %u], 'push': 1}]",
+             (unsigned)nv);
+    doc = spring_doc(fields);
+    char got[64], range[64];
+    snprintf(got, sizeof got, "got %u", (unsigned)nv);
+    snprintf(range, sizeof range, "[0, %u]", (unsigned)(nv - 1));
+    expect_error(rig, doc, "node 'relax'", "field 'edits[0].kinematic'", "entry 1", range, got);
+    free(doc);
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [-1], 'push': 1}]"),
+                 "field 'edits[0].kinematic'", "entry 0", "got -1");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [1.5], 'push': 1}]"),
+                 "field 'edits[0].kinematic'", "entry 0", "got 1.5");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2, 3, 2], 'push': 1}]"),
+                 "node 'relax'", "field 'edits[0].kinematic'", "entry 2",
+                 "vertex row 2 is listed twice");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2]}]"), "node 'relax'",
+                 "field 'edits[0]'", "neither 'offsets' nor 'push'");
+    expect_error(rig,
+                 SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1, 'offsets': [[0, 0, 1]]}]"),
+                 "node 'relax'", "field 'edits[0]'", "both 'offsets' and 'push'");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2, 3], 'offsets': [[0, 0, 1]]}]"),
+                 "node 'relax'", "field 'edits[0].offsets'", "expected an array of 2 [x, y, z]",
+                 "got 1 entries");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2], 'offsets': [[0, 1]]}]"),
+                 "field 'edits[0].offsets'", "entry 0", "three finite numbers");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2], 'offsets': [[0, 1, 'z']]}]"),
+                 "field 'edits[0].offsets'", "entry 0");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 'out'}]"),
+                 "node 'relax'", "field 'edits[0].push'", "finite number", "got string");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1, 'grow': -1}]"),
+                 "node 'relax'", "field 'edits[0].grow'", "[0, 1000]", "got -1");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1, 'grow': 1001}]"),
+                 "field 'edits[0].grow'", "got 1001");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1, 'stiffness': -2}]"),
+                 "node 'relax'", "field 'edits[0].stiffness'", ">= 0", "got -2");
+    expect_error(rig, SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1, 'keys': 1}]"),
+                 "node 'relax'", "field 'edits[0].keys'", "[frame, weight]", "int");
+    expect_error(rig,
+                 SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1, "
+                            "'keys': [[0, 0], [0, 1]]}]"),
+                 "node 'relax'", "field 'edits[0].keys'", "key 1", "strictly increase");
+    expect_error(rig,
+                 SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1, 'keys': [[0, -1]]}]"),
+                 "node 'relax'", "field 'edits[0].keys'", "key 0", "weight >= 0");
+    /* The second edit is named by its index. */
+    expect_error(rig,
+                 SPRING_DOC(", 'edits': [{'kinematic': [2], 'push': 1}, "
+                            "{'kinematic': [3], 'push': 1, 'grow': 2.0}]"),
+                 "node 'relax'", "field 'edits[1].grow'", "an integer");
+}
+
+/* ------------------------------------------------------------------------ */
 /* Valid graphs.                                                             */
 /* ------------------------------------------------------------------------ */
 
@@ -430,11 +690,65 @@ static const char *const FULL_GRAPH =
     "{'from': 'arm', 'to': 'belly'}, {'from': 'skin', 'to': 'arm'},"
     "{'from': 'shade', 'to': 'out', 'input': 'normals'}, {'from': 'belly', 'to': 'shade'}]}";
 
+static void assert_spring_params_equal(const ssk_spring_params *x, const ssk_spring_params *y)
+{
+    assert_memory_equal(x->stiffness, y->stiffness, sizeof x->stiffness);
+    assert_true(x->dt == y->dt);
+    assert_int_equal(x->integrator, y->integrator);
+    assert_true(x->damping == y->damping);
+    assert_int_equal(x->max_iterations, y->max_iterations);
+    assert_int_equal(x->convergence, y->convergence);
+    assert_true(x->threshold == y->threshold);
+    assert_int_equal(x->mode, y->mode);
+}
+
+/* Spring nodes: parameters, maps (and the params' pointers at the node's
+ * own arrays), edits (and their pointers at the edit's own arrays). */
+static void assert_spring_nodes_equal(uint32_t vertex_count, const ssk_graph_node *x,
+                                      const ssk_graph_node *y)
+{
+    assert_spring_params_equal(&x->spring, &y->spring);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
+        assert_ptr_equal(x->spring.stiffness_maps[f], x->stiffness_maps[f]);
+        assert_ptr_equal(y->spring.stiffness_maps[f], y->stiffness_maps[f]);
+        assert_int_equal(x->stiffness_maps[f] == NULL, y->stiffness_maps[f] == NULL);
+        if (x->stiffness_maps[f])
+            assert_memory_equal(x->stiffness_maps[f], y->stiffness_maps[f],
+                                vertex_count * sizeof(float));
+    }
+    assert_int_equal(x->edit_count, y->edit_count);
+    for (uint32_t e = 0; e < x->edit_count; ++e) {
+        const ssk_graph_edit *a = &x->edits[e], *b = &y->edits[e];
+        assert_ptr_equal(a->edit.kinematic, a->kinematic);
+        assert_ptr_equal(b->edit.kinematic, b->kinematic);
+        assert_ptr_equal(a->edit.offsets, a->offsets);
+        assert_ptr_equal(b->edit.offsets, b->offsets);
+        assert_int_equal(a->edit.kinematic_count, b->edit.kinematic_count);
+        assert_memory_equal(a->kinematic, b->kinematic,
+                            a->edit.kinematic_count * sizeof(uint32_t));
+        assert_int_equal(a->offsets == NULL, b->offsets == NULL);
+        if (a->offsets)
+            assert_memory_equal(a->offsets, b->offsets,
+                                a->edit.kinematic_count * 3 * sizeof(float));
+        else
+            assert_true(a->edit.push == b->edit.push);
+        assert_int_equal(a->edit.grow, b->edit.grow);
+        assert_true(a->edit.stiffness == b->edit.stiffness);
+        assert_int_equal(a->edit.key_count, b->edit.key_count);
+        if (a->edit.key_count) {
+            assert_ptr_equal(a->edit.keys, a->keys);
+            assert_ptr_equal(b->edit.keys, b->keys);
+            assert_memory_equal(a->keys, b->keys, a->edit.key_count * 2 * sizeof(float));
+        }
+    }
+}
+
 static void assert_graphs_equal(const ssk_graph *a, const ssk_graph *b)
 {
     assert_int_equal(a->node_count, b->node_count);
     assert_int_equal(a->output_node, b->output_node);
     assert_int_equal(a->bone_count, b->bone_count);
+    assert_int_equal(a->vertex_count, b->vertex_count);
     for (uint32_t k = 0; k < a->bone_count; ++k)
         assert_string_equal(a->bone_names[k], b->bone_names[k]);
     for (uint32_t i = 0; i < a->node_count; ++i) {
@@ -463,6 +777,7 @@ static void assert_graphs_equal(const ssk_graph *a, const ssk_graph *b)
             if (x->key_count)
                 assert_memory_equal(x->keys, y->keys, x->key_count * 2 * sizeof(float));
         }
+        if (x->type == SSK_NODE_SPRING) assert_spring_nodes_equal(a->vertex_count, x, y);
     }
 }
 
@@ -569,6 +884,220 @@ static void test_copy(void **state)
     assert_int_equal(ssk_graph_copy(&c, NULL, &err), SSK_ERROR_INVALID_ARGUMENT);
 }
 
+static void test_spring_fields(void **state)
+{
+    fixture *fx = *state;
+    uint32_t nv = ssk_rig_vertex_count(fx->limb);
+    char *doc = full_spring_doc(nv);
+    ssk_graph *g = parse_ok(doc, fx->limb);
+    free(doc);
+    assert_int_equal(g->vertex_count, nv);
+    assert_int_equal(g->node_count, 3);
+    const ssk_graph_node *relax = &g->nodes[1];
+    assert_string_equal(relax->id, "relax");
+    assert_int_equal(relax->type, SSK_NODE_SPRING);
+    assert_int_equal(relax->input_positions, 0);
+    assert_int_equal(g->nodes[2].input_positions, 1);
+    const ssk_spring_params *p = &relax->spring;
+    const float stiffness[SSK_FORCE_COUNT] = {2.5f, 0.75f, 0.0f, 1.25f, 8.0f};
+    assert_memory_equal(p->stiffness, stiffness, sizeof stiffness);
+    assert_true(p->dt == 0.02f);
+    assert_int_equal(p->integrator, SSK_SPRING_SEMI_IMPLICIT);
+    assert_true(p->damping == 0.3f);
+    assert_int_equal(p->max_iterations, 200);
+    assert_int_equal(p->convergence, SSK_CONVERGE_ENERGY);
+    assert_true(p->threshold == 0.001f);
+    assert_int_equal(p->mode, SSK_SPRING_FRAME_DEPENDENT);
+    /* Maps: surface (i % 5) / 4, bone 2, the others absent (1). */
+    assert_non_null(relax->stiffness_maps[SSK_FORCE_SURFACE]);
+    assert_non_null(relax->stiffness_maps[SSK_FORCE_BONE]);
+    assert_null(relax->stiffness_maps[SSK_FORCE_LENGTH]);
+    assert_null(relax->stiffness_maps[SSK_FORCE_TORSION]);
+    assert_null(relax->stiffness_maps[SSK_FORCE_EDIT]);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f)
+        assert_ptr_equal(p->stiffness_maps[f], relax->stiffness_maps[f]);
+    for (uint32_t i = 0; i < nv; ++i) {
+        assert_true(relax->stiffness_maps[SSK_FORCE_SURFACE][i] == (float)(i % 5) * 0.25f);
+        assert_true(relax->stiffness_maps[SSK_FORCE_BONE][i] == 2.0f);
+    }
+    /* Edit 0: offsets, grow 0, weight 2.5, three keys. */
+    assert_int_equal(relax->edit_count, 2);
+    const ssk_spring_edit *e0 = &relax->edits[0].edit, *e1 = &relax->edits[1].edit;
+    const uint32_t rows0[3] = {5, 0, 17};
+    assert_int_equal(e0->kinematic_count, 3);
+    assert_memory_equal(e0->kinematic, rows0, sizeof rows0);
+    const float offsets0[9] = {0.1f, 0.0f, -0.2f, 0.0f, 0.05f, 0.0f, 0.001f, 0.002f, 0.003f};
+    assert_non_null(e0->offsets);
+    assert_memory_equal(e0->offsets, offsets0, sizeof offsets0);
+    assert_int_equal(e0->grow, 0);
+    assert_true(e0->stiffness == 2.5f);
+    const float keys0[6] = {0.0f, 0.0f, 12.5f, 1.0f, 30.0f, 0.25f};
+    assert_int_equal(e0->key_count, 3);
+    assert_memory_equal(e0->keys, keys0, sizeof keys0);
+    assert_ptr_equal(e0->kinematic, relax->edits[0].kinematic);
+    assert_ptr_equal(e0->offsets, relax->edits[0].offsets);
+    assert_ptr_equal(e0->keys, relax->edits[0].keys);
+    /* Edit 1: a push on the last vertex, the edit defaults (grow 4, weight
+     * 1, no keys). */
+    assert_int_equal(e1->kinematic_count, 1);
+    assert_int_equal(e1->kinematic[0], nv - 1);
+    assert_null(e1->offsets);
+    assert_true(e1->push == -0.125f);
+    assert_int_equal(e1->grow, DEFAULT_EDIT_GROW);
+    assert_true(e1->stiffness == 1.0f);
+    assert_int_equal(e1->key_count, 0);
+    assert_int_equal(ssk_graph_needs_binding(g), 1);
+    ssk_graph_destroy(g);
+
+    /* Omitted fields: ssk_spring_params_default, which has the documented
+     * values; a partial stiffness object changes only what it names. */
+    g = parse_ok(SPRING_DOC(", 'stiffness': {'torsion': 4}"), fx->limb);
+    ssk_spring_params defaults;
+    ssk_spring_params_default(&defaults);
+    const float documented[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f};
+    assert_memory_equal(defaults.stiffness, documented, sizeof documented);
+    assert_float_equal(defaults.dt, DEFAULT_DT, 1e-9);
+    assert_float_equal(defaults.damping, DEFAULT_DAMPING, 1e-9);
+    assert_int_equal(defaults.max_iterations, DEFAULT_MAX_ITERATIONS);
+    assert_int_equal(defaults.integrator, SSK_SPRING_EXPLICIT);
+    assert_int_equal(defaults.convergence, SSK_CONVERGE_DISPLACEMENT);
+    assert_int_equal(defaults.mode, SSK_SPRING_FRAME_INDEPENDENT);
+    relax = &g->nodes[1];
+    const float partial[SSK_FORCE_COUNT] = {3.0f, 1.0f, 4.0f, 1.0f, 5.0f};
+    assert_memory_equal(relax->spring.stiffness, partial, sizeof partial);
+    defaults.stiffness[SSK_FORCE_TORSION] = 4.0f;
+    assert_spring_params_equal(&relax->spring, &defaults);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
+        assert_null(relax->stiffness_maps[f]);
+        assert_null(relax->spring.stiffness_maps[f]);
+    }
+    assert_int_equal(relax->edit_count, 0);
+    ssk_graph_destroy(g);
+
+    /* A spring node needs the binding even after LBS skinning. */
+    g = parse_ok(DOC(SKIN_LBS ",{'id': 'relax', 'type': 'spring'}," OUT,
+                     "{'from': 'skin', 'to': 'relax'}, {'from': 'relax', 'to': 'out'}"),
+                 fx->limb);
+    assert_int_equal(ssk_graph_needs_binding(g), 1);
+    ssk_graph_destroy(g);
+
+    /* Springs chain with each other and with radial nodes; every name of
+     * each enum is accepted. */
+    g = parse_ok(DOC(SKIN_LBS ",{'id': 'a', 'type': 'spring', 'integrator': 'explicit', "
+                     "'convergence': 'force', 'mode': 'frame_independent'},"
+                     "{'id': 'r', 'type': 'radial', 'bones': ['bone_0']},"
+                     "{'id': 'b', 'type': 'spring', 'convergence': 'iterations', "
+                     "'edits': [], 'stiffness_maps': {}}," OUT,
+                     "{'from': 'skin', 'to': 'a'}, {'from': 'a', 'to': 'r'}, "
+                     "{'from': 'r', 'to': 'b'}, {'from': 'b', 'to': 'out'}"),
+                 fx->limb);
+    assert_int_equal(g->nodes[1].spring.convergence, SSK_CONVERGE_FORCE);
+    assert_int_equal(g->nodes[3].spring.convergence, SSK_CONVERGE_ITERATIONS);
+    assert_int_equal(g->nodes[3].input_positions, 2);
+    assert_int_equal(g->nodes[2].input_positions, 1);
+    const uint32_t order[5] = {0, 1, 2, 3, 4};
+    assert_memory_equal(g->order, order, sizeof order);
+    ssk_graph_destroy(g);
+}
+
+static void test_spring_round_trip(void **state)
+{
+    fixture *fx = *state;
+    uint32_t nv = ssk_rig_vertex_count(fx->limb);
+    char *doc = full_spring_doc(nv);
+    ssk_graph *g = parse_ok(doc, fx->limb);
+    free(doc);
+    char *json = ssk_graph_to_json(g);
+    assert_non_null(json);
+    ssk_graph *back = NULL;
+    ssk_error err = {0};
+    if (ssk_graph_parse(&back, json, fx->limb, &err) != SSK_OK)
+        fail_msg("canonical JSON does not parse: %s\n%s", err.message, json);
+    assert_graphs_equal(g, back);
+    char *again = ssk_graph_to_json(back);
+    assert_non_null(again);
+    assert_string_equal(json, again);
+    const char *parts[] = {
+        "\"stiffness\": { \"surface\": 2.5, \"length\": 0.75, \"torsion\": 0.0, \"bone\": 1.25, "
+        "\"edit\": 8.0 }",
+        "\"stiffness_maps\": { \"surface\": [ 0.0, 0.25, 0.5, 0.75, 1.0, 0.0,",
+        "\"bone\": [ 2.0, 2.0,", "\"dt\": 0.02", "\"integrator\": \"semi_implicit\"",
+        "\"damping\": 0.3", "\"max_iterations\": 200", "\"convergence\": \"energy\"",
+        "\"threshold\": 0.001", "\"mode\": \"frame_dependent\"",
+        "\"edits\": [ { \"kinematic\": [ 5, 0, 17 ], \"offsets\": [ [ 0.1, 0.0, -0.2 ], "
+        "[ 0.0, 0.05, 0.0 ], [ 0.001, 0.002, 0.003 ] ], \"grow\": 0, \"stiffness\": 2.5, "
+        "\"keys\": [ [ 0.0, 0.0 ], [ 12.5, 1.0 ], [ 30.0, 0.25 ] ] }",
+        "\"push\": -0.125, \"grow\": 4, \"stiffness\": 1.0, \"keys\": [ ] }"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
+        if (!strstr(json, parts[i])) fail_msg("canonical JSON lacks %s", parts[i]);
+    /* Maps in force order (the document listed bone first). */
+    assert_true(strstr(json, "\"surface\": [") < strstr(json, "\"bone\": ["));
+    free(again);
+    free(json);
+    ssk_graph_destroy(back);
+    ssk_graph_destroy(g);
+
+    /* A minimal spring node: every default written out, empty maps and
+     * edits included. */
+    g = parse_ok(SPRING_DOC(""), fx->limb);
+    json = ssk_graph_to_json(g);
+    assert_non_null(json);
+    const char *defaults[] = {
+        "\"stiffness\": { \"surface\": 6.0, \"length\": 18.0, \"torsion\": 18.0, \"bone\": 0.2, "
+        "\"edit\": 5.0 }",
+        "\"stiffness_maps\": { }", "\"dt\": 0.0333333", "\"integrator\": \"explicit\"",
+        "\"damping\": 0.1", "\"max_iterations\": 50", "\"convergence\": \"displacement\"",
+        "\"threshold\": 0.0", "\"mode\": \"frame_independent\"", "\"edits\": [ ]"};
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; ++i)
+        if (!strstr(json, defaults[i])) fail_msg("canonical JSON lacks %s:\n%s", defaults[i], json);
+    assert_int_equal(ssk_graph_parse(&back, json, fx->limb, &err), SSK_OK);
+    assert_graphs_equal(g, back);
+    free(json);
+    ssk_graph_destroy(back);
+    ssk_graph_destroy(g);
+}
+
+static void test_spring_copy(void **state)
+{
+    fixture *fx = *state;
+    uint32_t nv = ssk_rig_vertex_count(fx->limb);
+    char *doc = full_spring_doc(nv);
+    ssk_graph *g = parse_ok(doc, fx->limb), *c = NULL;
+    free(doc);
+    ssk_error err = {0};
+    assert_int_equal(ssk_graph_copy(&c, g, &err), SSK_OK);
+    assert_int_equal(c->vertex_count, nv);
+    assert_graphs_equal(g, c);
+    const ssk_graph_node *s = &g->nodes[1], *d = &c->nodes[1];
+    assert_ptr_not_equal(d->stiffness_maps[SSK_FORCE_SURFACE],
+                         s->stiffness_maps[SSK_FORCE_SURFACE]);
+    assert_ptr_not_equal(d->stiffness_maps[SSK_FORCE_BONE], s->stiffness_maps[SSK_FORCE_BONE]);
+    assert_ptr_not_equal(d->edits, s->edits);
+    for (uint32_t e = 0; e < 2; ++e)
+        assert_ptr_not_equal(d->edits[e].kinematic, s->edits[e].kinematic);
+    assert_ptr_not_equal(d->edits[0].offsets, s->edits[0].offsets);
+    assert_ptr_not_equal(d->edits[0].keys, s->edits[0].keys);
+    ssk_graph_destroy(g); /* the copy owns its own arrays */
+    assert_true(d->spring.stiffness_maps[SSK_FORCE_SURFACE][nv - 1] ==
+                (float)((nv - 1) % 5) * 0.25f);
+    assert_true(d->spring.stiffness_maps[SSK_FORCE_BONE][0] == 2.0f);
+    assert_int_equal(d->edits[0].edit.kinematic[2], 17);
+    assert_true(d->edits[0].edit.offsets[8] == 0.003f);
+    assert_true(d->edits[0].edit.keys[4] == 30.0f);
+    assert_int_equal(d->edits[1].edit.kinematic[0], nv - 1);
+    /* A copy of the copy serializes as the copy does. */
+    ssk_graph *c2 = NULL;
+    assert_int_equal(ssk_graph_copy(&c2, c, &err), SSK_OK);
+    char *j1 = ssk_graph_to_json(c), *j2 = ssk_graph_to_json(c2);
+    assert_non_null(j1);
+    assert_non_null(j2);
+    assert_string_equal(j1, j2);
+    free(j1);
+    free(j2);
+    ssk_graph_destroy(c2);
+    ssk_graph_destroy(c);
+}
+
 /* Position of node `i` in the order. */
 static uint32_t rank_of(const ssk_graph *g, uint32_t i)
 {
@@ -642,10 +1171,12 @@ static void test_amount_interpolation(void **state)
 static void test_from_method(void **state)
 {
     fixture *fx = *state;
+    /* The skinning methods: one skinning node (spring below). */
     const int needs[SSK_METHOD_COUNT] = {[SSK_METHOD_LBS] = 0, [SSK_METHOD_DQS] = 0,
                                          [SSK_METHOD_RIGID] = 1, [SSK_METHOD_IRS] = 1};
     const char *const names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs"};
     for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
+        if (m == SSK_METHOD_SPRING) continue;
         ssk_graph *g = NULL;
         ssk_error err = {0};
         assert_int_equal(ssk_graph_from_method(&g, (ssk_method)m, fx->limb, &err), SSK_OK);
@@ -688,6 +1219,44 @@ static void test_from_method(void **state)
     }
     ssk_graph *g = NULL;
     ssk_error err = {0};
+    /* Spring: rigid skinning "skin" -> spring "relax" (the defaults, no maps,
+     * no edits) -> "out". */
+    assert_int_equal(ssk_graph_from_method(&g, SSK_METHOD_SPRING, fx->limb, &err), SSK_OK);
+    assert_int_equal(g->node_count, 3);
+    assert_int_equal(g->output_node, 2);
+    assert_int_equal(g->vertex_count, ssk_rig_vertex_count(fx->limb));
+    assert_string_equal(g->nodes[0].id, "skin");
+    assert_string_equal(g->nodes[1].id, "relax");
+    assert_string_equal(g->nodes[2].id, "out");
+    assert_int_equal(g->nodes[0].type, SSK_NODE_SKINNING);
+    assert_int_equal(g->nodes[0].method, SSK_METHOD_RIGID);
+    assert_int_equal(g->nodes[1].type, SSK_NODE_SPRING);
+    assert_int_equal(g->nodes[2].type, SSK_NODE_OUTPUT);
+    assert_int_equal(g->nodes[0].input_positions, -1);
+    assert_int_equal(g->nodes[1].input_positions, 0);
+    assert_int_equal(g->nodes[2].input_positions, 1);
+    assert_int_equal(g->nodes[2].input_normals, -1);
+    const uint32_t order[3] = {0, 1, 2};
+    assert_memory_equal(g->order, order, sizeof order);
+    const float stiffness[SSK_FORCE_COUNT] = {3.0f, 1.0f, 2.0f, 1.0f, 5.0f};
+    assert_memory_equal(g->nodes[1].spring.stiffness, stiffness, sizeof stiffness);
+    assert_int_equal(g->nodes[1].spring.max_iterations, DEFAULT_MAX_ITERATIONS);
+    assert_int_equal(g->nodes[1].spring.mode, SSK_SPRING_FRAME_INDEPENDENT);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) assert_null(g->nodes[1].spring.stiffness_maps[f]);
+    assert_int_equal(g->nodes[1].edit_count, 0);
+    assert_int_equal(ssk_graph_needs_binding(g), 1);
+    ssk_graph *parsed = parse_ok(SPRING_DOC(""), fx->limb);
+    assert_graphs_equal(g, parsed);
+    ssk_graph_destroy(parsed);
+    char *json = ssk_graph_to_json(g);
+    assert_non_null(json);
+    assert_int_equal(ssk_graph_parse(&parsed, json, fx->limb, &err), SSK_OK);
+    assert_graphs_equal(g, parsed);
+    free(json);
+    ssk_graph_destroy(parsed);
+    ssk_graph_destroy(g);
+    g = NULL;
+
     assert_int_equal(ssk_graph_from_method(&g, SSK_METHOD_COUNT, fx->limb, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
     assert_null(g);
@@ -727,13 +1296,14 @@ static void test_load(void **state)
     ssk_graph_destroy(g);
 
     /* Errors name the file. */
-    write_text(path, "{\"version\": 1, \"nodes\": [{\"id\": \"x\", \"type\": \"spring\"}], "
+    write_text(path, "{\"version\": 1, \"nodes\": [{\"id\": \"x\", \"type\": \"cloth\"}], "
                      "\"edges\": []}");
     g = (ssk_graph *)(uintptr_t)1;
     assert_int_equal(ssk_graph_load(&g, path, fx->limb, &err), SSK_ERROR_GRAPH);
     assert_null(g);
     assert_non_null(strstr(err.message, path));
-    assert_non_null(strstr(err.message, "unknown node type 'spring'"));
+    assert_non_null(strstr(err.message, "unknown node type 'cloth'"));
+    assert_non_null(strstr(err.message, "skinning, radial, normals, output or spring"));
     snprintf(path, sizeof path, "%s/missing.json", fx->dir);
     assert_int_equal(ssk_graph_load(&g, path, fx->limb, &err), SSK_ERROR_IO);
     assert_non_null(strstr(err.message, "missing.json"));
@@ -796,6 +1366,54 @@ static void test_examples(void **state)
     free(json);
     ssk_graph_destroy(back);
     ssk_graph_destroy(g);
+
+    /* spring.json is the --method spring graph. */
+    if (ssk_graph_load(&g, EXAMPLES_DIR "/spring.json", fx->bcn, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(ssk_graph_from_method(&m, SSK_METHOD_SPRING, fx->bcn, &err), SSK_OK);
+    assert_graphs_equal(g, m);
+    ssk_graph_destroy(m);
+    ssk_graph_destroy(g);
+
+    /* spring_edit.json: rigid -> spring with a keyed push edit on belly
+     * rows of the Torso mesh (the first mesh) -> normals. */
+    if (ssk_graph_load(&g, EXAMPLES_DIR "/spring_edit.json", fx->bcn, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    ssk_mesh_view torso;
+    assert_int_equal(ssk_rig_mesh(fx->bcn, 0, &torso, &err), SSK_OK);
+    assert_string_equal(torso.name, "Torso");
+    assert_int_equal(g->vertex_count, ssk_rig_vertex_count(fx->bcn));
+    out = &g->nodes[g->output_node];
+    assert_true(out->input_positions >= 0 && out->input_normals >= 0);
+    const ssk_graph_node *relax = &g->nodes[out->input_positions];
+    assert_int_equal(relax->type, SSK_NODE_SPRING);
+    assert_int_equal(g->nodes[relax->input_positions].method, SSK_METHOD_RIGID);
+    assert_int_equal(g->nodes[out->input_normals].input_positions, out->input_positions);
+    assert_int_equal(relax->edit_count, 1);
+    const ssk_spring_edit *edit = &relax->edits[0].edit;
+    assert_int_equal(edit->kinematic_count, 8);
+    for (uint32_t k = 0; k < edit->kinematic_count; ++k)
+        assert_true(edit->kinematic[k] >= torso.first_vertex &&
+                    edit->kinematic[k] < torso.first_vertex + torso.vertex_count);
+    assert_null(edit->offsets);
+    assert_true(edit->push > 0.0f);
+    /* Keys over the animation's frames 0..79: 0 at both ends, 1 at 20. */
+    assert_int_equal(edit->key_count, 5);
+    assert_true(edit->keys[0] == 0.0f && edit->keys[1] == 0.0f);
+    assert_true(edit->keys[2] == 20.0f && edit->keys[3] == 1.0f);
+    assert_true(edit->keys[8] == 79.0f && edit->keys[9] == 0.0f);
+    assert_int_equal(ssk_graph_needs_binding(g), 1);
+    json = ssk_graph_to_json(g);
+    assert_non_null(json);
+    assert_int_equal(ssk_graph_parse(&back, json, fx->bcn, &err), SSK_OK);
+    assert_graphs_equal(g, back);
+    free(json);
+    ssk_graph_destroy(back);
+    ssk_graph_destroy(g);
+    /* Its rows are the rig's: the limb has fewer vertices. */
+    assert_int_equal(ssk_graph_load(&g, EXAMPLES_DIR "/spring_edit.json", fx->limb, &err),
+                     SSK_ERROR_GRAPH);
+    assert_non_null(strstr(err.message, "field 'edits[0].kinematic'"));
 
     /* Bone names are the rig's: the limb has no B_Spine2. */
     assert_int_equal(ssk_graph_load(&g, EXAMPLES_DIR "/irs_bulge.json", fx->limb, &err),
@@ -937,9 +1555,13 @@ int main(void)
         cmocka_unit_test(test_node_field_errors),
         cmocka_unit_test(test_edge_errors),
         cmocka_unit_test(test_structure_errors),
+        cmocka_unit_test(test_spring_errors),
         cmocka_unit_test(test_parse_fields),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_spring_fields),
+        cmocka_unit_test(test_spring_round_trip),
+        cmocka_unit_test(test_spring_copy),
         cmocka_unit_test(test_topological_order),
         cmocka_unit_test(test_amount_interpolation),
         cmocka_unit_test(test_from_method),

@@ -1,0 +1,783 @@
+/*
+ * spring.c — the spring deformer's solver on the CPU: Toothman 2020
+ * dissertation 4.2 (Eq. 21-23), 5.2 (surface edits, F_e), 6.1
+ * (frame-dependent mode, differential transforms), 6.3 (Algorithm 1); the
+ * MIG 2019 paper "Spring Rigs for Skinning". Set-up (rest data, regions,
+ * checks) is spring_rest.c; the data layout is spring.h.
+ *
+ * Forces on vertex i (rig space; s = v - a', a' the posed attachment
+ * point; every force a displacement rate, so v += dt F moves model units):
+ *
+ *   F_s = k_s sum_j (L_ij - L0_ij) (v_j - v_i) / L_ij
+ *   F_l = -k_l sum_j ((|s_i| - |s_j|) - (|s_i| - |s_j|)_rest) s_i/|s_i|
+ *   F_t = k_t |s_i| sum_j (theta_ij - theta0_ij) d_ij,
+ *         d_ij = (u_j - (u_i.u_j) u_i) / |u_i x u_j|, u = s/|s|
+ *   F_b = k_b |s_i| (phi_i - phi0_i) (beta - (u_i.beta) u_i) / |u_i x beta|,
+ *         beta the unit posed bone direction (c' - p')/|c' - p'|
+ *   F_e = K_i (target_i - v_i)   (kinematic vertices; spring.h)
+ *
+ * Eq. 21 writes every force as k (Delta_current - Delta_bind); Eq. 22 sums
+ * them. The torsion and bone springs are angular: the dissertation turns a
+ * torque into a linear force of magnitude m = |F_t| / |s_i| (4.2) applied
+ * orthogonally to s_i, toward j (torsion) or against the angular
+ * displacement (bone). Taken literally that makes the force shrink as the
+ * scale vector grows, which is not what a torque at lever arm |s_i| does
+ * to the arc length |s_i| theta; we read the conversion as acting on the
+ * arc, k |s_i| (theta - theta0), so that a stiffness means the same
+ * displacement per unit time on a thin and a thick limb (the header's
+ * formulas). Angles are atan2(|a x b|, a . b) (accurate at 0 and pi,
+ * unlike acos), through a polynomial (spring.h). Degenerate terms (a
+ * zero-length edge or scale vector, parallel directions) contribute no
+ * force.
+ *
+ * Algorithm 1: the neighbor forces (F_s, F_l, F_t) of a kinematic vertex
+ * are multiplied by the control handle weight SSK_SPRING_HANDLE_WEIGHT,
+ * then F_e is added, then F_b. Static vertices never move (they keep the
+ * first stage). Jacobi iteration: every force of an iteration is computed
+ * from the previous iterate (double buffering, 6.1), so the result does not
+ * depend on the vertex order or the thread count.
+ *
+ * Update (Eq. 23): explicit v += dt F; semi-implicit (4.2) with velocity u:
+ * u = (1 - damping)(u + dt F), v += dt u.
+ *
+ * Energy: E = sum over edges of 1/2 k_s (L - L0)^2 + 1/2 k_l (dl - dl0)^2
+ * + 1/4 k_t (|s_i|^2 + |s_j|^2) (theta - theta0)^2, plus per vertex
+ * 1/2 k_b |s_i|^2 (phi - phi0)^2 and 1/2 K_i |target_i - v_i|^2; each
+ * directed edge adds half its edge's terms with its own vertex's
+ * stiffness. F_s, F_l and F_e are exactly -dE/dv_i; F_t and F_b are
+ * -dE/dv_i up to the variation of the |s|^2 weights (the arc reading
+ * above) and the handle weight. It is accumulated in the force pass, so it
+ * costs a few multiply-adds per edge. With the semi-implicit integrator
+ * the convergence scheme and the divergence watch use E plus the kinetic
+ * energy 1/2 sum |u|^2 (the potential energy alone oscillates); the
+ * report gives E.
+ *
+ * Convergence (4.2.2-4.2.3), pass k evaluating the forces at iterate
+ * x_{k-1} and writing x_k:
+ *   DISPLACEMENT  max_i |x_k - x_{k-1}| < threshold: result x_k;
+ *   FORCE         max_i |F(x_{k-1})| < threshold (compared as is): x_k;
+ *   ENERGY        E(x_{k-1}) >= E(x_{k-2}): result x_{k-2}, the minimum;
+ *   ITERATIONS    max_iterations passes: x_max (reported as converged).
+ * The residual is the scheme's measure (max displacement for ENERGY and
+ * ITERATIONS) of the last pass that produced the result.
+ *
+ * Divergence: a pass that meets non-finite values, or an energy that grew
+ * (by more than SSK_SPRING_GROWTH_TOLERANCE of itself) together with the
+ * largest step over SSK_SPRING_DIVERGENCE_WINDOW passes in a row, stops
+ * the solve with SSK_ERROR_SPRING_DIVERGED; the positions are then the
+ * lowest-energy finite iterate kept (the one before the run of increases,
+ * or the last finite one). Why both: F_t and F_b are not exactly -dE/dv
+ * (above), so near its fixed point the iteration may trade a little energy
+ * (measured on the test limb: up to 1e-4 of E per pass, for thousands of
+ * passes) while its steps keep shrinking; an unstable mode grows both the
+ * energy and the steps geometrically.
+ *
+ * Speed: per iteration one pre-pass writes each vertex's record (x, |s|,
+ * s/|s|; 8 lanes, bone ends gathered and transposed), then the force pass
+ * takes 8 consecutive vertices at once (lanes = vertices, as core/dqs.c
+ * and core/irs.c) and for k = 0 .. (their largest degree - 1) loads each
+ * lane's k-th 16-byte edge record (one load per lane, a 4x8 transpose;
+ * lanes past their last edge read on into the next rows, which the edge
+ * array's padding keeps in bounds, and are masked off), then the 8
+ * neighbor records (8 row loads, an 8x8 transpose). Per-lane reductions
+ * stay in vectors until the end of a block. No libm call in the loop:
+ * square roots and divisions vectorize, the angles use the polynomial.
+ * Measured (bench/bench_spring.c, 2 cores, AVX-512 clone): 1.5 ms per
+ * iteration on a 100k-vertex limb, 76 ms for a 50-iteration frame (one
+ * core: 3.0 ms per iteration; the first version, which filled the lanes
+ * element by element from four separate rest arrays and reduced per lane
+ * in scalars, took 3.9).
+ */
+#include "spring.h"
+
+#include "attach_math.h"
+#include "simd.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef ssk_v8 v8;
+typedef ssk_i8 i8;
+#define V8(x) ssk_v8_splat(x)
+#define SEL(m, a, b) ssk_v8_select((m), (a), (b))
+
+/* What one force pass reads and writes. */
+typedef struct pass_args {
+    const uint32_t *offsets;
+    const ssk_spring_edge *edges;
+    const float *rest_bone_angle;
+    const int32_t *bones;
+    const uint8_t *roles;
+    const float *maps[SSK_FORCE_COUNT];
+    const float *rec;         /* records of the current iterate */
+    const float *bone_dir;    /* #B by 4 */
+    const float *edit_target; /* #V by 4 or NULL */
+    float *next;              /* #V by 3: the next iterate */
+    float *velocity;          /* semi-implicit, or NULL */
+    float k[SSK_FORCE_COUNT];
+    float dt, keep;           /* keep = 1 - damping */
+    float eps_len, eps_par;
+} pass_args;
+
+typedef double v8d __attribute__((vector_size(64)));
+
+/* Per-lane partial reductions of a block. */
+typedef struct lane_acc {
+    v8d energy, kinetic;
+    v8 max_disp2, max_force2;
+    i8 bad;
+} lane_acc;
+
+/* Reductions of one pass. */
+typedef struct pass_result {
+    double energy;    /* potential energy of the current iterate */
+    double kinetic;   /* 1/2 sum |u|^2 before the update */
+    float max_disp2;  /* max |x_next - x|^2 over moving vertices */
+    float max_force2; /* max |F|^2 over moving vertices */
+    int bad;          /* a non-finite displacement or force */
+} pass_result;
+
+static inline __attribute__((always_inline)) v8 v8_sqrt(v8 x)
+{
+    v8 r;
+    for (int l = 0; l < 8; ++l) r[l] = sqrtf(x[l]);
+    return r;
+}
+
+/* ssk_spring_atan2 on lanes, same operations in the same order. */
+static inline __attribute__((always_inline)) v8 v8_atan2(v8 y, v8 x)
+{
+    const v8 ax = SEL(x < V8(0.0f), -x, x);
+    const i8 ybig = y > ax;
+    const v8 mx = SEL(ybig, y, ax), mn = SEL(ybig, ax, y);
+    const v8 q = mn / SEL(mx > V8(0.0f), mx, V8(1.0f));
+    const v8 q2 = q * q;
+    const v8 p =
+        q * (V8(SSK_SPRING_ATAN_C0) +
+             q2 * (V8(SSK_SPRING_ATAN_C1) +
+                   q2 * (V8(SSK_SPRING_ATAN_C2) +
+                         q2 * (V8(SSK_SPRING_ATAN_C3) +
+                               q2 * (V8(SSK_SPRING_ATAN_C4) +
+                                     q2 * (V8(SSK_SPRING_ATAN_C5) +
+                                           q2 * V8(SSK_SPRING_ATAN_C6)))))));
+    const v8 r = SEL(ybig, V8(SSK_SPRING_HALF_PI) - p, p);
+    return SEL(x < V8(0.0f), V8(SSK_SPRING_PI) - r, r);
+}
+
+/* Records of 8 vertices, transposed: c[q][lane] = rec[idx[lane]][q]. */
+static inline __attribute__((always_inline)) void gather_rec(v8 c[8], const float *restrict rec,
+                                                             const int32_t idx[8])
+{
+    for (int l = 0; l < 8; ++l) c[l] = ssk_v8_load(rec + 8 * (size_t)idx[l]);
+    ssk_v8_transpose8(c);
+}
+
+/* Eight 16-byte edge records (lane l = r[l]) to four lane vectors: rest
+ * length, rest length difference, rest angle, neighbor (bits). */
+static inline __attribute__((always_inline)) void edges_transpose(const ssk_v4 r[8], v8 *L0,
+                                                                  v8 *D0, v8 *T0, v8 *J)
+{
+    const v8 r0 = __builtin_shufflevector(r[0], r[4], 0, 1, 2, 3, 4, 5, 6, 7);
+    const v8 r1 = __builtin_shufflevector(r[1], r[5], 0, 1, 2, 3, 4, 5, 6, 7);
+    const v8 r2 = __builtin_shufflevector(r[2], r[6], 0, 1, 2, 3, 4, 5, 6, 7);
+    const v8 r3 = __builtin_shufflevector(r[3], r[7], 0, 1, 2, 3, 4, 5, 6, 7);
+    const v8 t0 = __builtin_shufflevector(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13);
+    const v8 t1 = __builtin_shufflevector(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15);
+    const v8 t2 = __builtin_shufflevector(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13);
+    const v8 t3 = __builtin_shufflevector(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15);
+    *L0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+    *D0 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+    *T0 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+    *J = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+}
+
+/* values[vi[l]] on lanes: one load when the 8 rows are consecutive. */
+static inline __attribute__((always_inline)) v8 lane_load(const float *restrict values,
+                                                          const int32_t vi[8], int n)
+{
+    if (n == 8) return ssk_v8_load(values + vi[0]);
+    v8 m;
+    for (int l = 0; l < 8; ++l) m[l] = values[vi[l]];
+    return m;
+}
+
+static inline __attribute__((always_inline)) v8 lane_map(const float *restrict map, float k,
+                                                         const int32_t vi[8], int n)
+{
+    if (!map) return V8(k);
+    return V8(k) * lane_load(map, vi, n);
+}
+
+/* Rows of 4 floats (base + 4 index[l]) to 4 lane vectors. */
+static inline __attribute__((always_inline)) void lane_rows4(const float *restrict base,
+                                                             const int32_t index[8], v8 *c0,
+                                                             v8 *c1, v8 *c2, v8 *c3)
+{
+    ssk_v4 r[8];
+    for (int l = 0; l < 8; ++l) r[l] = ssk_v4_load(base + 4 * (size_t)index[l]);
+    edges_transpose(r, c0, c1, c2, c3);
+}
+
+/* Vertices v0 .. v0 + n - 1 (n <= 8; lanes n.. repeat v0 and are
+ * discarded). With write = 0 only the energy is accumulated. */
+static inline __attribute__((always_inline)) void
+spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
+              lane_acc *restrict acc)
+{
+    int32_t vi[8];
+    const ssk_spring_edge *row[8];
+    i8 degv;
+    int32_t kmax = 0;
+    for (int l = 0; l < 8; ++l) {
+        vi[l] = (int32_t)(v0 + (l < n ? l : 0));
+        const uint32_t first = a->offsets[vi[l]];
+        row[l] = a->edges + first;
+        degv[l] = l < n ? (int32_t)(a->offsets[vi[l] + 1] - first) : 0;
+        kmax = degv[l] > kmax ? degv[l] : kmax;
+    }
+    v8 ci[8];
+    gather_rec(ci, a->rec, vi);
+    const v8 xi = ci[0], yi = ci[1], zi = ci[2], li = ci[3];
+    const v8 uxi = ci[4], uyi = ci[5], uzi = ci[6];
+    const v8 eps_len = V8(a->eps_len), eps_par = V8(a->eps_par);
+
+    v8 fsx = V8(0.0f), fsy = V8(0.0f), fsz = V8(0.0f), es = V8(0.0f);
+    v8 sdl = V8(0.0f), el = V8(0.0f);
+    v8 tx = V8(0.0f), ty = V8(0.0f), tz = V8(0.0f), twd = V8(0.0f), et = V8(0.0f);
+    /* The k-th neighbor of each lane. */
+    for (int32_t k = 0; k < kmax; ++k) {
+        /* Lanes past their vertex's last edge read on into the next rows
+         * (the edge array is padded by max_degree records) and are masked
+         * off. */
+        const i8 act = (i8){k, k, k, k, k, k, k, k} < degv;
+        int32_t jj[8];
+        v8 L0, D0, T0;
+        {
+            ssk_v4 r[8];
+            for (int l = 0; l < 8; ++l) r[l] = ssk_v4_load((const float *)&row[l][k]);
+            v8 J;
+            edges_transpose(r, &L0, &D0, &T0, &J);
+            memcpy(jj, &J, sizeof jj);
+        }
+        v8 cj[8];
+        gather_rec(cj, a->rec, jj);
+        /* F_s */
+        const v8 dx = cj[0] - xi, dy = cj[1] - yi, dz = cj[2] - zi;
+        const v8 L = v8_sqrt(dx * dx + dy * dy + dz * dz);
+        const i8 okL = act & (L > eps_len);
+        const v8 stretch = L - L0;
+        const v8 cs = SEL(okL, stretch / SEL(okL, L, V8(1.0f)), V8(0.0f));
+        fsx += cs * dx;
+        fsy += cs * dy;
+        fsz += cs * dz;
+        es += SEL(act, stretch * stretch, V8(0.0f));
+        /* F_l */
+        const v8 lj = cj[3];
+        const v8 dl = (li - lj) - D0;
+        sdl += SEL(act, dl, V8(0.0f));
+        el += SEL(act, dl * dl, V8(0.0f));
+        /* F_t */
+        const v8 uxj = cj[4], uyj = cj[5], uzj = cj[6];
+        const v8 cx = uyi * uzj - uzi * uyj;
+        const v8 cy = uzi * uxj - uxi * uzj;
+        const v8 cz = uxi * uyj - uyi * uxj;
+        const v8 c = v8_sqrt(cx * cx + cy * cy + cz * cz);
+        const v8 d = uxi * uxj + uyi * uyj + uzi * uzj;
+        const v8 dtheta = v8_atan2(c, d) - T0;
+        const i8 okT = act & (c > eps_par);
+        const v8 w = SEL(okT, dtheta / SEL(okT, c, V8(1.0f)), V8(0.0f));
+        tx += w * uxj;
+        ty += w * uyj;
+        tz += w * uzj;
+        twd += w * d;
+        const i8 defined = act & (li > eps_len) & (lj > eps_len);
+        et += SEL(defined, dtheta * dtheta, V8(0.0f));
+    }
+
+    const v8 ks = lane_map(a->maps[SSK_FORCE_SURFACE], a->k[SSK_FORCE_SURFACE], vi, n);
+    const v8 kl = lane_map(a->maps[SSK_FORCE_LENGTH], a->k[SSK_FORCE_LENGTH], vi, n);
+    const v8 kt = lane_map(a->maps[SSK_FORCE_TORSION], a->k[SSK_FORCE_TORSION], vi, n);
+    const v8 kb = lane_map(a->maps[SSK_FORCE_BONE], a->k[SSK_FORCE_BONE], vi, n);
+    /* Neighbor stiffness per edge k(i, j) = k / deg(i) (Eq. 21 leaves
+     * k(i, j) free): the force on a vertex is the mean of its neighbors'
+     * pulls, so the explicit update's stability does not depend on the
+     * vertex degree (a pole of 32 triangles behaves like any vertex). */
+    const i8 ones = {1, 1, 1, 1, 1, 1, 1, 1};
+    const i8 no_edges = degv < ones;
+    const v8 degf = __builtin_convertvector((no_edges & ones) | (~no_edges & degv), v8);
+    const v8 inv_deg = SEL(no_edges, V8(0.0f), V8(1.0f) / degf);
+    const v8 ksn = ks * inv_deg, cl = -(kl * inv_deg * sdl), ct = kt * inv_deg * li;
+    v8 fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi);
+    v8 fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi);
+    v8 fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi);
+    v8 energy = V8(0.25f) * (ks * es + kl * el + kt * (li * li) * et);
+
+    i8 role, bi;
+    for (int l = 0; l < 8; ++l) {
+        role[l] = a->roles[vi[l]];
+        bi[l] = a->bones[vi[l]];
+    }
+    const i8 kinematic = role == SSK_ROLE_KINEMATIC, fixed = role == SSK_ROLE_STATIC;
+    v8 bx, by, bz, bpad;
+    {
+        int32_t bidx[8];
+        memcpy(bidx, &bi, sizeof bidx);
+        lane_rows4(a->bone_dir, bidx, &bx, &by, &bz, &bpad);
+    }
+    const v8 phi0 = lane_load(a->rest_bone_angle, vi, n);
+    /* Algorithm 1: handle weight, then F_e, then F_b. */
+    const v8 hw = SEL(kinematic, V8(SSK_SPRING_HANDLE_WEIGHT), V8(1.0f));
+    fx *= hw;
+    fy *= hw;
+    fz *= hw;
+    if (a->edit_target) {
+        v8 gx, gy, gz, gk;
+        lane_rows4(a->edit_target, vi, &gx, &gy, &gz, &gk);
+        const v8 ex = gx - xi, ey = gy - yi, ez = gz - zi;
+        fx += gk * ex;
+        fy += gk * ey;
+        fz += gk * ez;
+        energy += V8(0.5f) * gk * (ex * ex + ey * ey + ez * ez);
+    }
+    {
+        const v8 cphi = uxi * bx + uyi * by + uzi * bz;
+        const v8 cx = uyi * bz - uzi * by;
+        const v8 cy = uzi * bx - uxi * bz;
+        const v8 cz = uxi * by - uyi * bx;
+        const v8 sphi = v8_sqrt(cx * cx + cy * cy + cz * cz);
+        const v8 dphi = v8_atan2(sphi, cphi) - phi0;
+        const i8 ok = sphi > eps_par;
+        const v8 cb = SEL(ok, kb * li * dphi / SEL(ok, sphi, V8(1.0f)), V8(0.0f));
+        fx += cb * (bx - cphi * uxi);
+        fy += cb * (by - cphi * uyi);
+        fz += cb * (bz - cphi * uzi);
+        energy += SEL(li > eps_len, V8(0.5f) * kb * (li * li) * (dphi * dphi), V8(0.0f));
+    }
+    const i8 valid = (i8){0, 1, 2, 3, 4, 5, 6, 7} < (i8){n, n, n, n, n, n, n, n};
+    acc->energy += __builtin_convertvector(SEL(valid, energy, V8(0.0f)), v8d);
+    if (!write) return;
+
+    fx = SEL(fixed, V8(0.0f), fx);
+    fy = SEL(fixed, V8(0.0f), fy);
+    fz = SEL(fixed, V8(0.0f), fz);
+    const v8 dt = V8(a->dt);
+    v8 mx, my, mz; /* the step */
+    if (a->velocity) {
+        v8 ux, uy, uz;
+        for (int l = 0; l < 8; ++l) {
+            const float *u = a->velocity + 3 * (size_t)vi[l];
+            ux[l] = u[0];
+            uy[l] = u[1];
+            uz[l] = u[2];
+        }
+        const v8 kin = V8(0.5f) * (ux * ux + uy * uy + uz * uz);
+        acc->kinetic += __builtin_convertvector(SEL(valid, kin, V8(0.0f)), v8d);
+        const v8 keep = V8(a->keep);
+        ux = SEL(fixed, V8(0.0f), keep * (ux + dt * fx));
+        uy = SEL(fixed, V8(0.0f), keep * (uy + dt * fy));
+        uz = SEL(fixed, V8(0.0f), keep * (uz + dt * fz));
+        for (int l = 0; l < n; ++l) {
+            float *u = a->velocity + 3 * (size_t)vi[l];
+            u[0] = ux[l];
+            u[1] = uy[l];
+            u[2] = uz[l];
+        }
+        mx = dt * ux;
+        my = dt * uy;
+        mz = dt * uz;
+    } else {
+        mx = dt * fx;
+        my = dt * fy;
+        mz = dt * fz;
+    }
+    const v8 nx = xi + mx, ny = yi + my, nz = zi + mz;
+    const v8 d2 = mx * mx + my * my + mz * mz;
+    const v8 f2 = fx * fx + fy * fy + fz * fz;
+    if (n == 8) {
+        ssk_v8_store_xyz(a->next + 3 * v0, nx, ny, nz);
+    } else {
+        for (int l = 0; l < n; ++l) {
+            float *p = a->next + 3 * (size_t)vi[l];
+            p[0] = nx[l];
+            p[1] = ny[l];
+            p[2] = nz[l];
+        }
+    }
+    /* NaN and infinity fail both comparisons */
+    acc->bad |= valid & ~((d2 < V8(INFINITY)) & (f2 < V8(INFINITY)));
+    const v8 vd2 = SEL(valid, d2, V8(0.0f)), vf2 = SEL(valid, f2, V8(0.0f));
+    acc->max_disp2 = SEL(vd2 > acc->max_disp2, vd2, acc->max_disp2);
+    acc->max_force2 = SEL(vf2 > acc->max_force2, vf2, acc->max_force2);
+}
+
+SSK_TARGET_CLONES
+static void spring_block(const pass_args *restrict a, int64_t begin, int64_t end, int write,
+                         pass_result *restrict res)
+{
+    lane_acc acc;
+    memset(&acc, 0, sizeof acc);
+    int64_t v = begin;
+    if (write) {
+        for (; v + 8 <= end; v += 8) spring_lanes8(a, v, 8, 1, &acc);
+        if (v < end) spring_lanes8(a, v, (int)(end - v), 1, &acc);
+    } else {
+        for (; v + 8 <= end; v += 8) spring_lanes8(a, v, 8, 0, &acc);
+        if (v < end) spring_lanes8(a, v, (int)(end - v), 0, &acc);
+    }
+    for (int l = 0; l < 8; ++l) {
+        res->energy += acc.energy[l];
+        res->kinetic += acc.kinetic[l];
+        res->max_disp2 = acc.max_disp2[l] > res->max_disp2 ? acc.max_disp2[l] : res->max_disp2;
+        res->max_force2 =
+            acc.max_force2[l] > res->max_force2 ? acc.max_force2[l] : res->max_force2;
+        res->bad |= acc.bad[l] != 0;
+    }
+}
+
+/* One force pass over all vertices (OpenMP over blocks of vertices). */
+static pass_result force_pass(const pass_args *a, uint32_t nv, int write)
+{
+    double energy = 0.0, kinetic = 0.0;
+    float md = 0.0f, mf = 0.0f;
+    int bad = 0;
+    const int64_t n = nv;
+#pragma omp parallel for schedule(static) reduction(+ : energy, kinetic) \
+    reduction(max : md, mf) reduction(| : bad)
+    for (int64_t b = 0; b < n; b += SSK_VERTEX_BLOCK) {
+        const int64_t e = b + SSK_VERTEX_BLOCK < n ? b + SSK_VERTEX_BLOCK : n;
+        pass_result r = {0.0, 0.0, 0.0f, 0.0f, 0};
+        spring_block(a, b, e, write, &r);
+        energy += r.energy;
+        kinetic += r.kinetic;
+        md = r.max_disp2 > md ? r.max_disp2 : md;
+        mf = r.max_force2 > mf ? r.max_force2 : mf;
+        bad |= r.bad;
+    }
+    pass_result out = {energy, kinetic, md, mf, bad};
+    return out;
+}
+
+/* The pre-pass on 8 vertices (ssk_spring_record on lanes, same
+ * operations): bone heads and tails gathered per lane and transposed. */
+static inline __attribute__((always_inline)) void
+records_lanes8(float *restrict rec, const float *restrict x, const int32_t *restrict bi,
+               const float *restrict t, const ssk_attach_bone *restrict bones, int64_t v0,
+               float eps)
+{
+    v8 c[8];
+    for (int l = 0; l < 8; ++l) c[l] = ssk_v8_load((const float *)&bones[bi[v0 + l]]);
+    ssk_v8_transpose8(c); /* head xyz_, tail xyz_ */
+    const v8 tv = ssk_v8_load(t + v0);
+    v8 px, py, pz;
+    ssk_v8_load_xyz(x + 3 * v0, &px, &py, &pz);
+    const v8 ax = c[0] + tv * (c[4] - c[0]);
+    const v8 ay = c[1] + tv * (c[5] - c[1]);
+    const v8 az = c[2] + tv * (c[6] - c[2]);
+    const v8 sx = px - ax, sy = py - ay, sz = pz - az;
+    const v8 l = v8_sqrt(sx * sx + sy * sy + sz * sz);
+    const i8 ok = l > V8(eps);
+    const v8 inv = SEL(ok, V8(1.0f) / SEL(ok, l, V8(1.0f)), V8(0.0f));
+    v8 r[8] = {px, py, pz, l, sx * inv, sy * inv, sz * inv, V8(0.0f)};
+    ssk_v8_transpose8(r);
+    for (int k = 0; k < 8; ++k) ssk_v8_store(rec + 8 * (v0 + k), r[k]);
+}
+
+SSK_TARGET_CLONES
+static void records_block(float *restrict rec, const float *restrict x,
+                          const int32_t *restrict bi, const float *restrict t,
+                          const ssk_attach_bone *restrict bones, int64_t begin, int64_t end,
+                          float eps)
+{
+    int64_t i = begin;
+    for (; i + 8 <= end; i += 8) records_lanes8(rec, x, bi, t, bones, i, eps);
+    for (; i < end; ++i) {
+        float a[3];
+        ssk_am_attachment(a, &bones[bi[i]], t[i]);
+        ssk_spring_record(rec + 8 * i, x + 3 * i, a, eps);
+    }
+}
+
+/* The pre-pass: records of positions x (posed attachment points). */
+static void records(ssk_spring *sp, const float *x, const ssk_attach_bone *bones)
+{
+    const int64_t n = sp->vertex_count;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < n; b += SSK_VERTEX_BLOCK) {
+        const int64_t e = b + SSK_VERTEX_BLOCK < n ? b + SSK_VERTEX_BLOCK : n;
+        records_block(sp->rec, x, sp->bones, sp->t, bones, b, e, sp->length_epsilon);
+    }
+}
+
+/* Weight of ROI r at `frame`: its keys linearly interpolated, clamped. */
+static float roi_weight(const ssk_spring *sp, uint32_t r, double frame)
+{
+    const uint32_t count = sp->roi_key_count[r];
+    if (count == 0) return 1.0f;
+    const float *k = sp->roi_keys + 2 * (size_t)sp->roi_key_first[r];
+    if (frame <= k[0]) return k[1];
+    for (uint32_t i = 1; i < count; ++i)
+        if (frame <= k[2 * i]) {
+            const double u = (frame - k[2 * (i - 1)]) / ((double)k[2 * i] - k[2 * (i - 1)]);
+            return (float)(k[2 * i - 1] + u * ((double)k[2 * i + 1] - k[2 * i - 1]));
+        }
+    return k[2 * count - 1];
+}
+
+/* Per-solve surface-edit state (spring.h): the roles of the ROIs whose
+ * weight is > 0 at `frame` (returned), and target_i, K_i of each kinematic
+ * vertex from the posed bones. */
+static const uint8_t *edit_frame(ssk_spring *sp, const ssk_attach_bone *bones, double frame)
+{
+    float *g = sp->edit_target;
+    for (uint32_t u = 0; u < sp->edit_unique_count; ++u)
+        memset(g + 4 * (size_t)sp->edit_unique[u], 0, 4 * sizeof(float));
+    const float ke = sp->params.stiffness[SSK_FORCE_EDIT];
+    const float *map = sp->maps[SSK_FORCE_EDIT];
+    bool all_active = true;
+    for (uint32_t r = 0; r < sp->roi_count; ++r) all_active &= roi_weight(sp, r, frame) > 0.0f;
+    for (uint32_t n = 0; n < sp->edit_entry_count; ++n) {
+        const uint32_t v = sp->edit_vertex[n], r = sp->edit_roi[n];
+        const float K =
+            ke * sp->roi_stiffness[r] * roi_weight(sp, r, frame) * (map ? map[v] : 1.0f);
+        if (!(K > 0.0f)) continue;
+        const ssk_attach_bone *bone = &bones[sp->bones[v]];
+        float a[3], s[3];
+        ssk_am_attachment(a, bone, sp->t[v]);
+        ssk_am_rotate(s, bone->rotation, sp->edit_vector + 3 * (size_t)n);
+        float *gv = g + 4 * (size_t)v;
+        for (int c = 0; c < 3; ++c) gv[c] += K * (a[c] + s[c]);
+        gv[3] += K;
+    }
+    /* Sums -> the K-weighted mean target of each kinematic vertex. */
+    for (uint32_t u = 0; u < sp->edit_unique_count; ++u) {
+        float *gv = g + 4 * (size_t)sp->edit_unique[u];
+        if (gv[3] > 0.0f)
+            for (int c = 0; c < 3; ++c) gv[c] /= gv[3];
+    }
+    if (all_active) return sp->roles;
+    uint8_t *roles = sp->frame_roles;
+    memset(roles, SSK_ROLE_FREE, sp->vertex_count);
+    for (uint32_t r = 0; r < sp->roi_count; ++r) {
+        if (!(roi_weight(sp, r, frame) > 0.0f)) continue;
+        const uint32_t first = sp->roi_member_first[r];
+        for (uint32_t m = first; m < first + sp->roi_member_count[r]; ++m) {
+            const uint32_t v = sp->roi_member_vertex[m];
+            const uint8_t role = sp->roi_member_role[m];
+            if (ssk_spring_role_rank(role) > ssk_spring_role_rank(roles[v])) roles[v] = role;
+        }
+    }
+    return roles;
+}
+
+/* Starting iterate of frame-dependent mode (6.1): each non-static vertex
+ * is the previous output moved by its bone's differential transform
+ * S_b(n) S_b(n-1)^-1. false when a previous matrix is singular. */
+static bool continue_previous(ssk_spring *sp, float *x, const float *first_stage,
+                              const float *skinning, const uint8_t *roles)
+{
+    const uint32_t nb = sp->bone_count;
+    for (uint32_t b = 0; b < nb; ++b) {
+        float inv[16];
+        if (!ssk_mat4_invert(inv, sp->prev_skinning + 16 * (size_t)b)) return false;
+        ssk_mat4_mul(sp->bone_inv + 16 * (size_t)b, skinning + 16 * (size_t)b, inv);
+    }
+    const int64_t n = sp->vertex_count;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        if (roles[i] == SSK_ROLE_STATIC)
+            memcpy(x + 3 * i, first_stage + 3 * i, 3 * sizeof(float));
+        else
+            ssk_mat4_transform_point(x + 3 * i, sp->bone_inv + 16 * (size_t)sp->bones[i],
+                                     sp->prev_output + 3 * i);
+    }
+    return true;
+}
+
+static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
+{
+    memset(a, 0, sizeof *a);
+    a->offsets = sp->offsets;
+    a->edges = sp->edges;
+    a->rest_bone_angle = sp->rest_bone_angle;
+    a->bones = sp->bones;
+    a->roles = roles;
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
+        a->maps[f] = sp->maps[f];
+        a->k[f] = sp->params.stiffness[f];
+    }
+    a->rec = sp->rec;
+    a->bone_dir = sp->bone_dir;
+    a->edit_target = sp->edit_target;
+    a->velocity = sp->velocity;
+    a->dt = sp->params.dt;
+    a->keep = 1.0f - sp->params.damping;
+    a->eps_len = sp->length_epsilon;
+    a->eps_par = SSK_SPRING_PARALLEL_EPSILON;
+}
+
+ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_bone *bones,
+                            const float *skinning, double frame, ssk_spring_report *report,
+                            ssk_error *err)
+{
+    if (report) memset(report, 0, sizeof *report);
+    if (!sp || !positions || (!bones && sp->bone_count > 0))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_spring_solve: NULL argument");
+    const uint32_t nv = sp->vertex_count, nb = sp->bone_count;
+    const ssk_spring_params *p = &sp->params;
+    for (uint32_t i = 0; i < nv; ++i)
+        if (!(isfinite(positions[3 * (size_t)i]) && isfinite(positions[3 * (size_t)i + 1]) &&
+              isfinite(positions[3 * (size_t)i + 2])))
+            return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                                 "spring solve: first-stage position of vertex %u is not finite",
+                                 i);
+
+    for (uint32_t b = 0; b < nb; ++b)
+        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
+    const uint8_t *roles = sp->edit_target ? edit_frame(sp, bones, frame) : sp->roles;
+
+    /* Starting iterate. */
+    float *px = sp->pos[0], *cx = sp->pos[1], *nx = sp->pos[2];
+    const size_t bytes = 3 * (size_t)nv * sizeof(float);
+    bool continued = false;
+    if (p->mode == SSK_SPRING_FRAME_DEPENDENT && sp->has_prev && skinning &&
+        frame == sp->prev_frame + 1.0)
+        continued = continue_previous(sp, cx, positions, skinning, roles);
+    if (!continued) memcpy(cx, positions, bytes);
+    if (sp->velocity && !continued) memset(sp->velocity, 0, bytes);
+    /* static vertices keep the first stage in every buffer */
+    memcpy(nx, cx, bytes);
+    memcpy(px, cx, bytes);
+
+    pass_args a;
+    fill_args(&a, sp, roles);
+    const float thr = sp->threshold;
+    double e_prev = 0.0, epot_prev = 0.0, good_energy = INFINITY;
+    float disp_prev = 0.0f;
+    int streak = 0, has_good = 0;
+    uint32_t k = 0;
+    const float *result = NULL;
+    double result_energy = 0.0;
+    bool energy_known = false, converged = false, diverged = false;
+    const char *why = NULL;
+    float residual = 0.0f;
+
+    for (k = 1; k <= p->max_iterations; ++k) {
+        records(sp, cx, bones);
+        a.next = nx;
+        const pass_result r = force_pass(&a, nv, 1);
+        const double e = r.energy + r.kinetic;
+        const float disp = sqrtf(r.max_disp2), force = sqrtf(r.max_force2);
+        if (!isfinite(e) || r.bad) {
+            /* x_{k-1} (energy e) is finite when only the step was bad. */
+            diverged = true;
+            why = "non-finite values";
+            if (isfinite(e) && e <= good_energy) {
+                result = cx;
+                result_energy = r.energy;
+            } else if (k >= 2 && e_prev <= good_energy) {
+                result = px;
+                result_energy = epot_prev;
+            } else if (has_good) {
+                result = sp->good;
+                result_energy = good_energy;
+            } else {
+                result = positions; /* the first stage, finite */
+                energy_known = false;
+                break;
+            }
+            energy_known = true;
+            residual = disp_prev;
+            break;
+        }
+        if (k >= 2) {
+            /* an unstable mode grows both; a converging non-gradient
+             * drift raises the energy while its steps shrink */
+            const bool grew =
+                e > e_prev + SSK_SPRING_GROWTH_TOLERANCE * fabs(e_prev) && disp > disp_prev;
+            if (p->convergence == SSK_CONVERGE_ENERGY && e >= e_prev) {
+                result = px;
+                result_energy = epot_prev;
+                energy_known = true;
+                converged = true;
+                residual = disp_prev;
+                /* the velocities belong to a later iterate */
+                if (sp->velocity) memset(sp->velocity, 0, bytes);
+                break;
+            }
+            if (grew) {
+                if (streak == 0 && e_prev < good_energy) {
+                    memcpy(sp->good, px, bytes); /* x_{k-2}: a local minimum */
+                    good_energy = e_prev;
+                    has_good = 1;
+                }
+                if (++streak >= SSK_SPRING_DIVERGENCE_WINDOW) {
+                    diverged = true;
+                    why = "an energy that grew over consecutive iterations";
+                    result = sp->good;
+                    result_energy = good_energy;
+                    energy_known = true;
+                    residual = disp;
+                    break;
+                }
+            } else {
+                streak = 0;
+            }
+        }
+        if ((p->convergence == SSK_CONVERGE_DISPLACEMENT && disp < thr) ||
+            (p->convergence == SSK_CONVERGE_FORCE && force < thr)) {
+            result = nx;
+            converged = true;
+            residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
+            break;
+        }
+        residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
+        disp_prev = disp;
+        e_prev = e;
+        epot_prev = r.energy;
+        float *old = px;
+        px = cx;
+        cx = nx;
+        nx = old;
+    }
+    if (!result) { /* max_iterations without meeting the scheme */
+        k = p->max_iterations;
+        result = cx;
+        converged = p->convergence == SSK_CONVERGE_ITERATIONS;
+    }
+    if (!energy_known && report) {
+        records(sp, result, bones);
+        result_energy = force_pass(&a, nv, 0).energy;
+    }
+    if (result != positions) memcpy(positions, result, bytes);
+    if (report) {
+        report->iterations = k > p->max_iterations ? p->max_iterations : k;
+        report->residual = residual;
+        report->energy = result_energy;
+        report->converged = converged ? 1 : 0;
+    }
+    if (p->mode == SSK_SPRING_FRAME_DEPENDENT) {
+        if (diverged || !skinning) {
+            sp->has_prev = 0;
+        } else {
+            memcpy(sp->prev_output, positions, bytes);
+            memcpy(sp->prev_skinning, skinning, 16 * (size_t)nb * sizeof(float));
+            sp->prev_frame = frame;
+            sp->has_prev = 1;
+        }
+    }
+    if (diverged) {
+        if (sp->velocity) memset(sp->velocity, 0, bytes);
+        return ssk_error_set(
+            err, SSK_ERROR_SPRING_DIVERGED,
+            "spring solve diverged at iteration %u (%s) with dt = %.4g, k_s = %g, k_l = %g, "
+            "k_t = %g, k_b = %g, k_e = %g (%s integrator%s): lower dt or the stiffnesses; the "
+            "positions hold the last good iterate",
+            k, why, (double)p->dt, (double)p->stiffness[SSK_FORCE_SURFACE],
+            (double)p->stiffness[SSK_FORCE_LENGTH], (double)p->stiffness[SSK_FORCE_TORSION],
+            (double)p->stiffness[SSK_FORCE_BONE], (double)p->stiffness[SSK_FORCE_EDIT],
+            p->integrator == SSK_SPRING_EXPLICIT ? "explicit" : "semi-implicit",
+            p->integrator == SSK_SPRING_SEMI_IMPLICIT ? ", or raise the damping" : "");
+    }
+    return ssk_error_ok(err);
+}

@@ -1,0 +1,275 @@
+/*
+ * spring.h — the spring deformer's state (Toothman 2020, 4.2, 5.2, 6.1,
+ * 6.3; MIG 2019 "Spring Rigs for Skinning"), shared by spring_rest.c (rest
+ * data, surface-edit regions, parameter checks: ssk_spring_create) and
+ * spring.c (the solver: ssk_spring_solve); not installed. The arrays are
+ * plain, so a GPU backend can upload them as they are.
+ *
+ * Rows and spaces
+ * ---------------
+ * Vertex rows are whole-rig rows (meshes concatenated in mesh order, as
+ * ssk_rig_vertex_count); every position, scale vector and direction is in
+ * rig space, model units; angles are radians.
+ *
+ * Adjacency (CSR, Toothman 2020, 6.3)
+ * -----------------------------------
+ * The directed edges of vertex i are edges[offsets[i] .. offsets[i + 1]),
+ * in the order of the rig meshes' triangle-edge adjacency (ssk_mesh_view)
+ * with neighbor rows shifted by each mesh's first_vertex. Every undirected
+ * edge {i, j} is stored twice, as e = (i -> j) in i's row and (j -> i) in
+ * j's row (the dissertation stores i < j once and flips signs; storing
+ * both lets the loop over i's row read only i's entries, contiguously).
+ * edges[e] is one 16-byte ssk_spring_edge (std430 layout
+ * {float; float; float; uint;}, a GPU backend can upload it as it is):
+ *   rest_length       L0_ij = |v_j - v_i| at rest          (symmetric)
+ *   rest_length_diff  (|s_i| - |s_j|) at rest             (antisymmetric)
+ *   rest_angle        theta0_ij = angle(s_i, s_j) at rest  (symmetric)
+ *   neighbor          j, a whole-rig row
+ * computed from the rest positions v_i = a_i + s_i (a_i the attachment
+ * point on the rest bones, s_i the binding's scale vector), with exactly
+ * the arithmetic of the solver, so the rest pose is an equilibrium bit for
+ * bit. One record per edge (rather than four arrays) makes the solver's
+ * per-lane fetch one 16-byte load.
+ *
+ * Per vertex (#V)
+ *   rest_bone_angle[i]   phi0_i = angle(s_i, c - p) at rest (0 for a
+ *                        zero-length bone)
+ *   rest_scale_length[i] |s0_i| = |s_i| at rest
+ *   bones[i], t[i]       the binding's attachment (copied)
+ *   roles[i]             SSK_ROLE_* of the surface edits (all of them;
+ *                        a solve uses frame_roles: those of the edits
+ *                        whose weight is > 0 at its frame, so an edit
+ *                        keyed to 0 is no edit at all)
+ *   maps[f][i]           per-vertex multiplier of stiffness f (NULL: 1); the
+ *                        force ON vertex i uses maps[f][i]
+ *
+ * Surface edits (5.2)
+ * -------------------
+ * One entry per (edit, kinematic vertex): edit_vertex[n], edit_roi[n], and
+ * edit_vector[3n..3n+3) = s_i + offset_i, the edited scale vector in bind
+ * space. Per ROI r: roi_stiffness[r], its keys roi_keys[2 key_first[r] ..]
+ * (key_count[r] (frame, weight) pairs). Per solve, for each kinematic
+ * vertex i:
+ *   K_i = k_e sum_n stiffness_r(n) w_r(n)(frame) maps[EDIT][i],
+ *   target_i = (sum_n K_n (a'_i + R_b e_n)) / K_i
+ * are written to edit_target[4i..4i+4) = (target xyz, K_i), so
+ * F_e(i) = K_i (target_i - v_i) = sum over the ROIs of k w (target - v).
+ * edit_target is zero for every other vertex; edit_unique lists the
+ * distinct kinematic vertices (edit_unique_count of them).
+ *
+ * Solver buffers (owned, reused every solve; one solve at a time)
+ *   pos[3]       three #V by 3 position buffers, rotated: the iterate
+ *                before the current one, the current one, the next one
+ *                (Jacobi: a whole iteration reads the current one only)
+ *   good         #V by 3, the lowest-energy iterate seen before a run of
+ *                energy increases (divergence recovery)
+ *   rec          #V by 8 per-iteration vertex records of the current
+ *                iterate: (x, y, z, |s|, s_x/|s|, s_y/|s|, s_z/|s|, 0),
+ *                s = v - a' (the pre-pass; the neighbor loop only reads)
+ *   velocity     #V by 3, semi-implicit integrator only (else NULL)
+ *   prev_output  #V by 3, frame-dependent mode only (else NULL): the last
+ *                solve's result; prev_skinning #B by 16 its matrices
+ *   edit_target  #V by 4 when there are edits (else NULL)
+ *   bone_dir     #B by 4 posed unit bone directions (c' - p')/|c' - p'|
+ *   bone_inv     #B by 16 scratch for the differential transforms
+ */
+#ifndef SSK_SPRING_H
+#define SSK_SPRING_H
+
+#include "internal.h"
+
+#include <math.h>
+
+/* Algorithm 1's "control handle weight": the neighbor forces on a
+ * kinematic vertex are multiplied by it before F_e is added, so that over
+ * the iterations the handle pulls its neighbors more than they pull it. */
+#define SSK_SPRING_HANDLE_WEIGHT 0.5f
+/* Fraction of the rest bounding-box diagonal below which a length (edge,
+ * scale vector) counts as zero: its direction is undefined, and the terms
+ * that need it contribute no force. */
+#define SSK_SPRING_LENGTH_EPSILON 1e-6f
+/* Sine of the angle below which two directions count as parallel (or
+ * anti-parallel): no orthogonal direction, no angular force. */
+#define SSK_SPRING_PARALLEL_EPSILON 1e-6f
+/* The default convergence threshold: AABB_min times this (4.2.2). */
+#define SSK_SPRING_THRESHOLD_FRACTION 1e-4f
+/* An energy counts as growing when it exceeds the previous one by more
+ * than this fraction (float rounding and the non-gradient parts of the
+ * forces move it a little near an equilibrium; see spring.c). */
+#define SSK_SPRING_GROWTH_TOLERANCE 1e-3
+/* Largest accepted max_iterations (a larger value is a likely mistake). */
+#define SSK_SPRING_MAX_ITERATIONS 1000000u
+/* Explicit update stability bound: dt times the curvature <= 2. */
+#define SSK_SPRING_STABILITY_BOUND 2.0f
+/* Lower bounds of the curvature of the mean neighbor forces along one
+ * vertex's own motion, per unit stiffness (spring_rest.c). */
+#define SSK_SPRING_MIN_CURVATURE_SURFACE (1.0 / 3.0)
+#define SSK_SPRING_MIN_CURVATURE_LENGTH 1.0
+#define SSK_SPRING_MIN_CURVATURE_TORSION (1.0 / 3.0)
+
+/* One directed edge (i -> j) of the CSR (see above). */
+typedef struct ssk_spring_edge {
+    float rest_length;
+    float rest_length_diff;
+    float rest_angle;
+    uint32_t neighbor;
+} ssk_spring_edge;
+
+struct ssk_spring {
+    uint32_t vertex_count;   /* #V of the rig */
+    uint32_t bone_count;     /* #B */
+    uint32_t edge_count;     /* directed edges, = offsets[#V] */
+    uint32_t max_degree;     /* D */
+    ssk_spring_params params; /* as given; stiffness_maps point at `maps` */
+    float threshold;         /* resolved (params.threshold or the default) */
+    float aabb_min;          /* smallest side of the rest bounding box */
+    float length_epsilon;    /* SSK_SPRING_LENGTH_EPSILON x rest diagonal */
+
+    /* CSR and per-edge rest data (see above) */
+    uint32_t *offsets;       /* #V + 1 */
+    ssk_spring_edge *edges;  /* #E + D (the last D zero: padding that the
+                                solver's lanes may read, masked off) */
+
+    /* per vertex */
+    float *rest_bone_angle;  /* #V */
+    float *rest_scale_length; /* #V */
+    int32_t *bones;          /* #V */
+    float *t;                /* #V */
+    uint8_t *roles;          /* #V */
+    float *maps[SSK_FORCE_COUNT]; /* #V each or NULL */
+
+    /* surface edits */
+    uint32_t roi_count;
+    float *roi_stiffness;    /* #ROI */
+    uint32_t *roi_key_first; /* #ROI: first key (pair index) in roi_keys */
+    uint32_t *roi_key_count; /* #ROI */
+    float *roi_keys;         /* all keys, (frame, weight) pairs */
+    uint32_t *roi_member_first; /* #ROI: first member in roi_member_* */
+    uint32_t *roi_member_count; /* #ROI */
+    uint32_t *roi_member_vertex; /* every ROI's vertices (kinematic, passive, static) */
+    uint8_t *roi_member_role;    /* their SSK_ROLE_* in that ROI */
+    uint8_t *frame_roles;    /* #V roles of the ROIs whose weight is > 0 at
+                                the frame being solved (NULL without edits) */
+    uint32_t edit_entry_count;
+    uint32_t *edit_vertex;   /* #entries */
+    uint32_t *edit_roi;      /* #entries */
+    float *edit_vector;      /* #entries by 3, bind space */
+    uint32_t edit_unique_count;
+    uint32_t *edit_unique;   /* the distinct kinematic vertices */
+    float *edit_target;      /* #V by 4, or NULL without edits */
+
+    /* solver buffers */
+    float *pos[3];
+    float *good;
+    float *rec;
+    float *velocity;         /* NULL unless semi-implicit */
+    float *prev_output;      /* NULL unless frame-dependent */
+    float *prev_skinning;    /* #B by 16, NULL unless frame-dependent */
+    double prev_frame;
+    int has_prev;            /* prev_output/prev_skinning hold a result */
+    float *bone_dir;         /* #B by 4 */
+    float *bone_inv;         /* #B by 16 */
+
+    size_t bytes;            /* everything above that the solver owns */
+};
+
+/* --- shared arithmetic (spring_rest.c and spring.c must agree bit for bit
+ * so the rest pose is an exact equilibrium) ---------------------------- */
+
+/* atan(x) for x in [0, 1]: odd minimax polynomial of degree 13, fitted
+ * for this project (largest error 2.5e-7 rad in exact arithmetic); the
+ * constants are shared with the 8-lane kernel. */
+#define SSK_SPRING_ATAN_C0 0.9999961115619035f
+#define SSK_SPRING_ATAN_C1 (-0.33317368071630293f)
+#define SSK_SPRING_ATAN_C2 0.1980781562993631f
+#define SSK_SPRING_ATAN_C3 (-0.1323334216907157f)
+#define SSK_SPRING_ATAN_C4 0.07962367186141679f
+#define SSK_SPRING_ATAN_C5 (-0.03360421913153608f)
+#define SSK_SPRING_ATAN_C6 0.006811792602989308f
+#define SSK_SPRING_HALF_PI 1.5707963267948966f
+#define SSK_SPRING_PI 3.1415926535897932f
+
+/* atan2(y, x) for y >= 0, in [0, pi]; atan2(0, 0) = 0. Branch-free in the
+ * order the 8-lane version computes it. */
+static inline __attribute__((always_inline)) float ssk_spring_atan2(float y, float x)
+{
+    const float ax = x < 0.0f ? -x : x;
+    const float mx = y > ax ? y : ax, mn = y > ax ? ax : y;
+    const float q = mn / (mx > 0.0f ? mx : 1.0f);
+    const float q2 = q * q;
+    const float p =
+        q * (SSK_SPRING_ATAN_C0 +
+             q2 * (SSK_SPRING_ATAN_C1 +
+                   q2 * (SSK_SPRING_ATAN_C2 +
+                         q2 * (SSK_SPRING_ATAN_C3 +
+                               q2 * (SSK_SPRING_ATAN_C4 +
+                                     q2 * (SSK_SPRING_ATAN_C5 + q2 * SSK_SPRING_ATAN_C6))))));
+    const float r = y > ax ? SSK_SPRING_HALF_PI - p : p;
+    return x < 0.0f ? SSK_SPRING_PI - r : r;
+}
+
+/* The vertex record of position x attached at a (see `rec` above):
+ * rec[0..3) = x, rec[3] = |s|, rec[4..7) = s/|s| (0 when |s| <= eps),
+ * rec[7] = 0. */
+static inline __attribute__((always_inline)) void
+ssk_spring_record(float rec[8], const float x[3], const float a[3], float eps)
+{
+    const float sx = x[0] - a[0], sy = x[1] - a[1], sz = x[2] - a[2];
+    const float l = sqrtf(sx * sx + sy * sy + sz * sz);
+    const float inv = l > eps ? 1.0f / l : 0.0f;
+    rec[0] = x[0];
+    rec[1] = x[1];
+    rec[2] = x[2];
+    rec[3] = l;
+    rec[4] = sx * inv;
+    rec[5] = sy * inv;
+    rec[6] = sz * inv;
+    rec[7] = 0.0f;
+}
+
+/* Priority of a role where regions overlap: kinematic > passive > static >
+ * free. */
+static inline int ssk_spring_role_rank(uint8_t role)
+{
+    switch (role) {
+    case SSK_ROLE_KINEMATIC: return 3;
+    case SSK_ROLE_PASSIVE: return 2;
+    case SSK_ROLE_STATIC: return 1;
+    default: return 0;
+    }
+}
+
+/* Unit direction of the segment head -> tail, 0 for a zero-length one. */
+static inline __attribute__((always_inline)) void
+ssk_spring_bone_direction(float out[4], const float head[3], const float tail[3])
+{
+    const float dx = tail[0] - head[0], dy = tail[1] - head[1], dz = tail[2] - head[2];
+    const float l = sqrtf(dx * dx + dy * dy + dz * dz);
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    out[0] = dx * inv;
+    out[1] = dy * inv;
+    out[2] = dz * inv;
+    out[3] = 0.0f;
+}
+
+/* Angle between two unit (or zero) vectors: atan2(|a x b|, a . b). */
+static inline __attribute__((always_inline)) float ssk_spring_angle(const float a[3],
+                                                                    const float b[3])
+{
+    const float cx = a[1] * b[2] - a[2] * b[1];
+    const float cy = a[2] * b[0] - a[0] * b[2];
+    const float cz = a[0] * b[1] - a[1] * b[0];
+    const float c = sqrtf(cx * cx + cy * cy + cz * cz);
+    const float d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    return ssk_spring_atan2(c, d);
+}
+
+/* Edge measures of e = (i -> j) from the two records: |v_j - v_i|. */
+static inline __attribute__((always_inline)) float ssk_spring_edge_length(const float ri[8],
+                                                                          const float rj[8])
+{
+    const float dx = rj[0] - ri[0], dy = rj[1] - ri[1], dz = rj[2] - ri[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
+#endif /* SSK_SPRING_H */

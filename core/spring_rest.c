@@ -1,0 +1,621 @@
+/*
+ * spring_rest.c — setting up the spring deformer (Toothman 2020, 4.2.3:
+ * "an initialization step that involves recording edge lengths and scale
+ * vector angles between adjacent vertices while the mesh is in bind pose";
+ * 5.2: regions of interest of surface edits; 6.3: flattened CSR adjacency):
+ * ssk_spring_params_default, ssk_spring_create, ssk_spring_destroy,
+ * ssk_spring_roles, ssk_spring_bytes_per_vertex. The layout of what is
+ * recorded is documented in spring.h; the solver is spring.c.
+ *
+ * Rest pose: the rest attachment bones are ssk_attach_prepare of identity
+ * skinning matrices, a_i = p + t_i (c - p) on them, and v_i = a_i + s_i
+ * (the rig-space rest position of the binding). Rest measures are taken
+ * from the vertex records of these positions with spring.h's functions,
+ * the same arithmetic as the solver's, so at rest every force is exactly 0.
+ *
+ * Stability (the header's check, explicit update v += dt F): a neighbor
+ * force is the mean over the one ring (k(i, j) = k / deg(i), spring.c), a
+ * Jacobi-preconditioned gradient whose curvature along the motion of one
+ * vertex alone is at least k/3 (surface: the mean of e e^T has trace 1),
+ * k (length) or k/3 (torsion), and gradient steps of size dt diverge when
+ * dt times the largest curvature exceeds 2. So dt k c_f > 2 is certain to
+ * diverge for those forces, and dt k > 2 for the per-vertex bone and edit
+ * forces; dt k <= 1 is stable for one neighbor family alone; k
+ * is the stiffness times the largest value of its map (for edits, the sum
+ * over overlapping ROIs of stiffness times largest key weight). Passing the
+ * check is necessary, not sufficient (the forces add up): the solver also
+ * watches for divergence. The semi-implicit integrator is held to the
+ * same bound.
+ */
+#include "spring.h"
+
+#include "attach_math.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Defaults of ssk_spring_params (header; 4.2.2 for dt, iterations and the
+ * threshold). The stiffnesses are tuned on the 2-bone test limb
+ * (tests/c/test_spring_quality.c, measured at equilibrium). Neighbor
+ * forces are means over the one ring (spring.c), so on the limb's degree-6
+ * vertices surface 6, length 18, torsion 18 act as 1, 3, 3 per edge:
+ * surface 3, length 1, torsion 2, bone 1 (per edge) left the smallest
+ * joint cross-section at 0.84 (90 degree bend) and 0.63 (135) of rest, the
+ * outer side of the joint pulled in by the surface springs; these give
+ * 0.96 and 0.91, and 0.96 / 1.04 for 90 / 180 degree twists. A weaker bone
+ * spring lets the scale vectors fan out around the joint. dt k stays <= 0.6
+ * for each neighbor family (stable alone up to 1, on any vertex degree). */
+#define SSK_SPRING_DEFAULT_K_SURFACE 6.0f
+#define SSK_SPRING_DEFAULT_K_LENGTH 18.0f
+#define SSK_SPRING_DEFAULT_K_TORSION 18.0f
+#define SSK_SPRING_DEFAULT_K_BONE 0.2f
+#define SSK_SPRING_DEFAULT_K_EDIT 5.0f
+#define SSK_SPRING_DEFAULT_DT (1.0f / 30.0f)
+#define SSK_SPRING_DEFAULT_DAMPING 0.1f
+#define SSK_SPRING_DEFAULT_ITERATIONS 50u
+
+static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t", "k_b", "k_e"};
+static const char *const force_name[SSK_FORCE_COUNT] = {"surface", "length", "torsion", "bone",
+                                                        "edit"};
+
+void ssk_spring_params_default(ssk_spring_params *out)
+{
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    out->stiffness[SSK_FORCE_SURFACE] = SSK_SPRING_DEFAULT_K_SURFACE;
+    out->stiffness[SSK_FORCE_LENGTH] = SSK_SPRING_DEFAULT_K_LENGTH;
+    out->stiffness[SSK_FORCE_TORSION] = SSK_SPRING_DEFAULT_K_TORSION;
+    out->stiffness[SSK_FORCE_BONE] = SSK_SPRING_DEFAULT_K_BONE;
+    out->stiffness[SSK_FORCE_EDIT] = SSK_SPRING_DEFAULT_K_EDIT;
+    out->dt = SSK_SPRING_DEFAULT_DT;
+    out->integrator = SSK_SPRING_EXPLICIT;
+    out->damping = SSK_SPRING_DEFAULT_DAMPING;
+    out->max_iterations = SSK_SPRING_DEFAULT_ITERATIONS;
+    out->convergence = SSK_CONVERGE_DISPLACEMENT;
+    out->threshold = 0.0f;
+    out->mode = SSK_SPRING_FRAME_INDEPENDENT;
+}
+
+/* calloc that counts what the spring owns. */
+static void *spring_alloc(ssk_spring *sp, size_t count, size_t size)
+{
+    if (count == 0) count = 1; /* a valid pointer even for empty arrays */
+    void *p = calloc(count, size);
+    if (p) sp->bytes += count * size;
+    return p;
+}
+
+void ssk_spring_destroy(ssk_spring *sp)
+{
+    if (!sp) return;
+    free(sp->offsets);
+    free(sp->edges);
+    free(sp->rest_bone_angle);
+    free(sp->rest_scale_length);
+    free(sp->bones);
+    free(sp->t);
+    free(sp->roles);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) free(sp->maps[f]);
+    free(sp->roi_stiffness);
+    free(sp->roi_key_first);
+    free(sp->roi_key_count);
+    free(sp->roi_keys);
+    free(sp->roi_member_first);
+    free(sp->roi_member_count);
+    free(sp->roi_member_vertex);
+    free(sp->roi_member_role);
+    free(sp->frame_roles);
+    free(sp->edit_vertex);
+    free(sp->edit_roi);
+    free(sp->edit_vector);
+    free(sp->edit_unique);
+    free(sp->edit_target);
+    for (int k = 0; k < 3; ++k) free(sp->pos[k]);
+    free(sp->good);
+    free(sp->rec);
+    free(sp->velocity);
+    free(sp->prev_output);
+    free(sp->prev_skinning);
+    free(sp->bone_dir);
+    free(sp->bone_inv);
+    free(sp);
+}
+
+const uint8_t *ssk_spring_roles(const ssk_spring *sp) { return sp ? sp->roles : NULL; }
+
+size_t ssk_spring_bytes_per_vertex(const ssk_spring *sp)
+{
+    if (!sp || sp->vertex_count == 0) return 0;
+    return (sp->bytes + sp->vertex_count - 1) / sp->vertex_count;
+}
+
+static ssk_status check_params(const ssk_spring_params *p, ssk_error *err)
+{
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f)
+        if (!(isfinite(p->stiffness[f]) && p->stiffness[f] >= 0.0f))
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "spring parameters: %s stiffness %s = %g must be finite and >= 0",
+                                 force_name[f], force_symbol[f], (double)p->stiffness[f]);
+    if (!(isfinite(p->dt) && p->dt > 0.0f))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: dt = %g must be finite and > 0", (double)p->dt);
+    if ((unsigned)p->integrator >= SSK_SPRING_INTEGRATOR_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: integrator %d out of range", (int)p->integrator);
+    if (!(isfinite(p->damping) && p->damping >= 0.0f && p->damping < 1.0f))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: damping = %g must be in [0, 1)",
+                             (double)p->damping);
+    if (p->max_iterations < 1 || p->max_iterations > SSK_SPRING_MAX_ITERATIONS)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: max_iterations = %u must be in [1, %u]",
+                             p->max_iterations, SSK_SPRING_MAX_ITERATIONS);
+    if ((unsigned)p->convergence >= SSK_CONVERGE_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: convergence scheme %d out of range",
+                             (int)p->convergence);
+    if (!isfinite(p->threshold))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: threshold is not finite");
+    if ((unsigned)p->mode >= SSK_SPRING_MODE_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: mode %d out of range", (int)p->mode);
+    return SSK_OK;
+}
+
+static ssk_status check_edit(const ssk_spring_edit *e, uint32_t index, uint32_t nv,
+                             ssk_error *err)
+{
+    if (e->kinematic_count > 0 && !e->kinematic)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "surface edit %u: %u kinematic vertices but a NULL list", index,
+                             e->kinematic_count);
+    for (uint32_t k = 0; k < e->kinematic_count; ++k) {
+        if (e->kinematic[k] >= nv)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "surface edit %u: kinematic vertex %u (entry %u) is out of "
+                                 "range (the rig has %u vertices)",
+                                 index, e->kinematic[k], k, nv);
+        if (e->offsets && !ssk_floats_finite(e->offsets + 3 * (size_t)k, 3))
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "surface edit %u: offset of entry %u is not finite", index, k);
+    }
+    if (!e->offsets && !isfinite(e->push))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "surface edit %u: push is not finite", index);
+    if (!(isfinite(e->stiffness) && e->stiffness >= 0.0f))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "surface edit %u: stiffness = %g must be finite and >= 0", index,
+                             (double)e->stiffness);
+    if (e->key_count > 0 && !e->keys)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "surface edit %u: %u keys but a NULL key array", index, e->key_count);
+    for (uint32_t k = 0; k < e->key_count; ++k) {
+        const float f = e->keys[2 * k], w = e->keys[2 * k + 1];
+        if (!isfinite(f) || !(isfinite(w) && w >= 0.0f))
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "surface edit %u: key %u (%g, %g) must have a finite frame and "
+                                 "a finite weight >= 0",
+                                 index, k, (double)f, (double)w);
+        if (k > 0 && !(f > e->keys[2 * (k - 1)]))
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "surface edit %u: key frames must increase (key %u at %g after "
+                                 "%g)",
+                                 index, k, (double)f, (double)e->keys[2 * (k - 1)]);
+    }
+    return SSK_OK;
+}
+
+static void set_role(uint8_t *roles, uint32_t v, uint8_t role)
+{
+    if (ssk_spring_role_rank(role) > ssk_spring_role_rank(roles[v])) roles[v] = role;
+}
+
+/* Regions of interest (5.2): multi-source breadth-first search over mesh
+ * edges from each edit's kinematic set; rings 1..grow passive, ring
+ * grow + 1 static. Records each region's members and their roles
+ * (roi_member_*), and merges them into `roles`. dist and queue are #V
+ * scratch, dist all UINT32_MAX on entry and on return. */
+static ssk_status build_regions(ssk_spring *sp, const ssk_spring_edit *edits,
+                                uint32_t edit_count, uint32_t *dist, uint32_t *queue,
+                                ssk_error *err)
+{
+    size_t capacity = 0, used = 0;
+    for (uint32_t r = 0; r < edit_count; ++r) {
+        const ssk_spring_edit *e = &edits[r];
+        uint32_t head = 0, tail = 0;
+        ssk_status st = SSK_OK;
+        for (uint32_t k = 0; k < e->kinematic_count; ++k) {
+            const uint32_t v = e->kinematic[k];
+            if (dist[v] == 0) {
+                st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                   "surface edit %u: vertex %u is listed twice", r, v);
+                break;
+            }
+            dist[v] = 0;
+            queue[tail++] = v;
+        }
+        while (st == SSK_OK && head < tail) {
+            const uint32_t v = queue[head++];
+            const uint32_t d = dist[v];
+            if (d > e->grow) continue; /* the static ring ends the region */
+            for (uint32_t n = sp->offsets[v]; n < sp->offsets[v + 1]; ++n) {
+                const uint32_t w = sp->edges[n].neighbor;
+                if (dist[w] != UINT32_MAX) continue;
+                dist[w] = d + 1;
+                queue[tail++] = w;
+            }
+        }
+        if (st == SSK_OK && used + tail > capacity) {
+            size_t cap = capacity ? 2 * capacity : 1024;
+            while (cap < used + tail) cap *= 2;
+            uint32_t *mv = realloc(sp->roi_member_vertex, cap * sizeof *mv);
+            if (mv) sp->roi_member_vertex = mv;
+            uint8_t *mr = realloc(sp->roi_member_role, cap * sizeof *mr);
+            if (mr) sp->roi_member_role = mr;
+            if (!mv || !mr)
+                st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+            else
+                capacity = cap;
+        }
+        if (st == SSK_OK) {
+            sp->roi_member_first[r] = (uint32_t)used;
+            sp->roi_member_count[r] = tail;
+            for (uint32_t k = 0; k < tail; ++k) {
+                const uint32_t v = queue[k], d = dist[v];
+                const uint8_t role = d == 0 ? SSK_ROLE_KINEMATIC
+                                            : (d <= e->grow ? SSK_ROLE_PASSIVE : SSK_ROLE_STATIC);
+                sp->roi_member_vertex[used + k] = v;
+                sp->roi_member_role[used + k] = role;
+                set_role(sp->roles, v, role);
+            }
+            used += tail;
+        }
+        for (uint32_t k = 0; k < tail; ++k) dist[queue[k]] = UINT32_MAX;
+        if (st != SSK_OK) return st;
+    }
+    sp->bytes += capacity * (sizeof(uint32_t) + sizeof(uint8_t));
+    return SSK_OK;
+}
+
+/* Largest value of a map (1 without one). */
+static float map_max(const float *map, uint32_t nv)
+{
+    if (!map) return 1.0f;
+    float m = 0.0f;
+    for (uint32_t i = 0; i < nv; ++i) m = map[i] > m ? map[i] : m;
+    return m;
+}
+
+static ssk_status check_stability(const ssk_spring *sp, const ssk_spring_edit *edits,
+                                  uint32_t edit_count, ssk_error *err)
+{
+    const ssk_spring_params *p = &sp->params;
+    const float dt = p->dt;
+    const char *integrator = p->integrator == SSK_SPRING_EXPLICIT ? "explicit" : "semi-implicit";
+    /* Neighbor forces are means over the one ring (k(i, j) = k / deg(i)):
+     * moving one vertex alone already has curvature at least k times
+     * SSK_SPRING_MIN_CURVATURE[f] (the trace argument in spring.h), so
+     * dt k c_f > 2 is certain to diverge; dt k <= 1 is stable for one
+     * family alone (the mean's Laplacian has eigenvalues <= 2). */
+    static const ssk_spring_force neighbor_forces[3] = {SSK_FORCE_SURFACE, SSK_FORCE_LENGTH,
+                                                         SSK_FORCE_TORSION};
+    static const double curvature[3] = {SSK_SPRING_MIN_CURVATURE_SURFACE,
+                                        SSK_SPRING_MIN_CURVATURE_LENGTH,
+                                        SSK_SPRING_MIN_CURVATURE_TORSION};
+    for (int n = 0; n < 3; ++n) {
+        const ssk_spring_force f = neighbor_forces[n];
+        const float mmax = map_max(sp->maps[f], sp->vertex_count);
+        const double k = (double)p->stiffness[f] * mmax;
+        if (dt * k * curvature[n] > SSK_SPRING_STABILITY_BOUND) {
+            const double safe = 1.0 / dt / (mmax > 0 ? mmax : 1);
+            return ssk_error_set(err, SSK_ERROR_SPRING_UNSTABLE,
+                                 "%s = %g%s with dt = %.4g is beyond the %s stability limit "
+                                 "(dt*k*%g <= 2; it is certain to diverge): stable for "
+                                 "dt*k <= 1, use %s <= %.3g (or a smaller dt)",
+                                 force_symbol[f], (double)p->stiffness[f],
+                                 sp->maps[f] ? " (times its map, up to that value's maximum)" : "",
+                                 (double)dt, integrator, curvature[n], force_symbol[f], safe);
+        }
+    }
+    {
+        const float mmax = map_max(sp->maps[SSK_FORCE_BONE], sp->vertex_count);
+        const double k = (double)p->stiffness[SSK_FORCE_BONE] * mmax;
+        if (dt * k > SSK_SPRING_STABILITY_BOUND)
+            return ssk_error_set(err, SSK_ERROR_SPRING_UNSTABLE,
+                                 "k_b = %g with dt = %.4g is beyond the %s stability limit "
+                                 "dt*k <= 2 of a per-vertex force: use k_b <= %.3g (or a "
+                                 "smaller dt)",
+                                 (double)p->stiffness[SSK_FORCE_BONE], (double)dt, integrator,
+                                 SSK_SPRING_STABILITY_BOUND / dt / (mmax > 0 ? mmax : 1));
+    }
+    /* Edits: per kinematic vertex, the sum over its ROIs of stiffness x
+     * largest key weight, times k_e and the map. */
+    if (edit_count == 0) return SSK_OK;
+    double *total = calloc(sp->vertex_count, sizeof *total);
+    if (!total) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    double worst = 0.0;
+    uint32_t worst_vertex = 0;
+    for (uint32_t r = 0; r < edit_count; ++r) {
+        double wmax = edits[r].key_count ? 0.0 : 1.0;
+        for (uint32_t k = 0; k < edits[r].key_count; ++k)
+            wmax = edits[r].keys[2 * k + 1] > wmax ? edits[r].keys[2 * k + 1] : wmax;
+        for (uint32_t k = 0; k < edits[r].kinematic_count; ++k) {
+            const uint32_t v = edits[r].kinematic[k];
+            const float *map = sp->maps[SSK_FORCE_EDIT];
+            total[v] += (double)p->stiffness[SSK_FORCE_EDIT] * edits[r].stiffness * wmax *
+                        (map ? map[v] : 1.0f);
+            if (total[v] > worst) {
+                worst = total[v];
+                worst_vertex = v;
+            }
+        }
+    }
+    free(total);
+    if (dt * worst > SSK_SPRING_STABILITY_BOUND)
+        return ssk_error_set(err, SSK_ERROR_SPRING_UNSTABLE,
+                             "surface edits: k_e = %g times the ROI stiffness (and key weight) "
+                             "gives %g at vertex %u, with dt = %.4g beyond the %s stability "
+                             "limit dt*k <= 2 of a per-vertex force: keep k_e x stiffness x "
+                             "weight <= %.3g (summed over overlapping edits)",
+                             (double)p->stiffness[SSK_FORCE_EDIT], worst, worst_vertex,
+                             (double)dt, integrator, SSK_SPRING_STABILITY_BOUND / dt);
+    return SSK_OK;
+}
+
+ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_binding *binding,
+                             const ssk_spring_params *params, const ssk_spring_edit *edits,
+                             uint32_t edit_count, ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out || !rig || !binding || !params || (edit_count > 0 && !edits))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_spring_create: NULL argument");
+    ssk_binding_view bv;
+    ssk_status st = ssk_binding_get(binding, &bv, err);
+    if (st != SSK_OK) return st;
+    const uint32_t nv = rig->vertex_count, nb = rig->bone_count;
+    if (bv.vertex_count != nv || bv.bone_count != nb || bv.rig_hash != ssk_rig_hash(rig))
+        return ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
+                             "spring: the binding (%u vertices, %u bones) was not made for this "
+                             "rig (%u vertices, %u bones)",
+                             bv.vertex_count, bv.bone_count, nv, nb);
+    if ((st = check_params(params, err)) != SSK_OK) return st;
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
+        const float *map = params->stiffness_maps[f];
+        if (!map) continue;
+        for (uint32_t i = 0; i < nv; ++i)
+            if (!(isfinite(map[i]) && map[i] >= 0.0f))
+                return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                     "spring parameters: %s stiffness map value %g at vertex %u "
+                                     "must be finite and >= 0",
+                                     force_name[f], (double)map[i], i);
+    }
+    for (uint32_t r = 0; r < edit_count; ++r)
+        if ((st = check_edit(&edits[r], r, nv, err)) != SSK_OK) return st;
+
+    ssk_spring *sp = calloc(1, sizeof *sp);
+    if (!sp) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    sp->vertex_count = nv;
+    sp->bone_count = nb;
+    sp->params = *params;
+    uint32_t *dist = NULL, *queue = NULL;
+    float *identity = NULL;
+    ssk_attach_bone *rest_bones = NULL;
+
+    /* CSR over the whole rig. */
+    uint32_t ne = 0;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const ssk_mesh *mesh = &rig->meshes[m];
+        ne += mesh->adjacency_offsets[mesh->vertex_count];
+    }
+    sp->edge_count = ne;
+    sp->offsets = spring_alloc(sp, (size_t)nv + 1, sizeof(uint32_t));
+    /* padded by the largest degree: the solver's lanes read past the end
+     * of the last rows (masked) */
+    uint32_t max_deg = 0;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const ssk_mesh *mesh = &rig->meshes[m];
+        for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
+            const uint32_t d = mesh->adjacency_offsets[v + 1] - mesh->adjacency_offsets[v];
+            max_deg = d > max_deg ? d : max_deg;
+        }
+    }
+    sp->edges = spring_alloc(sp, (size_t)ne + max_deg, sizeof(ssk_spring_edge));
+    sp->rest_bone_angle = spring_alloc(sp, nv, sizeof(float));
+    sp->rest_scale_length = spring_alloc(sp, nv, sizeof(float));
+    sp->bones = spring_alloc(sp, nv, sizeof(int32_t));
+    sp->t = spring_alloc(sp, nv, sizeof(float));
+    sp->roles = spring_alloc(sp, nv, sizeof(uint8_t));
+    for (int k = 0; k < 3; ++k) sp->pos[k] = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
+    sp->good = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
+    sp->rec = spring_alloc(sp, 8 * (size_t)nv, sizeof(float));
+    sp->bone_dir = spring_alloc(sp, 4 * (size_t)nb, sizeof(float));
+    sp->bone_inv = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
+    if (params->integrator == SSK_SPRING_SEMI_IMPLICIT)
+        sp->velocity = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
+    if (params->mode == SSK_SPRING_FRAME_DEPENDENT) {
+        sp->prev_output = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
+        sp->prev_skinning = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
+    }
+    bool ok = sp->offsets && sp->edges && sp->rest_bone_angle && sp->rest_scale_length &&
+              sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
+              sp->good && sp->rec && sp->bone_dir && sp->bone_inv &&
+              (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
+              (params->mode != SSK_SPRING_FRAME_DEPENDENT ||
+               (sp->prev_output && sp->prev_skinning));
+    for (int f = 0; f < SSK_FORCE_COUNT && ok; ++f) {
+        sp->params.stiffness_maps[f] = NULL;
+        if (!params->stiffness_maps[f]) continue;
+        sp->maps[f] = spring_alloc(sp, nv, sizeof(float));
+        if (!sp->maps[f]) ok = false;
+        else {
+            memcpy(sp->maps[f], params->stiffness_maps[f], (size_t)nv * sizeof(float));
+            sp->params.stiffness_maps[f] = sp->maps[f];
+        }
+    }
+    /* scratch, not kept */
+    identity = malloc(((size_t)nb + 1) * 16 * sizeof(float));
+    rest_bones = malloc(((size_t)nb + 1) * sizeof *rest_bones);
+    if (!ok || !identity || !rest_bones) {
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        goto fail;
+    }
+    {
+        uint32_t e = 0, D = 0;
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+            const ssk_mesh *mesh = &rig->meshes[m];
+            for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
+                const uint32_t row = mesh->first_vertex + v;
+                const uint32_t b = mesh->adjacency_offsets[v], end = mesh->adjacency_offsets[v + 1];
+                sp->offsets[row] = e;
+                if (end - b > D) D = end - b;
+                for (uint32_t n = b; n < end; ++n)
+                    sp->edges[e++].neighbor = mesh->first_vertex + mesh->adjacency[n];
+            }
+        }
+        sp->offsets[nv] = e;
+        sp->max_degree = D;
+    }
+
+    /* Rest pose: attachment on the rest bones, v = a + s. */
+    for (uint32_t b = 0; b < nb; ++b) ssk_mat4_identity(identity + 16 * (size_t)b);
+    if (nb > 0 && (st = ssk_attach_prepare(rest_bones, rig, identity, NULL, err)) != SSK_OK)
+        goto fail;
+    float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    float *rest_pos = sp->pos[0]; /* scratch until the first solve */
+    float *rest_att = sp->pos[1];
+    for (uint32_t i = 0; i < nv; ++i) {
+        const int32_t b = bv.bones[i];
+        sp->bones[i] = b;
+        sp->t[i] = bv.t[i];
+        float *a = rest_att + 3 * (size_t)i, *x = rest_pos + 3 * (size_t)i;
+        ssk_am_attachment(a, &rest_bones[b], bv.t[i]);
+        for (int k = 0; k < 3; ++k) {
+            x[k] = a[k] + bv.scale_vectors[3 * (size_t)i + k];
+            lo[k] = x[k] < lo[k] ? x[k] : lo[k];
+            hi[k] = x[k] > hi[k] ? x[k] : hi[k];
+        }
+    }
+    {
+        double diag2 = 0.0;
+        float smallest = FLT_MAX, largest = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            const float side = hi[k] - lo[k];
+            diag2 += (double)side * side;
+            if (side > 0.0f && side < smallest) smallest = side;
+            if (side > largest) largest = side;
+        }
+        /* A flat rig (a side of 0) uses its smallest non-zero side; a
+         * single point, 1 model unit. */
+        sp->aabb_min = largest > 0.0f ? smallest : 1.0f;
+        sp->length_epsilon = SSK_SPRING_LENGTH_EPSILON * (float)sqrt(diag2);
+        sp->threshold = params->threshold > 0.0f
+                            ? params->threshold
+                            : sp->aabb_min * SSK_SPRING_THRESHOLD_FRACTION;
+    }
+    for (uint32_t i = 0; i < nv; ++i)
+        ssk_spring_record(sp->rec + 8 * (size_t)i, rest_pos + 3 * (size_t)i,
+                          rest_att + 3 * (size_t)i, sp->length_epsilon);
+    for (uint32_t b = 0; b < nb; ++b)
+        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, rest_bones[b].head,
+                                  rest_bones[b].tail);
+    for (uint32_t i = 0; i < nv; ++i) {
+        const float *ri = sp->rec + 8 * (size_t)i;
+        sp->rest_scale_length[i] = ri[3];
+        sp->rest_bone_angle[i] = ssk_spring_angle(ri + 4, sp->bone_dir + 4 * (size_t)sp->bones[i]);
+        for (uint32_t e = sp->offsets[i]; e < sp->offsets[i + 1]; ++e) {
+            ssk_spring_edge *edge = &sp->edges[e];
+            const float *rj = sp->rec + 8 * (size_t)edge->neighbor;
+            edge->rest_length = ssk_spring_edge_length(ri, rj);
+            edge->rest_length_diff = ri[3] - rj[3];
+            edge->rest_angle = ssk_spring_angle(ri + 4, rj + 4);
+        }
+    }
+
+    /* Surface edits. */
+    if (edit_count > 0) {
+        uint32_t entries = 0, keys = 0;
+        for (uint32_t r = 0; r < edit_count; ++r) {
+            entries += edits[r].kinematic_count;
+            keys += edits[r].key_count;
+        }
+        sp->roi_count = edit_count;
+        sp->edit_entry_count = entries;
+        sp->roi_stiffness = spring_alloc(sp, edit_count, sizeof(float));
+        sp->roi_key_first = spring_alloc(sp, edit_count, sizeof(uint32_t));
+        sp->roi_key_count = spring_alloc(sp, edit_count, sizeof(uint32_t));
+        sp->roi_member_first = spring_alloc(sp, edit_count, sizeof(uint32_t));
+        sp->roi_member_count = spring_alloc(sp, edit_count, sizeof(uint32_t));
+        sp->frame_roles = spring_alloc(sp, nv, sizeof(uint8_t));
+        sp->roi_keys = spring_alloc(sp, 2 * (size_t)keys, sizeof(float));
+        sp->edit_vertex = spring_alloc(sp, entries, sizeof(uint32_t));
+        sp->edit_roi = spring_alloc(sp, entries, sizeof(uint32_t));
+        sp->edit_vector = spring_alloc(sp, 3 * (size_t)entries, sizeof(float));
+        sp->edit_target = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
+        dist = malloc((size_t)nv * sizeof *dist);
+        queue = malloc((size_t)nv * sizeof *queue);
+        if (!sp->roi_stiffness || !sp->roi_key_first || !sp->roi_key_count || !sp->roi_keys ||
+            !sp->roi_member_first || !sp->roi_member_count || !sp->frame_roles ||
+            !sp->edit_vertex || !sp->edit_roi || !sp->edit_vector || !sp->edit_target || !dist ||
+            !queue) {
+            st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+            goto fail;
+        }
+        uint32_t n = 0, key = 0;
+        for (uint32_t r = 0; r < edit_count; ++r) {
+            const ssk_spring_edit *e = &edits[r];
+            sp->roi_stiffness[r] = e->stiffness;
+            sp->roi_key_first[r] = key;
+            sp->roi_key_count[r] = e->key_count;
+            if (e->key_count)
+                memcpy(sp->roi_keys + 2 * (size_t)key, e->keys,
+                       2 * (size_t)e->key_count * sizeof(float));
+            key += e->key_count;
+            for (uint32_t k = 0; k < e->kinematic_count; ++k, ++n) {
+                const uint32_t v = e->kinematic[k];
+                const float *s = bv.scale_vectors + 3 * (size_t)v;
+                float off[3] = {0.0f, 0.0f, 0.0f};
+                if (e->offsets) {
+                    memcpy(off, e->offsets + 3 * (size_t)k, sizeof off);
+                } else {
+                    /* push along the bind scale vector; none when |s| ~ 0 */
+                    const float l = sqrtf(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+                    if (l > sp->length_epsilon)
+                        for (int c = 0; c < 3; ++c) off[c] = e->push * s[c] / l;
+                }
+                sp->edit_vertex[n] = v;
+                sp->edit_roi[n] = r;
+                for (int c = 0; c < 3; ++c) sp->edit_vector[3 * (size_t)n + c] = s[c] + off[c];
+            }
+        }
+        for (uint32_t i = 0; i < nv; ++i) dist[i] = UINT32_MAX;
+        if ((st = build_regions(sp, edits, edit_count, dist, queue, err)) != SSK_OK) goto fail;
+        uint32_t unique = 0;
+        for (uint32_t i = 0; i < nv; ++i) unique += sp->roles[i] == SSK_ROLE_KINEMATIC;
+        sp->edit_unique = spring_alloc(sp, unique, sizeof(uint32_t));
+        if (!sp->edit_unique) {
+            st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+            goto fail;
+        }
+        for (uint32_t i = 0; i < nv; ++i)
+            if (sp->roles[i] == SSK_ROLE_KINEMATIC) sp->edit_unique[sp->edit_unique_count++] = i;
+    }
+
+    if ((st = check_stability(sp, edits, edit_count, err)) != SSK_OK) goto fail;
+    free(dist);
+    free(queue);
+    free(identity);
+    free(rest_bones);
+    *out = sp;
+    return ssk_error_ok(err);
+fail:
+    free(dist);
+    free(queue);
+    free(identity);
+    free(rest_bones);
+    ssk_spring_destroy(sp);
+    return st;
+}

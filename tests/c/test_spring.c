@@ -1,0 +1,1037 @@
+/*
+ * test_spring.c — the spring deformer (Toothman 2020, 4.2, 5.2, 6.1, 6.3):
+ * ssk_spring_params_default, ssk_spring_create (rest data, regions,
+ * stability check), ssk_spring_solve (forces, integrators, convergence
+ * schemes, divergence, surface edits, frame-dependent mode, stiffness
+ * maps), ssk_spring_roles, ssk_spring_bytes_per_vertex.
+ *
+ * Rigs: a one-bone "tiny" rig of one triangle around the bone (each force
+ * alone restores its own rest measure on it, checked against geometry
+ * computed here in double precision), and the two-bone limb of testutil
+ * (40 rings x 16 segments, length 2, radius 0.25; joint J = (0, 1, 0); the
+ * cap vertices have degree 16, so the default stiffnesses pass the
+ * stability check dt k (D + 1) <= 2).
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PI_D 3.14159265358979323846
+#define LIMB_RINGS 40u
+#define LIMB_SEGMENTS 16u
+
+static const float Y_AXIS[3] = {0, 1, 0}, Z_AXIS[3] = {0, 0, 1}, JOINT[3] = {0, 1, 0};
+
+/* A rig, its default binding and the binding view. */
+typedef struct fixture {
+    ssk_rig *rig;
+    ssk_binding *binding;
+    ssk_binding_view bv;
+    uint32_t nv, nb;
+} fixture;
+
+static fixture fixture_make(ssk_rig *rig)
+{
+    fixture f = {rig, NULL, {0}, ssk_rig_vertex_count(rig), ssk_rig_bone_count(rig)};
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    ssk_error err = {0};
+    if (ssk_binding_create(&f.binding, rig, &bp, &err) != SSK_OK)
+        fail_msg("ssk_binding_create: %s", err.message);
+    assert_int_equal(ssk_binding_get(f.binding, &f.bv, NULL), SSK_OK);
+    return f;
+}
+
+static void fixture_free(fixture *f)
+{
+    ssk_binding_destroy(f->binding);
+    ssk_rig_destroy(f->rig);
+}
+
+static fixture limb(void)
+{
+    return fixture_make(tu_make_limb(LIMB_RINGS, LIMB_SEGMENTS, 2, 2.0f, 0.25f, 0.5f, 2));
+}
+
+/* One bone (0,0,0) -> (0,1,0); one triangle of vertices at y = 0.5 on
+ * the unit circle at 0, 60 and 120 degrees about Y: s_i = (cos a, 0,
+ * sin a), t = 0.5. Rest: |v0 v1| = |v1 v2| = 1, |v0 v2| = sqrt(3);
+ * angles between scale vectors 60, 60, 120 degrees; each scale vector at
+ * 90 degrees to the bone. */
+static fixture tiny(void)
+{
+    const double ang[3] = {0.0, PI_D / 3, 2 * PI_D / 3};
+    float pos[9];
+    for (int i = 0; i < 3; ++i) {
+        pos[3 * i] = (float)cos(ang[i]);
+        pos[3 * i + 1] = 0.5f;
+        pos[3 * i + 2] = (float)sin(ang[i]);
+    }
+    const int32_t tri[3] = {0, 2, 1}, idx[3] = {0, 0, 0}, parent = -1;
+    const float w[3] = {1, 1, 1}, head[3] = {0, 0, 0}, tail[3] = {0, 1, 0};
+    float bind[16];
+    tu_mat4_identity(bind);
+    ssk_skeleton_desc sk = {1, NULL, &parent, bind, head, tail};
+    ssk_mesh_desc md = {"tri", 3, pos, 1, tri, 1, idx, w, NULL};
+    ssk_rig *rig = NULL;
+    ssk_error err = {0};
+    if (ssk_rig_create(&rig, &sk, &md, 1, &err) != SSK_OK) fail_msg("rig: %s", err.message);
+    return fixture_make(rig);
+}
+
+/* Child bone (bone 1) rotated by `angle` about `axis` through J. */
+static void pose_child(float *skin, const float axis[3], double angle)
+{
+    tu_mat4_identity(skin);
+    tu_mat4_rotation(skin + 16, axis, (float)angle, JOINT);
+}
+
+static void identity_pose(float *skin, uint32_t nb)
+{
+    for (uint32_t b = 0; b < nb; ++b) tu_mat4_identity(skin + 16 * b);
+}
+
+/* Attach bones and rigid first stage of a pose. */
+static void first_stage(const fixture *f, const float *skin, ssk_attach_bone *bones, float *pos)
+{
+    ssk_error err = {0};
+    if (ssk_attach_prepare(bones, f->rig, skin, NULL, &err) != SSK_OK)
+        fail_msg("ssk_attach_prepare: %s", err.message);
+    ssk_rigid_deform(pos, f->nv, f->bv.bones, f->bv.t, f->bv.scale_vectors, bones);
+}
+
+static ssk_spring *make_spring(const fixture *f, const ssk_spring_params *p,
+                               const ssk_spring_edit *edits, uint32_t edit_count)
+{
+    ssk_spring *sp = NULL;
+    ssk_error err = {0};
+    if (ssk_spring_create(&sp, f->rig, f->binding, p, edits, edit_count, &err) != SSK_OK)
+        fail_msg("ssk_spring_create: %s", err.message);
+    return sp;
+}
+
+static ssk_spring_report solve_ok(ssk_spring *sp, float *pos, const ssk_attach_bone *bones,
+                                  const float *skin, double frame)
+{
+    ssk_spring_report rep;
+    ssk_error err = {0};
+    if (ssk_spring_solve(sp, pos, bones, skin, frame, &rep, &err) != SSK_OK)
+        fail_msg("ssk_spring_solve: %s", err.message);
+    return rep;
+}
+
+static void only(ssk_spring_params *p, ssk_spring_force force, float k)
+{
+    ssk_spring_params_default(p);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) p->stiffness[f] = 0.0f;
+    p->stiffness[force] = k;
+    p->max_iterations = 20000;
+    p->threshold = 1e-6f; /* a few float ulps of the unit-size positions */
+}
+
+/* p' = M p for a row-major 4x4 M. */
+static void xform(float out[3], const float m[16], const float p[3])
+{
+    for (int r = 0; r < 3; ++r)
+        out[r] = (float)((double)m[4 * r] * p[0] + (double)m[4 * r + 1] * p[1] +
+                         (double)m[4 * r + 2] * p[2] + m[4 * r + 3]);
+}
+
+static double dist3(const float *a, const float *b)
+{
+    const double x = (double)a[0] - b[0], y = (double)a[1] - b[1], z = (double)a[2] - b[2];
+    return sqrt(x * x + y * y + z * z);
+}
+
+/* Scale vector of a tiny-rig vertex: v - (0, 0.5, 0). */
+static void tiny_s(double s[3], const float *v)
+{
+    s[0] = v[0];
+    s[1] = v[1] - 0.5;
+    s[2] = v[2];
+}
+
+static double angle_between(const double a[3], const double b[3])
+{
+    const double c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                         a[0] * b[1] - a[1] * b[0]};
+    return atan2(sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]),
+                 a[0] * b[0] + a[1] * b[1] + a[2] * b[2]);
+}
+
+static double norm3(const double a[3]) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+/* ------------------------------------------------------------------------ */
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    ssk_spring_params p;
+    memset(&p, 0xff, sizeof p);
+    ssk_spring_params_default(&p);
+    assert_true(p.stiffness[SSK_FORCE_SURFACE] == 1.0f);
+    assert_true(p.stiffness[SSK_FORCE_LENGTH] == 3.0f);
+    assert_true(p.stiffness[SSK_FORCE_TORSION] == 3.0f);
+    assert_true(p.stiffness[SSK_FORCE_BONE] == 0.2f);
+    assert_true(p.stiffness[SSK_FORCE_EDIT] == 5.0f);
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) assert_null(p.stiffness_maps[f]);
+    assert_true(fabsf(p.dt - 1.0f / 30.0f) < 1e-9f);
+    assert_int_equal(p.integrator, SSK_SPRING_EXPLICIT);
+    assert_true(p.damping == 0.1f);
+    assert_int_equal(p.max_iterations, 50);
+    assert_int_equal(p.convergence, SSK_CONVERGE_DISPLACEMENT);
+    assert_true(p.threshold <= 0.0f);
+    assert_int_equal(p.mode, SSK_SPRING_FRAME_INDEPENDENT);
+}
+
+/* All stiffnesses zero: no force, the output is the input bit for bit. */
+static void test_zero_stiffness_is_identity(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    for (int k = 0; k < SSK_FORCE_COUNT; ++k) p.stiffness[k] = 0.0f;
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[32];
+    ssk_attach_bone bones[2];
+    float *in = malloc(3 * (size_t)f.nv * sizeof(float));
+    float *out = malloc(3 * (size_t)f.nv * sizeof(float));
+    pose_child(skin, Z_AXIS, PI_D / 2);
+    first_stage(&f, skin, bones, in);
+    memcpy(out, in, 3 * (size_t)f.nv * sizeof(float));
+    const ssk_spring_report rep = solve_ok(sp, out, bones, skin, 0);
+    assert_memory_equal(out, in, 3 * (size_t)f.nv * sizeof(float));
+    assert_int_equal(rep.iterations, 1);
+    assert_true(rep.converged);
+    assert_true(rep.residual == 0.0f);
+    assert_true(rep.energy == 0.0);
+    free(in);
+    free(out);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* At rest (identity pose, rigid first stage) the rest pose is an
+ * equilibrium: nothing moves. */
+static void test_rest_is_equilibrium(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[32];
+    ssk_attach_bone bones[2];
+    float *pos = malloc(3 * (size_t)f.nv * sizeof(float));
+    identity_pose(skin, 2);
+    first_stage(&f, skin, bones, pos);
+    ssk_mesh_view mv;
+    assert_int_equal(ssk_rig_mesh(f.rig, 0, &mv, NULL), SSK_OK);
+    /* the rigid first stage at rest is the rest mesh */
+    const double diag = tu_bbox_diagonal(mv.positions, f.nv);
+    assert_true(tu_max_abs_diff(pos, mv.positions, 3 * (size_t)f.nv) < 1e-6 * diag);
+    const ssk_spring_report rep = solve_ok(sp, pos, bones, skin, 0);
+    assert_true(rep.converged);
+    assert_int_equal(rep.iterations, 1);
+    assert_true(rep.residual < 1e-6 * diag);
+    assert_true(rep.energy < 1e-12);
+    const double moved = tu_max_abs_diff(pos, mv.positions, 3 * (size_t)f.nv);
+    if (!(moved < 1e-6 * diag)) fail_msg("rest moved by %g", moved);
+    free(pos);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* F_s alone: a stretched triangle returns to its rest edge lengths. */
+static void test_surface_force_restores_lengths(void **state)
+{
+    (void)state;
+    fixture f = tiny();
+    ssk_spring_params p;
+    only(&p, SSK_FORCE_SURFACE, 3.0f);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[16];
+    ssk_attach_bone bones[1];
+    float pos[9];
+    identity_pose(skin, 1);
+    first_stage(&f, skin, bones, pos);
+    pos[0] += 0.3f; /* stretch vertex 0 away along x */
+    pos[2] -= 0.1f;
+    assert_true(fabs(dist3(pos, pos + 3) - 1.0) > 0.1);
+    const ssk_spring_report rep = solve_ok(sp, pos, bones, skin, 0);
+    if (!rep.converged)
+        fail_msg("not converged: %u iterations, residual %g, lengths %g %g %g", rep.iterations,
+                 rep.residual, dist3(pos, pos + 3), dist3(pos + 3, pos + 6), dist3(pos, pos + 6));
+    assert_true(rep.iterations > 10);
+    assert_true(fabs(dist3(pos, pos + 3) - 1.0) < 1e-4);
+    assert_true(fabs(dist3(pos + 3, pos + 6) - 1.0) < 1e-4);
+    assert_true(fabs(dist3(pos, pos + 6) - sqrt(3.0)) < 1e-4);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* F_l alone: after one scale vector is lengthened, the differences of
+ * scale-vector lengths between neighbors return to their rest value 0. */
+static void test_length_force_restores_length_differences(void **state)
+{
+    (void)state;
+    fixture f = tiny();
+    ssk_spring_params p;
+    only(&p, SSK_FORCE_LENGTH, 3.0f);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[16];
+    ssk_attach_bone bones[1];
+    float pos[9];
+    identity_pose(skin, 1);
+    first_stage(&f, skin, bones, pos);
+    pos[0] *= 1.4f; /* |s_0| = 1.4 */
+    pos[2] *= 1.4f;
+    solve_ok(sp, pos, bones, skin, 0);
+    double s[3][3];
+    for (int i = 0; i < 3; ++i) tiny_s(s[i], pos + 3 * i);
+    assert_true(fabs(norm3(s[0]) - norm3(s[1])) < 1e-4);
+    assert_true(fabs(norm3(s[1]) - norm3(s[2])) < 1e-4);
+    /* F_l acts along s only: the directions are kept */
+    assert_true(fabs(angle_between(s[0], s[1]) - PI_D / 3) < 1e-5);
+    /* and it moved: the lengths meet between 1 and 1.4 */
+    assert_true(norm3(s[0]) < 1.39 && norm3(s[1]) > 1.01);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* F_t alone: after one scale vector turns by 20 degrees about the bone,
+ * the angles between neighboring scale vectors return to 60, 60, 120. */
+static void test_torsion_force_restores_angles(void **state)
+{
+    (void)state;
+    fixture f = tiny();
+    ssk_spring_params p;
+    only(&p, SSK_FORCE_TORSION, 3.0f);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[16];
+    ssk_attach_bone bones[1];
+    float pos[9];
+    identity_pose(skin, 1);
+    first_stage(&f, skin, bones, pos);
+    const double a = -20.0 * PI_D / 180.0;
+    pos[0] = (float)cos(a);
+    pos[2] = (float)sin(a);
+    double s[3][3];
+    for (int i = 0; i < 3; ++i) tiny_s(s[i], pos + 3 * i);
+    assert_true(fabs(angle_between(s[0], s[1]) - 80.0 * PI_D / 180.0) < 1e-5);
+    const ssk_spring_report rep = solve_ok(sp, pos, bones, skin, 0);
+    assert_true(rep.converged);
+    for (int i = 0; i < 3; ++i) tiny_s(s[i], pos + 3 * i);
+    const double e01 = angle_between(s[0], s[1]) - PI_D / 3;
+    const double e12 = angle_between(s[1], s[2]) - PI_D / 3;
+    const double e02 = angle_between(s[0], s[2]) - 2 * PI_D / 3;
+    if (!(fabs(e01) < 1e-3 && fabs(e12) < 1e-3 && fabs(e02) < 1e-3))
+        fail_msg("angle errors %g %g %g rad", e01, e12, e02);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* F_b alone: a scale vector tilted 20 degrees toward the bone turns back
+ * to its rest angle of 90 degrees with the bone; the others stay. */
+static void test_bone_force_restores_bone_angle(void **state)
+{
+    (void)state;
+    fixture f = tiny();
+    ssk_spring_params p;
+    only(&p, SSK_FORCE_BONE, 3.0f);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[16];
+    ssk_attach_bone bones[1];
+    float pos[9], rest[9];
+    identity_pose(skin, 1);
+    first_stage(&f, skin, bones, pos);
+    memcpy(rest, pos, sizeof rest);
+    const double a = 20.0 * PI_D / 180.0;
+    pos[0] = (float)cos(a);
+    pos[1] = (float)(0.5 + sin(a));
+    pos[2] = 0.0f;
+    const double bone[3] = {0, 1, 0};
+    double s[3];
+    tiny_s(s, pos);
+    assert_true(fabs(angle_between(s, bone) - 70.0 * PI_D / 180.0) < 1e-5);
+    solve_ok(sp, pos, bones, skin, 0);
+    tiny_s(s, pos);
+    if (!(fabs(angle_between(s, bone) - PI_D / 2) < 1e-3))
+        fail_msg("bone angle %g deg", angle_between(s, bone) * 180 / PI_D);
+    assert_memory_equal(pos + 3, rest + 3, 6 * sizeof(float));
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* The up-front stability check names the stiffness, dt, D and the safe
+ * range; per-vertex forces are held to dt k <= 2. */
+static void test_stability_check(void **state)
+{
+    (void)state;
+    fixture f = tiny(); /* D = 2: k <= 2 / (dt 3) = 20 */
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.stiffness[SSK_FORCE_SURFACE] = 90.0f;
+    ssk_spring *sp = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_SPRING_UNSTABLE);
+    assert_null(sp);
+    assert_non_null(strstr(err.message, "k_s = 90"));
+    assert_non_null(strstr(err.message, "dt = 0.0333"));
+    assert_non_null(strstr(err.message, "D = 2"));
+    assert_non_null(strstr(err.message, "k_s <= 20"));
+    p.stiffness[SSK_FORCE_SURFACE] = 19.9f; /* within */
+    sp = make_spring(&f, &p, NULL, 0);
+    ssk_spring_destroy(sp);
+    sp = NULL;
+    p.stiffness[SSK_FORCE_TORSION] = 20.5f;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_SPRING_UNSTABLE);
+    assert_non_null(strstr(err.message, "k_t"));
+    p.stiffness[SSK_FORCE_TORSION] = 2.0f;
+    p.stiffness[SSK_FORCE_BONE] = 61.0f; /* dt k = 2.03 */
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_SPRING_UNSTABLE);
+    assert_non_null(strstr(err.message, "k_b <= 60"));
+    /* a map scales the stiffness it is checked with */
+    p.stiffness[SSK_FORCE_BONE] = 1.0f;
+    const float map[3] = {1.0f, 8.0f, 1.0f}; /* k_s 3 x 8 = 24 > 20 */
+    p.stiffness[SSK_FORCE_SURFACE] = 3.0f;
+    p.stiffness_maps[SSK_FORCE_SURFACE] = map;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_SPRING_UNSTABLE);
+    /* the semi-implicit integrator is held to the same bound */
+    ssk_spring_params_default(&p);
+    p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+    p.stiffness[SSK_FORCE_LENGTH] = 25.0f;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_SPRING_UNSTABLE);
+    assert_non_null(strstr(err.message, "semi-implicit"));
+    fixture_free(&f);
+}
+
+static void test_invalid_arguments(void **state)
+{
+    (void)state;
+    fixture f = tiny();
+    fixture g = limb();
+    ssk_spring_params p;
+    ssk_spring *sp = NULL;
+    ssk_error err = {0};
+    ssk_spring_params_default(&p);
+    assert_int_equal(ssk_spring_create(NULL, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, NULL, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 1, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    /* another rig's binding */
+    assert_int_equal(ssk_spring_create(&sp, f.rig, g.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_BINDING_MISMATCH);
+    const struct {
+        int field;
+        float value;
+    } bad[] = {{0, -1.0f}, {1, 0.0f}, {1, NAN}, {2, 1.0f}, {2, -0.1f}, {3, NAN}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        ssk_spring_params_default(&p);
+        switch (bad[i].field) {
+        case 0: p.stiffness[SSK_FORCE_TORSION] = bad[i].value; break;
+        case 1: p.dt = bad[i].value; break;
+        case 2: p.damping = bad[i].value; break;
+        default: p.threshold = bad[i].value; break;
+        }
+        assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                         SSK_ERROR_INVALID_ARGUMENT);
+    }
+    ssk_spring_params_default(&p);
+    p.max_iterations = 0;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    ssk_spring_params_default(&p);
+    p.convergence = SSK_CONVERGE_COUNT;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    ssk_spring_params_default(&p);
+    const float map[3] = {1.0f, -1.0f, 1.0f};
+    p.stiffness_maps[SSK_FORCE_LENGTH] = map;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "vertex 1"));
+    /* edits: vertex out of range, listed twice, keys not increasing */
+    ssk_spring_params_default(&p);
+    uint32_t kin[2] = {3, 0};
+    ssk_spring_edit e = {kin, 1, NULL, 0.1f, 2, 1.0f, NULL, 0};
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, &e, 1, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "out of range"));
+    kin[0] = 0;
+    e.kinematic_count = 2;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, &e, 1, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "twice"));
+    const float keys[4] = {5.0f, 1.0f, 5.0f, 0.0f};
+    e.kinematic_count = 1;
+    e.keys = keys;
+    e.key_count = 2;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, &e, 1, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    /* solve: NULL and non-finite input */
+    sp = make_spring(&f, &p, NULL, 0);
+    float skin[16], pos[9];
+    ssk_attach_bone bones[1];
+    identity_pose(skin, 1);
+    first_stage(&f, skin, bones, pos);
+    assert_int_equal(ssk_spring_solve(sp, NULL, bones, skin, 0, NULL, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    pos[4] = NAN;
+    assert_int_equal(ssk_spring_solve(sp, pos, bones, skin, 0, NULL, &err), SSK_ERROR_NONFINITE);
+    assert_non_null(strstr(err.message, "vertex 1"));
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+    fixture_free(&g);
+}
+
+/* Forces near their individual bounds add up beyond stability: the watch
+ * stops the solve, names dt and the stiffnesses, and leaves finite
+ * positions (the last good iterate). */
+static void test_divergence_detected(void **state)
+{
+    (void)state;
+    fixture f = limb(); /* D = 16: neighbor k < 2 / (dt 17) = 3.53 */
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.stiffness[SSK_FORCE_SURFACE] = 3.5f;
+    p.stiffness[SSK_FORCE_LENGTH] = 3.5f;
+    p.stiffness[SSK_FORCE_TORSION] = 3.5f;
+    p.stiffness[SSK_FORCE_BONE] = 59.0f;
+    p.max_iterations = 2000;
+    p.convergence = SSK_CONVERGE_ITERATIONS;
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[32];
+    ssk_attach_bone bones[2];
+    float *pos = malloc(3 * (size_t)f.nv * sizeof(float));
+    float *first = malloc(3 * (size_t)f.nv * sizeof(float));
+    pose_child(skin, Z_AXIS, PI_D / 2);
+    first_stage(&f, skin, bones, pos);
+    memcpy(first, pos, 3 * (size_t)f.nv * sizeof(float));
+    ssk_spring_report rep;
+    ssk_error err = {0};
+    assert_int_equal(ssk_spring_solve(sp, pos, bones, skin, 0, &rep, &err),
+                     SSK_ERROR_SPRING_DIVERGED);
+    assert_false(rep.converged);
+    assert_true(rep.iterations < p.max_iterations);
+    assert_non_null(strstr(err.message, "dt = 0.0333"));
+    assert_non_null(strstr(err.message, "k_s = 3.5"));
+    assert_non_null(strstr(err.message, "lower"));
+    for (size_t i = 0; i < 3 * (size_t)f.nv; ++i) assert_true(isfinite(pos[i]));
+    /* the last good iterate is near the first stage, not blown up */
+    assert_true(tu_max_abs_diff(pos, first, 3 * (size_t)f.nv) < 0.5);
+    assert_true(isfinite(rep.energy));
+    free(pos);
+    free(first);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* A posed limb with the given parameters; returns the report, `out`
+ * receives the result. */
+static ssk_spring_report posed_solve(const fixture *f, const ssk_spring_params *p, float *out,
+                                     double angle)
+{
+    ssk_spring *sp = make_spring(f, p, NULL, 0);
+    float skin[32];
+    ssk_attach_bone bones[2];
+    pose_child(skin, Z_AXIS, angle);
+    first_stage(f, skin, bones, out);
+    const ssk_spring_report rep = solve_ok(sp, out, bones, skin, 0);
+    ssk_spring_destroy(sp);
+    return rep;
+}
+
+/* Each scheme stops as documented. Jacobi iteration is deterministic, so
+ * a run of ITERATIONS with n passes reproduces iterate x_n exactly. */
+static void test_convergence_schemes(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
+    ssk_spring_params p;
+
+    /* ITERATIONS: exactly max_iterations, reported as met */
+    ssk_spring_params_default(&p);
+    p.convergence = SSK_CONVERGE_ITERATIONS;
+    p.max_iterations = 37;
+    ssk_spring_report r = posed_solve(&f, &p, a, PI_D / 2);
+    assert_int_equal(r.iterations, 37);
+    assert_true(r.converged);
+
+    /* DISPLACEMENT: stops at the first step below the threshold; the
+     * residual is that step: x_n - x_{n-1} */
+    ssk_spring_params_default(&p);
+    p.max_iterations = 2000;
+    p.threshold = 2e-5f;
+    r = posed_solve(&f, &p, a, PI_D / 2);
+    assert_true(r.converged);
+    assert_true(r.residual < 2e-5f);
+    assert_true(r.iterations > 2 && r.iterations < 2000);
+    const uint32_t n = r.iterations;
+    ssk_spring_params q = p;
+    q.convergence = SSK_CONVERGE_ITERATIONS;
+    q.max_iterations = n;
+    posed_solve(&f, &q, b, PI_D / 2);
+    assert_memory_equal(a, b, n3 * sizeof(float));
+    q.max_iterations = n - 1;
+    const ssk_spring_report rq = posed_solve(&f, &q, b, PI_D / 2);
+    double step = 0.0;
+    for (uint32_t i = 0; i < f.nv; ++i) step = fmax(step, dist3(a + 3 * i, b + 3 * i));
+    assert_true(fabs(step - r.residual) <= 1e-3 * r.residual + 1e-9);
+    assert_true(rq.residual >= 2e-5f); /* the step before was not below */
+
+    /* FORCE: largest |F| below the threshold */
+    ssk_spring_params_default(&p);
+    p.convergence = SSK_CONVERGE_FORCE;
+    p.max_iterations = 4000;
+    p.threshold = 1e-3f;
+    r = posed_solve(&f, &p, a, PI_D / 2);
+    assert_true(r.converged);
+    assert_true(r.residual < 1e-3f);
+    assert_true(r.iterations > 2 && r.iterations < 4000);
+
+    /* ENERGY: stops when E(x_{n-1}) >= E(x_{n-2}) and keeps x_{n-2}, the
+     * minimum along the way */
+    ssk_spring_params_default(&p);
+    p.convergence = SSK_CONVERGE_ENERGY;
+    p.max_iterations = 20000;
+    r = posed_solve(&f, &p, a, PI_D / 2);
+    assert_true(r.converged);
+    assert_true(r.iterations >= 3 && r.iterations < 20000);
+    const uint32_t m = r.iterations;
+    q = p;
+    q.convergence = SSK_CONVERGE_ITERATIONS;
+    q.max_iterations = m - 2;
+    const ssk_spring_report r2 = posed_solve(&f, &q, b, PI_D / 2);
+    assert_memory_equal(a, b, n3 * sizeof(float));
+    assert_true(r2.energy == r.energy);
+    q.max_iterations = m - 1;
+    const ssk_spring_report r1 = posed_solve(&f, &q, b, PI_D / 2);
+    assert_true(r1.energy >= r.energy);
+    q.max_iterations = m - 3;
+    const ssk_spring_report r3 = posed_solve(&f, &q, b, PI_D / 2);
+    assert_true(r3.energy > r.energy); /* still decreasing before */
+    /* and the energy fell from the first stage */
+    q.max_iterations = 1;
+    const ssk_spring_report r0 = posed_solve(&f, &q, b, PI_D / 2);
+    assert_true(r0.energy > 2.0 * r.energy);
+    free(a);
+    free(b);
+    fixture_free(&f);
+}
+
+/* The semi-implicit integrator converges to the same equilibrium as the
+ * explicit one. */
+static void test_semi_implicit_same_equilibrium(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.max_iterations = 20000;
+    p.threshold = 1e-6f;
+    ssk_spring_report ra = posed_solve(&f, &p, a, PI_D / 2);
+    p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+    p.damping = 0.3f;
+    ssk_spring_report rb = posed_solve(&f, &p, b, PI_D / 2);
+    if (!(ra.converged && rb.converged))
+        fail_msg("explicit %u iterations (residual %g), semi-implicit %u (%g)", ra.iterations,
+                 ra.residual, rb.iterations, rb.residual);
+    const double d = tu_max_abs_diff(a, b, n3);
+    printf("explicit %u iterations, semi-implicit %u, max difference %g\n", ra.iterations,
+           rb.iterations, d);
+    /* both stop on a slow mode (scale vectors turning together about the
+     * bones, resisted only at the joint), hence the tolerance: 2% of the
+     * radius, against first-stage gaps of 0.1 */
+    if (!(d < 5e-3)) fail_msg("explicit vs semi-implicit: %g", d);
+    free(a);
+    free(b);
+    fixture_free(&f);
+}
+
+/* Rows of the limb ring r, segment s. */
+static uint32_t limb_vertex(uint32_t ring, uint32_t seg) { return ring * LIMB_SEGMENTS + seg; }
+
+static void count_roles(const uint8_t *roles, uint32_t nv, uint32_t counts[4])
+{
+    memset(counts, 0, 4 * sizeof(uint32_t));
+    for (uint32_t i = 0; i < nv; ++i) counts[roles[i]]++;
+}
+
+/* A push edit on the limb at rest: kinematic vertices move toward their
+ * targets, passive ones partially, the static ring keeps the first stage
+ * exactly and vertices outside are exactly as without the edit. */
+static void test_push_edit_regions(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    uint32_t kin[3] = {limb_vertex(30, 0), limb_vertex(30, 1), limb_vertex(30, 2)};
+    const float push = 0.05f;
+    ssk_spring_edit e = {kin, 3, NULL, push, 3, 1.0f, NULL, 0};
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.max_iterations = 1000;
+    ssk_spring *with = make_spring(&f, &p, &e, 1), *without = make_spring(&f, &p, NULL, 0);
+    const uint8_t *roles = ssk_spring_roles(with);
+    uint32_t counts[4];
+    count_roles(roles, f.nv, counts);
+    assert_int_equal(counts[SSK_ROLE_KINEMATIC], 3);
+    assert_true(counts[SSK_ROLE_PASSIVE] > 10);
+    assert_true(counts[SSK_ROLE_STATIC] > 10);
+    count_roles(ssk_spring_roles(without), f.nv, counts);
+    assert_int_equal(counts[SSK_ROLE_FREE], f.nv);
+    /* ring 30 + 3 rings of passive, ring 34 (distance 4 along the limb) static */
+    assert_int_equal(roles[limb_vertex(33, 1)], SSK_ROLE_PASSIVE);
+    assert_int_equal(roles[limb_vertex(34, 1)], SSK_ROLE_STATIC);
+    assert_int_equal(roles[limb_vertex(35, 1)], SSK_ROLE_FREE);
+
+    float skin[32];
+    ssk_attach_bone bones[2];
+    float *first = malloc(n3 * sizeof(float)), *a = malloc(n3 * sizeof(float)),
+          *b = malloc(n3 * sizeof(float));
+    identity_pose(skin, 2);
+    first_stage(&f, skin, bones, first);
+    memcpy(a, first, n3 * sizeof(float));
+    memcpy(b, first, n3 * sizeof(float));
+    const ssk_spring_report r = solve_ok(with, a, bones, skin, 0);
+    solve_ok(without, b, bones, skin, 0);
+    assert_true(r.converged);
+    double kin_min = INFINITY, passive_max = 0.0;
+    for (uint32_t i = 0; i < f.nv; ++i) {
+        const double d = dist3(a + 3 * i, first + 3 * i);
+        switch (roles[i]) {
+        case SSK_ROLE_KINEMATIC: {
+            /* outward along the scale vector (radial: x, z) */
+            const double r0 = hypot(first[3 * i], first[3 * i + 2]);
+            const double r1 = hypot(a[3 * i], a[3 * i + 2]);
+            if (!(r1 - r0 > 0.4 * push && r1 - r0 < push)) fail_msg("kinematic pushed %g", r1 - r0);
+            kin_min = fmin(kin_min, d);
+            break;
+        }
+        case SSK_ROLE_PASSIVE: passive_max = fmax(passive_max, d); break;
+        case SSK_ROLE_STATIC:
+            assert_memory_equal(a + 3 * i, first + 3 * i, 3 * sizeof(float));
+            break;
+        default: assert_memory_equal(a + 3 * i, b + 3 * i, 3 * sizeof(float)); break;
+        }
+    }
+    assert_true(passive_max > 0.05 * push);  /* passive vertices follow */
+    assert_true(passive_max < kin_min);      /* partially */
+    ssk_spring_destroy(with);
+    ssk_spring_destroy(without);
+    free(first);
+    free(a);
+    free(b);
+    fixture_free(&f);
+}
+
+/* Algorithm 1's handle weight: on the tiny triangle, vertex 0 kinematic
+ * (push 0.3 along its scale vector, k_e x stiffness = K = 5), vertices 1
+ * and 2 its static ring, F_s only (k_s = 3). The solver's equilibrium is
+ * K (target - v0) + 0.5 F_s(v0) = 0, found here independently by a damped
+ * fixed-point iteration in double precision. */
+static void test_handle_weight_equilibrium(void **state)
+{
+    (void)state;
+    fixture f = tiny();
+    ssk_spring_params p;
+    only(&p, SSK_FORCE_SURFACE, 3.0f);
+    p.stiffness[SSK_FORCE_EDIT] = 5.0f;
+    uint32_t kin[1] = {0};
+    ssk_spring_edit e = {kin, 1, NULL, 0.3f, 0, 1.0f, NULL, 0};
+    ssk_spring *sp = make_spring(&f, &p, &e, 1);
+    const uint8_t *roles = ssk_spring_roles(sp);
+    assert_int_equal(roles[0], SSK_ROLE_KINEMATIC);
+    assert_int_equal(roles[1], SSK_ROLE_STATIC);
+    assert_int_equal(roles[2], SSK_ROLE_STATIC);
+    float skin[16], pos[9], first[9];
+    ssk_attach_bone bones[1];
+    identity_pose(skin, 1);
+    first_stage(&f, skin, bones, pos);
+    memcpy(first, pos, sizeof first);
+    const ssk_spring_report r = solve_ok(sp, pos, bones, skin, 0);
+    assert_true(r.converged);
+    assert_memory_equal(pos + 3, first + 3, 6 * sizeof(float)); /* static */
+    /* reference: rest lengths |v0 v1| = 1, |v0 v2| = sqrt(3) */
+    const double target[3] = {1.3, 0.5, 0.0}, L0[2] = {1.0, sqrt(3.0)};
+    double v[3] = {first[0], first[1], first[2]};
+    for (int it = 0; it < 200000; ++it) {
+        double force[3];
+        for (int c = 0; c < 3; ++c) force[c] = 5.0 * (target[c] - v[c]);
+        for (int j = 0; j < 2; ++j) {
+            const float *q = first + 3 * (j + 1);
+            const double d[3] = {q[0] - v[0], q[1] - v[1], q[2] - v[2]};
+            const double L = norm3(d);
+            for (int c = 0; c < 3; ++c) force[c] += 0.5 * 3.0 * (L - L0[j]) * d[c] / L;
+        }
+        for (int c = 0; c < 3; ++c) v[c] += 0.01 * force[c];
+    }
+    const float ref[3] = {(float)v[0], (float)v[1], (float)v[2]};
+    const double err = dist3(pos, ref);
+    if (!(err < 1e-4))
+        fail_msg("v0 (%g %g %g), reference (%g %g %g)", pos[0], pos[1], pos[2], v[0], v[1], v[2]);
+    /* it settles between the rest position and the target */
+    assert_true(pos[0] > 1.05f && pos[0] < 1.29f);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* Solves the limb posed by `skin` with `edits` (fixed iteration count). */
+static void edit_solve(const fixture *f, const ssk_spring_edit *edits, uint32_t count,
+                       const float *skin, double frame, float *out)
+{
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.convergence = SSK_CONVERGE_ITERATIONS;
+    p.max_iterations = 300;
+    ssk_spring *sp = make_spring(f, &p, edits, count);
+    ssk_attach_bone bones[2];
+    first_stage(f, skin, bones, out);
+    solve_ok(sp, out, bones, skin, frame);
+    ssk_spring_destroy(sp);
+}
+
+/* The edit follows the skeleton (5.2): on a posed child bone, the edited
+ * region, seen in the bone's frame, is the region edited at rest. */
+static void test_edit_follows_skeleton(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    uint32_t kin[4] = {limb_vertex(29, 4), limb_vertex(29, 5), limb_vertex(30, 4),
+                       limb_vertex(30, 5)};
+    ssk_spring_edit e = {kin, 4, NULL, 0.06f, 3, 1.0f, NULL, 0};
+    float skin[32], rest_skin[32];
+    float *posed = malloc(n3 * sizeof(float)), *rest = malloc(n3 * sizeof(float));
+    identity_pose(rest_skin, 2);
+    const float axis[3] = {0.3f / 0.9695f, 0.2f / 0.9695f, 0.9f / 0.9695f};
+    pose_child(skin, axis, 70.0 * PI_D / 180.0);
+    edit_solve(&f, &e, 1, rest_skin, 0, rest);
+    edit_solve(&f, &e, 1, skin, 0, posed);
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    ssk_spring *sp = make_spring(&f, &p, &e, 1);
+    const uint8_t *roles = ssk_spring_roles(sp);
+    double worst = 0.0, bump = 0.0;
+    uint32_t checked = 0;
+    for (uint32_t i = 0; i < f.nv; ++i) {
+        if (roles[i] != SSK_ROLE_KINEMATIC && roles[i] != SSK_ROLE_PASSIVE) continue;
+        float moved[3];
+        xform(moved, skin + 16, rest + 3 * i);
+        worst = fmax(worst, dist3(moved, posed + 3 * i));
+        bump = fmax(bump, hypot(rest[3 * i], rest[3 * i + 2]) - 0.25);
+        checked++;
+    }
+    assert_true(checked > 20);
+    assert_true(bump > 0.02); /* there is a bump */
+    if (!(worst < 1e-4)) fail_msg("posed edit differs from the rest edit by %g", worst);
+    ssk_spring_destroy(sp);
+    free(posed);
+    free(rest);
+    fixture_free(&f);
+}
+
+/* Keys: weight 0 is no edit at all (roles included), weight 1 the full
+ * edit, in between a partial one. Two ROIs add their forces. */
+static void test_edit_keys_and_overlap(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    uint32_t kin[3] = {limb_vertex(8, 0), limb_vertex(8, 1), limb_vertex(8, 2)};
+    const float keys[4] = {0.0f, 0.0f, 10.0f, 1.0f};
+    ssk_spring_edit e = {kin, 3, NULL, 0.05f, 3, 1.0f, keys, 2};
+    float skin[32];
+    pose_child(skin, Z_AXIS, PI_D / 2); /* the region is on the parent near the joint */
+    float *none = malloc(n3 * sizeof(float)), *w0 = malloc(n3 * sizeof(float)),
+          *w5 = malloc(n3 * sizeof(float)), *w10 = malloc(n3 * sizeof(float));
+    edit_solve(&f, NULL, 0, skin, 0, none);
+    edit_solve(&f, &e, 1, skin, 0, w0);
+    edit_solve(&f, &e, 1, skin, 5, w5);
+    edit_solve(&f, &e, 1, skin, 10, w10);
+    assert_memory_equal(w0, none, n3 * sizeof(float));
+    const uint32_t v = kin[1];
+    const double d5 = dist3(w5 + 3 * v, none + 3 * v), d10 = dist3(w10 + 3 * v, none + 3 * v);
+    if (!(d5 > 0.005 && d10 > d5 + 0.002)) fail_msg("weight 0.5: %g, weight 1: %g", d5, d10);
+    /* overlap: A (push 0.04) + B (push 0.08), stiffness 1 each, pull like
+     * C (push 0.06, stiffness 2): same K, the mean target */
+    ssk_spring_edit two[2] = {{kin, 3, NULL, 0.04f, 3, 1.0f, NULL, 0},
+                              {kin, 3, NULL, 0.08f, 3, 1.0f, NULL, 0}};
+    ssk_spring_edit one = {kin, 3, NULL, 0.06f, 3, 2.0f, NULL, 0};
+    edit_solve(&f, two, 2, skin, 0, w5);
+    edit_solve(&f, &one, 1, skin, 0, w10);
+    const double d = tu_max_abs_diff(w5, w10, n3);
+    if (!(d < 1e-5)) fail_msg("A + B vs C: %g", d);
+    /* and the doubled stiffness pulls harder than A alone */
+    edit_solve(&f, &two[1], 1, skin, 0, w0);
+    assert_true(dist3(w10 + 3 * v, none + 3 * v) > 0.0);
+    free(none);
+    free(w0);
+    free(w5);
+    free(w10);
+    fixture_free(&f);
+}
+
+/* Frame-dependent mode: small motion per frame needs fewer iterations
+ * than starting each frame from the first stage; a frame that does not
+ * follow the previous one starts from the first stage (= frame-independent
+ * result, bit for bit). */
+static void test_frame_dependent(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.max_iterations = 500;
+    ssk_spring *fi = make_spring(&f, &p, NULL, 0);
+    p.mode = SSK_SPRING_FRAME_DEPENDENT;
+    ssk_spring *fd = make_spring(&f, &p, NULL, 0);
+    float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
+    float skin[32];
+    ssk_attach_bone bones[2];
+    uint32_t it_fi = 0, it_fd = 0;
+    for (int frame = 0; frame < 12; ++frame) {
+        pose_child(skin, Z_AXIS, (40.0 + 1.5 * frame) * PI_D / 180.0);
+        first_stage(&f, skin, bones, a);
+        memcpy(b, a, n3 * sizeof(float));
+        it_fi += solve_ok(fi, a, bones, skin, frame).iterations;
+        const ssk_spring_report r = solve_ok(fd, b, bones, skin, frame);
+        it_fd += r.iterations;
+        assert_true(r.converged);
+        /* both near the same equilibrium */
+        assert_true(tu_max_abs_diff(a, b, n3) < 0.02);
+    }
+    if (!(it_fd < it_fi)) fail_msg("frame-dependent %u iterations, independent %u", it_fd, it_fi);
+    /* out of order: frame 3 after frame 11 starts from the first stage */
+    pose_child(skin, Z_AXIS, (40.0 + 1.5 * 3) * PI_D / 180.0);
+    first_stage(&f, skin, bones, a);
+    memcpy(b, a, n3 * sizeof(float));
+    const ssk_spring_report ra = solve_ok(fi, a, bones, skin, 3);
+    const ssk_spring_report rb = solve_ok(fd, b, bones, skin, 3);
+    assert_int_equal(ra.iterations, rb.iterations);
+    assert_memory_equal(a, b, n3 * sizeof(float));
+    /* and the next frame (4) continues again: fewer iterations than cold */
+    pose_child(skin, Z_AXIS, (40.0 + 1.5 * 4) * PI_D / 180.0);
+    first_stage(&f, skin, bones, a);
+    memcpy(b, a, n3 * sizeof(float));
+    const ssk_spring_report rc = solve_ok(fi, a, bones, skin, 4);
+    const ssk_spring_report rd = solve_ok(fd, b, bones, skin, 4);
+    assert_true(rd.iterations < rc.iterations);
+    ssk_spring_destroy(fi);
+    ssk_spring_destroy(fd);
+    free(a);
+    free(b);
+    fixture_free(&f);
+}
+
+/* Stiffness maps of zeros on a region freeze those vertices (the force on
+ * vertex i uses map[i]); elsewhere the solve goes on. */
+static void test_zero_map_freezes_region(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    ssk_mesh_view mv;
+    assert_int_equal(ssk_rig_mesh(f.rig, 0, &mv, NULL), SSK_OK);
+    float *map = malloc(f.nv * sizeof(float));
+    for (uint32_t i = 0; i < f.nv; ++i) map[i] = mv.positions[3 * i + 1] < 0.95f ? 0.0f : 1.0f;
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.max_iterations = 200;
+    float *first = malloc(n3 * sizeof(float)), *a = malloc(n3 * sizeof(float)),
+          *b = malloc(n3 * sizeof(float));
+    float skin[32];
+    ssk_attach_bone bones[2];
+    pose_child(skin, Z_AXIS, PI_D / 2);
+    first_stage(&f, skin, bones, first);
+    memcpy(a, first, n3 * sizeof(float));
+    memcpy(b, first, n3 * sizeof(float));
+    ssk_spring *plain = make_spring(&f, &p, NULL, 0);
+    for (int k = 0; k < SSK_FORCE_COUNT; ++k) p.stiffness_maps[k] = map;
+    ssk_spring *mapped = make_spring(&f, &p, NULL, 0);
+    solve_ok(plain, a, bones, skin, 0);
+    solve_ok(mapped, b, bones, skin, 0);
+    double frozen_plain = 0.0, free_mapped = 0.0;
+    for (uint32_t i = 0; i < f.nv; ++i) {
+        if (map[i] == 0.0f) {
+            assert_memory_equal(b + 3 * i, first + 3 * i, 3 * sizeof(float));
+            frozen_plain = fmax(frozen_plain, dist3(a + 3 * i, first + 3 * i));
+        } else {
+            free_mapped = fmax(free_mapped, dist3(b + 3 * i, first + 3 * i));
+        }
+    }
+    assert_true(frozen_plain > 1e-3); /* without the map they move */
+    assert_true(free_mapped > 1e-3);  /* the rest still relaxes */
+    ssk_spring_destroy(plain);
+    ssk_spring_destroy(mapped);
+    free(map);
+    free(first);
+    free(a);
+    free(b);
+    fixture_free(&f);
+}
+
+static void test_bytes_per_vertex(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    const size_t bytes = ssk_spring_bytes_per_vertex(sp);
+    /* at least: positions x3, good, record (32), CSR rest (16 per directed
+     * edge, ~6 per vertex) */
+    assert_true(bytes >= 4 * 12 + 32 + 6 * 16);
+    assert_true(bytes <= 256);
+    p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+    ssk_spring *semi = make_spring(&f, &p, NULL, 0);
+    assert_true(ssk_spring_bytes_per_vertex(semi) >= bytes + 12); /* velocities */
+    ssk_spring_destroy(semi);
+    ssk_spring_destroy(sp);
+    assert_int_equal(ssk_spring_bytes_per_vertex(NULL), 0);
+    assert_null(ssk_spring_roles(NULL));
+    fixture_free(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_zero_stiffness_is_identity),
+        cmocka_unit_test(test_rest_is_equilibrium),
+        cmocka_unit_test(test_surface_force_restores_lengths),
+        cmocka_unit_test(test_length_force_restores_length_differences),
+        cmocka_unit_test(test_torsion_force_restores_angles),
+        cmocka_unit_test(test_bone_force_restores_bone_angle),
+        cmocka_unit_test(test_stability_check),
+        cmocka_unit_test(test_invalid_arguments),
+        cmocka_unit_test(test_divergence_detected),
+        cmocka_unit_test(test_convergence_schemes),
+        cmocka_unit_test(test_semi_implicit_same_equilibrium),
+        cmocka_unit_test(test_push_edit_regions),
+        cmocka_unit_test(test_handle_weight_equilibrium),
+        cmocka_unit_test(test_edit_follows_skeleton),
+        cmocka_unit_test(test_edit_keys_and_overlap),
+        cmocka_unit_test(test_frame_dependent),
+        cmocka_unit_test(test_zero_map_freezes_region),
+        cmocka_unit_test(test_bytes_per_vertex),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
