@@ -59,7 +59,11 @@
  *   ENERGY        E(x_{k-1}) >= E(x_{k-2}): result x_{k-2}, the minimum;
  *   ITERATIONS    max_iterations passes: x_max (reported as converged).
  * The residual is the scheme's measure (max displacement for ENERGY and
- * ITERATIONS) of the last pass that produced the result.
+ * ITERATIONS) of the last pass that produced the result. These decisions
+ * (and the divergence rule below) are ssk_spring_watch_pass, and the
+ * per-frame set-up is ssk_spring_prepare_frame (spring.h): the GL backend,
+ * which runs the passes as compute shaders (core/gl_backend.c run_spring,
+ * shaders/spring_*.comp), calls the same functions on the same reductions.
  *
  * Divergence: a pass that meets non-finite values, or an energy that grew
  * (by more than SSK_SPRING_GROWTH_TOLERANCE of itself) together with the
@@ -129,14 +133,8 @@ typedef struct lane_acc {
     i8 bad;
 } lane_acc;
 
-/* Reductions of one pass. */
-typedef struct pass_result {
-    double energy;    /* potential energy of the current iterate */
-    double kinetic;   /* 1/2 sum |u|^2 before the update */
-    float max_disp2;  /* max |x_next - x|^2 over moving vertices */
-    float max_force2; /* max |F|^2 over moving vertices */
-    int bad;          /* a non-finite displacement or force */
-} pass_result;
+/* Reductions of one pass (spring.h). */
+typedef ssk_spring_pass pass_result;
 
 static inline __attribute__((always_inline)) v8 v8_sqrt(v8 x)
 {
@@ -524,9 +522,9 @@ static float roi_weight(const ssk_spring *sp, uint32_t r, double frame)
     return k[2 * count - 1];
 }
 
-/* Per-solve surface-edit state (spring.h): the roles of the ROIs whose
- * weight is > 0 at `frame` (returned), and target_i, K_i of each kinematic
- * vertex from the posed bones. */
+/* Per-solve surface-edit state (spring.h): target_i, K_i of each
+ * kinematic vertex from the posed bones, and the roles of the ROIs whose
+ * weight is > 0 at `frame` (returned). */
 static const uint8_t *edit_frame(ssk_spring *sp, const ssk_attach_bone *bones, double frame)
 {
     float *g = sp->edit_target;
@@ -570,18 +568,33 @@ static const uint8_t *edit_frame(ssk_spring *sp, const ssk_attach_bone *bones, d
     return roles;
 }
 
+const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
+                                        double frame)
+{
+    for (uint32_t b = 0; b < sp->bone_count; ++b)
+        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
+    return sp->edit_target ? edit_frame(sp, bones, frame) : sp->roles;
+}
+
+bool ssk_spring_differential(float *out, const float *skinning, const float *prev_skinning,
+                             uint32_t bone_count)
+{
+    for (uint32_t b = 0; b < bone_count; ++b) {
+        float inv[16];
+        if (!ssk_mat4_invert(inv, prev_skinning + 16 * (size_t)b)) return false;
+        ssk_mat4_mul(out + 16 * (size_t)b, skinning + 16 * (size_t)b, inv);
+    }
+    return true;
+}
+
 /* Starting iterate of frame-dependent mode (6.1): each non-static vertex
  * is the previous output moved by its bone's differential transform
  * S_b(n) S_b(n-1)^-1. false when a previous matrix is singular. */
 static bool continue_previous(ssk_spring *sp, float *x, const float *first_stage,
                               const float *skinning, const uint8_t *roles)
 {
-    const uint32_t nb = sp->bone_count;
-    for (uint32_t b = 0; b < nb; ++b) {
-        float inv[16];
-        if (!ssk_mat4_invert(inv, sp->prev_skinning + 16 * (size_t)b)) return false;
-        ssk_mat4_mul(sp->bone_inv + 16 * (size_t)b, skinning + 16 * (size_t)b, inv);
-    }
+    if (!ssk_spring_differential(sp->bone_inv, skinning, sp->prev_skinning, sp->bone_count))
+        return false;
     const int64_t n = sp->vertex_count;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) {
@@ -616,6 +629,121 @@ static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
     a->eps_par = SSK_SPRING_PARALLEL_EPSILON;
 }
 
+void ssk_spring_watch_begin(ssk_spring_watch *w)
+{
+    memset(w, 0, sizeof *w);
+    w->good_energy = INFINITY;
+}
+
+unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32_t k,
+                               const ssk_spring_pass *r)
+{
+    const ssk_spring_params *p = &sp->params;
+    const double e = r->energy + r->kinetic;
+    const float disp = sqrtf(r->max_disp2), force = sqrtf(r->max_force2);
+    w->iterations = k;
+    if (!isfinite(e) || r->bad) {
+        /* x_{k-1} (energy e) is finite when only the step was bad. */
+        w->diverged = 1;
+        w->why = "non-finite values";
+        if (isfinite(e) && e <= w->good_energy) {
+            w->result = SSK_SPRING_PICK_CURRENT;
+            w->result_energy = r->energy;
+        } else if (k >= 2 && w->e_prev <= w->good_energy) {
+            w->result = SSK_SPRING_PICK_PREVIOUS;
+            w->result_energy = w->epot_prev;
+        } else if (w->has_good) {
+            w->result = SSK_SPRING_PICK_GOOD;
+            w->result_energy = w->good_energy;
+        } else {
+            w->result = SSK_SPRING_PICK_FIRST_STAGE; /* finite */
+            w->energy_known = 0;
+            return SSK_SPRING_DONE;
+        }
+        w->energy_known = 1;
+        w->residual = w->disp_prev;
+        return SSK_SPRING_DONE;
+    }
+    unsigned actions = 0;
+    if (k >= 2) {
+        /* an unstable mode grows both; a converging non-gradient drift
+         * raises the energy while its steps shrink */
+        const bool grew =
+            e > w->e_prev + SSK_SPRING_GROWTH_TOLERANCE * fabs(w->e_prev) && disp > w->disp_prev;
+        if (p->convergence == SSK_CONVERGE_ENERGY && e >= w->e_prev) {
+            w->result = SSK_SPRING_PICK_PREVIOUS;
+            w->result_energy = w->epot_prev;
+            w->energy_known = 1;
+            w->converged = 1;
+            w->residual = w->disp_prev;
+            /* the velocities belong to a later iterate */
+            return SSK_SPRING_ZERO_VELOCITY | SSK_SPRING_DONE;
+        }
+        if (grew) {
+            if (w->streak == 0 && w->e_prev < w->good_energy) {
+                actions |= SSK_SPRING_SAVE_GOOD; /* x_{k-2}: a local minimum */
+                w->good_energy = w->e_prev;
+                w->has_good = 1;
+            }
+            if (++w->streak >= SSK_SPRING_DIVERGENCE_WINDOW) {
+                w->diverged = 1;
+                w->why = "an energy that grew over consecutive iterations";
+                w->result = SSK_SPRING_PICK_GOOD;
+                w->result_energy = w->good_energy;
+                w->energy_known = 1;
+                w->residual = disp;
+                return actions | SSK_SPRING_DONE;
+            }
+        } else {
+            w->streak = 0;
+        }
+    }
+    if ((p->convergence == SSK_CONVERGE_DISPLACEMENT && disp < sp->threshold) ||
+        (p->convergence == SSK_CONVERGE_FORCE && force < sp->threshold)) {
+        w->result = SSK_SPRING_PICK_NEXT;
+        w->converged = 1;
+        w->residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
+        return actions | SSK_SPRING_DONE;
+    }
+    w->residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
+    w->disp_prev = disp;
+    w->e_prev = e;
+    w->epot_prev = r->energy;
+    return actions;
+}
+
+void ssk_spring_watch_end(ssk_spring_watch *w, const ssk_spring *sp)
+{
+    if (w->result != SSK_SPRING_PICK_NONE) return;
+    /* max_iterations without meeting the scheme */
+    w->iterations = sp->params.max_iterations;
+    w->result = SSK_SPRING_PICK_CURRENT;
+    w->converged = sp->params.convergence == SSK_CONVERGE_ITERATIONS;
+}
+
+ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *sp,
+                                   ssk_spring_report *report, ssk_error *err)
+{
+    const ssk_spring_params *p = &sp->params;
+    if (report) {
+        report->iterations = w->iterations;
+        report->residual = w->residual;
+        report->energy = w->result_energy;
+        report->converged = w->converged ? 1 : 0;
+    }
+    if (!w->diverged) return ssk_error_ok(err);
+    return ssk_error_set(
+        err, SSK_ERROR_SPRING_DIVERGED,
+        "spring solve diverged at iteration %u (%s) with dt = %.4g, k_s = %g, k_l = %g, "
+        "k_t = %g, k_b = %g, k_e = %g (%s integrator%s): lower dt or the stiffnesses; the "
+        "positions hold the last good iterate",
+        w->iterations, w->why, (double)p->dt, (double)p->stiffness[SSK_FORCE_SURFACE],
+        (double)p->stiffness[SSK_FORCE_LENGTH], (double)p->stiffness[SSK_FORCE_TORSION],
+        (double)p->stiffness[SSK_FORCE_BONE], (double)p->stiffness[SSK_FORCE_EDIT],
+        p->integrator == SSK_SPRING_EXPLICIT ? "explicit" : "semi-implicit",
+        p->integrator == SSK_SPRING_SEMI_IMPLICIT ? ", or raise the damping" : "");
+}
+
 ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_bone *bones,
                             const float *skinning, double frame, ssk_spring_report *report,
                             ssk_error *err)
@@ -632,16 +760,13 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
                                  "spring solve: first-stage position of vertex %u is not finite",
                                  i);
 
-    for (uint32_t b = 0; b < nb; ++b)
-        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
-    const uint8_t *roles = sp->edit_target ? edit_frame(sp, bones, frame) : sp->roles;
+    const uint8_t *roles = ssk_spring_prepare_frame(sp, bones, frame);
 
     /* Starting iterate. */
     float *px = sp->pos[0], *cx = sp->pos[1], *nx = sp->pos[2];
     const size_t bytes = 3 * (size_t)nv * sizeof(float);
     bool continued = false;
-    if (p->mode == SSK_SPRING_FRAME_DEPENDENT && sp->has_prev && skinning &&
-        frame == sp->prev_frame + 1.0)
+    if (ssk_spring_continues(p, sp->has_prev, sp->prev_frame, skinning, frame))
         continued = continue_previous(sp, cx, positions, skinning, roles);
     if (!continued) memcpy(cx, positions, bytes);
     if (sp->velocity && !continued) memset(sp->velocity, 0, bytes);
@@ -651,113 +776,34 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
 
     pass_args a;
     fill_args(&a, sp, roles);
-    const float thr = sp->threshold;
-    double e_prev = 0.0, epot_prev = 0.0, good_energy = INFINITY;
-    float disp_prev = 0.0f;
-    int streak = 0, has_good = 0;
-    uint32_t k = 0;
-    const float *result = NULL;
-    double result_energy = 0.0;
-    bool energy_known = false, converged = false, diverged = false;
-    const char *why = NULL;
-    float residual = 0.0f;
-
-    for (k = 1; k <= p->max_iterations; ++k) {
+    ssk_spring_watch w;
+    ssk_spring_watch_begin(&w);
+    for (uint32_t k = 1; k <= p->max_iterations; ++k) {
         records(sp, cx, bones);
         a.next = nx;
         const pass_result r = force_pass(&a, nv, 1);
-        const double e = r.energy + r.kinetic;
-        const float disp = sqrtf(r.max_disp2), force = sqrtf(r.max_force2);
-        if (!isfinite(e) || r.bad) {
-            /* x_{k-1} (energy e) is finite when only the step was bad. */
-            diverged = true;
-            why = "non-finite values";
-            if (isfinite(e) && e <= good_energy) {
-                result = cx;
-                result_energy = r.energy;
-            } else if (k >= 2 && e_prev <= good_energy) {
-                result = px;
-                result_energy = epot_prev;
-            } else if (has_good) {
-                result = sp->good;
-                result_energy = good_energy;
-            } else {
-                result = positions; /* the first stage, finite */
-                energy_known = false;
-                break;
-            }
-            energy_known = true;
-            residual = disp_prev;
-            break;
-        }
-        if (k >= 2) {
-            /* an unstable mode grows both; a converging non-gradient
-             * drift raises the energy while its steps shrink */
-            const bool grew =
-                e > e_prev + SSK_SPRING_GROWTH_TOLERANCE * fabs(e_prev) && disp > disp_prev;
-            if (p->convergence == SSK_CONVERGE_ENERGY && e >= e_prev) {
-                result = px;
-                result_energy = epot_prev;
-                energy_known = true;
-                converged = true;
-                residual = disp_prev;
-                /* the velocities belong to a later iterate */
-                if (sp->velocity) memset(sp->velocity, 0, bytes);
-                break;
-            }
-            if (grew) {
-                if (streak == 0 && e_prev < good_energy) {
-                    memcpy(sp->good, px, bytes); /* x_{k-2}: a local minimum */
-                    good_energy = e_prev;
-                    has_good = 1;
-                }
-                if (++streak >= SSK_SPRING_DIVERGENCE_WINDOW) {
-                    diverged = true;
-                    why = "an energy that grew over consecutive iterations";
-                    result = sp->good;
-                    result_energy = good_energy;
-                    energy_known = true;
-                    residual = disp;
-                    break;
-                }
-            } else {
-                streak = 0;
-            }
-        }
-        if ((p->convergence == SSK_CONVERGE_DISPLACEMENT && disp < thr) ||
-            (p->convergence == SSK_CONVERGE_FORCE && force < thr)) {
-            result = nx;
-            converged = true;
-            residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
-            break;
-        }
-        residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
-        disp_prev = disp;
-        e_prev = e;
-        epot_prev = r.energy;
+        const unsigned act = ssk_spring_watch_pass(&w, sp, k, &r);
+        if (act & SSK_SPRING_SAVE_GOOD) memcpy(sp->good, px, bytes);
+        if ((act & SSK_SPRING_ZERO_VELOCITY) && sp->velocity) memset(sp->velocity, 0, bytes);
+        if (act & SSK_SPRING_DONE) break;
         float *old = px;
         px = cx;
         cx = nx;
         nx = old;
     }
-    if (!result) { /* max_iterations without meeting the scheme */
-        k = p->max_iterations;
-        result = cx;
-        converged = p->convergence == SSK_CONVERGE_ITERATIONS;
-    }
-    if (!energy_known && report) {
+    ssk_spring_watch_end(&w, sp);
+    const float *result = w.result == SSK_SPRING_PICK_PREVIOUS   ? px
+                          : w.result == SSK_SPRING_PICK_CURRENT  ? cx
+                          : w.result == SSK_SPRING_PICK_NEXT     ? nx
+                          : w.result == SSK_SPRING_PICK_GOOD     ? sp->good
+                                                                 : positions;
+    if (!w.energy_known && report) {
         records(sp, result, bones);
-        result_energy = force_pass(&a, nv, 0).energy;
+        w.result_energy = force_pass(&a, nv, 0).energy;
     }
     if (result != positions) memcpy(positions, result, bytes);
-    if (report) {
-        report->iterations = k > p->max_iterations ? p->max_iterations : k;
-        report->residual = residual;
-        report->energy = result_energy;
-        report->converged = converged ? 1 : 0;
-    }
     if (p->mode == SSK_SPRING_FRAME_DEPENDENT) {
-        if (diverged || !skinning) {
+        if (w.diverged || !skinning) {
             sp->has_prev = 0;
         } else {
             memcpy(sp->prev_output, positions, bytes);
@@ -766,18 +812,6 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
             sp->has_prev = 1;
         }
     }
-    if (diverged) {
-        if (sp->velocity) memset(sp->velocity, 0, bytes);
-        return ssk_error_set(
-            err, SSK_ERROR_SPRING_DIVERGED,
-            "spring solve diverged at iteration %u (%s) with dt = %.4g, k_s = %g, k_l = %g, "
-            "k_t = %g, k_b = %g, k_e = %g (%s integrator%s): lower dt or the stiffnesses; the "
-            "positions hold the last good iterate",
-            k, why, (double)p->dt, (double)p->stiffness[SSK_FORCE_SURFACE],
-            (double)p->stiffness[SSK_FORCE_LENGTH], (double)p->stiffness[SSK_FORCE_TORSION],
-            (double)p->stiffness[SSK_FORCE_BONE], (double)p->stiffness[SSK_FORCE_EDIT],
-            p->integrator == SSK_SPRING_EXPLICIT ? "explicit" : "semi-implicit",
-            p->integrator == SSK_SPRING_SEMI_IMPLICIT ? ", or raise the damping" : "");
-    }
-    return ssk_error_ok(err);
+    if (w.diverged && sp->velocity) memset(sp->velocity, 0, bytes);
+    return ssk_spring_watch_finish(&w, sp, report, err);
 }

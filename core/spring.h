@@ -272,4 +272,89 @@ static inline __attribute__((always_inline)) float ssk_spring_edge_length(const 
     return sqrtf(dx * dx + dy * dy + dz * dz);
 }
 
+/* --- the per-frame set-up and the per-iteration decisions, shared by the
+ * CPU solver (ssk_spring_solve) and the GL backend (core/gl_backend.c, whose
+ * compute shaders do the passes; shaders/spring_*.comp) so that both take
+ * the same decisions from the same reductions ------------------------- */
+
+/* Per-frame state of a solve from the frame's posed attachment bones
+ * (#B, ssk_attach_prepare): sp->bone_dir (#B by 4, the unit posed bone
+ * directions, ssk_spring_bone_direction) and, with surface edits,
+ * sp->edit_target (#V by 4, target xyz and K_i at `frame`: see "Surface
+ * edits" above). Returns the roles of the frame: sp->roles when every ROI's
+ * weight is > 0 at `frame`, else sp->frame_roles (the roles of the active
+ * ROIs only; both #V bytes, owned by sp). */
+const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
+                                        double frame);
+
+/* Differential bone transforms of frame-dependent mode (6.1): out[b] =
+ * S_b(n) S_b(n-1)^-1, #B by 16 row-major each (rig space). false when a
+ * previous matrix is singular (then the frame starts from the first
+ * stage). */
+bool ssk_spring_differential(float *out, const float *skinning, const float *prev_skinning,
+                             uint32_t bone_count);
+
+/* true when a frame-dependent solve of `frame` starts from the previous
+ * output: has_prev, skinning given and frame = prev_frame + 1. */
+static inline bool ssk_spring_continues(const ssk_spring_params *p, int has_prev,
+                                        double prev_frame, const float *skinning, double frame)
+{
+    return p->mode == SSK_SPRING_FRAME_DEPENDENT && has_prev && skinning &&
+           frame == prev_frame + 1.0;
+}
+
+/* The reductions of one force pass k (forces at iterate x_{k-1}, writing
+ * x_k; spring.c's force pass, or shaders/spring_reduce.comp). */
+typedef struct ssk_spring_pass {
+    double energy;    /* potential energy of x_{k-1} */
+    double kinetic;   /* 1/2 sum |u|^2 before the update (semi-implicit) */
+    float max_disp2;  /* max over vertices of |x_k - x_{k-1}|^2 (NaN skipped) */
+    float max_force2; /* max |F|^2 */
+    int bad;          /* some |x_k - x_{k-1}|^2 or |F|^2 is not finite */
+} ssk_spring_pass;
+
+/* Which iterate a solve's result is. The solver rotates three buffers:
+ * x_{k-2} (PREVIOUS), x_{k-1} (CURRENT), x_k (NEXT) during pass k. */
+typedef enum ssk_spring_pick {
+    SSK_SPRING_PICK_NONE = 0,    /* not decided (the loop goes on) */
+    SSK_SPRING_PICK_PREVIOUS,    /* x_{k-2} */
+    SSK_SPRING_PICK_CURRENT,     /* x_{k-1} */
+    SSK_SPRING_PICK_NEXT,        /* x_k */
+    SSK_SPRING_PICK_GOOD,        /* the kept lowest-energy iterate */
+    SSK_SPRING_PICK_FIRST_STAGE  /* the input, unchanged */
+} ssk_spring_pick;
+
+/* Actions of ssk_spring_watch_pass, to take in this order. */
+#define SSK_SPRING_SAVE_GOOD 1u     /* copy x_{k-2} to the good buffer now */
+#define SSK_SPRING_ZERO_VELOCITY 2u /* zero the velocities (semi-implicit) */
+#define SSK_SPRING_DONE 4u          /* stop: the result is watch.result */
+
+/* The convergence and divergence watch of one solve (see spring.c). */
+typedef struct ssk_spring_watch {
+    /* state between passes */
+    double e_prev, epot_prev, good_energy;
+    float disp_prev;
+    int streak, has_good;
+    /* outcome */
+    uint32_t iterations;    /* the pass that decided, or max_iterations */
+    ssk_spring_pick result;
+    double result_energy;   /* meaningful when energy_known */
+    int energy_known;       /* else: evaluate the result's energy for a report */
+    int converged, diverged;
+    const char *why;        /* divergence reason (static string) */
+    float residual;
+} ssk_spring_watch;
+
+void ssk_spring_watch_begin(ssk_spring_watch *w);
+/* Pass k's reductions -> SSK_SPRING_* actions. */
+unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32_t k,
+                               const ssk_spring_pass *r);
+/* After the loop: when no pass decided, max_iterations passes ran and the
+ * result is x_max (CURRENT after the last rotation). */
+void ssk_spring_watch_end(ssk_spring_watch *w, const ssk_spring *sp);
+/* Fills the report (may be NULL) and returns SSK_ERROR_SPRING_DIVERGED
+ * with the solver's message when the watch saw divergence, else SSK_OK. */
+ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *sp,
+                                   ssk_spring_report *report, ssk_error *err);
+
 #endif /* SSK_SPRING_H */

@@ -9,8 +9,9 @@
  * alone restores its own rest measure on it, checked against geometry
  * computed here in double precision), and the two-bone limb of testutil
  * (40 rings x 16 segments, length 2, radius 0.25; joint J = (0, 1, 0); the
- * cap vertices have degree 16, so the default stiffnesses pass the
- * stability check dt k (D + 1) <= 2).
+ * cap centers have degree 16, the other vertices 6). The neighbor forces
+ * are means over the one ring, k(i, j) = k / deg(i) (core/spring.c): the
+ * independent references below divide by the degree themselves.
  */
 #include "testutil.h"
 
@@ -172,9 +173,9 @@ static void test_defaults(void **state)
     ssk_spring_params p;
     memset(&p, 0xff, sizeof p);
     ssk_spring_params_default(&p);
-    assert_true(p.stiffness[SSK_FORCE_SURFACE] == 1.0f);
-    assert_true(p.stiffness[SSK_FORCE_LENGTH] == 3.0f);
-    assert_true(p.stiffness[SSK_FORCE_TORSION] == 3.0f);
+    assert_true(p.stiffness[SSK_FORCE_SURFACE] == 6.0f);
+    assert_true(p.stiffness[SSK_FORCE_LENGTH] == 18.0f);
+    assert_true(p.stiffness[SSK_FORCE_TORSION] == 18.0f);
     assert_true(p.stiffness[SSK_FORCE_BONE] == 0.2f);
     assert_true(p.stiffness[SSK_FORCE_EDIT] == 5.0f);
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) assert_null(p.stiffness_maps[f]);
@@ -367,51 +368,201 @@ static void test_bone_force_restores_bone_angle(void **state)
     fixture_free(&f);
 }
 
-/* The up-front stability check names the stiffness, dt, D and the safe
- * range; per-vertex forces are held to dt k <= 2. */
+/* Creation with `p` (and `edits`) is refused as unstable, the message
+ * naming each of `parts`. */
+static void expect_unstable(const fixture *f, const ssk_spring_params *p,
+                            const ssk_spring_edit *edits, uint32_t edit_count,
+                            const char *const *parts, size_t part_count)
+{
+    ssk_spring *sp = (ssk_spring *)&sp; /* not NULL: the call must clear it */
+    ssk_error err = {0};
+    const ssk_status st = ssk_spring_create(&sp, f->rig, f->binding, p, edits, edit_count, &err);
+    if (st != SSK_ERROR_SPRING_UNSTABLE) {
+        if (st == SSK_OK) ssk_spring_destroy(sp);
+        fail_msg("expected SSK_ERROR_SPRING_UNSTABLE, got %d (%s)", (int)st, err.message);
+    }
+    assert_null(sp);
+    for (size_t i = 0; i < part_count; ++i)
+        if (!strstr(err.message, parts[i]))
+            fail_msg("message lacks '%s': %s", parts[i], err.message);
+}
+
+/* The up-front stability check (explicit update, dt = 1/30; spring_rest.c):
+ * a stiffness is refused when it is certain to diverge, dt k c > 2 with
+ * c = 1/3 for the surface and torsion means (k > 180), c = 1 for the
+ * length mean and the per-vertex bone and edit forces (k > 60); the
+ * message names the stiffness, dt, that it is certain to diverge and the
+ * stable range (dt k <= 1 for the neighbor means: k <= 30). Cases just
+ * inside each bound are accepted. The bounds do not depend on the vertex
+ * degree: the tiny triangle (degree 2) and the limb (degree 16 at the cap
+ * centers) give the same answers. */
 static void test_stability_check(void **state)
 {
     (void)state;
-    fixture f = tiny(); /* D = 2: k <= 2 / (dt 3) = 20 */
-    ssk_spring_params p;
-    ssk_spring_params_default(&p);
-    p.stiffness[SSK_FORCE_SURFACE] = 90.0f;
-    ssk_spring *sp = NULL;
-    ssk_error err = {0};
-    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
-                     SSK_ERROR_SPRING_UNSTABLE);
-    assert_null(sp);
-    assert_non_null(strstr(err.message, "k_s = 90"));
-    assert_non_null(strstr(err.message, "dt = 0.0333"));
-    assert_non_null(strstr(err.message, "D = 2"));
-    assert_non_null(strstr(err.message, "k_s <= 20"));
-    p.stiffness[SSK_FORCE_SURFACE] = 19.9f; /* within */
-    sp = make_spring(&f, &p, NULL, 0);
-    ssk_spring_destroy(sp);
-    sp = NULL;
-    p.stiffness[SSK_FORCE_TORSION] = 20.5f;
-    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
-                     SSK_ERROR_SPRING_UNSTABLE);
-    assert_non_null(strstr(err.message, "k_t"));
-    p.stiffness[SSK_FORCE_TORSION] = 2.0f;
-    p.stiffness[SSK_FORCE_BONE] = 61.0f; /* dt k = 2.03 */
-    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
-                     SSK_ERROR_SPRING_UNSTABLE);
-    assert_non_null(strstr(err.message, "k_b <= 60"));
-    /* a map scales the stiffness it is checked with */
-    p.stiffness[SSK_FORCE_BONE] = 1.0f;
-    const float map[3] = {1.0f, 8.0f, 1.0f}; /* k_s 3 x 8 = 24 > 20 */
-    p.stiffness[SSK_FORCE_SURFACE] = 3.0f;
-    p.stiffness_maps[SSK_FORCE_SURFACE] = map;
-    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
-                     SSK_ERROR_SPRING_UNSTABLE);
-    /* the semi-implicit integrator is held to the same bound */
-    ssk_spring_params_default(&p);
-    p.integrator = SSK_SPRING_SEMI_IMPLICIT;
-    p.stiffness[SSK_FORCE_LENGTH] = 25.0f;
-    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
-                     SSK_ERROR_SPRING_UNSTABLE);
-    assert_non_null(strstr(err.message, "semi-implicit"));
+    fixture rigs[2] = {tiny(), limb()};
+    for (int r = 0; r < 2; ++r) {
+        const fixture *f = &rigs[r];
+        ssk_spring_params p;
+        ssk_spring *sp = NULL;
+        /* neighbor means, one family at a time (the others at their
+         * defaults) */
+        static const struct {
+            ssk_spring_force force;
+            float over, inside;
+            const char *name, *safe;
+        } nb[3] = {{SSK_FORCE_SURFACE, 181.0f, 179.0f, "k_s = 181", "k_s <= 30"},
+                   {SSK_FORCE_LENGTH, 61.0f, 59.0f, "k_l = 61", "k_l <= 30"},
+                   {SSK_FORCE_TORSION, 181.0f, 179.0f, "k_t = 181", "k_t <= 30"}};
+        for (int n = 0; n < 3; ++n) {
+            ssk_spring_params_default(&p);
+            p.stiffness[nb[n].force] = nb[n].over;
+            const char *parts[] = {nb[n].name, "dt = 0.0333", "explicit", "certain to diverge",
+                                   "dt*k <= 1", nb[n].safe};
+            expect_unstable(f, &p, NULL, 0, parts, sizeof parts / sizeof parts[0]);
+            p.stiffness[nb[n].force] = nb[n].inside;
+            sp = make_spring(f, &p, NULL, 0);
+            ssk_spring_destroy(sp);
+        }
+        /* the per-vertex bone force: dt k <= 2 */
+        ssk_spring_params_default(&p);
+        p.stiffness[SSK_FORCE_BONE] = 61.0f; /* dt k = 2.03 */
+        {
+            const char *parts[] = {"k_b = 61", "dt = 0.0333", "k_b <= 60"};
+            expect_unstable(f, &p, NULL, 0, parts, 3);
+        }
+        p.stiffness[SSK_FORCE_BONE] = 59.0f;
+        sp = make_spring(f, &p, NULL, 0);
+        ssk_spring_destroy(sp);
+        /* a map scales the stiffness it is checked with: k_s 30 x 6.1 =
+         * 183 > 180 refused, 30 x 5.9 = 177 accepted */
+        float *map = malloc(f->nv * sizeof(float));
+        for (uint32_t i = 0; i < f->nv; ++i) map[i] = 1.0f;
+        ssk_spring_params_default(&p);
+        p.stiffness[SSK_FORCE_SURFACE] = 30.0f;
+        p.stiffness_maps[SSK_FORCE_SURFACE] = map;
+        map[1] = 6.1f;
+        {
+            const char *parts[] = {"k_s = 30", "times its map", "dt*k <= 1"};
+            expect_unstable(f, &p, NULL, 0, parts, 3);
+        }
+        map[1] = 5.9f;
+        sp = make_spring(f, &p, NULL, 0);
+        ssk_spring_destroy(sp);
+        free(map);
+        /* surface edits: k_e x ROI stiffness x largest key weight, summed
+         * over the ROIs of a kinematic vertex, <= 60 */
+        ssk_spring_params_default(&p); /* k_e = 5 */
+        uint32_t kin[1] = {1};
+        ssk_spring_edit e = {kin, 1, NULL, 0.01f, 0, 12.5f, NULL, 0}; /* 62.5 */
+        {
+            const char *parts[] = {"k_e = 5", "62.5 at vertex 1", "dt = 0.0333", "<= 60"};
+            expect_unstable(f, &p, &e, 1, parts, 4);
+        }
+        e.stiffness = 11.5f; /* 57.5 */
+        sp = make_spring(f, &p, &e, 1);
+        ssk_spring_destroy(sp);
+        const float high[4] = {0.0f, 0.0f, 10.0f, 1.3f}, low[4] = {0.0f, 0.0f, 10.0f, 1.1f};
+        e.stiffness = 10.0f;
+        e.keys = high; /* 5 x 10 x 1.3 = 65 */
+        e.key_count = 2;
+        {
+            const char *parts[] = {"65 at vertex 1"};
+            expect_unstable(f, &p, &e, 1, parts, 1);
+        }
+        e.keys = low; /* 55 */
+        sp = make_spring(f, &p, &e, 1);
+        ssk_spring_destroy(sp);
+        /* two overlapping edits of 5 x 6.5 = 32.5 each: 65 on vertex 1 */
+        ssk_spring_edit two[2] = {{kin, 1, NULL, 0.01f, 0, 6.5f, NULL, 0},
+                                  {kin, 1, NULL, 0.02f, 0, 6.5f, NULL, 0}};
+        sp = make_spring(f, &p, two, 1); /* one alone is fine */
+        ssk_spring_destroy(sp);
+        {
+            const char *parts[] = {"65 at vertex 1", "summed over overlapping edits"};
+            expect_unstable(f, &p, two, 2, parts, 2);
+        }
+        /* the semi-implicit integrator is held to the same bounds */
+        ssk_spring_params_default(&p);
+        p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+        p.stiffness[SSK_FORCE_LENGTH] = 61.0f;
+        {
+            const char *parts[] = {"k_l = 61", "semi-implicit", "dt*k <= 1"};
+            expect_unstable(f, &p, NULL, 0, parts, 3);
+        }
+        p.stiffness[SSK_FORCE_LENGTH] = 59.0f;
+        sp = make_spring(f, &p, NULL, 0);
+        ssk_spring_destroy(sp);
+        /* the bound scales with dt: dt = 1/60 accepts k_l = 119 */
+        ssk_spring_params_default(&p);
+        p.dt = 1.0f / 60.0f;
+        p.stiffness[SSK_FORCE_LENGTH] = 119.0f;
+        sp = make_spring(f, &p, NULL, 0);
+        ssk_spring_destroy(sp);
+        p.stiffness[SSK_FORCE_LENGTH] = 121.0f;
+        {
+            const char *parts[] = {"k_l = 121", "dt = 0.01667", "k_l <= 60"};
+            expect_unstable(f, &p, NULL, 0, parts, 3);
+        }
+    }
+    fixture_free(&rigs[0]);
+    fixture_free(&rigs[1]);
+}
+
+/* The stable range the check's message names: each neighbor family alone
+ * at dt k = 1 (k = 30, the top of the range) relaxes the limb, whose cap
+ * centers have degree 16, without diverging. Start: the rigid first stage
+ * of a 90 degree bend with every scale vector lengthened or shortened by
+ * 5% in alternation (a high-frequency disturbance of all three measures:
+ * edge lengths, scale-vector length differences, and, through the bend,
+ * the angles). With sums instead of means (k(i, j) = k), k = 30 would act
+ * as 180 on the regular vertices and 480 at the caps, and diverge. */
+static void test_stable_range(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    float skin[32];
+    ssk_attach_bone bones[2];
+    float *first = malloc(n3 * sizeof(float)), *pos = malloc(n3 * sizeof(float));
+    pose_child(skin, Z_AXIS, PI_D / 2);
+    first_stage(&f, skin, bones, first);
+    for (uint32_t i = 0; i < f.nv; ++i) {
+        const ssk_attach_bone *b = &bones[f.bv.bones[i]];
+        const float t = f.bv.t[i], scale = (i % 2) ? 1.05f : 0.95f;
+        for (int c = 0; c < 3; ++c) {
+            const float a = b->head[c] + t * (b->tail[c] - b->head[c]);
+            first[3 * i + c] = a + scale * (first[3 * i + c] - a);
+        }
+    }
+    static const ssk_spring_force families[3] = {SSK_FORCE_SURFACE, SSK_FORCE_LENGTH,
+                                                 SSK_FORCE_TORSION};
+    for (int n = 0; n < 3; ++n) {
+        ssk_spring_params p;
+        only(&p, families[n], 30.0f); /* dt k = 1 */
+        p.threshold = 0.0f; /* the default, AABB_min x 1e-4 */
+        ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+        memcpy(pos, first, n3 * sizeof(float));
+        ssk_spring_report rep;
+        ssk_error err = {0};
+        const ssk_status st = ssk_spring_solve(sp, pos, bones, skin, 0, &rep, &err);
+        if (st != SSK_OK || !rep.converged)
+            fail_msg("force %d alone at dt k = 1: status %d, %u iterations, residual %g (%s)",
+                     (int)families[n], (int)st, rep.iterations, rep.residual, err.message);
+        /* it relaxed: the energy fell well below the start's */
+        ssk_spring_params q = p;
+        q.convergence = SSK_CONVERGE_ITERATIONS;
+        q.max_iterations = 1;
+        ssk_spring *one = make_spring(&f, &q, NULL, 0);
+        memcpy(pos, first, n3 * sizeof(float));
+        const ssk_spring_report r0 = solve_ok(one, pos, bones, skin, 0);
+        if (!(rep.energy < 0.5 * r0.energy))
+            fail_msg("force %d: energy %g after %u iterations, %g at the start",
+                     (int)families[n], rep.energy, rep.iterations, r0.energy);
+        ssk_spring_destroy(one);
+        ssk_spring_destroy(sp);
+    }
+    free(first);
+    free(pos);
     fixture_free(&f);
 }
 
@@ -496,19 +647,20 @@ static void test_invalid_arguments(void **state)
     fixture_free(&g);
 }
 
-/* Forces near their individual bounds add up beyond stability: the watch
- * stops the solve, names dt and the stiffnesses, and leaves finite
- * positions (the last good iterate). */
+/* Forces each within its stable range add up beyond stability (the check
+ * is necessary, not sufficient): the three neighbor means at dt k = 1
+ * (k = 30, each alone relaxes the limb: test_stable_range) together
+ * diverge. The watch stops the solve, names dt and the stiffnesses, and
+ * leaves finite positions (the last good iterate). */
 static void test_divergence_detected(void **state)
 {
     (void)state;
-    fixture f = limb(); /* D = 16: neighbor k < 2 / (dt 17) = 3.53 */
+    fixture f = limb();
     ssk_spring_params p;
     ssk_spring_params_default(&p);
-    p.stiffness[SSK_FORCE_SURFACE] = 3.5f;
-    p.stiffness[SSK_FORCE_LENGTH] = 3.5f;
-    p.stiffness[SSK_FORCE_TORSION] = 3.5f;
-    p.stiffness[SSK_FORCE_BONE] = 59.0f;
+    p.stiffness[SSK_FORCE_SURFACE] = 30.0f;
+    p.stiffness[SSK_FORCE_LENGTH] = 30.0f;
+    p.stiffness[SSK_FORCE_TORSION] = 30.0f;
     p.max_iterations = 2000;
     p.convergence = SSK_CONVERGE_ITERATIONS;
     ssk_spring *sp = make_spring(&f, &p, NULL, 0);
@@ -526,7 +678,7 @@ static void test_divergence_detected(void **state)
     assert_false(rep.converged);
     assert_true(rep.iterations < p.max_iterations);
     assert_non_null(strstr(err.message, "dt = 0.0333"));
-    assert_non_null(strstr(err.message, "k_s = 3.5"));
+    assert_non_null(strstr(err.message, "k_s = 30, k_l = 30, k_t = 30"));
     assert_non_null(strstr(err.message, "lower"));
     for (size_t i = 0; i < 3 * (size_t)f.nv; ++i) assert_true(isfinite(pos[i]));
     /* the last good iterate is near the first stage, not blown up */
@@ -743,7 +895,8 @@ static void test_push_edit_regions(void **state)
 
 /* Algorithm 1's handle weight: on the tiny triangle, vertex 0 kinematic
  * (push 0.3 along its scale vector, k_e x stiffness = K = 5), vertices 1
- * and 2 its static ring, F_s only (k_s = 3). The solver's equilibrium is
+ * and 2 its static ring, F_s only (k_s = 3, a mean over v0's two
+ * neighbors: k(0, j) = 3 / 2). The solver's equilibrium is
  * K (target - v0) + 0.5 F_s(v0) = 0, found here independently by a damped
  * fixed-point iteration in double precision. */
 static void test_handle_weight_equilibrium(void **state)
@@ -770,6 +923,7 @@ static void test_handle_weight_equilibrium(void **state)
     assert_memory_equal(pos + 3, first + 3, 6 * sizeof(float)); /* static */
     /* reference: rest lengths |v0 v1| = 1, |v0 v2| = sqrt(3) */
     const double target[3] = {1.3, 0.5, 0.0}, L0[2] = {1.0, sqrt(3.0)};
+    const double deg = 2.0; /* v0's one ring: v1, v2 */
     double v[3] = {first[0], first[1], first[2]};
     for (int it = 0; it < 200000; ++it) {
         double force[3];
@@ -778,7 +932,7 @@ static void test_handle_weight_equilibrium(void **state)
             const float *q = first + 3 * (j + 1);
             const double d[3] = {q[0] - v[0], q[1] - v[1], q[2] - v[2]};
             const double L = norm3(d);
-            for (int c = 0; c < 3; ++c) force[c] += 0.5 * 3.0 * (L - L0[j]) * d[c] / L;
+            for (int c = 0; c < 3; ++c) force[c] += 0.5 * (3.0 / deg) * (L - L0[j]) * d[c] / L;
         }
         for (int c = 0; c < 3; ++c) v[c] += 0.01 * force[c];
     }
@@ -1021,6 +1175,7 @@ int main(void)
         cmocka_unit_test(test_torsion_force_restores_angles),
         cmocka_unit_test(test_bone_force_restores_bone_angle),
         cmocka_unit_test(test_stability_check),
+        cmocka_unit_test(test_stable_range),
         cmocka_unit_test(test_invalid_arguments),
         cmocka_unit_test(test_divergence_detected),
         cmocka_unit_test(test_convergence_schemes),

@@ -1,0 +1,135 @@
+// spring_lib.glsl - code shared by the spring deformer's kernels
+// (spring_in.comp, spring_records.comp, spring_step.comp,
+// spring_reduce.comp), the GL twins of core/spring.c (Toothman 2020, 4.2,
+// 5.2, 6.1, 6.3 and Algorithm 1). Included after skinning_lib.glsl and
+// attach_lib.glsl. The host side is run_spring in core/gl_backend.c; the
+// data is core/spring.h's, uploaded as it is.
+//
+// Every kernel runs over whole-rig vertex rows (meshes concatenated),
+// positions in rig space except the input of spring_in's object -> rig
+// conversion and the output of its rig -> object conversion. Binding
+// points of each kernel are below 8 (the guaranteed
+// GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS).
+//
+// Vertex data, uvec4 per vertex (static, uploaded once per spring):
+//   x: first edge of the vertex's CSR row, y: one past its last edge,
+//   z: its bone (binding), w: floatBitsToUint(phi0_i), the rest bone angle.
+// Edges: ssk_spring_edge, 16 bytes {rest_length, rest_length_diff,
+//   rest_angle, neighbor} (std430 struct of 3 floats and a uint).
+// Records: 2 vec4 per vertex, (x, y, z, |s|) and (s/|s|, 0), s = v - a'
+//   (ssk_spring_record).
+// Scalars: uint[]: the roles of the frame, 4 per uint (byte v & 3 of word
+//   v >> 2), then the stiffness maps present (float bits, #V each, map f
+//   from u_map_offset[f]).
+// Frame: vec4[]: #B unit posed bone directions, then (with surface edits)
+//   #V edit targets (target xyz, K_i).
+
+// --- spring_in.comp ---------------------------------------------------------
+#define SSK_SPRING_IN_VERTEX 0   // uvec4[#V] vertex data (bone in .z)
+#define SSK_SPRING_IN_INPUT 1    // float[3 #V] input positions
+#define SSK_SPRING_IN_OUTPUT 2   // float[3 #V] output positions
+#define SSK_SPRING_IN_MATRICES 3 // vec4[]: #M pre, #M post, #M object (per mesh
+                                 // modes) or #B differential transforms
+#define SSK_SPRING_IN_SCALARS 4  // uint[] roles (continue mode)
+#define SSK_SPRING_IN_FIRST 5    // float[3 #V] first stage, rig space (continue mode)
+#define SSK_SPRING_IN_RESULT 6   // uint[1] smallest row with a non-finite value
+#define SSK_SPRING_IN_TO_RIG 0u    // output = O_m(t) input (object -> rig), per mesh
+#define SSK_SPRING_IN_TO_OBJECT 1u // output = O_m(t)^-1 input (rig -> object), per mesh
+#define SSK_SPRING_IN_CONTINUE 2u  // output = D_b prev (static: first stage), whole rig
+#define SSK_LOC_SPRING_IN_MODE 3
+#define SSK_LOC_SPRING_IN_MESH 4
+#define SSK_LOC_SPRING_IN_MESH_COUNT 5
+#define SSK_LOC_SPRING_IN_FLAGS 6 // SSK_FLAG_MESH_MATRICES of attach_lib.glsl
+
+// --- spring_records.comp ----------------------------------------------------
+#define SSK_SPRING_REC_VERTEX 0    // uvec4[#V] vertex data (bone in .z)
+#define SSK_SPRING_REC_T 1         // float[#V] binding t
+#define SSK_SPRING_REC_BONES 2     // vec4[8 #B] ssk_attach_bone of the frame
+#define SSK_SPRING_REC_POSITIONS 3 // float[3 #V] the current iterate
+#define SSK_SPRING_REC_RECORDS 4   // vec4[2 #V] out
+
+// --- spring_step.comp -------------------------------------------------------
+#define SSK_SPRING_STEP_VERTEX 0   // uvec4[#V] vertex data
+#define SSK_SPRING_STEP_EDGES 1    // ssk_spring_edge[#E]
+#define SSK_SPRING_STEP_RECORDS 2  // vec4[2 #V] records of the current iterate
+#define SSK_SPRING_STEP_FRAME 3    // vec4[#B (+ #V)] bone directions (+ edit targets)
+#define SSK_SPRING_STEP_SCALARS 4  // uint[] roles and maps
+#define SSK_SPRING_STEP_NEXT 5     // float[3 #V] the next iterate (out)
+#define SSK_SPRING_STEP_VELOCITY 6 // float[3 #V] velocities (semi-implicit, in/out)
+#define SSK_SPRING_STEP_SCRATCH 7  // vec4[#V] out: |step|^2, |F|^2, energy, kinetic
+
+// --- spring_reduce.comp -----------------------------------------------------
+#define SSK_SPRING_RED_SCRATCH 0  // vec4[#V] the step's per-vertex values
+#define SSK_SPRING_RED_PARTIALS 1 // SpringPartial[groups of pass 0]
+#define SSK_SPRING_RED_RESULT 2   // SpringPartial[1] out
+#define SSK_LOC_SPRING_RED_PASS 3 // 0: vertices -> partials, 1: partials -> result
+
+// Uniforms of the records and step kernels (after SSK_LOC_BASE/COUNT)
+#define SSK_LOC_SPRING_FLAGS 3       // SSK_SPRING_FLAG_*
+#define SSK_LOC_SPRING_K 4           // float[5] stiffness (locations 4..8)
+#define SSK_LOC_SPRING_DT 9
+#define SSK_LOC_SPRING_KEEP 10       // 1 - damping
+#define SSK_LOC_SPRING_EPS_LEN 11    // sp->length_epsilon
+#define SSK_LOC_SPRING_EPS_PAR 12    // SSK_SPRING_PARALLEL_EPSILON
+#define SSK_LOC_SPRING_BONE_COUNT 13 // #B: first edit target in the frame buffer
+#define SSK_LOC_SPRING_MAP_OFFSET 14 // uint[5] first scalar of map f (locations 14..18)
+#define SSK_SPRING_FLAG_WRITE 1u     // write the next iterate (else energy only)
+#define SSK_SPRING_FLAG_SEMI 2u      // semi-implicit integrator
+#define SSK_SPRING_FLAG_EDITS 4u     // the frame buffer holds edit targets
+#define SSK_SPRING_FLAG_MAP0 8u      // map f present: SSK_SPRING_FLAG_MAP0 << f
+
+// Forces (ssk_spring_force) and roles (SSK_ROLE_*) of springskin.h.
+#define SSK_FORCE_SURFACE 0
+#define SSK_FORCE_LENGTH 1
+#define SSK_FORCE_TORSION 2
+#define SSK_FORCE_BONE 3
+#define SSK_FORCE_EDIT 4
+#define SSK_FORCE_COUNT 5
+#define SSK_ROLE_KINEMATIC 1u
+#define SSK_ROLE_STATIC 3u
+// SSK_SPRING_HANDLE_WEIGHT of core/spring.h (Algorithm 1).
+#define SSK_SPRING_HANDLE_WEIGHT 0.5
+
+// atan(x) polynomial of core/spring.h (SSK_SPRING_ATAN_C*), the same float
+// constants: GLSL float literals are single precision, rounded from the
+// same decimal text as the C `f` literals.
+#define SSK_SPRING_ATAN_C0 0.9999961115619035
+#define SSK_SPRING_ATAN_C1 (-0.33317368071630293)
+#define SSK_SPRING_ATAN_C2 0.1980781562993631
+#define SSK_SPRING_ATAN_C3 (-0.1323334216907157)
+#define SSK_SPRING_ATAN_C4 0.07962367186141679
+#define SSK_SPRING_ATAN_C5 (-0.03360421913153608)
+#define SSK_SPRING_ATAN_C6 0.006811792602989308
+#define SSK_SPRING_HALF_PI 1.5707963267948966
+#define SSK_SPRING_PI 3.1415926535897932
+
+// ssk_spring_atan2 (core/spring.h; v8_atan2 of core/spring.c on lanes):
+// atan2(y, x) for y >= 0 in [0, pi], atan2(0, 0) = 0; the same operations
+// in the same order, so that the angles agree with the CPU's bit for bit
+// on an IEEE device (GLSL's atan() would not).
+float ssk_spring_atan2(float y, float x)
+{
+    precise float ax = x < 0.0 ? -x : x;
+    bool ybig = y > ax;
+    precise float mx = ybig ? y : ax;
+    precise float mn = ybig ? ax : y;
+    precise float q = mn / (mx > 0.0 ? mx : 1.0);
+    precise float q2 = q * q;
+    precise float p =
+        q * (SSK_SPRING_ATAN_C0 +
+             q2 * (SSK_SPRING_ATAN_C1 +
+                   q2 * (SSK_SPRING_ATAN_C2 +
+                         q2 * (SSK_SPRING_ATAN_C3 +
+                               q2 * (SSK_SPRING_ATAN_C4 +
+                                     q2 * (SSK_SPRING_ATAN_C5 + q2 * SSK_SPRING_ATAN_C6))))));
+    precise float r = ybig ? SSK_SPRING_HALF_PI - p : p;
+    precise float result = x < 0.0 ? SSK_SPRING_PI - r : r;
+    return result;
+}
+
+// true for +-inf and NaN (all exponent bits set), tested on the bits so
+// that no compiler assumption about NaN can remove it.
+bool ssk_spring_nonfinite(float x)
+{
+    return (floatBitsToUint(x) & 0x7f800000u) == 0x7f800000u;
+}

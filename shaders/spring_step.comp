@@ -1,0 +1,201 @@
+#version 430 core
+// spring_step.comp - one force pass of the spring deformer (Toothman 2020,
+// Eq. 21-23, 5.2, Algorithm 1; the GL twin of spring_lanes8 in
+// core/spring.c, whose header comment derives the forces and the energy).
+// One invocation per vertex i of the whole rig, Jacobi: it reads only the
+// records of the current iterate (spring_records.comp) and writes only its
+// own rows of the next iterate, velocity and scratch, so the result does
+// not depend on the scheduling (double buffering, 6.3).
+//
+// Per vertex, the loop over its CSR row (edges first .. end, in the CPU's
+// order) accumulates the same sums as one lane of spring_lanes8:
+//   F_s:  fs += c_s (v_j - v_i), c_s = (L - L0) / L (0 when L <= eps)
+//   F_l:  sdl += (|s_i| - |s_j|) - D0
+//   F_t:  t += w u_j, twd += w (u_i . u_j), w = (theta - theta0) / |u_i x u_j|
+//         (0 when parallel)
+// and the energy terms es, el, et; then the neighbor stiffness k / deg(i)
+// (the one-ring means), the control handle weight of a kinematic vertex,
+// the edit force K_i (target_i - v_i), the bone force, and the update:
+// explicit v += dt F, semi-implicit u = (1 - damping)(u + dt F), v += dt u.
+// Static vertices get F = 0 (and u = 0), so they keep the first stage.
+// Every value is `precise` and computed with the CPU's operations in the
+// CPU's order (angles by ssk_spring_atan2, not GLSL's atan), so on an IEEE
+// device the iterates are the CPU's bit for bit.
+//
+// scratch[i] = (|x_next - x|^2, |F|^2, E_i, 1/2 |u|^2 before the update),
+// E_i this vertex's share of the energy (its directed edges' halves and its
+// bone and edit terms); spring_reduce.comp takes the maxima and sums.
+// Without SSK_SPRING_FLAG_WRITE only E_i is written (the energy of a
+// result that no pass measured), the rest of scratch[i] being 0.
+#include "skinning_lib.glsl"
+#include "attach_lib.glsl"
+#include "spring_lib.glsl"
+
+layout(local_size_x = SSK_LOCAL_SIZE) in;
+
+struct SpringEdge {
+    float rest_length;      // L0_ij
+    float rest_length_diff; // (|s_i| - |s_j|) at rest
+    float rest_angle;       // theta0_ij
+    uint neighbor;          // j
+};
+
+layout(std430, binding = SSK_SPRING_STEP_VERTEX) readonly buffer VertexData { uvec4 vertex_data[]; };
+layout(std430, binding = SSK_SPRING_STEP_EDGES) readonly buffer Edges { SpringEdge edges[]; };
+layout(std430, binding = SSK_SPRING_STEP_RECORDS) readonly buffer Records { vec4 records[]; };
+layout(std430, binding = SSK_SPRING_STEP_FRAME) readonly buffer Frame { vec4 frame_data[]; };
+layout(std430, binding = SSK_SPRING_STEP_SCALARS) readonly buffer Scalars { uint scalars[]; };
+layout(std430, binding = SSK_SPRING_STEP_NEXT) writeonly buffer Next { float next[]; };
+layout(std430, binding = SSK_SPRING_STEP_VELOCITY) buffer Velocity { float velocity[]; };
+layout(std430, binding = SSK_SPRING_STEP_SCRATCH) writeonly buffer Scratch { vec4 scratch[]; };
+
+layout(location = SSK_LOC_BASE) uniform uint u_base;
+layout(location = SSK_LOC_COUNT) uniform uint u_count; // #V of the rig
+layout(location = SSK_LOC_SPRING_FLAGS) uniform uint u_flags;
+layout(location = SSK_LOC_SPRING_K) uniform float u_k[SSK_FORCE_COUNT];
+layout(location = SSK_LOC_SPRING_DT) uniform float u_dt;
+layout(location = SSK_LOC_SPRING_KEEP) uniform float u_keep;
+layout(location = SSK_LOC_SPRING_EPS_LEN) uniform float u_eps_len;
+layout(location = SSK_LOC_SPRING_EPS_PAR) uniform float u_eps_par;
+layout(location = SSK_LOC_SPRING_BONE_COUNT) uniform uint u_bone_count;
+layout(location = SSK_LOC_SPRING_MAP_OFFSET) uniform uint u_map_offset[SSK_FORCE_COUNT];
+
+// k_f times map f at vertex i (lane_map of spring.c: k, or k * map[i]).
+float stiffness(int f, uint i)
+{
+    if ((u_flags & (SSK_SPRING_FLAG_MAP0 << uint(f))) == 0u) return u_k[f];
+    precise float k = u_k[f] * uintBitsToFloat(scalars[u_map_offset[f] + i]);
+    return k;
+}
+
+void main()
+{
+    uint i = u_base + gl_GlobalInvocationID.x;
+    if (i >= u_count) return;
+    uvec4 vd = vertex_data[i];
+    vec4 ri0 = records[2u * i], ri1 = records[2u * i + 1u];
+    float xi = ri0.x, yi = ri0.y, zi = ri0.z, li = ri0.w;
+    float uxi = ri1.x, uyi = ri1.y, uzi = ri1.z;
+
+    precise float fsx = 0.0, fsy = 0.0, fsz = 0.0, es = 0.0;
+    precise float sdl = 0.0, el = 0.0;
+    precise float tx = 0.0, ty = 0.0, tz = 0.0, twd = 0.0, et = 0.0;
+    for (uint e = vd.x; e < vd.y; ++e) {
+        SpringEdge edge = edges[e];
+        uint j = edge.neighbor;
+        vec4 rj0 = records[2u * j], rj1 = records[2u * j + 1u];
+        // F_s
+        precise float dx = rj0.x - xi, dy = rj0.y - yi, dz = rj0.z - zi;
+        precise float L = sqrt(dx * dx + dy * dy + dz * dz);
+        bool okL = L > u_eps_len;
+        precise float stretch = L - edge.rest_length;
+        precise float cs = okL ? stretch / L : 0.0;
+        fsx += cs * dx;
+        fsy += cs * dy;
+        fsz += cs * dz;
+        es += stretch * stretch;
+        // F_l
+        float lj = rj0.w;
+        precise float dl = (li - lj) - edge.rest_length_diff;
+        sdl += dl;
+        el += dl * dl;
+        // F_t
+        float uxj = rj1.x, uyj = rj1.y, uzj = rj1.z;
+        precise float cx = uyi * uzj - uzi * uyj;
+        precise float cy = uzi * uxj - uxi * uzj;
+        precise float cz = uxi * uyj - uyi * uxj;
+        precise float c = sqrt(cx * cx + cy * cy + cz * cz);
+        precise float d = uxi * uxj + uyi * uyj + uzi * uzj;
+        precise float dtheta = ssk_spring_atan2(c, d) - edge.rest_angle;
+        bool okT = c > u_eps_par;
+        precise float w = okT ? dtheta / c : 0.0;
+        tx += w * uxj;
+        ty += w * uyj;
+        tz += w * uzj;
+        twd += w * d;
+        bool defined = li > u_eps_len && lj > u_eps_len;
+        et += defined ? dtheta * dtheta : 0.0;
+    }
+
+    float ks = stiffness(SSK_FORCE_SURFACE, i);
+    float kl = stiffness(SSK_FORCE_LENGTH, i);
+    float kt = stiffness(SSK_FORCE_TORSION, i);
+    float kb = stiffness(SSK_FORCE_BONE, i);
+    // neighbor stiffness k(i, j) = k / deg(i): the one-ring means
+    int deg = int(vd.y - vd.x);
+    precise float inv_deg = deg < 1 ? 0.0 : 1.0 / float(deg);
+    precise float ksn = ks * inv_deg;
+    precise float cl = -(kl * inv_deg * sdl);
+    precise float ct = kt * inv_deg * li;
+    precise float fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi);
+    precise float fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi);
+    precise float fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi);
+    precise float energy = 0.25 * (ks * es + kl * el + kt * (li * li) * et);
+
+    uint role = (scalars[i >> 2u] >> (8u * (i & 3u))) & 0xffu;
+    bool kinematic = role == SSK_ROLE_KINEMATIC, fixed_ = role == SSK_ROLE_STATIC;
+    vec4 bdir = frame_data[vd.z];
+    float bx = bdir.x, by = bdir.y, bz = bdir.z;
+    float phi0 = uintBitsToFloat(vd.w);
+    // Algorithm 1: handle weight, then F_e, then F_b
+    precise float hw = kinematic ? SSK_SPRING_HANDLE_WEIGHT : 1.0;
+    fx *= hw;
+    fy *= hw;
+    fz *= hw;
+    if ((u_flags & SSK_SPRING_FLAG_EDITS) != 0u) {
+        vec4 g = frame_data[u_bone_count + i];
+        precise float ex = g.x - xi, ey = g.y - yi, ez = g.z - zi;
+        fx += g.w * ex;
+        fy += g.w * ey;
+        fz += g.w * ez;
+        energy += 0.5 * g.w * (ex * ex + ey * ey + ez * ez);
+    }
+    {
+        precise float cphi = uxi * bx + uyi * by + uzi * bz;
+        precise float cx = uyi * bz - uzi * by;
+        precise float cy = uzi * bx - uxi * bz;
+        precise float cz = uxi * by - uyi * bx;
+        precise float sphi = sqrt(cx * cx + cy * cy + cz * cz);
+        precise float dphi = ssk_spring_atan2(sphi, cphi) - phi0;
+        bool ok = sphi > u_eps_par;
+        precise float cb = ok ? kb * li * dphi / sphi : 0.0;
+        fx += cb * (bx - cphi * uxi);
+        fy += cb * (by - cphi * uyi);
+        fz += cb * (bz - cphi * uzi);
+        energy += li > u_eps_len ? 0.5 * kb * (li * li) * (dphi * dphi) : 0.0;
+    }
+    if ((u_flags & SSK_SPRING_FLAG_WRITE) == 0u) {
+        scratch[i] = vec4(0.0, 0.0, energy, 0.0);
+        return;
+    }
+
+    fx = fixed_ ? 0.0 : fx;
+    fy = fixed_ ? 0.0 : fy;
+    fz = fixed_ ? 0.0 : fz;
+    precise float mx, my, mz; // the step
+    precise float kin = 0.0;
+    if ((u_flags & SSK_SPRING_FLAG_SEMI) != 0u) {
+        precise float ux = velocity[3u * i], uy = velocity[3u * i + 1u], uz = velocity[3u * i + 2u];
+        kin = 0.5 * (ux * ux + uy * uy + uz * uz);
+        ux = fixed_ ? 0.0 : u_keep * (ux + u_dt * fx);
+        uy = fixed_ ? 0.0 : u_keep * (uy + u_dt * fy);
+        uz = fixed_ ? 0.0 : u_keep * (uz + u_dt * fz);
+        velocity[3u * i] = ux;
+        velocity[3u * i + 1u] = uy;
+        velocity[3u * i + 2u] = uz;
+        mx = u_dt * ux;
+        my = u_dt * uy;
+        mz = u_dt * uz;
+    } else {
+        mx = u_dt * fx;
+        my = u_dt * fy;
+        mz = u_dt * fz;
+    }
+    precise float nx = xi + mx, ny = yi + my, nz = zi + mz;
+    precise float d2 = mx * mx + my * my + mz * mz;
+    precise float f2 = fx * fx + fy * fy + fz * fz;
+    next[3u * i] = nx;
+    next[3u * i + 1u] = ny;
+    next[3u * i + 2u] = nz;
+    scratch[i] = vec4(d2, f2, energy, kin);
+}
