@@ -456,6 +456,21 @@ static ssk_status build_mesh(import_ctx *c, uint32_t m, ssk_error *err)
     d->triangle_count = nf;
     d->triangles = c->triangles[m];
 
+    /* First UV channel (u, v); a channel with a non-finite value is
+     * dropped rather than failing the import (UVs are only passed on). */
+    if (mesh->mTextureCoords[0] && mesh->mNumUVComponents[0] >= 2 && nv > 0) {
+        float *uv = malloc((size_t)nv * 2 * sizeof(float));
+        if (!uv) return oom(c, err, "texture coordinates");
+        bool finite = true;
+        for (uint32_t v = 0; v < nv; ++v) {
+            uv[2 * (size_t)v] = (float)mesh->mTextureCoords[0][v].x;
+            uv[2 * (size_t)v + 1] = (float)mesh->mTextureCoords[0][v].y;
+            finite = finite && isfinite(uv[2 * (size_t)v]) && isfinite(uv[2 * (size_t)v + 1]);
+        }
+        if (finite) c->scene->mesh_uvs[m] = uv;
+        else free(uv);
+    }
+
     /* Influences per vertex, in mesh bone order (CSR by vertex). */
     ssk_status st = SSK_OK;
     uint32_t *offsets = xcalloc((size_t)nv + 1, sizeof *offsets);
@@ -650,8 +665,10 @@ static ssk_status build_rig(import_ctx *c, ssk_error *err)
     c->weights = xcalloc(nm, sizeof *c->weights);
     c->mesh_descs = xcalloc(nm, sizeof *c->mesh_descs);
     c->scene->mesh_nodes = xcalloc(nm, sizeof *c->scene->mesh_nodes);
+    c->scene->mesh_uvs = xcalloc(nm, sizeof *c->scene->mesh_uvs);
+    if (c->scene->mesh_uvs) c->scene->mesh_uv_count = nm;
     if (!c->object_matrices || !c->positions || !c->triangles || !c->bone_indices ||
-        !c->weights || !c->mesh_descs || !c->scene->mesh_nodes)
+        !c->weights || !c->mesh_descs || !c->scene->mesh_nodes || !c->scene->mesh_uvs)
         return oom(c, err, "meshes");
     for (uint32_t m = 0; m < nm; ++m) {
         c->scene->mesh_nodes[m] = c->ai_mesh_node[c->mesh_ai[m]];
@@ -847,6 +864,8 @@ void ssk_scene_destroy(ssk_scene *scene)
     free(scene->bone_nodes);
     free(scene->inverse_binds);
     free(scene->mesh_nodes);
+    for (uint32_t m = 0; m < scene->mesh_uv_count; ++m) free(scene->mesh_uvs[m]);
+    free(scene->mesh_uvs);
     for (uint32_t a = 0; a < scene->animation_count; ++a) {
         ssk_scene_anim *an = &scene->animations[a];
         for (uint32_t k = 0; k < an->channel_count; ++k) {
@@ -891,4 +910,10 @@ ssk_status ssk_scene_import(ssk_scene **out_scene, const char *path, ssk_error *
     }
     *out_scene = c.scene;
     return ssk_error_ok(err);
+}
+
+const float *ssk_scene_mesh_uvs(const ssk_scene *scene, uint32_t mesh)
+{
+    if (!scene || mesh >= scene->mesh_uv_count) return NULL;
+    return scene->mesh_uvs[mesh];
 }

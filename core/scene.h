@@ -69,9 +69,17 @@ struct ssk_scene {
     int32_t *bone_nodes;        /* #B: node of each rig bone, or -1 */
     double *inverse_binds;      /* #B by 16: inverse of the rig's bind */
     int32_t *mesh_nodes;        /* #M: node of each rig mesh, or -1 */
+    float **mesh_uvs;           /* #M: #V by 2 texture coordinates of the
+                                   mesh's first UV channel (u, v), or NULL
+                                   when it has none */
+    uint32_t mesh_uv_count;     /* entries of mesh_uvs (#M once allocated) */
     uint32_t animation_count;
     ssk_scene_anim *animations;
 };
+
+/* Texture coordinates of rig mesh `mesh` (#V by 2, owned by the scene), or
+ * NULL when the mesh has none or `mesh` is out of range (import.c). */
+const float *ssk_scene_mesh_uvs(const ssk_scene *scene, uint32_t mesh);
 
 /* --- double-precision helpers (anim.c) --------------------------------- */
 void ssk_mat4d_identity(double dst[16]);
