@@ -84,6 +84,8 @@ void ssk_bind_params_default(ssk_bind_params *out)
     out->method = SSK_BIND_AUTO;
     out->smooth_iterations = 6;
     out->max_distance = 0.0f;
+    out->compute_cor = 0;
+    ssk_cor_params_default(&out->cor);
 }
 
 const char *ssk_bind_method_name(ssk_bind_method method)
@@ -122,6 +124,7 @@ ssk_status ssk_bind_params_check(const ssk_bind_params *params, ssk_error *err)
                              "binding: %u smoothing iterations, more than the %u allowed",
                              (unsigned)params->smooth_iterations,
                              (unsigned)SSK_BIND_MAX_SMOOTH_ITERATIONS);
+    if (params->compute_cor) return ssk_cor_params_check(&params->cor, err);
     return ssk_error_ok(err);
 }
 
@@ -148,9 +151,28 @@ ssk_binding *ssk_binding_alloc(uint32_t vertex_count, uint32_t bone_count)
     return b;
 }
 
+bool ssk_binding_alloc_cor(ssk_binding *b)
+{
+    size_t n = b->vertex_count ? b->vertex_count : 1;
+    float *centers = calloc(3 * n, sizeof(float));
+    uint8_t *flags = calloc(n, 1);
+    if (!centers || !flags) {
+        free(centers);
+        free(flags);
+        return false;
+    }
+    free(b->cor_centers);
+    free(b->cor_flags);
+    b->cor_centers = centers;
+    b->cor_flags = flags;
+    return true;
+}
+
 void ssk_binding_destroy(ssk_binding *binding)
 {
     if (!binding) return;
+    free(binding->cor_centers);
+    free(binding->cor_flags);
     free(binding->bones);
     free(binding->t);
     free(binding->scale_vectors);
@@ -170,6 +192,9 @@ ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ss
     out->rig_hash = binding->rig_hash;
     out->params = binding->params;
     out->seconds = binding->seconds;
+    out->cor_centers = binding->cor_centers;
+    out->cor_flags = binding->cor_flags;
+    out->cor_seconds = binding->cor_seconds;
     return ssk_error_ok(err);
 }
 
@@ -668,10 +693,27 @@ ssk_status ssk_binding_create(ssk_binding **out, const ssk_rig *rig,
         }
     }
 
+    /* Centers of rotation (Le & Hodgins 2016), stored with the binding. */
+    if (params->compute_cor) {
+        const double cor_start = ssk_time_seconds();
+        if (!ssk_binding_alloc_cor(binding)) {
+            s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                              "binding: cannot allocate the centers of rotation of %u vertices",
+                              (unsigned)c.nv);
+            goto fail;
+        }
+        s = ssk_cor_precompute(binding->cor_centers, binding->cor_flags, rig, &params->cor,
+                               SSK_BACKEND_CPU, NULL, NULL, err);
+        if (s != SSK_OK) goto fail;
+        binding->cor_seconds = ssk_time_seconds() - cor_start;
+    }
+
     s = ssk_rig_hash_checked(rig, &binding->rig_hash, err);
     if (s != SSK_OK) goto fail;
     binding->params = *params;
     binding->params.method = c.method;
+    binding->params.compute_cor = params->compute_cor ? 1 : 0;
+    if (!params->compute_cor) ssk_cor_params_default(&binding->params.cor);
     binding->seconds = ssk_time_seconds() - start;
     ctx_free(&c);
     *out = binding;

@@ -21,11 +21,20 @@ struct ssk_binding {
     uint64_t rig_hash;      /* ssk_rig_hash of the rig */
     ssk_bind_params params; /* method resolved (never AUTO) */
     double seconds;         /* binding (or, for a loaded one, loading) time */
+    /* Centers of rotation (params.compute_cor), else NULL: #V by 3 rig
+     * space and #V flags; the time taken to compute them (0 when loaded). */
+    float *cor_centers;
+    uint8_t *cor_flags;
+    double cor_seconds;
 };
 
 /* Allocates a binding with zeroed arrays for #V vertices and #B bones;
  * NULL when out of memory. Free with ssk_binding_destroy. */
 ssk_binding *ssk_binding_alloc(uint32_t vertex_count, uint32_t bone_count);
+
+/* Allocates the binding's CoR arrays (cor_centers, cor_flags) for its #V.
+ * Returns false when out of memory (the binding is then unchanged). */
+bool ssk_binding_alloc_cor(ssk_binding *binding);
 
 /* The method ssk_binding_create uses for `method` on `rig`: AUTO becomes
  * WEIGHTS when the rig has a non-zero skin weight, else DIRECT; the others
@@ -33,7 +42,8 @@ ssk_binding *ssk_binding_alloc(uint32_t vertex_count, uint32_t bone_count);
 ssk_bind_method ssk_bind_resolve_method(const ssk_rig *rig, ssk_bind_method method);
 
 /* Checks ssk_bind_params ranges (method, finite max_distance >= 0,
- * smooth_iterations <= SSK_BIND_MAX_SMOOTH_ITERATIONS).
+ * smooth_iterations <= SSK_BIND_MAX_SMOOTH_ITERATIONS, and with
+ * compute_cor the CoR parameters, ssk_cor_params_check).
  * Errors: SSK_ERROR_INVALID_ARGUMENT naming the field. */
 ssk_status ssk_bind_params_check(const ssk_bind_params *params, ssk_error *err);
 

@@ -1,0 +1,475 @@
+/*
+ * bench_cor.c — skinning with optimized centers of rotation (Le & Hodgins
+ * 2016): the precomputation of the centers of rotation on a generated
+ * character-sized rig, on the CPU and on GL, and the per-frame cost of CoR
+ * skinning against LBS on both backends.
+ *
+ * Precomputation rig ("star"): 10 limbs (tubes of 50 rings x 40 segments
+ * plus two caps, radius 0.2-0.38, length 4-5.8), each a chain of 7 bones:
+ * 20,020 vertices, 40,000 triangles, 70 bones (the paper's "man": 20,846
+ * vertices, 41,616 triangles, 76 bones, 5.6 s on 8 cores). Skin weights
+ * are smooth and blend over 60% of a bone around each joint, with the
+ * joint planes tilted and waved around the limb so that no two vertices
+ * share their weights (as painted or BBW weights): w_b = max(0, 1 - |u -
+ * c_b| / 0.8)^2 normalized, u the vertex's coordinate along the chain in
+ * bone lengths, shifted by 0.15 sin(a) + 0.05 cos(3a) at angle a around
+ * the limb; c_b the bone centers. Timing: the whole ssk_cor_precompute
+ * call (integration mesh, clusters, search; GL: the data, its upload, the
+ * shader, the readback), median of --repeats runs (GL: the context is
+ * made before timing).
+ *
+ * Runtime rig: bench_skinning's limb (a tube along +Y of 64 segments, 8
+ * bones, about --vertices vertices) with 4 influence slots per vertex, the
+ * 4 nearest bones; their weights are hats of half-width 0.8 bone about the
+ * bone centers, so one or two are non-zero (the precomputation of this
+ * limb takes about a second; with bench_skinning's weights, where all 4
+ * are non-zero everywhere, it takes 20 s). The per-frame cost of LBS and
+ * CoR does not depend on the weights' values: every slot is blended. Its
+ * CoRs come from a binding made with compute_cor before timing. The pose
+ * bends every joint and twists along the chain (bench_skinning's). ms/frame
+ * is the whole ssk_deformer_deform call, warm, median.
+ *
+ * Usage: bench_cor [--vertices 100000] [--repeats N] [--backends cpu,gl]
+ *                  [--skip-runtime] [--skip-precompute]
+ */
+#include "springskin.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BENCH_PI 3.14159265358979323846
+#define STAR_LIMBS 10
+#define STAR_BONES_PER_LIMB 7
+#define STAR_RINGS 50
+#define STAR_SEGMENTS 40
+#define STAR_INFLUENCES 4
+/* Half-width of a bone's weight hat, in bone lengths. */
+#define STAR_HAT 0.8
+#define LIMB_BONES 8
+#define LIMB_INFLUENCES 4
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), compare_double);
+    return v[n / 2];
+}
+
+static void identity(float m[16])
+{
+    memset(m, 0, 16 * sizeof(float));
+    m[0] = m[5] = m[10] = m[15] = 1.0f;
+}
+
+static void rotation_about(float m[16], int axis, double angle, const float pivot[3])
+{
+    double c = cos(angle), s = sin(angle);
+    double r[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    int a = (axis + 1) % 3, b = (axis + 2) % 3;
+    r[a * 3 + a] = c;
+    r[a * 3 + b] = -s;
+    r[b * 3 + a] = s;
+    r[b * 3 + b] = c;
+    identity(m);
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) m[i * 4 + j] = (float)r[i * 3 + j];
+        m[i * 4 + 3] = (float)(pivot[i] - (r[i * 3] * pivot[0] + r[i * 3 + 1] * pivot[1] +
+                                            r[i * 3 + 2] * pivot[2]));
+    }
+}
+
+static void mul(float d[16], const float a[16], const float b[16])
+{
+    float r[16];
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+            float s = 0;
+            for (int k = 0; k < 4; ++k) s += a[i * 4 + k] * b[k * 4 + j];
+            r[i * 4 + j] = s;
+        }
+    memcpy(d, r, sizeof r);
+}
+
+/* The "star" precomputation rig (see the top of the file). */
+static ssk_rig *make_star(void)
+{
+    const uint32_t per_limb = STAR_RINGS * STAR_SEGMENTS + 2;
+    const uint32_t tri_per_limb = 2 * (STAR_RINGS - 1) * STAR_SEGMENTS + 2 * STAR_SEGMENTS;
+    const uint32_t nv = STAR_LIMBS * per_limb, nf = STAR_LIMBS * tri_per_limb;
+    const uint32_t nb = STAR_LIMBS * STAR_BONES_PER_LIMB;
+    float *pos = malloc(3 * (size_t)nv * sizeof(float));
+    int32_t *tri = malloc(3 * (size_t)nf * sizeof(int32_t));
+    int32_t *idx = calloc((size_t)nv * STAR_INFLUENCES, sizeof(int32_t));
+    float *w = calloc((size_t)nv * STAR_INFLUENCES, sizeof(float));
+    int32_t *parents = malloc(nb * sizeof(int32_t));
+    float *bind = malloc(16 * (size_t)nb * sizeof(float));
+    float *heads = malloc(3 * (size_t)nb * sizeof(float));
+    float *tails = malloc(3 * (size_t)nb * sizeof(float));
+    if (!pos || !tri || !idx || !w || !parents || !bind || !heads || !tails) return NULL;
+    uint32_t f = 0;
+    for (uint32_t l = 0; l < STAR_LIMBS; ++l) {
+        /* limb frame: axis d in the XZ plane tilted up, origin near 0 */
+        const double az = 2 * BENCH_PI * l / STAR_LIMBS, el = 0.3 * sin(3.0 * l);
+        const double d[3] = {cos(el) * cos(az), sin(el), cos(el) * sin(az)};
+        double e1[3] = {-sin(az), 0, cos(az)}; /* perpendicular, horizontal */
+        double e2[3] = {d[1] * e1[2] - d[2] * e1[1], d[2] * e1[0] - d[0] * e1[2],
+                        d[0] * e1[1] - d[1] * e1[0]};
+        const double length = 4.0 + 0.2 * l, radius = 0.2 + 0.02 * l;
+        const double bl = length / STAR_BONES_PER_LIMB, base = 0.5;
+        for (uint32_t b = 0; b < STAR_BONES_PER_LIMB; ++b) {
+            const uint32_t bone = l * STAR_BONES_PER_LIMB + b;
+            parents[bone] = b == 0 ? -1 : (int32_t)bone - 1;
+            identity(bind + 16 * bone);
+            for (int k = 0; k < 3; ++k) {
+                heads[3 * bone + k] = (float)(d[k] * (base + bl * b));
+                tails[3 * bone + k] = (float)(d[k] * (base + bl * (b + 1)));
+                bind[16 * bone + 4 * k + 3] = heads[3 * bone + k];
+            }
+        }
+        const uint32_t v0 = l * per_limb;
+        for (uint32_t r = 0; r < STAR_RINGS; ++r)
+            for (uint32_t s = 0; s < STAR_SEGMENTS; ++s) {
+                const double y = length * r / (STAR_RINGS - 1), a = 2 * BENCH_PI * s / STAR_SEGMENTS;
+                const uint32_t v = v0 + r * STAR_SEGMENTS + s;
+                for (int k = 0; k < 3; ++k)
+                    pos[3 * v + k] = (float)(d[k] * (base + y) +
+                                             radius * (cos(a) * e1[k] + sin(a) * e2[k]));
+            }
+        const uint32_t cap0 = v0 + STAR_RINGS * STAR_SEGMENTS, cap1 = cap0 + 1;
+        for (int k = 0; k < 3; ++k) {
+            pos[3 * cap0 + k] = (float)(d[k] * base);
+            pos[3 * cap1 + k] = (float)(d[k] * (base + length));
+        }
+        for (uint32_t r = 0; r + 1 < STAR_RINGS; ++r)
+            for (uint32_t s = 0; s < STAR_SEGMENTS; ++s) {
+                const int32_t a = (int32_t)(v0 + r * STAR_SEGMENTS + s);
+                const int32_t b = (int32_t)(v0 + r * STAR_SEGMENTS + (s + 1) % STAR_SEGMENTS);
+                const int32_t c = a + STAR_SEGMENTS, e = b + STAR_SEGMENTS;
+                int32_t *t = tri + 3 * f++;
+                t[0] = a, t[1] = c, t[2] = b;
+                t = tri + 3 * f++;
+                t[0] = b, t[1] = c, t[2] = e;
+            }
+        for (uint32_t s = 0; s < STAR_SEGMENTS; ++s) {
+            int32_t *t = tri + 3 * f++;
+            t[0] = (int32_t)cap0, t[1] = (int32_t)(v0 + s),
+            t[2] = (int32_t)(v0 + (s + 1) % STAR_SEGMENTS);
+            const uint32_t top = v0 + (STAR_RINGS - 1) * STAR_SEGMENTS;
+            t = tri + 3 * f++;
+            t[0] = (int32_t)cap1, t[1] = (int32_t)(top + (s + 1) % STAR_SEGMENTS),
+            t[2] = (int32_t)(top + s);
+        }
+        /* weights: hats along the chain, tilted and waved joint planes */
+        for (uint32_t v = v0; v < v0 + per_limb; ++v) {
+            const double y = (pos[3 * v] * d[0] + pos[3 * v + 1] * d[1] + pos[3 * v + 2] * d[2]) -
+                             base;
+            const double px = pos[3 * v] * e1[0] + pos[3 * v + 1] * e1[1] + pos[3 * v + 2] * e1[2];
+            const double pz = pos[3 * v] * e2[0] + pos[3 * v + 1] * e2[1] + pos[3 * v + 2] * e2[2];
+            const double a = atan2(pz, px);
+            const double u = y / bl + (v >= v0 + STAR_RINGS * STAR_SEGMENTS
+                                           ? 0.0
+                                           : 0.15 * sin(a) + 0.05 * cos(3 * a));
+            double wb[STAR_BONES_PER_LIMB], sum = 0;
+            for (uint32_t b = 0; b < STAR_BONES_PER_LIMB; ++b) {
+                const double c = b + 0.5, h = 1.0 - fabs(u - c) / STAR_HAT;
+                wb[b] = h > 0 ? h * h : 0;
+                if (b == 0 && u < c) wb[b] = 1; /* the ends belong to the end bones */
+                if (b + 1 == STAR_BONES_PER_LIMB && u > c) wb[b] = 1;
+                sum += wb[b];
+            }
+            uint32_t slot = 0;
+            for (uint32_t b = 0; b < STAR_BONES_PER_LIMB && slot < STAR_INFLUENCES; ++b)
+                if (wb[b] > 0) {
+                    idx[(size_t)v * STAR_INFLUENCES + slot] = (int32_t)(l * STAR_BONES_PER_LIMB + b);
+                    w[(size_t)v * STAR_INFLUENCES + slot++] = (float)(wb[b] / sum);
+                }
+        }
+    }
+    ssk_skeleton_desc sk = {nb, NULL, parents, bind, heads, tails};
+    ssk_mesh_desc md = {"star", nv, pos, nf, tri, STAR_INFLUENCES, idx, w, NULL};
+    ssk_rig *rig = NULL;
+    ssk_error err = {0};
+    if (ssk_rig_create(&rig, &sk, &md, 1, &err) != SSK_OK)
+        fprintf(stderr, "bench_cor: %s\n", err.message);
+    free(pos);
+    free(tri);
+    free(idx);
+    free(w);
+    free(parents);
+    free(bind);
+    free(heads);
+    free(tails);
+    return rig;
+}
+
+/* The runtime limb (see the top of the file). */
+static ssk_rig *make_limb(uint32_t target)
+{
+    const uint32_t segments = 64, rings = target / segments, nv = rings * segments;
+    const uint32_t nf = 2 * (rings - 1) * segments;
+    float *pos = malloc(3 * (size_t)nv * sizeof(float));
+    int32_t *tri = malloc(3 * (size_t)nf * sizeof(int32_t));
+    int32_t *idx = malloc((size_t)nv * LIMB_INFLUENCES * sizeof(int32_t));
+    float *w = malloc((size_t)nv * LIMB_INFLUENCES * sizeof(float));
+    int32_t parents[LIMB_BONES];
+    float bind[16 * LIMB_BONES];
+    if (!pos || !tri || !idx || !w) return NULL;
+    const float length = 8.0f, bone_length = length / LIMB_BONES;
+    for (int b = 0; b < LIMB_BONES; ++b) {
+        parents[b] = b - 1;
+        identity(bind + 16 * b);
+        bind[16 * b + 7] = bone_length * (float)b;
+    }
+    for (uint32_t r = 0; r < rings; ++r) {
+        const float y = length * (float)r / (float)(rings - 1);
+        for (uint32_t s = 0; s < segments; ++s) {
+            const double a = 2 * BENCH_PI * s / segments;
+            const size_t v = (size_t)r * segments + s;
+            pos[3 * v] = (float)(0.5 * cos(a));
+            pos[3 * v + 1] = y;
+            pos[3 * v + 2] = (float)(0.5 * sin(a));
+            int nearest = (int)floorf(y / bone_length);
+            if (nearest >= LIMB_BONES) nearest = LIMB_BONES - 1;
+            int first = nearest - 1;
+            if (first < 0) first = 0;
+            if (first + LIMB_INFLUENCES > LIMB_BONES) first = LIMB_BONES - LIMB_INFLUENCES;
+            float sum = 0;
+            for (int i = 0; i < LIMB_INFLUENCES; ++i) {
+                const int b = first + i;
+                const float center = bone_length * ((float)b + 0.5f);
+                const float h = 1.0f - fabsf(y - center) / (float)(STAR_HAT * bone_length);
+                float wi = h > 0.0f ? h * h : 0.0f;
+                if ((b == 0 && y < center) || (b == LIMB_BONES - 1 && y > center)) wi = 1.0f;
+                idx[v * LIMB_INFLUENCES + i] = b;
+                w[v * LIMB_INFLUENCES + i] = wi;
+                sum += wi;
+            }
+            for (int i = 0; i < LIMB_INFLUENCES; ++i) w[v * LIMB_INFLUENCES + i] /= sum;
+        }
+    }
+    size_t f = 0;
+    for (uint32_t r = 0; r + 1 < rings; ++r)
+        for (uint32_t s = 0; s < segments; ++s) {
+            const int32_t a = (int32_t)(r * segments + s),
+                          b = (int32_t)(r * segments + (s + 1) % segments);
+            const int32_t c = a + (int32_t)segments, d = b + (int32_t)segments;
+            int32_t *t = tri + 3 * f++;
+            t[0] = a, t[1] = c, t[2] = b;
+            t = tri + 3 * f++;
+            t[0] = b, t[1] = c, t[2] = d;
+        }
+    ssk_skeleton_desc sk = {LIMB_BONES, NULL, parents, bind, NULL, NULL};
+    ssk_mesh_desc md = {"limb", nv, pos, nf, tri, LIMB_INFLUENCES, idx, w, NULL};
+    ssk_rig *rig = NULL;
+    ssk_error err = {0};
+    if (ssk_rig_create(&rig, &sk, &md, 1, &err) != SSK_OK)
+        fprintf(stderr, "bench_cor: %s\n", err.message);
+    free(pos);
+    free(tri);
+    free(idx);
+    free(w);
+    return rig;
+}
+
+/* bench_skinning's pose: every joint bends about Z and twists about Y. */
+static void pose(float *skin, double phase)
+{
+    float global[16 * LIMB_BONES];
+    const float bone_length = 8.0f / LIMB_BONES;
+    for (int b = 0; b < LIMB_BONES; ++b) {
+        float head[3] = {0, bone_length * (float)b, 0}, bend[16], twist[16], local[16];
+        rotation_about(bend, 2, 0.3 * sin(phase + b), head);
+        rotation_about(twist, 1, 0.4 * cos(phase + 0.5 * b), head);
+        mul(local, bend, twist);
+        if (b == 0)
+            memcpy(global, local, sizeof local);
+        else
+            mul(global + 16 * b, global + 16 * (b - 1), local);
+        memcpy(skin + 16 * b, global + 16 * b, 16 * sizeof(float));
+    }
+}
+
+static void precompute_bench(ssk_gl_context *gl, const ssk_backend *backends, int backend_count,
+                             int repeats)
+{
+    ssk_rig *rig = make_star();
+    if (!rig) exit(1);
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    ssk_mesh_view mv;
+    ssk_rig_mesh(rig, 0, &mv, NULL);
+    float *centers = malloc(3 * (size_t)nv * sizeof(float)), *first = NULL;
+    uint8_t *flags = malloc(nv);
+    ssk_cor_params params;
+    ssk_cor_params_default(&params);
+    printf("Precomputation, %u vertices, %u triangles, %u bones (defaults: sigma %g, epsilon %g, "
+           "omega %g, cutoff %g):\n\n",
+           nv, mv.triangle_count, ssk_rig_bone_count(rig), (double)params.sigma,
+           (double)params.epsilon, (double)params.omega, (double)params.cutoff);
+    printf("| backend | seconds (median) | vertices with CoR | integration triangles | "
+           "similarity evaluations | max |CPU - this| / diagonal |\n");
+    printf("|---|---:|---:|---:|---:|---:|\n");
+    for (int b = 0; b < backend_count; ++b) {
+        if (backends[b] == SSK_BACKEND_GL && !gl) continue;
+        const int reps = repeats > 0 ? repeats : (backends[b] == SSK_BACKEND_GL ? 1 : 3);
+        double *t = malloc((size_t)reps * sizeof(double));
+        ssk_cor_stats stats = {0};
+        for (int r = 0; r < reps; ++r) {
+            ssk_error err = {0};
+            if (ssk_cor_precompute(centers, flags, rig, &params, backends[b], gl, &stats, &err) !=
+                SSK_OK) {
+                fprintf(stderr, "bench_cor: %s\n", err.message);
+                exit(1);
+            }
+            t[r] = stats.seconds;
+        }
+        double diff = 0.0;
+        if (!first) {
+            first = malloc(3 * (size_t)nv * sizeof(float));
+            memcpy(first, centers, 3 * (size_t)nv * sizeof(float));
+        } else {
+            for (size_t i = 0; i < 3 * (size_t)nv; ++i)
+                if (fabs((double)centers[i] - first[i]) > diff) diff = fabs((double)centers[i] - first[i]);
+        }
+        double lo[3] = {1e30, 1e30, 1e30}, hi[3] = {-1e30, -1e30, -1e30};
+        for (uint32_t v = 0; v < nv; ++v)
+            for (int k = 0; k < 3; ++k) {
+                lo[k] = fmin(lo[k], mv.positions[3 * v + k]);
+                hi[k] = fmax(hi[k], mv.positions[3 * v + k]);
+            }
+        const double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                                 (hi[2] - lo[2]) * (hi[2] - lo[2]));
+        char evaluations[32] = "every candidate";
+        if (backends[b] == SSK_BACKEND_CPU)
+            snprintf(evaluations, sizeof evaluations, "%llu",
+                     (unsigned long long)stats.evaluated_triangles);
+        printf("| %s | %.3f | %u | %llu | %s | %.2g |\n", ssk_backend_name(backends[b]),
+               median(t, reps), stats.cor_count, (unsigned long long)stats.integration_triangles,
+               evaluations, diff / diag);
+        fflush(stdout);
+        free(t);
+    }
+    printf("\n");
+    free(first);
+    free(centers);
+    free(flags);
+    ssk_rig_destroy(rig);
+}
+
+static void runtime_bench(ssk_gl_context *gl, const ssk_backend *backends, int backend_count,
+                          uint32_t vertices, int repeats)
+{
+    ssk_rig *rig = make_limb(vertices);
+    if (!rig) exit(1);
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    bp.compute_cor = 1;
+    ssk_binding *binding = NULL;
+    ssk_error err = {0};
+    if (ssk_binding_create(&binding, rig, &bp, &err) != SSK_OK) {
+        fprintf(stderr, "bench_cor: %s\n", err.message);
+        exit(1);
+    }
+    ssk_binding_view view;
+    ssk_binding_get(binding, &view, NULL);
+    printf("Runtime, limb of %u vertices, %d bones, %d influences (CoRs precomputed in %.2f s):\n\n",
+           nv, LIMB_BONES, LIMB_INFLUENCES, view.cor_seconds);
+    printf("| backend | LBS ms/frame | CoR ms/frame | CoR / LBS | DQS ms/frame |\n");
+    printf("|---|---:|---:|---:|---:|\n");
+    float *out = malloc(3 * (size_t)nv * sizeof(float));
+    const ssk_method methods[3] = {SSK_METHOD_LBS, SSK_METHOD_COR, SSK_METHOD_DQS};
+    for (int b = 0; b < backend_count; ++b) {
+        if (backends[b] == SSK_BACKEND_GL && !gl) continue;
+        const int reps = repeats > 0 ? repeats : (backends[b] == SSK_BACKEND_GL ? 31 : 201);
+        double *t = malloc((size_t)reps * sizeof(double));
+        double ms[3];
+        for (int m = 0; m < 3; ++m) {
+            ssk_deformer *d = NULL;
+            ssk_deformer_desc desc = {methods[m], backends[b], gl, NULL, binding};
+            if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
+                fprintf(stderr, "bench_cor: %s\n", err.message);
+                exit(1);
+            }
+            float skin[16 * LIMB_BONES];
+            pose(skin, 0.0);
+            ssk_deformer_deform(d, out, skin, NULL, &err); /* warm-up */
+            for (int r = 0; r < reps; ++r) {
+                pose(skin, 0.1 * r);
+                const double t0 = now();
+                if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
+                    fprintf(stderr, "bench_cor: %s\n", err.message);
+                    exit(1);
+                }
+                t[r] = now() - t0;
+            }
+            ms[m] = 1e3 * median(t, reps);
+            ssk_deformer_destroy(d);
+        }
+        printf("| %s | %.3f | %.3f | %.2f | %.3f |\n", ssk_backend_name(backends[b]), ms[0], ms[1],
+               ms[1] / ms[0], ms[2]);
+        fflush(stdout);
+        free(t);
+    }
+    free(out);
+    ssk_binding_destroy(binding);
+    ssk_rig_destroy(rig);
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t vertices = 100000;
+    int repeats = 0, skip_runtime = 0, skip_precompute = 0;
+    ssk_backend backends[2] = {SSK_BACKEND_CPU, SSK_BACKEND_GL};
+    int backend_count = 2;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--vertices") == 0 && i + 1 < argc) {
+            vertices = (uint32_t)strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
+            repeats = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--backends") == 0 && i + 1 < argc) {
+            backend_count = 0;
+            for (char *tok = strtok(argv[++i], ","); tok && backend_count < 2; tok = strtok(NULL, ","))
+                if (ssk_backend_parse(&backends[backend_count], tok, NULL) == SSK_OK)
+                    backend_count++;
+        } else if (strcmp(argv[i], "--skip-runtime") == 0) {
+            skip_runtime = 1;
+        } else if (strcmp(argv[i], "--skip-precompute") == 0) {
+            skip_precompute = 1;
+        } else {
+            fprintf(stderr, "usage: bench_cor [--vertices N] [--repeats N] [--backends cpu,gl] "
+                            "[--skip-runtime] [--skip-precompute]\n");
+            return 2;
+        }
+    }
+    ssk_gl_context *gl = NULL;
+    for (int b = 0; b < backend_count; ++b)
+        if (backends[b] == SSK_BACKEND_GL) {
+            ssk_error err = {0};
+            if (ssk_gl_context_create(&gl, &err) != SSK_OK) {
+                fprintf(stderr, "bench_cor: GL skipped: %s\n", err.message);
+            } else {
+                ssk_gl_info info;
+                ssk_gl_context_info(gl, &info, NULL);
+                fprintf(stderr, "GL renderer: %s (%s)\n", info.renderer, info.version);
+            }
+        }
+    if (!skip_precompute) precompute_bench(gl, backends, backend_count, repeats);
+    if (!skip_runtime) runtime_bench(gl, backends, backend_count, vertices, repeats);
+    ssk_gl_context_destroy(gl);
+    return 0;
+}
