@@ -1,0 +1,61 @@
+"""SpringSkin: character skinning on numpy arrays.
+
+The Python API of the SpringSkin C core (``core/include/springskin.h``):
+import rigged files or build rigs from arrays, bind, deform with linear
+blend skinning, dual quaternion skinning, Toothman's rigid attachment,
+incremental rotation and spring deformers or a deformer graph, on the CPU
+(OpenMP) or OpenGL compute shaders, and bake animations to point caches.
+
+>>> import springskin
+>>> rig = springskin.load("/usr/share/assimp/models/X/BCN_Epileptic.X")
+>>> deformer = springskin.Deformer(rig, method="dqs", backend="cpu")
+>>> positions = deformer.deform(rig.skinning_matrices(frame=10))   # (V, 3) float32
+>>> springskin.bake(rig, "out.pc2", method="lbs")
+
+Arrays: float inputs (positions, matrices, weights) accept float32 or
+float64, index inputs any integer dtype, of any strides and byte order;
+they are converted to the core's float32 / int32. Outputs are new
+C-contiguous float32 arrays (or ``out=``). A wrong shape or dtype kind,
+NaN/Inf or an index out of range raises ValueError or TypeError naming the
+argument and the expected shape. The other errors: :class:`SpringSkinError`
+(RuntimeError) and its subclasses, OSError / FileNotFoundError for files,
+MemoryError; exceptions raised from a core status carry it as ``status``
+(e.g. ``"SSK_ERROR_GRAPH"``).
+
+Matrices are (4, 4) row-major acting on column vectors; positions are in
+the file's units, each mesh in its object space; the skeleton and skinning
+matrices in rig space (see :mod:`springskin.rig`).
+"""
+
+from . import _core
+from ._core import GLError, GLUnavailableError, SpringDivergedError, SpringSkinError
+from ._core import version as _core_version
+from .bake import bake
+from .binding import Binding, load_binding
+from .deformer import Deformer, GLContext
+from .graph import Graph
+from .rig import Animation, Bones, Mesh, Rig, load
+
+__version__ = _core_version
+
+#: Skinning methods of :class:`Deformer` and :func:`bake`, the core's
+#: names: "lbs", "dqs", "rigid", "irs", "spring" (and "cor" where the core
+#: has optimized centers of rotation).
+METHODS = _core.methods
+#: Backends: "auto" (GL on a hardware GPU, else the CPU), "cpu", "gl".
+BACKENDS = _core.backends
+#: Attachment binding methods of :meth:`Rig.bind`: ("auto", "direct",
+#: "weights", "planar").
+BIND_METHODS = _core.bind_methods
+#: Total weight at or below which a vertex stays at rest (Blender's
+#: threshold, SSK_WEIGHT_EPSILON = 1e-4 as float32).
+WEIGHT_EPSILON = _core.WEIGHT_EPSILON
+#: Most influences per vertex (SSK_MAX_INFLUENCES).
+MAX_INFLUENCES = _core.MAX_INFLUENCES
+
+__all__ = [
+    "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Deformer", "GLContext",
+    "GLError", "GLUnavailableError", "Graph", "MAX_INFLUENCES", "METHODS", "Mesh", "Rig",
+    "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON", "bake", "load",
+    "load_binding",
+]

@@ -1,0 +1,146 @@
+"""Bake: sample an animation frame by frame, deform, stream to a cache."""
+
+import os
+
+from . import _checks
+from . import _core
+from .binding import Binding, load_binding
+from .deformer import GLContext
+from .graph import Graph
+
+__all__ = ["bake"]
+
+# int32 frame numbers of the core's bake description.
+_MAX_FRAME = 2**31 - 1
+
+
+def _frame_range(frames):
+    """(first, last) inclusive for the core; (0, -1) is the whole animation."""
+    if frames is None:
+        return 0, -1
+    if isinstance(frames, range):
+        if frames.step != 1:
+            raise ValueError(f"frames: expected a range with step 1, got {frames!r}")
+        if len(frames) == 0:
+            raise ValueError(f"frames: empty range {frames!r}")
+        first, last = frames.start, frames.stop - 1
+    elif isinstance(frames, (tuple, list)) and len(frames) == 2:
+        first, last = frames
+    else:
+        raise TypeError(f"frames: expected None, a (first, last) pair or a range, "
+                        f"got {type(frames).__name__}")
+    first = _checks.integer(first, "frames[0]", 0, _MAX_FRAME)
+    last = _checks.integer(last, "frames[1]", 0, _MAX_FRAME)
+    if first > last:
+        raise ValueError(f"frames: first frame {first} comes after last frame {last}")
+    return first, last
+
+
+def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto",
+         binding=None, animation=0, gl_context=None, normals=False):
+    """Bake an animation of a loaded rig to a point cache.
+
+    Samples the animation at ``t = frame / fps`` seconds for each frame,
+    deforms every mesh (as :meth:`Deformer.deform_frame`) and streams the
+    positions, meshes concatenated in mesh order, each in its object space.
+    The file is written under a temporary name and renamed when complete:
+    on any error no output file is left behind. The GIL is released for the
+    whole bake.
+
+    Parameters
+    ----------
+    rig : Rig
+        A rig from :func:`load` with at least one animation.
+    path : str or os.PathLike
+        Output file; the format comes from the extension: ``.pc2`` (3ds Max
+        / Blender Mesh Cache point cache: start frame = the first baked
+        frame, one sample per frame, float32 little-endian), or ``.abc``
+        (Alembic: one Xform + PolyMesh per mesh, the Xform animated with the
+        mesh node's object matrix, constant topology, uv when the file has
+        texture coordinates, time sampling 1/fps s from first / fps).
+    frames : None or (int, int) or range, optional
+        Inclusive ``(first, last)`` frames, or a range with step 1; default
+        the whole animation, ``0 .. floor(duration * fps)``.
+    fps : float, default 24
+        Frames per second, > 0.
+    method : str, optional
+        One of :data:`springskin.METHODS`, as :class:`Deformer` (default
+        "lbs"); exclusive with `graph`.
+    graph : dict or str or os.PathLike or Graph, optional
+        A deformer graph, as :class:`Deformer`.
+    backend : {"auto", "cpu", "gl"}, default "auto"
+    binding : Binding or str or os.PathLike, optional
+        Attachment binding for the methods that need one (default: bound
+        with the default parameters for this bake).
+    animation : int, default 0
+        Index in :attr:`Rig.animations`.
+    gl_context : GLContext, optional
+        A shared GL context.
+    normals : bool, default False
+        Also write each frame's area-weighted vertex normals (object space)
+        as Alembic ``N``; ``.abc`` only.
+
+    Returns
+    -------
+    dict
+        ``path``, ``frame_count``, ``vertex_count`` (whole rig),
+        ``wall_seconds`` (sampling, deform and writing), ``deform_seconds``
+        (the deformer alone), ``ms_per_frame`` (wall), ``backend`` ("cpu" or
+        "gl"), ``device``, ``warning`` (None, or why "auto" fell back to the
+        CPU), and for spring nodes ``spring_iterations``,
+        ``spring_iterations_max``, ``spring_residual_max``,
+        ``spring_frames_unconverged``.
+
+    Raises
+    ------
+    ValueError
+        A rig built from arrays (it has no animation: deform poses with
+        :meth:`Deformer.deform`), no animation, `animation` out of range, a
+        frame range outside ``0 .. floor(duration * fps)``, fps <= 0, an
+        unknown extension, normals for a ``.pc2`` output, an invalid graph or
+        binding.
+    SpringSkinError
+        An output format the core does not support yet
+        (``"SSK_ERROR_UNSUPPORTED"``).
+    OSError
+        The output cannot be written.
+    GLUnavailableError, GLError, SpringDivergedError
+        As :class:`Deformer`.
+    """
+    from .rig import Rig
+
+    _checks.instance(rig, "rig", Rig)
+    path = _checks.path(path, "path")
+    if rig._scene is None:
+        raise ValueError("bake: this rig was built from arrays and has no animation; "
+                         "deform poses with Deformer.deform and write them yourself")
+    first, last = _frame_range(frames)
+    fps = _checks.real(fps, "fps", positive=True)
+    if method is not None and graph is not None:
+        raise ValueError("method, graph: give one of them (a graph names its skinning method)")
+    if method is not None:
+        _checks.choice(method, "method", _checks.METHODS)
+    _checks.choice(backend, "backend", _checks.BACKENDS)
+    count = len(rig.animations)
+    if count == 0:
+        raise ValueError(f"bake: {rig.path!r} has no animation to bake")
+    animation = _checks.integer(animation, "animation", 0, count - 1)
+    core_graph = None
+    if graph is not None:
+        graph = graph if isinstance(graph, Graph) else Graph(graph, rig)
+        core_graph = graph._for_rig(rig)
+    if binding is not None:
+        if isinstance(binding, (str, os.PathLike)):
+            binding = load_binding(binding, rig)
+        _checks.instance(binding, "binding", Binding)
+    if gl_context is not None:
+        _checks.instance(gl_context, "gl_context", GLContext)
+    if not isinstance(normals, bool):
+        raise TypeError(f"normals: expected a bool, got {type(normals).__name__}")
+    stats = _core.bake(rig._scene, path, method or "lbs", backend, fps, animation, first, last,
+                       core_graph, binding._core if binding is not None else None,
+                       gl_context._core if gl_context is not None else None, normals)
+    stats["path"] = path
+    frames_baked = stats["frame_count"]
+    stats["ms_per_frame"] = 1000.0 * stats["wall_seconds"] / frames_baked if frames_baked else 0.0
+    return stats

@@ -1,0 +1,149 @@
+"""Attachment bindings (Toothman 2020, ch. 3; Toothman & Neff 2017)."""
+
+from . import _checks
+from . import _core
+
+__all__ = ["Binding", "load_binding"]
+
+
+class Binding:
+    """An attachment binding: each vertex attached to one bone.
+
+    Made by :meth:`Rig.bind` or :func:`load_binding`. Vertex i is attached
+    to bone ``bones[i]`` at ``t[i]`` in [0, 1] along its segment head p ->
+    tail c: attachment point ``a_i = p + t_i (c - p)`` and scale vector
+    ``s_i = v_i - a_i``, in rig space at bind (Toothman 2020, 3.1). The
+    rigid, IRS, radial and spring deformers move ``a_i`` with the posed bone
+    and rotate ``s_i``.
+
+    Attributes
+    ----------
+    vertex_count : int
+        #V of the whole rig (rows: meshes concatenated).
+    bone_count : int
+        #B of the rig it was made for.
+    bones : numpy.ndarray, (V,) int32, read-only
+        Attached bone per vertex.
+    t : numpy.ndarray, (V,) float32, read-only
+        Parameter along the bone, in [0, 1].
+    scale_vectors : numpy.ndarray, (V, 3) float32, read-only
+        ``s_i`` at bind, rig space, model units.
+    rig_hash : int
+        :attr:`Rig.hash` of the rig it was made for.
+    method : str
+        The binding method used ("direct", "weights" or "planar"; never
+        "auto").
+    smooth_iterations : int
+    max_distance : float
+    seconds : float
+        Time the binding took (or the load, for a reused cache).
+    reused : bool
+        True when :meth:`Rig.bind` loaded it from its ``cache`` file.
+    """
+
+    def __init__(self):
+        raise TypeError("Binding objects come from Rig.bind() or springskin.load_binding()")
+
+    @classmethod
+    def _wrap(cls, core, reused=False):
+        self = cls.__new__(cls)
+        self._core = core
+        info = core.info()
+        self.vertex_count = info["vertex_count"]
+        self.bone_count = info["bone_count"]
+        self.bones = info["bones"]
+        self.t = info["t"]
+        self.scale_vectors = info["scale_vectors"]
+        self.rig_hash = info["rig_hash"]
+        self.method = info["method"]
+        self.smooth_iterations = info["smooth_iterations"]
+        self.max_distance = info["max_distance"]
+        self.seconds = info["seconds"]
+        self.reused = bool(reused)
+        return self
+
+    def matches(self, rig):
+        """True when this binding was made for `rig` (same :attr:`Rig.hash`)."""
+        from .rig import Rig
+
+        _checks.instance(rig, "rig", Rig)
+        return self.rig_hash == rig.hash
+
+    def save(self, path):
+        """Write the binding file ("SSKBIND1", little-endian, see
+        ``core/binding_io.c``): the rig hash, the parameters and per vertex
+        the bone, t and scale vector; written to a temporary name and
+        renamed.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Raises
+        ------
+        OSError
+            The file cannot be written.
+        """
+        self._core.save(_checks.path(path, "path"))
+
+    def report(self, rig):
+        """Binding quality (Toothman 2020, Fig. 7-9).
+
+        Parameters
+        ----------
+        rig : Rig
+            The rig it was made for.
+
+        Returns
+        -------
+        dict
+            ``mean_scale_length``, ``max_scale_length`` (``|s_i|``, model
+            units), ``max_attachment_gap`` (largest ``|a_i - a_j|`` over
+            mesh edges), ``off_weight_share`` (share of vertices attached to
+            a bone other than their largest-weight bone, in [0, 1]).
+
+        Raises
+        ------
+        ValueError
+            The binding is not `rig`'s.
+        """
+        from .rig import Rig
+
+        _checks.instance(rig, "rig", Rig)
+        return self._core.report(rig._core)
+
+    def __repr__(self):
+        return (f"<springskin.Binding: {self.vertex_count} vertices, {self.bone_count} bones, "
+                f"method {self.method}, {self.smooth_iterations} smoothing iterations>")
+
+
+def load_binding(path, rig=None):
+    """Load a binding file written by :meth:`Binding.save` (or ``springskin
+    bind -o``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    rig : Rig, optional
+        When given, the binding must have been made for it.
+
+    Returns
+    -------
+    Binding
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    OSError
+        Unreadable, truncated, or not a binding file.
+    ValueError
+        Made for another rig (``status`` ``"SSK_ERROR_BINDING_MISMATCH"``).
+    """
+    from .rig import Rig
+
+    path = _checks.existing_file(path, "path")
+    core_rig = None
+    if rig is not None:
+        core_rig = _checks.instance(rig, "rig", Rig)._core
+    return Binding._wrap(_core.load_binding(path, core_rig))

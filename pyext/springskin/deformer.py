@@ -1,0 +1,321 @@
+"""Deformers: a skinning method or a deformer graph on a backend."""
+
+import os
+import warnings
+
+from . import _checks
+from . import _core
+from .binding import Binding, load_binding
+from .graph import Graph
+
+__all__ = ["Deformer", "GLContext"]
+
+
+class GLContext:
+    """A headless OpenGL 4.3 context (EGL, no window) on a thread of its own.
+
+    Every GL call of the core runs on that thread, so a host's current
+    context (Blender's) is never touched. Share one between deformers (and
+    :func:`bake`) with ``gl_context=`` instead of letting each create its
+    own. Platforms tried in order: the EGL device platform with a hardware
+    device, the surfaceless platform (Mesa llvmpipe without a GPU), any EGL
+    device.
+
+    Raises
+    ------
+    GLUnavailableError
+        No EGL display or no OpenGL 4.3 core context; the message says which
+        platforms were tried and why they failed.
+    """
+
+    def __init__(self):
+        self._core = _core.GLContext()
+
+    @property
+    def info(self):
+        """dict: platform, device, vendor, renderer, version, glsl_version,
+        hardware (False for software renderers such as llvmpipe), and the
+        compute limits (max_work_group_count, max_work_group_size,
+        max_work_group_invocations, max_shared_memory_bytes,
+        max_ssbo_bytes)."""
+        return self._core.info()
+
+    def __repr__(self):
+        info = self.info
+        return f"<springskin.GLContext {info['renderer']!r} ({info['platform']})>"
+
+
+class Deformer:
+    """Deforms every mesh of a rig, one pose at a time.
+
+    Parameters
+    ----------
+    rig : Rig
+        Kept alive by the deformer.
+    method : str, optional
+        The skinning method when no `graph` is given (default "lbs"), one of
+        :data:`springskin.METHODS`:
+
+        - ``lbs``: linear blend skinning (Magnenat-Thalmann et al. 1988;
+          Blender's Armature modifier): ``v' = sum_i w_i S_i v / sum_i w_i``.
+        - ``dqs``: dual quaternion skinning (Kavan et al. 2008) exactly as
+          Blender 3.4's Armature modifier with Preserve Volume.
+        - ``rigid``: rigid attachment skinning (Toothman 2020, 4.1):
+          ``v' = a' + R_b s``.
+        - ``irs``: incremental rotation skinning (Toothman 2020, Eq. 14-18).
+        - ``spring``: rigid attachment relaxed by the spring deformer
+          (Toothman 2020, 4.2, Eq. 21-23) with its default parameters.
+        - ``cor``: skinning with optimized centers of rotation (Le &
+          Hodgins 2016, Algorithm 1), where the core provides it.
+    graph : dict or str or os.PathLike or Graph, optional
+        A deformer graph (``docs/deformer-graph.md``) instead of `method`:
+        the JSON document as a dict, a JSON file, or a :class:`Graph`.
+    backend : {"auto", "cpu", "gl"}, default "auto"
+        ``cpu``: OpenMP; ``gl``: OpenGL 4.3 compute shaders (headless EGL);
+        ``auto``: GL on a hardware GPU, else the CPU (a RuntimeWarning is
+        issued when no GL context could be made at all).
+    binding : Binding or str or os.PathLike, optional
+        The binding for the methods and nodes that need one (rigid, irs,
+        radial, spring; :attr:`Graph.needs_binding`): a Binding of this rig,
+        or a binding file; by default the rig is bound with the default
+        parameters when the method or graph needs it.
+    gl_context : GLContext, optional
+        A shared GL context for the gl and auto backends.
+
+    Raises
+    ------
+    TypeError
+        An argument of the wrong type.
+    ValueError
+        Unknown method or backend, both method and graph, an invalid graph,
+        a binding of another rig, unstable spring parameters.
+    GLUnavailableError, GLError
+        backend="gl" without a usable context, or a shader failure.
+
+    Notes
+    -----
+    Positions in and out are whole-rig (V, 3) arrays: the meshes
+    concatenated in mesh order (:attr:`Mesh.rows`), each mesh in its own
+    object space. A mesh m is deformed as
+    ``v' = inverse(O_m(t)) @ blend_b(S_b) @ O_m @ v`` with O_m its rest
+    object matrix and O_m(t) its object matrix at the frame: blending
+    happens in rig space as in Blender's armature space.
+
+    The deformer keeps its buffers (GL: the rig uploaded once into shader
+    storage buffers; per frame only per-bone data is uploaded), so repeated
+    :meth:`deform` calls reuse them. The GIL is released during the compute;
+    calls on one deformer from several threads are serialized.
+    """
+
+    def __init__(self, rig, method=None, graph=None, backend="auto", binding=None,
+                 gl_context=None):
+        from .rig import Rig
+
+        _checks.instance(rig, "rig", Rig)
+        if method is not None and graph is not None:
+            raise ValueError("method, graph: give one of them (a graph names its skinning "
+                             "method)")
+        if method is not None:
+            _checks.choice(method, "method", _checks.METHODS)
+        _checks.choice(backend, "backend", _checks.BACKENDS)
+        core_graph = None
+        if graph is not None:
+            graph = graph if isinstance(graph, Graph) else Graph(graph, rig)
+            core_graph = graph._for_rig(rig)
+        if binding is not None:
+            if isinstance(binding, (str, os.PathLike)):
+                binding = load_binding(binding, rig)
+            _checks.instance(binding, "binding", Binding)
+        if gl_context is not None:
+            _checks.instance(gl_context, "gl_context", GLContext)
+        self._rig = rig
+        self._graph = graph
+        self._binding = binding
+        self._method = method if graph is None else None
+        self._core = _core.Deformer(
+            rig._core, method or "lbs", backend, core_graph,
+            binding._core if binding is not None else None,
+            gl_context._core if gl_context is not None else None)
+        self._gl_context = gl_context
+        if self._core.warning:
+            warnings.warn(self._core.warning, RuntimeWarning, stacklevel=2)
+
+    # --- per frame -------------------------------------------------------
+    def deform(self, skinning_matrices, object_matrices=None, frame=None, out=None):
+        """Deform every mesh for one pose.
+
+        Parameters
+        ----------
+        skinning_matrices : array_like, (B, 4, 4) float32 or float64
+            ``S_b = G_b(pose) @ inverse(bind_b)``, rig space, row-major
+            acting on column vectors (:meth:`Rig.skinning_matrices` of a
+            loaded rig). Any strides and byte order; finite.
+        object_matrices : array_like, (M, 4, 4) float, optional
+            Each mesh's object -> rig matrix at this frame
+            (:meth:`Rig.object_matrices`); default: the rest object
+            matrices. Must be invertible.
+        frame : float, optional
+            The frame at which keyed graph parameters (radial amounts, edit
+            weights) are evaluated, and that frame-dependent springs use to
+            continue from the previous frame; default: the last one set
+            (initially 0).
+        out : numpy.ndarray, (V, 3) float32, optional
+            A C-contiguous, aligned, writable native float32 array to write
+            into (zero-copy on the CPU backend); returned.
+
+        Returns
+        -------
+        numpy.ndarray, (V, 3) float32
+            Deformed whole-rig positions, each mesh in its object space,
+            model units; a new array unless `out` is given.
+
+        Raises
+        ------
+        TypeError
+            A dtype of the wrong kind (integers, bool, complex, object), an
+            `out` that is not a float32 ndarray.
+        ValueError
+            A wrong shape, e.g. ``skinning_matrices: expected shape
+            (B, 4, 4) = (54, 4, 4), got (54, 4)``; NaN or infinity (with its
+            index); a singular object matrix; an `out` that is not
+            C-contiguous or is read-only.
+        SpringDivergedError
+            A spring node diverged: ``positions`` (the last good iterate,
+            written to the result anyway) and ``report`` are attributes of
+            the exception.
+        GLError
+            A GL failure.
+
+        Notes
+        -----
+        The result of the last deform is also what :meth:`normals` and
+        :meth:`max_displacement` read (the CPU backend reads that array
+        itself: modifying it in place before calling them changes their
+        input).
+        """
+        return self._core.deform(skinning_matrices, object_matrices, frame, out)
+
+    def deform_frame(self, frame, fps=24, animation=0, out=None):
+        """Deform a loaded rig at a frame of its animation.
+
+        Samples :meth:`Rig.sample` at ``t = frame / fps`` and deforms with
+        the skinning and object matrices, with the keyed parameters at
+        `frame`; the same as each frame of :func:`bake`.
+
+        Returns
+        -------
+        numpy.ndarray, (V, 3) float32
+
+        Raises
+        ------
+        ValueError
+            The rig has no animation; otherwise as :meth:`Rig.sample` and
+            :meth:`deform`.
+        """
+        skinning, objects = self._rig.sample(frame, fps, animation)
+        return self._core.deform(skinning, objects, float(frame), out)
+
+    def normals(self, out=None):
+        """Area-weighted vertex normals of the last deform's positions,
+        computed on the deformer's backend (or the graph's normals node).
+
+        Parameters
+        ----------
+        out : numpy.ndarray, (V, 3) float32, optional
+            As :meth:`deform`'s `out` (not the positions array itself).
+
+        Returns
+        -------
+        numpy.ndarray, (V, 3) float32
+            Unit normals in each mesh's object space; (0, 0, 0) for vertices
+            without triangles.
+
+        Raises
+        ------
+        ValueError
+            No deform yet, or the last one failed.
+        """
+        return self._core.normals(out)
+
+    def max_displacement(self, reference):
+        """Largest per-vertex distance between the last deform's positions
+        and `reference`, reduced on the backend (the convergence measure of
+        the iterative deformers, Toothman 2020, 4.2.2).
+
+        Parameters
+        ----------
+        reference : array_like, (V, 3) float
+            Whole-rig positions.
+
+        Returns
+        -------
+        float
+            ``max_v |p_v - r_v|``, model units.
+
+        Raises
+        ------
+        ValueError
+            No deform yet or the last one failed, a wrong shape or
+            non-finite values.
+        """
+        return self._core.max_displacement(reference)
+
+    def set_frame(self, frame):
+        """Set the frame of keyed parameters for the next deforms (as the
+        `frame` argument of :meth:`deform`)."""
+        self._core.set_frame(_checks.real(frame, "frame"))
+
+    # --- reports ---------------------------------------------------------
+    @property
+    def spring_report(self):
+        """dict: the spring nodes of the last deform, summed: ``iterations``
+        (total), ``residual`` (largest), ``energy`` (total), ``converged``
+        (all converged); zeros and False without a spring node."""
+        return self._core.spring_report()
+
+    @property
+    def timing(self):
+        """dict: seconds of the last deform: ``upload_seconds`` (per-bone
+        data), ``compute_seconds`` (the kernels), ``readback_seconds``
+        (positions back to the host; 0 on the CPU)."""
+        return self._core.timing()
+
+    @property
+    def backend(self):
+        """str: the backend used, "cpu" or "gl" (never "auto")."""
+        return self._core.backend
+
+    @property
+    def device_name(self):
+        """str: ``"cpu (OpenMP, N threads)"`` or the GL renderer."""
+        return self._core.device_name
+
+    @property
+    def warning(self):
+        """str or None: why ``backend="auto"`` fell back to the CPU."""
+        return self._core.warning
+
+    @property
+    def rig(self):
+        """Rig: the deformed rig."""
+        return self._rig
+
+    @property
+    def method(self):
+        """str or None: the method (None when a graph is used)."""
+        return None if self._graph is not None else (self._method or "lbs")
+
+    @property
+    def graph(self):
+        """Graph or None."""
+        return self._graph
+
+    @property
+    def vertex_count(self):
+        """int: rows V of the position arrays."""
+        return self._core.vertex_count
+
+    def __repr__(self):
+        what = "graph" if self._graph is not None else self.method
+        return (f"<springskin.Deformer {what} on {self.backend} ({self.device_name}): "
+                f"{self.vertex_count} vertices>")

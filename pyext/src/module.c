@@ -1,0 +1,300 @@
+/*
+ * module.c — springskin._core: module definition, exceptions and the
+ * mapping of ssk_status codes to them, name parsing helpers.
+ */
+#define SSK_PYEXT_IMPORT_ARRAY
+#include "common.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+PyObject *ssk_py_error;
+PyObject *ssk_py_gl_unavailable;
+PyObject *ssk_py_gl_error;
+PyObject *ssk_py_spring_diverged;
+
+PyObject *ssk_py_exception_type(ssk_status status)
+{
+    switch (status) {
+    case SSK_ERROR_INVALID_ARGUMENT:
+    case SSK_ERROR_NONFINITE:
+    case SSK_ERROR_EMPTY_MESH:
+    case SSK_ERROR_TRIANGLE_INDEX:
+    case SSK_ERROR_BONE_INDEX:
+    case SSK_ERROR_NEGATIVE_WEIGHT:
+    case SSK_ERROR_PARENT_INDEX:
+    case SSK_ERROR_PARENT_CYCLE:
+    case SSK_ERROR_NO_ANIMATION:
+    case SSK_ERROR_FRAME_RANGE:
+    case SSK_ERROR_BIND:
+    case SSK_ERROR_BINDING_MISMATCH:
+    case SSK_ERROR_GRAPH:
+    case SSK_ERROR_SPRING_UNSTABLE:
+        return PyExc_ValueError;
+    case SSK_ERROR_IO:
+        return PyExc_OSError;
+    case SSK_ERROR_OUT_OF_MEMORY:
+        return PyExc_MemoryError;
+    case SSK_ERROR_GL_UNAVAILABLE:
+        return ssk_py_gl_unavailable;
+    case SSK_ERROR_GL_SHADER:
+    case SSK_ERROR_GL:
+        return ssk_py_gl_error;
+    case SSK_ERROR_SPRING_DIVERGED:
+        return ssk_py_spring_diverged;
+    default: /* import, no skeleton, unsupported, and anything new */
+        return ssk_py_error;
+    }
+}
+
+PyObject *ssk_py_raise(const ssk_error *err, const char *prefix, const char *path)
+{
+    const ssk_status status = err->status == SSK_OK ? SSK_ERROR_INVALID_ARGUMENT : err->status;
+    const char *message = err->message[0] ? err->message : ssk_status_message(status);
+    /* no "bake: bake: ..." when the core's message already names the call */
+    if (prefix && strncmp(message, prefix, strlen(prefix)) == 0) prefix = NULL;
+    PyObject *text = PyUnicode_FromFormat("%s%s", prefix ? prefix : "", message);
+    if (!text) return NULL;
+    PyObject *type = ssk_py_exception_type(status), *args = NULL, *exc = NULL;
+    struct stat st;
+    if (status == SSK_ERROR_IO && path && stat(path, &st) != 0 && errno == ENOENT) {
+        type = PyExc_FileNotFoundError;
+        args = Py_BuildValue("(iON)", ENOENT, text, PyUnicode_DecodeFSDefault(path));
+    } else {
+        args = PyTuple_Pack(1, text);
+    }
+    Py_DECREF(text);
+    if (!args) return NULL;
+    exc = PyObject_Call(type, args, NULL);
+    Py_DECREF(args);
+    if (!exc) return NULL;
+    PyObject *name = PyUnicode_FromString(ssk_status_name(status));
+    if (!name || PyObject_SetAttrString(exc, "status", name) != 0) {
+        Py_XDECREF(name);
+        Py_DECREF(exc);
+        return NULL;
+    }
+    Py_DECREF(name);
+    PyErr_SetObject(type, exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+static int parse_name(PyObject *obj, const char *name, int *out,
+                      ssk_status (*parse)(void *, const char *, ssk_error *))
+{
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a string, got %.100s", name,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    const char *text = PyUnicode_AsUTF8(obj);
+    if (!text) return -1;
+    ssk_error err = {0};
+    if (parse(out, text, &err) != SSK_OK) {
+        char prefix[128];
+        snprintf(prefix, sizeof prefix, "%s: ", name);
+        ssk_py_raise(&err, prefix, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static ssk_status parse_method_cb(void *out, const char *text, ssk_error *err)
+{
+    ssk_method m;
+    ssk_status s = ssk_method_parse(&m, text, err);
+    if (s == SSK_OK) *(int *)out = (int)m;
+    return s;
+}
+
+static ssk_status parse_backend_cb(void *out, const char *text, ssk_error *err)
+{
+    ssk_backend b;
+    ssk_status s = ssk_backend_parse(&b, text, err);
+    if (s == SSK_OK) *(int *)out = (int)b;
+    return s;
+}
+
+int ssk_py_parse_method(PyObject *obj, const char *name, ssk_method *out)
+{
+    int value = 0;
+    if (parse_name(obj, name, &value, parse_method_cb) != 0) return -1;
+    *out = (ssk_method)value;
+    return 0;
+}
+
+int ssk_py_parse_backend(PyObject *obj, const char *name, ssk_backend *out)
+{
+    int value = 0;
+    if (parse_name(obj, name, &value, parse_backend_cb) != 0) return -1;
+    *out = (ssk_backend)value;
+    return 0;
+}
+
+/* A tuple of the names name_of(0 .. count-1), skipping values without a
+ * name (NULL). */
+static PyObject *name_tuple(int count, const char *(*name_of)(int))
+{
+    PyObject *list = PyList_New(0), *tuple = NULL;
+    if (!list) return NULL;
+    for (int i = 0; i < count; ++i) {
+        const char *name = name_of(i);
+        if (!name) continue;
+        PyObject *s = PyUnicode_FromString(name);
+        if (!s || PyList_Append(list, s) != 0) {
+            Py_XDECREF(s);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    tuple = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return tuple;
+}
+
+static const char *method_name_of(int i) { return ssk_method_name((ssk_method)i); }
+static const char *backend_name_of(int i) { return ssk_backend_name((ssk_backend)i); }
+static const char *bind_method_name_of(int i) { return ssk_bind_method_name((ssk_bind_method)i); }
+static const char *profile_name_of(int i) { return ssk_radial_profile_name((ssk_radial_profile)i); }
+
+static PyObject *py_status_message(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    PyObject *name = NULL;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "status_message: expected a status name");
+        return NULL;
+    }
+    for (int s = 0; s < SSK_STATUS_COUNT; ++s)
+        if (PyUnicode_CompareWithASCIIString(arg, ssk_status_name((ssk_status)s)) == 0)
+            return PyUnicode_FromString(ssk_status_message((ssk_status)s));
+    name = PyObject_Repr(arg);
+    if (name) PyErr_Format(PyExc_ValueError, "status_message: unknown status %U", name);
+    Py_XDECREF(name);
+    return NULL;
+}
+
+static PyMethodDef module_methods[] = {
+    {"import_scene", (PyCFunction)(void (*)(void))ssk_py_import_scene,
+     METH_VARARGS | METH_KEYWORDS,
+     "import_scene(path) -> Scene: ssk_scene_import (Assimp), GIL released."},
+    {"bind", (PyCFunction)(void (*)(void))ssk_py_bind, METH_VARARGS | METH_KEYWORDS,
+     "bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None)"
+     " -> (Binding, reused): ssk_binding_create or ssk_binding_cached."},
+    {"load_binding", (PyCFunction)(void (*)(void))ssk_py_load_binding,
+     METH_VARARGS | METH_KEYWORDS, "load_binding(path, rig=None) -> Binding: ssk_binding_load."},
+    {"graph_parse", (PyCFunction)(void (*)(void))ssk_py_graph_parse,
+     METH_VARARGS | METH_KEYWORDS, "graph_parse(json, rig) -> Graph: ssk_graph_parse."},
+    {"graph_load", (PyCFunction)(void (*)(void))ssk_py_graph_load,
+     METH_VARARGS | METH_KEYWORDS, "graph_load(path, rig) -> Graph: ssk_graph_load."},
+    {"graph_from_method", (PyCFunction)(void (*)(void))ssk_py_graph_from_method,
+     METH_VARARGS | METH_KEYWORDS,
+     "graph_from_method(method, rig) -> Graph: ssk_graph_from_method."},
+    {"bake", (PyCFunction)(void (*)(void))ssk_py_bake, METH_VARARGS | METH_KEYWORDS,
+     "bake(scene, path, method='lbs', backend='auto', fps=24.0, animation=0, first=0, "
+     "last=-1, graph=None, binding=None, gl_context=None, normals=False) -> dict: "
+     "ssk_scene_bake."},
+    {"status_message", py_status_message, METH_O,
+     "status_message(name) -> str: the generic message of a status name."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "springskin._core",
+    "Private extension module of springskin: the SpringSkin C core on numpy arrays.\n"
+    "Use the `springskin` package, which validates and documents.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+static int add_type(PyObject *module, PyTypeObject *type, const char *name)
+{
+    if (PyType_Ready(type) < 0) return -1;
+    Py_INCREF(type);
+    if (PyModule_AddObject(module, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+static int add_object(PyObject *module, const char *name, PyObject *value)
+{
+    if (!value) return -1;
+    if (PyModule_AddObject(module, name, value) < 0) {
+        Py_DECREF(value);
+        return -1;
+    }
+    return 0;
+}
+
+/* A new exception class springskin.<name>(base), documented. */
+static PyObject *new_exception(const char *name, PyObject *base, const char *doc)
+{
+    char qualified[128];
+    snprintf(qualified, sizeof qualified, "springskin.%s", name);
+    return PyErr_NewExceptionWithDoc(qualified, doc, base, NULL);
+}
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    import_array();
+    PyObject *module = PyModule_Create(&module_def);
+    if (!module) return NULL;
+    ssk_py_error = new_exception(
+        "SpringSkinError", PyExc_RuntimeError,
+        "Errors of the SpringSkin core that are not about an argument: a file Assimp cannot "
+        "import, a file without a skeleton, an unsupported request. Attribute `status`: the "
+        "C status name (SSK_ERROR_...).");
+    if (!ssk_py_error) goto fail;
+    ssk_py_gl_unavailable = new_exception(
+        "GLUnavailableError", ssk_py_error,
+        "No usable OpenGL 4.3 context through EGL (backend='gl' only; 'auto' falls back to "
+        "the CPU with a warning).");
+    ssk_py_gl_error = new_exception("GLError", ssk_py_error,
+                                    "An OpenGL error or a GLSL shader that does not compile "
+                                    "(the message carries GLSL's log).");
+    ssk_py_spring_diverged = new_exception(
+        "SpringDivergedError", ssk_py_error,
+        "The spring solver diverged. The positions of the last good iterate were still "
+        "written: attribute `positions` holds them, `report` the spring report.");
+    if (!ssk_py_gl_unavailable || !ssk_py_gl_error || !ssk_py_spring_diverged) goto fail;
+    Py_INCREF(ssk_py_error);
+    Py_INCREF(ssk_py_gl_unavailable);
+    Py_INCREF(ssk_py_gl_error);
+    Py_INCREF(ssk_py_spring_diverged);
+    if (add_object(module, "SpringSkinError", ssk_py_error) < 0 ||
+        add_object(module, "GLUnavailableError", ssk_py_gl_unavailable) < 0 ||
+        add_object(module, "GLError", ssk_py_gl_error) < 0 ||
+        add_object(module, "SpringDivergedError", ssk_py_spring_diverged) < 0)
+        goto fail;
+    if (add_type(module, &ssk_py_rig_type, "Rig") < 0 ||
+        add_type(module, &ssk_py_scene_type, "Scene") < 0 ||
+        add_type(module, &ssk_py_binding_type, "Binding") < 0 ||
+        add_type(module, &ssk_py_graph_type, "Graph") < 0 ||
+        add_type(module, &ssk_py_gl_context_type, "GLContext") < 0 ||
+        add_type(module, &ssk_py_deformer_type, "Deformer") < 0)
+        goto fail;
+    if (add_object(module, "version", PyUnicode_FromString(ssk_version_string())) < 0 ||
+        add_object(module, "methods", name_tuple(SSK_METHOD_COUNT, method_name_of)) < 0 ||
+        add_object(module, "backends", name_tuple(SSK_BACKEND_COUNT, backend_name_of)) < 0 ||
+        add_object(module, "bind_methods",
+                   name_tuple(SSK_BIND_METHOD_COUNT, bind_method_name_of)) < 0 ||
+        add_object(module, "radial_profiles",
+                   name_tuple(SSK_RADIAL_PROFILE_COUNT, profile_name_of)) < 0 ||
+        PyModule_AddIntConstant(module, "MAX_INFLUENCES", SSK_MAX_INFLUENCES) < 0 ||
+        add_object(module, "WEIGHT_EPSILON", PyFloat_FromDouble(SSK_WEIGHT_EPSILON)) < 0)
+        goto fail;
+    return module;
+fail:
+    Py_DECREF(module);
+    return NULL;
+}
