@@ -26,6 +26,7 @@ demo: build
 	mkdir -p $(BUILD)/demo
 	$(CLI) info $(DEMO_IN)
 	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_lbs.pc2 --method lbs
+	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_lbs.abc --method lbs --normals
 	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_dqs.pc2 --method dqs
 # LBS and DQS side by side at the frame where they differ most
 # (--frame auto: largest distance of one vertex between the two methods).

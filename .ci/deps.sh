@@ -9,6 +9,9 @@ packages=(
   libegl-dev libgl-dev libglew-dev libcglm-dev libpng-dev libcairo2-dev
   libjson-c-dev
   libxxhash-dev
+  libmurmurhash-dev
+  python3-pytest python3-numpy
+  python3-dev python3-hypothesis python3-setuptools python3-wheel python3-pip
   libegl-mesa0 libgl1-mesa-dri
 )
 missing=()

@@ -1,14 +1,15 @@
 /* main.c — the `springskin` command-line tool.
  *
  *   springskin info FILE [--fps FPS] [--backend auto|cpu|gl]
- *   springskin bake FILE -o OUT [--method lbs|dqs|rigid|irs | --graph G.json]
+ *   springskin bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor | --graph G.json]
  *                   [--binding B] [--fps FPS] [--frames A:B]
- *                   [--backend auto|cpu|gl] [--animation N]
+ *                   [--backend auto|cpu|gl] [--animation N] [--normals]
  *   springskin preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]
  *                   [--size WxH] [--fps FPS] [--animation N] [--backend B]
  *   springskin gpuinfo [--backend auto|cpu|gl]
  *   springskin bind FILE [-o BINDING] [--report] [--method auto|direct|weights|planar]
- *                   [--smooth N] [--max-distance D]
+ *                   [--smooth N] [--max-distance D] [--cor [--cor-sigma S]
+ *                   [--cor-epsilon E] [--cor-omega W] [--cor-cutoff C]]
  *   springskin --help | --version | COMMAND --help
  *
  * Errors print "springskin: error: <message>" on stderr. Exit status: 0 on
@@ -96,7 +97,7 @@ static void print_main_help(FILE *f)
           "\n"
           "commands:\n"
           "  info FILE [--fps FPS]          meshes, bones and animations of FILE\n"
-          "  bake FILE -o OUT [options]     bake an animation to a .pc2 point cache\n"
+          "  bake FILE -o OUT [options]     bake an animation to a .pc2 or .abc cache\n"
           "  preview FILE -o OUT.png [options]\n"
           "                                 render a frame, one panel per method, to PNG\n"
           "  gpuinfo                        the headless GL context: platform, renderer,\n"
@@ -150,9 +151,11 @@ static void print_gpuinfo_help(FILE *f)
 
 static void print_bake_help(FILE *f)
 {
-    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring | --graph G.json]\n"
+    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor |\n"
+          "                       --graph G.json]\n"
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
-          "                       [--backend auto|cpu|gl] [--animation N] [--verbose]\n"
+          "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
+          "                       [--verbose]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -160,32 +163,42 @@ static void print_bake_help(FILE *f)
           "\n"
           "options:\n"
           "  -o, --output OUT   output file; the format comes from the extension:\n"
-          "                     .pc2 (Blender's Mesh Cache modifier, 3ds Max)\n"
+          "                     .pc2 (Blender's Mesh Cache modifier, 3ds Max) or\n"
+          "                     .abc (Alembic: Blender, Maya, Houdini, renderers)\n"
           "  --method M         lbs: linear blend skinning (default)\n"
           "                     dqs: dual quaternion skinning (Blender's Preserve Volume)\n"
           "                     rigid: rigid attachment skinning (Toothman 2020, 4.1)\n"
           "                     irs: incremental rotation skinning (Toothman 2020, 4.1)\n"
           "                     spring: rigid attachment relaxed by the spring deformer\n"
           "                     (Toothman 2020, 4.2) with its default parameters\n"
+          "                     cor: optimized centers of rotation (Le & Hodgins 2016);\n"
+          "                     the centers come from --binding B when it has them\n"
+          "                     (bind --cor), else they are computed first\n"
           "  --graph G.json     deform with a deformer graph instead of one method\n"
           "                     (skinning, radial, spring, normals nodes;\n"
           "                     docs/deformer-graph.md)\n"
-          "  --binding B        attachment binding file for rigid, irs and radial nodes:\n"
-          "                     loaded when B exists (it must be this rig's, e.g. from\n"
-          "                     'bind -o B'), else bound with the defaults and saved to B;\n"
-          "                     without it the binding is computed for this bake only\n"
+          "  --binding B        attachment binding file for rigid, irs and radial nodes\n"
+          "                     (and the centers of rotation of cor): loaded when B\n"
+          "                     exists (it must be this rig's, e.g. from 'bind -o B';\n"
+          "                     for cor without centers they are added and B saved),\n"
+          "                     else bound with the defaults and saved to B; without\n"
+          "                     it the binding is computed for this bake only\n"
           "  --fps FPS          frames per second, > 0 (default 24)\n"
           "  --frames A:B       inclusive frame range (default: the whole animation,\n"
           "                     frames 0 .. floor(duration * FPS))\n"
           "  --backend B        auto (default: GL on a hardware GPU, else cpu), cpu, gl\n"
           "  --animation N      animation index (default 0; see 'info')\n"
+          "  --normals          .abc only: also write per-vertex normals (N) per frame\n"
           "  --verbose          print each frame's spring iterations and residual\n"
           "                     on stderr\n"
           "  -h, --help         show this help\n"
           "\n"
           "The .pc2 file starts at frame A with a sample rate of 1 (one sample per\n"
-          "frame). Progress is shown on stderr when it is a terminal; a summary line\n"
-          "is printed on stdout. On failure no output file is left behind.\n",
+          "frame). The .abc file holds one Xform + PolyMesh per mesh (named after\n"
+          "it), constant topology, UVs when the file has them, one sample per frame\n"
+          "at A/FPS + i/FPS seconds. Progress is shown on stderr when it is a\n"
+          "terminal; a summary line is printed on stdout. On failure no output file\n"
+          "is left behind.\n",
           f);
 }
 
@@ -207,7 +220,7 @@ static void print_preview_help(FILE *f)
           "                     auto: the frame where the first two methods differ\n"
           "                     most (largest distance of one vertex between them)\n"
           "  --methods LIST     comma-separated methods, one panel each, 1 to 8\n"
-          "                     (lbs, dqs; default lbs,dqs)\n"
+          "                     (lbs, dqs, rigid, irs, spring, cor; default lbs,dqs)\n"
           "  --size WxH         image size in pixels, each 16..8192 (default: 480\n"
           "                     wide per panel by 640 high)\n"
           "  --fps FPS          frames per second, > 0 (default 24)\n"
@@ -223,12 +236,15 @@ static void print_bind_help(FILE *f)
 {
     fputs("usage: " PROGRAM " bind FILE [-o BINDING] [--report]\n"
           "                       [--method auto|direct|weights|planar] [--smooth N]\n"
-          "                       [--max-distance D]\n"
+          "                       [--max-distance D] [--cor [--cor-sigma S]\n"
+          "                       [--cor-epsilon E] [--cor-omega W] [--cor-cutoff C]]\n"
           "\n"
           "Attaches every vertex of the rig to one bone at a point along it (the\n"
           "attachment binding of the rigid and incremental-rotation deformers,\n"
           "Toothman 2020, ch. 3) and prints a summary line: vertices, bones, method,\n"
-          "smoothing iterations and time.\n"
+          "smoothing iterations and time. With --cor it also precomputes the centers\n"
+          "of rotation of CoR skinning (Le & Hodgins 2016) and stores them in the\n"
+          "binding, and prints a second line: vertices with a center, time.\n"
           "\n"
           "options:\n"
           "  -o, --output BINDING  binding file: reused when it holds a binding of this\n"
@@ -246,6 +262,14 @@ static void print_bind_help(FILE *f)
           "                        (default 6)\n"
           "  --max-distance D      fail when a vertex ends farther than D (model units)\n"
           "                        from the bone it is attached to; 0 (default): no limit\n"
+          "  --cor                 precompute and store the centers of rotation\n"
+          "  --cor-sigma S         width of the similarity kernel (Eq. 1), 0.001..10\n"
+          "                        (default 0.1)\n"
+          "  --cor-epsilon E       subdivide integration edges until their weight\n"
+          "                        distance is below E, 0.02..2 (default 0.1)\n"
+          "  --cor-omega W         seed radius in weight space, (0, 2] (default 0.1)\n"
+          "  --cor-cutoff C        similarity where the search stops, (0, 0.01]\n"
+          "                        (default 1e-6)\n"
           "  -h, --help            show this help\n",
           f);
 }
@@ -541,22 +565,36 @@ static ssk_status bake_graph_and_binding(const ssk_rig *rig, ssk_method method,
                 graph_path ? graph_path : ssk_method_name(method));
         return SSK_OK;
     }
+    const int cor = ssk_graph_needs_cor(*graph);
     struct stat st;
+    ssk_bind_params params;
     if (stat(binding_path, &st) == 0) {
         s = ssk_binding_load(binding, binding_path, rig, err);
-        if (s == SSK_OK) printf("binding: loaded %s\n", binding_path);
-        return s;
+        ssk_binding_view loaded;
+        if (s == SSK_OK) s = ssk_binding_get(*binding, &loaded, err);
+        if (s != SSK_OK || !cor || loaded.cor_centers) {
+            if (s == SSK_OK) printf("binding: loaded %s\n", binding_path);
+            return s;
+        }
+        /* CoR needs centers the file lacks: bind again with the file's
+         * parameters plus the centers, and save */
+        params = loaded.params;
+        params.compute_cor = 1;
+        ssk_cor_params_default(&params.cor);
+        ssk_binding_destroy(*binding);
+        *binding = NULL;
+    } else {
+        ssk_bind_params_default(&params);
+        params.compute_cor = cor;
     }
-    ssk_bind_params params;
-    ssk_bind_params_default(&params);
     int reused = 0;
     s = ssk_binding_cached(binding, rig, &params, binding_path, &reused, err);
     if (s == SSK_OK) {
         ssk_binding_view view;
         if (ssk_binding_get(*binding, &view, err) == SSK_OK)
-            printf("binding: bound %u vertices (%s) in %.3f s -> %s\n",
+            printf("binding: bound %u vertices (%s%s) in %.3f s -> %s\n",
                    (unsigned)view.vertex_count, ssk_bind_method_name(view.params.method),
-                   view.seconds, binding_path);
+                   view.cor_centers ? ", centers of rotation" : "", view.seconds, binding_path);
     }
     return s;
 }
@@ -574,13 +612,14 @@ static int command_bake(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *method_text = NULL, *fps_text = NULL,
                *frames_text = NULL, *backend_text = NULL, *animation_text = NULL,
-               *graph_path = NULL, *binding_path = NULL, *verbose = OPTION_FLAG_UNSET;
+               *graph_path = NULL, *binding_path = NULL, *verbose = OPTION_FLAG_UNSET,
+               *normals = OPTION_FLAG_UNSET;
     const option_spec specs[] = {
         {"output", 'o', &output},       {"method", 0, &method_text},
         {"fps", 0, &fps_text},          {"frames", 0, &frames_text},
         {"backend", 0, &backend_text},  {"animation", 0, &animation_text},
         {"graph", 0, &graph_path},      {"binding", 0, &binding_path},
-        {"verbose", 0, &verbose},
+        {"verbose", 0, &verbose},       {"normals", 0, &normals},
     };
     int r = parse_options("bake", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_bake_help);
@@ -602,6 +641,7 @@ static int command_bake(int argc, char **argv)
     desc.animation = 0;
     desc.first_frame = 0;
     desc.last_frame = -1;
+    desc.with_normals = normals == OPTION_FLAG_SET;
     if (method_text && ssk_method_parse(&desc.method, method_text, &err) != SSK_OK)
         return usage_error("bake", "--method: %s", err.message);
     if (backend_text && ssk_backend_parse(&desc.backend, backend_text, &err) != SSK_OK)
@@ -894,11 +934,14 @@ static int command_preview(int argc, char **argv)
 static int command_bind(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *report = OPTION_FLAG_UNSET, *method_text = NULL,
-               *smooth_text = NULL, *distance_text = NULL;
+               *smooth_text = NULL, *distance_text = NULL, *cor = OPTION_FLAG_UNSET,
+               *cor_text[4] = {NULL, NULL, NULL, NULL};
     const option_spec specs[] = {
         {"output", 'o', &output},      {"report", 0, &report},
         {"method", 0, &method_text},   {"smooth", 0, &smooth_text},
-        {"max-distance", 0, &distance_text},
+        {"max-distance", 0, &distance_text}, {"cor", 0, &cor},
+        {"cor-sigma", 0, &cor_text[0]}, {"cor-epsilon", 0, &cor_text[1]},
+        {"cor-omega", 0, &cor_text[2]}, {"cor-cutoff", 0, &cor_text[3]},
     };
     int r = parse_options("bind", argc, argv, 2, specs, sizeof specs / sizeof specs[0], &path,
                           print_bind_help);
@@ -929,6 +972,22 @@ static int command_bind(int argc, char **argv)
                                distance_text);
         params.max_distance = (float)d;
     }
+    params.compute_cor = cor == OPTION_FLAG_SET;
+    static const char *const cor_names[4] = {"--cor-sigma", "--cor-epsilon", "--cor-omega",
+                                             "--cor-cutoff"};
+    float *cor_values[4] = {&params.cor.sigma, &params.cor.epsilon, &params.cor.omega,
+                            &params.cor.cutoff};
+    for (int i = 0; i < 4; ++i) {
+        if (!cor_text[i]) continue;
+        if (!params.compute_cor) return usage_error("bind", "%s needs --cor", cor_names[i]);
+        char *end = NULL;
+        errno = 0;
+        double d = strtod(cor_text[i], &end);
+        if (end == cor_text[i] || *end != '\0' || errno == ERANGE || !isfinite(d) ||
+            fabs(d) > FLT_MAX)
+            return usage_error("bind", "bad number for %s: '%s'", cor_names[i], cor_text[i]);
+        *cor_values[i] = (float)d;
+    }
 
     ssk_scene *scene = NULL;
     ssk_status s = ssk_scene_import(&scene, path, &err);
@@ -948,6 +1007,9 @@ static int command_bind(int argc, char **argv)
     s = ssk_binding_get(binding, &view, &err);
     if (s == SSK_OK && report == OPTION_FLAG_SET)
         s = ssk_binding_report_compute(&quality, binding, rig, &err);
+    const bool has_cor = s == SSK_OK && view.cor_centers;
+    uint32_t with_cor = 0;
+    for (uint32_t v = 0; has_cor && v < view.vertex_count; ++v) with_cor += view.cor_flags[v] != 0;
     ssk_binding_destroy(binding);
     ssk_scene_destroy(scene);
     if (s != SSK_OK) return runtime_error(&err, s);
@@ -965,6 +1027,21 @@ static int command_bind(int argc, char **argv)
                ssk_bind_method_name(view.params.method),
                (unsigned)view.params.smooth_iterations, view.seconds * MS_PER_SECOND,
                output ? " -> " : "", output ? output : "");
+    if (has_cor) {
+        const unsigned with = with_cor;
+        if (reused)
+            printf("centers of rotation: %u of %u vertices (sigma %g, epsilon %g, omega %g, "
+                   "cutoff %g), reused\n",
+                   with, (unsigned)view.vertex_count, (double)view.params.cor.sigma,
+                   (double)view.params.cor.epsilon, (double)view.params.cor.omega,
+                   (double)view.params.cor.cutoff);
+        else
+            printf("centers of rotation: %u of %u vertices (sigma %g, epsilon %g, omega %g, "
+                   "cutoff %g) in %.2f ms\n",
+                   with, (unsigned)view.vertex_count, (double)view.params.cor.sigma,
+                   (double)view.params.cor.epsilon, (double)view.params.cor.omega,
+                   (double)view.params.cor.cutoff, view.cor_seconds * MS_PER_SECOND);
+    }
     if (report == OPTION_FLAG_SET) {
         printf("mean |s|: %.6g\n", quality.mean_scale_length);
         printf("max |s|: %.6g\n", quality.max_scale_length);

@@ -20,6 +20,9 @@ typedef struct ssk_frame_data {
     /* DQS: #B dual quaternions of the rig-space skinning matrices (NULL
      * when the graph has no DQS node). */
     const ssk_dual_quat *dual_quats;
+    /* CoR: #B ssk_cor_bone of the rig-space skinning matrices (NULL when
+     * the graph has no CoR node). */
+    const ssk_cor_bone *cor_bones;
     /* #M by 16: pre = rest object matrix O_m (object -> rig), post =
      * inverse(O_m(t)) (rig -> object at the frame), objects = O_m(t);
      * mesh_identity[m] is 1 when O_m and O_m(t) are both the identity. */
@@ -38,6 +41,8 @@ typedef enum ssk_kernel {
     SSK_KERNEL_NORMALS, /* output <- area-weighted vertex normals of input */
     SSK_KERNEL_SPRING,  /* output <- spring deformer relaxing input (the
                            first stage) */
+    SSK_KERNEL_COR,     /* output <- CoR skinning of the rest positions
+                           (centers of rotation from the binding view) */
     SSK_KERNEL_COUNT
 } ssk_kernel;
 
@@ -63,8 +68,10 @@ typedef struct ssk_kernel_call {
 
 typedef struct ssk_backend_ops {
     const char *name;
-    /* Uploads/keeps what the rig needs (and the binding's bones, t and
-     * scale vectors when binding is not NULL). */
+    /* Uploads/keeps what the rig needs, and from `binding` (NULL when no
+     * node needs one) the bones, t and scale vectors when binding->bones
+     * is not NULL (attachment kernels) and the centers of rotation when
+     * binding->cor_centers is not NULL (CoR kernel). */
     ssk_status (*create)(void **out_state, const ssk_rig *rig, const ssk_binding_view *binding,
                          ssk_gl_context *gl, ssk_error *err);
     void (*destroy)(void *state);

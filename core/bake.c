@@ -1,14 +1,20 @@
 /* bake.c — the main job: sample an animation frame by frame, deform the
  * whole rig and stream the positions to a point cache.
  *
- * Output conventions: ".pc2" (case-insensitive) is the only format for now.
- * Its start frame is the first baked frame and its sample rate is 1.0 (one
- * sample per frame, in PC2's "frames between samples" sense); frame f is
- * sampled at t = f / fps seconds. Everything that can be checked is checked
- * before the output is created, so a bad request never touches the disk;
- * a failure during the bake aborts the writer, which removes its temporary
- * file. */
+ * Output formats by extension (case-insensitive); frame f is sampled at
+ * t = f / fps seconds:
+ * - ".pc2": start frame = the first baked frame, sample rate 1.0 (one
+ *   sample per frame, in PC2's "frames between samples" sense).
+ * - ".abc" (Alembic, core/abc.c): one Xform + PolyMesh per rig mesh, the
+ *   Xform animated with the mesh node's object matrix of each frame (the
+ *   positions are in that frame's object space), uniform time sampling of
+ *   1/fps s starting at first / fps, the imported UVs, and with
+ *   `with_normals` the deformer's normals of each frame.
+ * Everything that can be checked is checked before the output is created,
+ * so a bad request never touches the disk; a failure during the bake aborts
+ * the writer, which removes its temporary file. */
 #include "internal.h"
+#include "scene.h"
 
 #include <stdio.h>
 
@@ -21,6 +27,7 @@
 
 typedef enum bake_format {
     BAKE_FORMAT_PC2,
+    BAKE_FORMAT_ABC,
 } bake_format;
 
 static bool ascii_equal_nocase(const char *a, const char *b)
@@ -51,20 +58,54 @@ static ssk_status output_format(bake_format *out, const char *path,
         *out = BAKE_FORMAT_PC2;
         return ssk_error_ok(err);
     }
-    if (ascii_equal_nocase(ext, ".abc"))
-        return ssk_error_set(err, SSK_ERROR_UNSUPPORTED,
-                             "output '%s': Alembic (.abc) output comes with a "
-                             "later release; supported formats: .pc2",
-                             path);
+    if (ascii_equal_nocase(ext, ".abc")) {
+        *out = BAKE_FORMAT_ABC;
+        return ssk_error_ok(err);
+    }
     if (!ext[0])
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "output '%s' has no extension; supported "
-                             "formats: .pc2",
+                             "formats: .pc2, .abc",
                              path);
     return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                          "output '%s': unknown format '%s'; supported "
-                         "formats: .pc2",
+                         "formats: .pc2, .abc",
                          path, ext);
+}
+
+/* Opens the Alembic writer for the rig's meshes (names, topology, UVs, rest
+ * object matrices); the first sample is at first_frame / fps. */
+static ssk_status open_abc(ssk_abc_writer **out, const ssk_scene *scene, const ssk_rig *rig,
+                           const ssk_bake_desc *desc, int64_t first, ssk_error *err)
+{
+    uint32_t meshes = ssk_rig_mesh_count(rig);
+    ssk_abc_mesh_desc *md = calloc(meshes, sizeof *md);
+    if (!md)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                             "bake: cannot allocate %u mesh descriptions", (unsigned)meshes);
+    for (uint32_t m = 0; m < meshes; ++m) {
+        ssk_mesh_view v;
+        ssk_status s = ssk_rig_mesh(rig, m, &v, err);
+        if (s != SSK_OK) {
+            free(md);
+            return s;
+        }
+        md[m].name = v.name;
+        md[m].vertex_count = v.vertex_count;
+        md[m].triangle_count = v.triangle_count;
+        md[m].triangles = v.triangles;
+        md[m].uvs = ssk_scene_mesh_uvs(scene, m);
+        md[m].object_matrix = v.object_matrix;
+    }
+    ssk_abc_desc ad = {0};
+    ad.meshes = md;
+    ad.mesh_count = meshes;
+    ad.fps = desc->fps;
+    ad.start_time = (double)first / desc->fps;
+    ad.with_normals = desc->with_normals;
+    ssk_status s = ssk_abc_writer_open(out, desc->output_path, &ad, err);
+    free(md);
+    return s;
 }
 
 ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
@@ -87,9 +128,14 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     if ((unsigned)desc->backend >= (unsigned)SSK_BACKEND_COUNT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "bake: backend %d out of range", (int)desc->backend);
-    bake_format format;
+    bake_format format = BAKE_FORMAT_PC2;
     ssk_status s = output_format(&format, desc->output_path, err);
     if (s != SSK_OK) return s;
+    if (desc->with_normals && format != BAKE_FORMAT_ABC)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: output '%s' cannot hold normals; with_normals needs "
+                             "an .abc output",
+                             desc->output_path);
 
     if (ssk_scene_animation_count(scene) == 0)
         return ssk_error_set(err, SSK_ERROR_NO_ANIMATION,
@@ -130,9 +176,11 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     float *skinning = malloc(((size_t)bones * 16 + 1) * sizeof(float));
     float *objects = malloc(((size_t)meshes * 16 + 1) * sizeof(float));
     float *positions = malloc((size_t)vertices * 3 * sizeof(float));
+    float *normals = desc->with_normals ? malloc((size_t)vertices * 3 * sizeof(float)) : NULL;
     ssk_deformer *deformer = NULL;
     ssk_pc2_writer *writer = NULL;
-    if (!skinning || !objects || !positions) {
+    ssk_abc_writer *abc = NULL;
+    if (!skinning || !objects || !positions || (desc->with_normals && !normals)) {
         s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                           "bake: cannot allocate buffers for %u bones, %u "
                           "meshes, %u vertices",
@@ -151,6 +199,9 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     case BAKE_FORMAT_PC2:
         s = ssk_pc2_writer_open(&writer, desc->output_path, vertices,
                                 (float)first, SSK_BAKE_PC2_SAMPLE_RATE, err);
+        break;
+    case BAKE_FORMAT_ABC:
+        s = open_abc(&abc, scene, rig, desc, first, err);
         break;
     }
     if (s != SSK_OK) goto done;
@@ -180,12 +231,18 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
             unconverged += !report.converged;
         }
         if (desc->frame_report) desc->frame_report(desc->frame_report_user, (int32_t)frame, &report);
-        s = ssk_pc2_writer_write(writer, positions, err);
+        if (normals) {
+            s = ssk_deformer_normals(deformer, normals, err);
+            if (s != SSK_OK) goto done;
+        }
+        s = writer ? ssk_pc2_writer_write(writer, positions, err)
+                   : ssk_abc_writer_write_frame(abc, positions, normals, objects, err);
         if (s != SSK_OK) goto done;
         if (desc->progress) desc->progress(desc->progress_user, i + 1, baked);
     }
-    s = ssk_pc2_writer_finish(writer, err);
+    s = writer ? ssk_pc2_writer_finish(writer, err) : ssk_abc_writer_finish(abc, err);
     writer = NULL; /* finish frees it in every case */
+    abc = NULL;
     if (s != SSK_OK) goto done;
 
     if (out_stats) {
@@ -206,7 +263,9 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
 
 done:
     ssk_pc2_writer_abort(writer);
+    ssk_abc_writer_abort(abc);
     if (deformer) ssk_deformer_destroy(deformer);
+    free(normals);
     free(positions);
     free(objects);
     free(skinning);

@@ -1,6 +1,6 @@
 /*
  * cpu_backend.c — the OpenMP backend: buffers are host arrays; kernels are
- * the CPU functions of lbs.c, dqs.c, rigid.c, irs.c, radial.c and
+ * the CPU functions of lbs.c, dqs.c, cor.c, rigid.c, irs.c, radial.c and
  * normals.c, run mesh by mesh over whole-rig buffers.
  */
 #include "backend.h"
@@ -16,6 +16,8 @@ typedef struct cpu_state {
     const int32_t *bind_bones; /* binding, #V (NULL without one) */
     const float *bind_t;
     const float *bind_s;
+    const float *cor_centers;  /* #V by 3 rig space, NULL without CoRs */
+    const uint8_t *cor_flags;
     float **own;               /* per buffer: its own memory */
     float **data;              /* per buffer: where it lives (own or aliased) */
     int buffer_count;
@@ -34,6 +36,8 @@ static ssk_status cpu_create(void **out_state, const ssk_rig *rig,
         s->bind_bones = binding->bones;
         s->bind_t = binding->t;
         s->bind_s = binding->scale_vectors;
+        s->cor_centers = binding->cor_centers;
+        s->cor_flags = binding->cor_flags;
     }
     snprintf(s->name, sizeof s->name, "cpu (OpenMP, %d threads)", omp_get_max_threads());
     *out_state = s;
@@ -114,6 +118,26 @@ static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *e
                                identity ? NULL : frame->pre + 16 * (size_t)m,
                                identity ? NULL : frame->post + 16 * (size_t)m);
             }
+        }
+        return SSK_OK;
+    case SSK_KERNEL_COR:
+        if (!s->cor_centers || !frame->cor_bones)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "CoR kernel without centers of rotation");
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+            const ssk_mesh *mesh = &rig->meshes[m];
+            const size_t v0 = mesh->first_vertex;
+            float *o = out + 3 * v0;
+            if (mesh->influence_count == 0 || nb == 0) {
+                memcpy(o, mesh->positions, 3 * (size_t)mesh->vertex_count * sizeof(float));
+                continue;
+            }
+            const bool identity = frame->mesh_identity[m];
+            ssk_cor_deform(o, NULL, mesh->positions, NULL, mesh->vertex_count, mesh->bone_indices,
+                           mesh->weights, mesh->influence_count, s->cor_centers + 3 * v0,
+                           s->cor_flags + v0, frame->cor_bones, nb,
+                           identity ? NULL : frame->pre + 16 * (size_t)m,
+                           identity ? NULL : frame->post + 16 * (size_t)m);
         }
         return SSK_OK;
     case SSK_KERNEL_RIGID:

@@ -4,8 +4,13 @@
  * kernel call per node, each writing a buffer that stays on the backend,
  * chained to the nodes that read it. Per frame the host prepares per-bone
  * data once (LBS matrices folded with each mesh's object matrices, DQS dual
- * quaternions, attachment bones per attachment node), uploads it, runs the
- * plan and reads back only the output the caller asks for.
+ * quaternions, CoR bones, attachment bones per attachment node), uploads
+ * it, runs the plan and reads back only the output the caller asks for.
+ *
+ * CoR skinning nodes (Le & Hodgins 2016) read the centers of rotation of
+ * the binding; when the binding has none, or when no binding is given and
+ * no attachment node needs one, the deformer computes them once at
+ * creation (ssk_cor_precompute, default parameters, CPU) and keeps them.
  */
 #include "backend.h"
 #include "graph.h"
@@ -28,8 +33,11 @@ struct ssk_deformer {
     ssk_graph *graph;             /* own copy */
     ssk_binding *owned_binding;   /* bound here when the caller gave none */
     const ssk_binding *binding_handle; /* the binding in use (owned or not) */
-    ssk_binding_view binding;     /* valid when has_binding */
-    bool has_binding;
+    ssk_binding_view binding;     /* valid when has_binding or has_cor */
+    bool has_binding;             /* an attachment binding (bones, t, s) */
+    bool has_cor;                 /* binding.cor_centers/cor_flags are set */
+    float *own_cor_centers;       /* computed here when the binding has none */
+    uint8_t *own_cor_flags;
 
     plan_step *steps;
     uint32_t step_count;
@@ -41,11 +49,12 @@ struct ssk_deformer {
     ssk_spring **springs;         /* per node: its solver (spring nodes) */
     ssk_spring_report *reports;   /* per node: the last solve's report */
     float *rest_distances;        /* #V, IRS length adjustment (Fig. 13) */
-    bool needs_lbs, needs_dqs;
+    bool needs_lbs, needs_dqs, needs_cor;
 
     float *lbs_matrices;          /* #M by #B by 16 */
     float *bind;                  /* #B by 16, gathered once */
     ssk_dual_quat *dual_quats;    /* #B */
+    ssk_cor_bone *cor_bones;      /* #B */
     float *pre, *post, *objects;  /* #M by 16 */
     uint8_t *mesh_identity;       /* #M */
     double frame;
@@ -54,7 +63,7 @@ struct ssk_deformer {
 };
 
 static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs",
-                                                            "spring"};
+                                                            "spring", "cor"};
 static const char *const backend_names[SSK_BACKEND_COUNT] = {"auto", "cpu", "gl"};
 
 const char *ssk_method_name(ssk_method method)
@@ -75,7 +84,7 @@ ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err)
             return ssk_error_ok(err);
         }
     return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                         "unknown method '%s' (expected lbs, dqs, rigid, irs or spring)",
+                         "unknown method '%s' (expected lbs, dqs, rigid, irs, spring or cor)",
                          name ? name : "(null)");
 }
 
@@ -131,29 +140,78 @@ static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc
     return SSK_OK;
 }
 
+/* 1 when a node needs an attachment binding (rigid, IRS, radial, spring). */
+static bool graph_needs_attachment(const ssk_graph *g)
+{
+    for (uint32_t i = 0; i < g->node_count; ++i) {
+        const ssk_graph_node *n = &g->nodes[i];
+        if (n->type == SSK_NODE_RADIAL || n->type == SSK_NODE_SPRING) return true;
+        if (n->type == SSK_NODE_SKINNING &&
+            (n->method == SSK_METHOD_RIGID || n->method == SSK_METHOD_IRS))
+            return true;
+    }
+    return false;
+}
+
 /* Uses the caller's binding (checked against the rig) or binds with the
- * default parameters, when the graph needs one. */
+ * default parameters (with CoRs when a node needs them), when the graph
+ * needs an attachment binding; computes the centers of rotation here when
+ * a CoR node needs them and the binding has none. */
 static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc,
                                   ssk_error *err)
 {
-    if (!ssk_graph_needs_binding(d->graph)) return SSK_OK;
+    const bool attach = graph_needs_attachment(d->graph);
+    const bool cor = ssk_graph_needs_cor(d->graph) != 0;
+    if (!attach && !cor) return SSK_OK;
     const ssk_binding *binding = desc->binding;
-    if (!binding) {
+    if (!binding && attach) {
         ssk_bind_params params;
         ssk_bind_params_default(&params);
+        params.compute_cor = cor;
         ssk_status st = ssk_binding_create(&d->owned_binding, d->rig, &params, err);
         if (st != SSK_OK) return st;
         binding = d->owned_binding;
     }
-    d->binding_handle = binding;
-    ssk_status st = ssk_binding_get(binding, &d->binding, err);
-    if (st != SSK_OK) return st;
-    if (d->binding.rig_hash != ssk_rig_hash(d->rig) ||
-        d->binding.vertex_count != d->rig->vertex_count)
-        return ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
-                             "the binding was made for another rig (hash or vertex count "
-                             "differs); bind this rig again");
-    d->has_binding = true;
+    memset(&d->binding, 0, sizeof d->binding);
+    d->binding.vertex_count = d->rig->vertex_count;
+    d->binding.bone_count = d->rig->bone_count;
+    if (binding) {
+        d->binding_handle = binding;
+        ssk_status st = ssk_binding_get(binding, &d->binding, err);
+        if (st != SSK_OK) return st;
+        if (d->binding.rig_hash != ssk_rig_hash(d->rig) ||
+            d->binding.vertex_count != d->rig->vertex_count)
+            return ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
+                                 "the binding was made for another rig (hash or vertex count "
+                                 "differs); bind this rig again");
+        d->has_binding = attach;
+    }
+    if (!attach) {
+        /* a CoR-only graph: the backends get no attachment data */
+        d->binding.bones = NULL;
+        d->binding.t = NULL;
+        d->binding.scale_vectors = NULL;
+    }
+    if (!cor) {
+        d->binding.cor_centers = NULL;
+        d->binding.cor_flags = NULL;
+        return SSK_OK;
+    }
+    if (!d->binding.cor_centers || !d->binding.cor_flags) {
+        const size_t nv = d->rig->vertex_count ? d->rig->vertex_count : 1;
+        d->own_cor_centers = malloc(3 * nv * sizeof(float));
+        d->own_cor_flags = malloc(nv);
+        if (!d->own_cor_centers || !d->own_cor_flags)
+            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        ssk_cor_params params;
+        ssk_cor_params_default(&params);
+        ssk_status st = ssk_cor_precompute(d->own_cor_centers, d->own_cor_flags, d->rig, &params,
+                                           SSK_BACKEND_CPU, NULL, NULL, err);
+        if (st != SSK_OK) return st;
+        d->binding.cor_centers = d->own_cor_centers;
+        d->binding.cor_flags = d->own_cor_flags;
+    }
+    d->has_cor = true;
     return SSK_OK;
 }
 
@@ -163,6 +221,7 @@ static ssk_kernel skinning_kernel(ssk_method method)
     case SSK_METHOD_DQS: return SSK_KERNEL_DQS;
     case SSK_METHOD_RIGID: return SSK_KERNEL_RIGID;
     case SSK_METHOD_IRS: return SSK_KERNEL_IRS;
+    case SSK_METHOD_COR: return SSK_KERNEL_COR;
     default: return SSK_KERNEL_LBS;
     }
 }
@@ -222,6 +281,7 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
             call.length_adjust = node->length_adjust;
             d->needs_lbs |= call.kernel == SSK_KERNEL_LBS;
             d->needs_dqs |= call.kernel == SSK_KERNEL_DQS;
+            d->needs_cor |= call.kernel == SSK_KERNEL_COR;
             break;
         case SSK_NODE_RADIAL:
             call.kernel = SSK_KERNEL_RADIAL;
@@ -304,12 +364,13 @@ ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
     d->lbs_matrices = malloc(nm * nb * 16 * sizeof(float));
     d->bind = malloc(nb * 16 * sizeof(float));
     d->dual_quats = malloc(nb * sizeof(ssk_dual_quat));
+    d->cor_bones = malloc(nb * sizeof(ssk_cor_bone));
     d->pre = malloc(nm * 16 * sizeof(float));
     d->post = malloc(nm * 16 * sizeof(float));
     d->objects = malloc(nm * 16 * sizeof(float));
     d->mesh_identity = malloc(nm);
-    if (!d->lbs_matrices || !d->bind || !d->dual_quats || !d->pre || !d->post || !d->objects ||
-        !d->mesh_identity) {
+    if (!d->lbs_matrices || !d->bind || !d->dual_quats || !d->cor_bones || !d->pre || !d->post ||
+        !d->objects || !d->mesh_identity) {
         ssk_deformer_destroy(d);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
@@ -329,7 +390,8 @@ ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
         ssk_error warning = {0};
         if (err) warning = *err; /* keep an AUTO fallback warning */
         d->ops = d->backend == SSK_BACKEND_GL ? &ssk_gl_backend : &ssk_cpu_backend;
-        st = d->ops->create(&d->state, rig, d->has_binding ? &d->binding : NULL, gl, err);
+        st = d->ops->create(&d->state, rig, d->has_binding || d->has_cor ? &d->binding : NULL,
+                            gl, err);
         if (st == SSK_OK) st = build_plan(d, err);
         if (st == SSK_OK && err) *err = warning;
     }
@@ -361,6 +423,9 @@ void ssk_deformer_destroy(ssk_deformer *d)
     free(d->lbs_matrices);
     free(d->bind);
     free(d->dual_quats);
+    free(d->cor_bones);
+    free(d->own_cor_centers);
+    free(d->own_cor_flags);
     free(d->pre);
     free(d->post);
     free(d->objects);
@@ -432,6 +497,10 @@ static ssk_status prepare_frame(ssk_deformer *d, const float *skinning,
         ssk_status st = ssk_dqs_prepare(d->dual_quats, skinning, d->bind, nb, err);
         if (st != SSK_OK) return st;
     }
+    if (d->needs_cor && nb) {
+        ssk_status st = ssk_cor_prepare(d->cor_bones, skinning, d->bind, nb, err);
+        if (st != SSK_OK) return st;
+    }
     for (uint32_t i = 0; i < d->step_count; ++i) {
         plan_step *step = &d->steps[i];
         const ssk_graph_node *node = &d->graph->nodes[step->node];
@@ -468,12 +537,13 @@ ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
     const double t0 = ssk_time_seconds();
     st = prepare_frame(d, skinning_matrices, object_matrices, err);
     if (st != SSK_OK) return st;
-    const ssk_frame_data frame = {d->needs_lbs ? d->lbs_matrices : NULL,
-                                  d->needs_dqs ? d->dual_quats : NULL,
-                                  d->pre,
-                                  d->post,
-                                  d->objects,
-                                  d->mesh_identity};
+    const ssk_frame_data frame = {.lbs_matrices = d->needs_lbs ? d->lbs_matrices : NULL,
+                                  .dual_quats = d->needs_dqs ? d->dual_quats : NULL,
+                                  .cor_bones = d->needs_cor ? d->cor_bones : NULL,
+                                  .pre = d->pre,
+                                  .post = d->post,
+                                  .objects = d->objects,
+                                  .mesh_identity = d->mesh_identity};
     st = d->ops->frame_upload(d->state, &frame, err);
     if (st != SSK_OK) return st;
     const double t1 = ssk_time_seconds();

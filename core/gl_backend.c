@@ -8,7 +8,11 @@
  * the next node; the output is read back with one glGetBufferSubData.
  * Normals are face normals, then a per-vertex gather; the maximum
  * displacement is a grid-stride loop, a shared-memory reduction per work
- * group and one atomicMax per group.
+ * group and one atomicMax per group. A spring node (Toothman 2020, 4.2,
+ * 6.3) runs its whole iteration on the device, reading back 32 bytes of
+ * reductions per iteration for the CPU solver's own convergence and
+ * divergence decisions (run_spring below; shaders/spring_*.comp); on an
+ * IEEE device (llvmpipe) its iterates are the CPU solver's bit for bit.
  *
  * Every GL call happens in a job run by ssk_gl_context_run on the context's
  * own thread; each entry point packs its inputs and outputs into a job
@@ -29,9 +33,16 @@
  *   vertex-triangle CSR                uint[#V + 1] offsets and uint[3 #F]
  *                                      whole-rig triangle indices
  *   result                             uint[1] (max displacement bits)
+ *   per spring node (gl_spring, uploaded on its first solve, found by its
+ *   ssk_spring pointer): vertex data uvec4[#V], CSR edges
+ *   ssk_spring_edge[#E], t float[#V], roles and maps uint[], frame data
+ *   vec4[#B (+ #V)], records vec4[2 #V], first stage and three rotating
+ *   iterates, good iterate, velocities, previous output float[3 #V],
+ *   differential transforms, scratch vec4[#V], partial reductions
  */
 #include "backend.h"
 #include "gl.h"
+#include "spring.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +78,7 @@ typedef enum gl_binding {
     BIND_NORMALS = 10,
     BIND_REFERENCE = 11,
     BIND_RESULT = 12,
+    BIND_COR_CENTERS = 13, /* CoR: vec4 (center, flag) per vertex */
 } gl_binding;
 
 /* The backend's fixed buffers (position buffers are in gl_state.positions). */
@@ -89,6 +101,8 @@ typedef enum gl_buffer {
     BUF_ATTACH,         /* a node's ssk_attach_bone array of the frame */
     BUF_MASK,           /* a radial node's bone mask (uint per bone) */
     BUF_REST_DISTANCES, /* IRS length adjustment targets */
+    BUF_COR_BONES,      /* CoR: #B ssk_cor_bone of the frame */
+    BUF_COR_CENTERS,    /* CoR: vec4 (center in rig space, flag) per vertex */
     BUF_COUNT
 } gl_buffer;
 
@@ -96,7 +110,8 @@ static const char *const buffer_names[BUF_COUNT] = {
     "rest positions", "bone indices", "weights", "LBS bone matrices", "DQS bones",
     "pre/post matrices", "triangles", "face normals", "vertex-triangle offsets",
     "vertex triangles", "reference positions", "result", "binding bones", "binding t",
-    "binding scale vectors", "attachment bones", "radial bone mask", "rest distances"};
+    "binding scale vectors", "attachment bones", "radial bone mask", "rest distances",
+    "CoR bones", "centers of rotation"};
 
 /* Uniform locations (SSK_LOC_* of shaders/skinning_lib.glsl). */
 enum gl_uniform {
@@ -123,12 +138,22 @@ typedef enum gl_program {
     PROG_RIGID,
     PROG_IRS,
     PROG_RADIAL,
+    PROG_SPRING_IN,
+    PROG_SPRING_RECORDS,
+    PROG_SPRING_STEP,
+    PROG_SPRING_REDUCE,
+    PROG_COR,
     PROG_COUNT
 } gl_program;
 
 static const char *const program_files[PROG_COUNT] = {
     "lbs.comp", "dqs.comp", "face_normals.comp", "vertex_normals.comp",
-    "max_displacement.comp", "rigid.comp", "irs.comp", "radial.comp"};
+    "max_displacement.comp", "rigid.comp", "irs.comp", "radial.comp",
+    "spring_in.comp", "spring_records.comp", "spring_step.comp", "spring_reduce.comp",
+    "cor.comp"};
+/* COR_FLAG_SCALED of cor.comp: some bone has scale or shear this frame. */
+#define FLAG_COR_SCALED 2u
+#define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
 
 /* Binding points and uniforms of the attachment kernels
  * (shaders/attach_lib.glsl). */
@@ -153,6 +178,123 @@ enum gl_attach_uniform {
 #define FLAG_LENGTH_ADJUST 2u
 #define ATTACH_BONE_FLOATS (sizeof(ssk_attach_bone) / sizeof(float))
 
+/* Binding points and uniforms of the spring kernels (shaders/spring_lib.glsl). */
+enum gl_spring_binding {
+    SPRING_IN_VERTEX = 0,
+    SPRING_IN_INPUT = 1,
+    SPRING_IN_OUTPUT = 2,
+    SPRING_IN_MATRICES = 3,
+    SPRING_IN_SCALARS = 4,
+    SPRING_IN_FIRST = 5,
+    SPRING_IN_RESULT = 6,
+    SPRING_REC_VERTEX = 0,
+    SPRING_REC_T = 1,
+    SPRING_REC_BONES = 2,
+    SPRING_REC_POSITIONS = 3,
+    SPRING_REC_RECORDS = 4,
+    SPRING_STEP_VERTEX = 0,
+    SPRING_STEP_EDGES = 1,
+    SPRING_STEP_RECORDS = 2,
+    SPRING_STEP_FRAME = 3,
+    SPRING_STEP_SCALARS = 4,
+    SPRING_STEP_NEXT = 5,
+    SPRING_STEP_VELOCITY = 6,
+    SPRING_STEP_SCRATCH = 7,
+    SPRING_RED_SCRATCH = 0,
+    SPRING_RED_PARTIALS = 1,
+    SPRING_RED_RESULT = 2,
+};
+enum gl_spring_uniform {
+    LOC_SPRING_IN_MODE = 3,
+    LOC_SPRING_IN_MESH = 4,
+    LOC_SPRING_IN_MESH_COUNT = 5,
+    LOC_SPRING_IN_FLAGS = 6,
+    LOC_SPRING_RED_PASS = 3,
+    LOC_SPRING_FLAGS = 3,
+    LOC_SPRING_K = 4, /* float[SSK_FORCE_COUNT] */
+    LOC_SPRING_DT = 9,
+    LOC_SPRING_KEEP = 10,
+    LOC_SPRING_EPS_LEN = 11,
+    LOC_SPRING_EPS_PAR = 12,
+    LOC_SPRING_BONE_COUNT = 13,
+    LOC_SPRING_MAP_OFFSET = 14, /* uint[SSK_FORCE_COUNT] */
+};
+#define SPRING_IN_TO_RIG 0u
+#define SPRING_IN_TO_OBJECT 1u
+#define SPRING_IN_CONTINUE 2u
+#define SPRING_FLAG_WRITE 1u
+#define SPRING_FLAG_SEMI 2u
+#define SPRING_FLAG_EDITS 4u
+#define SPRING_FLAG_MAP0 8u
+/* Vertices each invocation of the reduction's first pass takes at least
+ * (grid stride): the work groups are then #V / (256 x 16), 25 for 100k
+ * vertices. Every work group costs its shared-memory reduction, and on a
+ * CPU device a group's barriers cost far more than its additions
+ * (llvmpipe, 100k vertices: 46 ms per iteration with one vertex per
+ * invocation, 391 groups; 8 ms with 64 groups); on a GPU 25..1024 groups of
+ * 256 invocations still read the 16 bytes per vertex at full speed. */
+#define SPRING_REDUCE_ITEMS_PER_INVOCATION 16u
+/* Roles packed per uint of the scalars buffer (one byte each). */
+#define SPRING_ROLES_PER_WORD 4u
+/* What spring_in.comp's TO_RIG pass leaves in result[0] when every
+ * position is finite (atomicMin of the rows that are not). */
+#define SPRING_ALL_FINITE 0xffffffffu
+
+/* The spring reduction's result (SpringPartial of spring_reduce.comp, std430:
+ * two doubles, two floats, two uints). */
+typedef struct gl_spring_partial {
+    double energy, kinetic;
+    float max_disp2, max_force2;
+    uint32_t bad, pad;
+} gl_spring_partial;
+_Static_assert(sizeof(gl_spring_partial) == 32, "SpringPartial is 32 bytes in std430");
+
+/* Device buffers of one spring node (uploaded on its first solve). */
+typedef enum gl_spring_buffer {
+    SB_VERTEX = 0, /* uvec4 per vertex: CSR row, bone, rest bone angle */
+    SB_EDGES,      /* ssk_spring_edge[#E] as they are */
+    SB_T,          /* binding t */
+    SB_SCALARS,    /* roles (4 per uint), then the stiffness maps */
+    SB_FRAME,      /* #B bone directions, then #V edit targets */
+    SB_RECORDS,    /* 2 vec4 per vertex */
+    SB_FIRST,      /* the first stage in rig space */
+    SB_POS0,       /* the three rotating iterates */
+    SB_POS1,
+    SB_POS2,
+    SB_GOOD,       /* the kept lowest-energy iterate */
+    SB_VELOCITY,   /* semi-implicit */
+    SB_PREV,       /* frame-dependent: the previous output (rig space) */
+    SB_DIFF,       /* frame-dependent: #B differential transforms */
+    SB_SCRATCH,    /* vec4 per vertex from the step */
+    SB_PARTIALS,   /* per-group reductions */
+    SB_RESULT,     /* the reduction / the non-finite row */
+    SB_COUNT
+} gl_spring_buffer;
+
+static const char *const spring_buffer_names[SB_COUNT] = {
+    "spring vertices", "spring edges", "spring t", "spring roles and maps",
+    "spring frame data", "spring records", "spring first stage", "spring iterate 0",
+    "spring iterate 1", "spring iterate 2", "spring good iterate", "spring velocities",
+    "spring previous output", "spring differential transforms", "spring scratch",
+    "spring partial reductions", "spring result"};
+
+/* One spring node's device state, found by its ssk_spring pointer. The
+ * frame-dependent history (previous output, skinning, frame) is the
+ * backend's own, as the positions live on the device. */
+typedef struct gl_spring {
+    ssk_spring *sp;
+    GLuint buffers[SB_COUNT];
+    uint32_t role_words;          /* uints of the roles region */
+    uint32_t map_offset[SSK_FORCE_COUNT];
+    GLuint map_flags;             /* SPRING_FLAG_MAP0 << f for each map */
+    bool base_roles_on_device;    /* the roles region holds sp->roles */
+    uint32_t *roles_packed;       /* role_words, host scratch */
+    float *prev_skinning;         /* #B by 16, frame-dependent */
+    float *diff;                  /* #B by 16, frame-dependent */
+    double prev_frame;
+    int has_prev;
+} gl_spring;
+
 typedef struct gl_mesh {
     uint32_t first_vertex, vertex_count;
     uint32_t influences;    /* K, or 0 when the rig has no bones */
@@ -173,7 +315,11 @@ typedef struct gl_state {
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
     bool has_binding;
+    bool has_cor;                  /* BUF_COR_CENTERS holds the binding's CoRs */
+    bool cor_scaled;               /* a bone of the frame has scale or shear */
     const float *rest_distances;   /* host array uploaded to BUF_REST_DISTANCES */
+    gl_spring *springs;            /* spring nodes seen so far */
+    int spring_count;
     bool pre_post;                 /* some mesh has non-identity matrices */
     const ssk_frame_data *frame;   /* valid during a deform */
 } gl_state;
@@ -185,6 +331,7 @@ typedef struct gl_upload {
     int32_t *bone_indices;
     float *weights;
     uint32_t *triangles, *vt_offsets, *vt_triangles;
+    float *cor;                      /* #V vec4 (center, flag), or NULL */
     size_t weight_count;
 } gl_upload;
 
@@ -209,30 +356,36 @@ typedef struct gl_job {
  * filled from `data` when not NULL. Errors: SSK_ERROR_OUT_OF_MEMORY when the
  * size exceeds GL_MAX_SHADER_STORAGE_BLOCK_SIZE or the driver reports
  * GL_OUT_OF_MEMORY, SSK_ERROR_GL otherwise. */
-static ssk_status buffer_allocate(gl_state *s, gl_buffer b, size_t bytes, const void *data,
-                                  GLenum usage, ssk_error *err)
+static ssk_status allocate_named(const gl_state *s, GLuint *buffer, const char *name,
+                                 size_t bytes, const void *data, GLenum usage, ssk_error *err)
 {
     if (s->info->max_ssbo_bytes > 0 && bytes > (unsigned long long)s->info->max_ssbo_bytes)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "GL buffer '%s' needs %zu bytes, more than the device's "
                              "GL_MAX_SHADER_STORAGE_BLOCK_SIZE (%lld bytes)",
-                             buffer_names[b], bytes, s->info->max_ssbo_bytes);
+                             name, bytes, s->info->max_ssbo_bytes);
     if (bytes / sizeof(float) > UINT32_MAX)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "GL buffer '%s' needs %zu bytes, more than 32-bit shader indices "
-                             "can address", buffer_names[b], bytes);
+                             "can address", name, bytes);
     ssk_status st = ssk_gl_check("before allocating GL buffers", err);
     if (st != SSK_OK) return st;
-    if (!s->buffers[b]) glGenBuffers(1, &s->buffers[b]);
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[b]);
+    if (!*buffer) glGenBuffers(1, buffer);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, *buffer);
     if (bytes == 0) {
         data = NULL;
         bytes = GL_EMPTY_BUFFER_BYTES;
     }
     glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)bytes, data, usage);
     char what[96];
-    snprintf(what, sizeof what, "allocating GL buffer '%s' (%zu bytes)", buffer_names[b], bytes);
+    snprintf(what, sizeof what, "allocating GL buffer '%s' (%zu bytes)", name, bytes);
     return ssk_gl_check(what, err);
+}
+
+static ssk_status buffer_allocate(gl_state *s, gl_buffer b, size_t bytes, const void *data,
+                                  GLenum usage, ssk_error *err)
+{
+    return allocate_named(s, &s->buffers[b], buffer_names[b], bytes, data, usage, err);
 }
 
 static void bind(GLuint binding, GLuint buffer)
@@ -306,6 +459,10 @@ static void job_destroy(void *user)
         if (s->buffers[b]) glDeleteBuffers(1, &s->buffers[b]);
     memset(s->buffers, 0, sizeof s->buffers);
     if (s->position_count) glDeleteBuffers(s->position_count, s->positions);
+    for (int i = 0; i < s->spring_count; ++i) {
+        glDeleteBuffers(SB_COUNT, s->springs[i].buffers);
+        memset(s->springs[i].buffers, 0, sizeof s->springs[i].buffers);
+    }
     glGetError(); /* nothing to report from a destructor */
 }
 
@@ -339,6 +496,8 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
          u->binding ? (const void *)u->binding->scale_vectors : NULL, GL_STATIC_DRAW},
         {BUF_ATTACH, nb * sizeof(ssk_attach_bone), NULL, GL_DYNAMIC_DRAW},
         {BUF_MASK, nb * sizeof(GLuint), NULL, GL_DYNAMIC_DRAW},
+        {BUF_COR_BONES, u->cor ? nb * sizeof(ssk_cor_bone) : 0, NULL, GL_DYNAMIC_DRAW},
+        {BUF_COR_CENTERS, u->cor ? 4 * nv * sizeof(float) : 0, u->cor, GL_STATIC_DRAW},
     };
     for (size_t i = 0; i < sizeof allocations / sizeof allocations[0]; ++i) {
         ssk_status st = buffer_allocate(s, allocations[i].b, allocations[i].bytes,
@@ -391,6 +550,13 @@ static void job_frame_upload(void *user)
         glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0,
                         (GLsizeiptr)(nb * DUAL_QUAT_FLOATS * sizeof(float)), frame->dual_quats);
     }
+    s->cor_scaled = false;
+    if (frame->cor_bones && nb && s->has_cor) {
+        for (size_t b = 0; b < nb; ++b) s->cor_scaled |= frame->cor_bones[b].scale_weight != 0.0f;
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_COR_BONES]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0,
+                        (GLsizeiptr)(nb * COR_BONE_FLOATS * sizeof(float)), frame->cor_bones);
+    }
     s->pre_post = false;
     for (uint32_t m = 0; m < rig->mesh_count; ++m) s->pre_post |= !frame->mesh_identity[m];
     if (s->pre_post) {
@@ -432,6 +598,39 @@ static ssk_status run_blend(gl_state *s, gl_program p, GLuint output, ssk_error 
         if (p == PROG_DQS)
             glUniform1ui(LOC_FLAGS, s->pre_post && !s->frame->mesh_identity[m] ? FLAG_PRE_POST : 0u);
         dispatch(s, p, mesh->vertex_count);
+    }
+    return SSK_OK;
+}
+
+/* CoR skinning (cor.comp) of the rest positions into `output`, one
+ * dispatch per mesh, as run_blend's DQS. */
+static ssk_status run_cor(gl_state *s, GLuint output, ssk_error *err)
+{
+    const ssk_rig *rig = s->rig;
+    if (!s->has_cor || !s->frame->cor_bones)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "CoR kernel without centers of rotation");
+    ssk_status st = program(s, PROG_COR, err);
+    if (st != SSK_OK) return st;
+    glUseProgram(s->programs[PROG_COR]);
+    bind(BIND_REST, s->buffers[BUF_REST]);
+    bind(BIND_BONE_INDICES, s->buffers[BUF_BONE_INDICES]);
+    bind(BIND_WEIGHTS, s->buffers[BUF_WEIGHTS]);
+    bind(BIND_BONES, s->buffers[BUF_COR_BONES]);
+    bind(BIND_PRE_POST, s->buffers[BUF_PRE_POST]);
+    bind(BIND_DEFORMED, output);
+    bind(BIND_COR_CENTERS, s->buffers[BUF_COR_CENTERS]);
+    glUniform1ui(LOC_MESH_COUNT, rig->mesh_count);
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const gl_mesh *mesh = &s->meshes[m];
+        GLuint flags = s->pre_post && !s->frame->mesh_identity[m] ? FLAG_PRE_POST : 0u;
+        if (s->cor_scaled) flags |= FLAG_COR_SCALED;
+        glUniform1ui(LOC_COUNT, mesh->vertex_count);
+        glUniform1ui(LOC_FIRST_VERTEX, mesh->first_vertex);
+        glUniform1ui(LOC_INFLUENCES, mesh->influences);
+        glUniform1ui(LOC_WEIGHT_OFFSET, mesh->weight_offset);
+        glUniform1ui(LOC_MESH, m);
+        glUniform1ui(LOC_FLAGS, flags);
+        dispatch(s, PROG_COR, mesh->vertex_count);
     }
     return SSK_OK;
 }
@@ -519,6 +718,403 @@ static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *c
     return SSK_OK;
 }
 
+/* --- spring deformer (Toothman 2020, 4.2, 6.3) ---------------------------
+ *
+ * run_spring is ssk_spring_solve (core/spring.c) with the passes on the
+ * device: the first stage is converted to rig space (spring_in.comp), each
+ * iteration runs the records pre-pass (spring_records.comp), the force
+ * pass (spring_step.comp, writing the next of three rotating iterate
+ * buffers: Jacobi, double-buffered as 6.3) and the two-pass reduction
+ * (spring_reduce.comp), and reads back only the 32-byte reduction; the
+ * decisions (convergence, divergence, which iterate is the result, when to
+ * keep a good iterate or zero the velocities) are the CPU solver's own
+ * code (ssk_spring_watch_* of core/spring.h), taken on this thread from the
+ * same reductions. The result is converted back to object space into the
+ * node's output buffer; the positions are never read back here.
+ * Measured on llvmpipe (2 cores, 100k-vertex limb, fixed 50 iterations):
+ * 8.5 ms per iteration (records 1.1, step 6.2, reduction and readback
+ * 1.1), 440 ms per frame; the CPU solver takes 1.5 ms per iteration on
+ * the same cores, so AUTO's choice of the CPU without a hardware GPU
+ * holds for springs too. */
+
+/* The device state of spring `sp`, uploaded on first use (CSR, rest data,
+ * roles and maps are constant for the spring's lifetime). */
+static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk_error *err)
+{
+    for (int i = 0; i < s->spring_count; ++i)
+        if (s->springs[i].sp == sp) {
+            *out = &s->springs[i];
+            return SSK_OK;
+        }
+    if (sp->vertex_count != s->rig->vertex_count || sp->bone_count != s->rig->bone_count)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "GL backend: spring made for a rig of %u vertices and %u bones, "
+                             "this rig has %u and %u", sp->vertex_count, sp->bone_count,
+                             s->rig->vertex_count, s->rig->bone_count);
+    gl_spring *list = realloc(s->springs, ((size_t)s->spring_count + 1) * sizeof *list);
+    if (!list) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    s->springs = list;
+    gl_spring *g = &s->springs[s->spring_count];
+    memset(g, 0, sizeof *g);
+    g->sp = sp;
+    const size_t nv = sp->vertex_count, nb = sp->bone_count;
+    const ssk_spring_params *p = &sp->params;
+    const bool dependent = p->mode == SSK_SPRING_FRAME_DEPENDENT;
+    g->role_words = (uint32_t)((nv + SPRING_ROLES_PER_WORD - 1) / SPRING_ROLES_PER_WORD);
+    size_t scalar_words = g->role_words;
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f)
+        if (sp->maps[f]) {
+            g->map_offset[f] = (uint32_t)scalar_words;
+            g->map_flags |= SPRING_FLAG_MAP0 << f;
+            scalar_words += nv;
+        }
+    uint32_t *vertex = malloc(4 * nv * sizeof(uint32_t) + 1);
+    uint32_t *scalars = malloc(scalar_words * sizeof(uint32_t) + 1);
+    g->roles_packed = malloc(g->role_words * sizeof(uint32_t) + 1);
+    if (dependent) {
+        g->prev_skinning = malloc(16 * nb * sizeof(float) + 1);
+        g->diff = malloc(16 * nb * sizeof(float) + 1);
+    }
+    ++s->spring_count; /* owned by the state from here: gl_destroy frees it */
+    ssk_status st = SSK_OK;
+    if (!vertex || !scalars || !g->roles_packed || (dependent && (!g->prev_skinning || !g->diff)))
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (st == SSK_OK) {
+        for (size_t i = 0; i < nv; ++i) {
+            uint32_t *row = vertex + 4 * i;
+            row[0] = sp->offsets[i];
+            row[1] = sp->offsets[i + 1];
+            row[2] = (uint32_t)sp->bones[i];
+            memcpy(&row[3], &sp->rest_bone_angle[i], sizeof row[3]);
+        }
+        memset(scalars, 0, g->role_words * sizeof(uint32_t));
+        for (size_t i = 0; i < nv; ++i)
+            scalars[i / SPRING_ROLES_PER_WORD] |= (uint32_t)sp->roles[i]
+                                                  << (8u * (i % SPRING_ROLES_PER_WORD));
+        for (int f = 0; f < SSK_FORCE_COUNT; ++f)
+            if (sp->maps[f]) memcpy(scalars + g->map_offset[f], sp->maps[f], nv * sizeof(float));
+        g->base_roles_on_device = true;
+        const size_t pos_bytes = 3 * nv * sizeof(float);
+        struct {
+            gl_spring_buffer b;
+            size_t bytes;
+            const void *data;
+            GLenum usage;
+        } const allocations[] = {
+            {SB_VERTEX, 4 * nv * sizeof(uint32_t), vertex, GL_STATIC_DRAW},
+            {SB_EDGES, (size_t)sp->edge_count * sizeof(ssk_spring_edge), sp->edges, GL_STATIC_DRAW},
+            {SB_T, nv * sizeof(float), sp->t, GL_STATIC_DRAW},
+            {SB_SCALARS, scalar_words * sizeof(uint32_t), scalars, GL_DYNAMIC_DRAW},
+            {SB_FRAME, 4 * (nb + (sp->edit_target ? nv : 0)) * sizeof(float), NULL, GL_DYNAMIC_DRAW},
+            {SB_RECORDS, 8 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
+            {SB_FIRST, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS1, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS2, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_GOOD, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_VELOCITY, p->integrator == SSK_SPRING_SEMI_IMPLICIT ? pos_bytes : 0, NULL,
+             GL_DYNAMIC_COPY},
+            {SB_PREV, dependent ? pos_bytes : 0, NULL, GL_DYNAMIC_COPY},
+            {SB_DIFF, dependent ? 16 * nb * sizeof(float) : 0, NULL, GL_DYNAMIC_DRAW},
+            {SB_SCRATCH, 4 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
+            {SB_PARTIALS, GL_REDUCTION_MAX_GROUPS * sizeof(gl_spring_partial), NULL,
+             GL_DYNAMIC_COPY},
+            {SB_RESULT, sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
+        };
+        for (size_t i = 0; st == SSK_OK && i < sizeof allocations / sizeof allocations[0]; ++i)
+            st = allocate_named(s, &g->buffers[allocations[i].b],
+                                spring_buffer_names[allocations[i].b], allocations[i].bytes,
+                                allocations[i].data, allocations[i].usage, err);
+    }
+    free(vertex);
+    free(scalars);
+    if (st != SSK_OK) {
+        /* forget the entry (a later solve tries again from scratch) */
+        glDeleteBuffers(SB_COUNT, g->buffers);
+        free(g->roles_packed);
+        free(g->prev_skinning);
+        free(g->diff);
+        --s->spring_count;
+        return st;
+    }
+    *out = g;
+    return SSK_OK;
+}
+
+/* Shader writes visible to later dispatches and buffer copies/reads. */
+static void spring_barrier(void)
+{
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+}
+
+static void copy_buffer(GLuint from, GLuint to, size_t bytes)
+{
+    glBindBuffer(GL_COPY_READ_BUFFER, from);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, to);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, (GLsizeiptr)bytes);
+}
+
+static void clear_buffer(GLuint buffer)
+{
+    const GLuint zero = 0;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer);
+    glClearBufferData(GL_SHADER_STORAGE_BUFFER, GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
+}
+
+/* spring_in.comp: `mode` from `input` to `output` (per mesh for the
+ * conversions, whole rig for CONTINUE with `matrices` = the differential
+ * transforms). */
+static void spring_in(gl_state *s, gl_spring *g, GLuint mode, GLuint input, GLuint output,
+                      GLuint matrices)
+{
+    const ssk_rig *rig = s->rig;
+    glUseProgram(s->programs[PROG_SPRING_IN]);
+    bind(SPRING_IN_VERTEX, g->buffers[SB_VERTEX]);
+    bind(SPRING_IN_INPUT, input);
+    bind(SPRING_IN_OUTPUT, output);
+    bind(SPRING_IN_MATRICES, matrices);
+    bind(SPRING_IN_SCALARS, g->buffers[SB_SCALARS]);
+    bind(SPRING_IN_FIRST, g->buffers[SB_FIRST]);
+    bind(SPRING_IN_RESULT, g->buffers[SB_RESULT]);
+    glUniform1ui(LOC_SPRING_IN_MODE, mode);
+    glUniform1ui(LOC_SPRING_IN_MESH_COUNT, rig->mesh_count);
+    if (mode == SPRING_IN_CONTINUE) {
+        glUniform1ui(LOC_COUNT, rig->vertex_count);
+        glUniform1ui(LOC_FIRST_VERTEX, 0);
+        glUniform1ui(LOC_SPRING_IN_MESH, 0);
+        glUniform1ui(LOC_SPRING_IN_FLAGS, 0);
+        dispatch(s, PROG_SPRING_IN, rig->vertex_count);
+    } else {
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+            const gl_mesh *mesh = &s->meshes[m];
+            glUniform1ui(LOC_COUNT, mesh->vertex_count);
+            glUniform1ui(LOC_FIRST_VERTEX, mesh->first_vertex);
+            glUniform1ui(LOC_SPRING_IN_MESH, m);
+            glUniform1ui(LOC_SPRING_IN_FLAGS,
+                         s->pre_post && !s->frame->mesh_identity[m] ? FLAG_MESH_MATRICES : 0u);
+            dispatch(s, PROG_SPRING_IN, mesh->vertex_count);
+        }
+    }
+    spring_barrier();
+}
+
+/* The records of `positions` (spring_records.comp). */
+static void spring_records(gl_state *s, gl_spring *g, GLuint positions)
+{
+    glUseProgram(s->programs[PROG_SPRING_RECORDS]);
+    bind(SPRING_REC_VERTEX, g->buffers[SB_VERTEX]);
+    bind(SPRING_REC_T, g->buffers[SB_T]);
+    bind(SPRING_REC_BONES, s->buffers[BUF_ATTACH]);
+    bind(SPRING_REC_POSITIONS, positions);
+    bind(SPRING_REC_RECORDS, g->buffers[SB_RECORDS]);
+    glUniform1ui(LOC_COUNT, s->rig->vertex_count);
+    glUniform1f(LOC_SPRING_EPS_LEN, g->sp->length_epsilon);
+    dispatch(s, PROG_SPRING_RECORDS, s->rig->vertex_count);
+    spring_barrier();
+}
+
+/* The step's uniforms that hold for a whole solve. */
+static void spring_step_setup(gl_state *s, gl_spring *g)
+{
+    const ssk_spring *sp = g->sp;
+    glUseProgram(s->programs[PROG_SPRING_STEP]);
+    glUniform1ui(LOC_COUNT, s->rig->vertex_count);
+    glUniform1fv(LOC_SPRING_K, SSK_FORCE_COUNT, sp->params.stiffness);
+    glUniform1f(LOC_SPRING_DT, sp->params.dt);
+    glUniform1f(LOC_SPRING_KEEP, 1.0f - sp->params.damping);
+    glUniform1f(LOC_SPRING_EPS_LEN, sp->length_epsilon);
+    glUniform1f(LOC_SPRING_EPS_PAR, SSK_SPRING_PARALLEL_EPSILON);
+    glUniform1ui(LOC_SPRING_BONE_COUNT, sp->bone_count);
+    glUniform1uiv(LOC_SPRING_MAP_OFFSET, SSK_FORCE_COUNT, g->map_offset);
+}
+
+/* One force pass from the records into `next` (write) or the energy only. */
+static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write)
+{
+    const ssk_spring *sp = g->sp;
+    GLuint flags = g->map_flags;
+    if (write) flags |= SPRING_FLAG_WRITE;
+    if (sp->params.integrator == SSK_SPRING_SEMI_IMPLICIT) flags |= SPRING_FLAG_SEMI;
+    if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
+    glUseProgram(s->programs[PROG_SPRING_STEP]);
+    bind(SPRING_STEP_VERTEX, g->buffers[SB_VERTEX]);
+    bind(SPRING_STEP_EDGES, g->buffers[SB_EDGES]);
+    bind(SPRING_STEP_RECORDS, g->buffers[SB_RECORDS]);
+    bind(SPRING_STEP_FRAME, g->buffers[SB_FRAME]);
+    bind(SPRING_STEP_SCALARS, g->buffers[SB_SCALARS]);
+    bind(SPRING_STEP_NEXT, next);
+    bind(SPRING_STEP_VELOCITY, g->buffers[SB_VELOCITY]);
+    bind(SPRING_STEP_SCRATCH, g->buffers[SB_SCRATCH]);
+    glUniform1ui(LOC_SPRING_FLAGS, flags);
+    dispatch(s, PROG_SPRING_STEP, s->rig->vertex_count);
+    spring_barrier();
+}
+
+/* The reductions of the last step (spring_reduce.comp), read back. */
+static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out, ssk_error *err)
+{
+    const uint32_t nv = s->rig->vertex_count;
+    const GLuint local = s->local_size[PROG_SPRING_REDUCE];
+    const uint64_t per_group = (uint64_t)local * SPRING_REDUCE_ITEMS_PER_INVOCATION;
+    uint64_t groups = ((uint64_t)nv + per_group - 1) / per_group;
+    if (groups > GL_REDUCTION_MAX_GROUPS) groups = GL_REDUCTION_MAX_GROUPS;
+    if (groups > s->max_groups) groups = s->max_groups;
+    if (groups == 0) groups = 1;
+    glUseProgram(s->programs[PROG_SPRING_REDUCE]);
+    bind(SPRING_RED_SCRATCH, g->buffers[SB_SCRATCH]);
+    bind(SPRING_RED_PARTIALS, g->buffers[SB_PARTIALS]);
+    bind(SPRING_RED_RESULT, g->buffers[SB_RESULT]);
+    glUniform1ui(LOC_BASE, 0);
+    glUniform1ui(LOC_SPRING_RED_PASS, 0);
+    glUniform1ui(LOC_COUNT, nv);
+    glUniform1ui(LOC_STRIDE, (GLuint)(groups * local));
+    glDispatchCompute((GLuint)groups, 1, 1);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    glUniform1ui(LOC_SPRING_RED_PASS, 1);
+    glUniform1ui(LOC_COUNT, (GLuint)groups);
+    glUniform1ui(LOC_STRIDE, local);
+    glDispatchCompute(1, 1, 1);
+    gl_spring_partial r;
+    read_back(g->buffers[SB_RESULT], &r, sizeof r);
+    ssk_status st = ssk_gl_check("spring reduction", err);
+    if (st != SSK_OK) return st;
+    out->energy = r.energy;
+    out->kinetic = r.kinetic;
+    out->max_disp2 = r.max_disp2;
+    out->max_force2 = r.max_force2;
+    out->bad = r.bad != 0;
+    return SSK_OK;
+}
+
+/* The spring node: ssk_spring_solve on the device (see above), input and
+ * output in object space as the CPU backend's. */
+static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint input,
+                             GLuint output, ssk_error *err)
+{
+    const ssk_rig *rig = s->rig;
+    ssk_spring *sp = call->spring;
+    const size_t nv = rig->vertex_count, nb = rig->bone_count;
+    if (!sp || !input || (!call->attach_bones && nb > 0))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "GL spring kernel: no spring, input or bones");
+    if (call->report) memset(call->report, 0, sizeof *call->report);
+    const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
+                                   PROG_SPRING_REDUCE};
+    for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
+        ssk_status st = program(s, programs[i], err);
+        if (st != SSK_OK) return st;
+    }
+    gl_spring *g = NULL;
+    ssk_status st = spring_entry(s, sp, &g, err);
+    if (st != SSK_OK) return st;
+    const ssk_spring_params *p = &sp->params;
+    const bool semi = p->integrator == SSK_SPRING_SEMI_IMPLICIT;
+    const size_t bytes = 3 * nv * sizeof(float);
+
+    /* The frame: posed bones, bone directions, edit targets and roles (the
+     * CPU solver's own set-up, ssk_spring_prepare_frame). */
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_ATTACH]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(nb * sizeof(ssk_attach_bone)),
+                    call->attach_bones);
+    const uint8_t *roles = ssk_spring_prepare_frame(sp, call->attach_bones, call->frame);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_FRAME]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nb * sizeof(float)),
+                    sp->bone_dir);
+    if (sp->edit_target)
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(4 * nb * sizeof(float)),
+                        (GLsizeiptr)(4 * nv * sizeof(float)), sp->edit_target);
+    if (!(roles == sp->roles && g->base_roles_on_device)) {
+        memset(g->roles_packed, 0, g->role_words * sizeof(uint32_t));
+        for (size_t i = 0; i < nv; ++i)
+            g->roles_packed[i / SPRING_ROLES_PER_WORD] |=
+                (uint32_t)roles[i] << (8u * (i % SPRING_ROLES_PER_WORD));
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_SCALARS]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0,
+                        (GLsizeiptr)(g->role_words * sizeof(uint32_t)), g->roles_packed);
+        g->base_roles_on_device = roles == sp->roles;
+    }
+
+    /* The first stage in rig space, checked as ssk_spring_solve checks it. */
+    const GLuint all_finite = SPRING_ALL_FINITE;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_RESULT]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof all_finite, &all_finite);
+    spring_in(s, g, SPRING_IN_TO_RIG, input, g->buffers[SB_FIRST], s->buffers[BUF_PRE_POST]);
+    GLuint bad_row = 0;
+    read_back(g->buffers[SB_RESULT], &bad_row, sizeof bad_row);
+    st = ssk_gl_check("spring first stage", err);
+    if (st != SSK_OK) return st;
+    if (bad_row != SPRING_ALL_FINITE)
+        return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                             "spring solve: first-stage position of vertex %u is not finite",
+                             bad_row);
+
+    /* Starting iterate. */
+    GLuint px = g->buffers[SB_POS0], cx = g->buffers[SB_POS1], nx = g->buffers[SB_POS2];
+    bool continued = false;
+    if (ssk_spring_continues(p, g->has_prev, g->prev_frame, call->skinning, call->frame) &&
+        ssk_spring_differential(g->diff, call->skinning, g->prev_skinning, (uint32_t)nb)) {
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_DIFF]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(16 * nb * sizeof(float)),
+                        g->diff);
+        spring_in(s, g, SPRING_IN_CONTINUE, g->buffers[SB_PREV], cx, g->buffers[SB_DIFF]);
+        continued = true;
+    } else {
+        copy_buffer(g->buffers[SB_FIRST], cx, bytes);
+    }
+    if (semi && !continued) clear_buffer(g->buffers[SB_VELOCITY]);
+    /* static vertices keep the first stage in every buffer */
+    copy_buffer(cx, nx, bytes);
+    copy_buffer(cx, px, bytes);
+
+    spring_step_setup(s, g);
+    ssk_spring_watch w;
+    ssk_spring_watch_begin(&w);
+    for (uint32_t k = 1; k <= p->max_iterations; ++k) {
+        spring_records(s, g, cx);
+        spring_step(s, g, nx, true);
+        ssk_spring_pass r;
+        st = spring_reduce(s, g, &r, err);
+        if (st != SSK_OK) return st;
+        const unsigned act = ssk_spring_watch_pass(&w, sp, k, &r);
+        if (act & SSK_SPRING_SAVE_GOOD) copy_buffer(px, g->buffers[SB_GOOD], bytes);
+        if ((act & SSK_SPRING_ZERO_VELOCITY) && semi) clear_buffer(g->buffers[SB_VELOCITY]);
+        if (act & SSK_SPRING_DONE) break;
+        const GLuint old = px;
+        px = cx;
+        cx = nx;
+        nx = old;
+    }
+    ssk_spring_watch_end(&w, sp);
+    const GLuint result = w.result == SSK_SPRING_PICK_PREVIOUS   ? px
+                          : w.result == SSK_SPRING_PICK_CURRENT  ? cx
+                          : w.result == SSK_SPRING_PICK_NEXT     ? nx
+                          : w.result == SSK_SPRING_PICK_GOOD     ? g->buffers[SB_GOOD]
+                                                                 : g->buffers[SB_FIRST];
+    if (!w.energy_known && call->report) {
+        spring_records(s, g, result);
+        spring_step(s, g, nx, false);
+        ssk_spring_pass r;
+        st = spring_reduce(s, g, &r, err);
+        if (st != SSK_OK) return st;
+        w.result_energy = r.energy;
+    }
+    spring_in(s, g, SPRING_IN_TO_OBJECT, result, output, s->buffers[BUF_PRE_POST]);
+    if (p->mode == SSK_SPRING_FRAME_DEPENDENT) {
+        if (w.diverged || !call->skinning) {
+            g->has_prev = 0;
+        } else {
+            copy_buffer(result, g->buffers[SB_PREV], bytes);
+            memcpy(g->prev_skinning, call->skinning, 16 * nb * sizeof(float));
+            g->prev_frame = call->frame;
+            g->has_prev = 1;
+        }
+    }
+    if (w.diverged && semi) clear_buffer(g->buffers[SB_VELOCITY]);
+    st = ssk_gl_check("spring solve", err);
+    if (st != SSK_OK) return st;
+    return ssk_spring_watch_finish(&w, sp, call->report, err);
+}
+
 static void job_run(void *user)
 {
     gl_job *job = user;
@@ -534,12 +1130,15 @@ static void job_run(void *user)
     case SSK_KERNEL_RIGID: st = run_attach(s, PROG_RIGID, call, 0, output, job->err); break;
     case SSK_KERNEL_IRS: st = run_attach(s, PROG_IRS, call, 0, output, job->err); break;
     case SSK_KERNEL_RADIAL: st = run_attach(s, PROG_RADIAL, call, input, output, job->err); break;
+    case SSK_KERNEL_SPRING: st = run_spring(s, call, input, output, job->err); break;
+    case SSK_KERNEL_COR: st = run_cor(s, output, job->err); break;
     default:
         st = ssk_error_set(job->err, SSK_ERROR_UNSUPPORTED,
                            "GL backend: kernel %d is not available on GL", (int)call->kernel);
         break;
     }
-    if (st != SSK_OK) {
+    /* a diverged spring wrote its last good iterate: an output as any */
+    if (st != SSK_OK && st != SSK_ERROR_SPRING_DIVERGED) {
         job->status = st;
         return;
     }
@@ -548,6 +1147,7 @@ static void job_run(void *user)
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
     glFinish();
     job->status = ssk_gl_check("compute dispatch", job->err);
+    if (job->status == SSK_OK) job->status = st;
 }
 
 static void job_read(void *user)
@@ -600,6 +1200,7 @@ static void upload_free(gl_upload *u)
     free(u->triangles);
     free(u->vt_offsets);
     free(u->vt_triangles);
+    free(u->cor);
 }
 
 /* Builds the device layout of the rig on the host and the per-mesh table. */
@@ -655,6 +1256,14 @@ static ssk_status upload_build(gl_upload *u, gl_state *s, ssk_error *err)
         first_triangle += mesh->triangle_count;
     }
     u->vt_offsets[nv] = first_vt;
+    if (u->binding && u->binding->cor_centers && u->binding->cor_flags) {
+        u->cor = malloc(4 * nv * sizeof(float) + 1);
+        if (!u->cor) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        for (size_t v = 0; v < nv; ++v) {
+            memcpy(u->cor + 4 * v, u->binding->cor_centers + 3 * v, 3 * sizeof(float));
+            u->cor[4 * v + 3] = u->binding->cor_flags[v] ? 1.0f : 0.0f;
+        }
+    }
     return SSK_OK;
 }
 
@@ -664,6 +1273,12 @@ static void gl_destroy(void *state)
     if (!s) return;
     gl_job job = {.s = s};
     ssk_gl_context_run(s->gl, job_destroy, &job);
+    for (int i = 0; i < s->spring_count; ++i) {
+        free(s->springs[i].roles_packed);
+        free(s->springs[i].prev_skinning);
+        free(s->springs[i].diff);
+    }
+    free(s->springs);
     free(s->positions);
     free(s->meshes);
     free(s);
@@ -679,7 +1294,8 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
     if (!s) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     s->rig = rig;
     s->gl = gl;
-    s->has_binding = binding != NULL;
+    s->has_binding = binding && binding->bones;
+    s->has_cor = binding && binding->cor_centers && binding->cor_flags;
     s->info = ssk_gl_context_info_ref(gl);
     s->max_groups = s->info->max_work_group_count[0] > 0
                         ? (uint32_t)s->info->max_work_group_count[0]

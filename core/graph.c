@@ -289,9 +289,19 @@ int ssk_graph_needs_binding(const ssk_graph *graph)
         const ssk_graph_node *n = &graph->nodes[i];
         if (n->type == SSK_NODE_RADIAL || n->type == SSK_NODE_SPRING) return 1;
         if (n->type == SSK_NODE_SKINNING &&
-            (n->method == SSK_METHOD_RIGID || n->method == SSK_METHOD_IRS))
+            (n->method == SSK_METHOD_RIGID || n->method == SSK_METHOD_IRS ||
+             n->method == SSK_METHOD_COR))
             return 1;
     }
+    return 0;
+}
+
+int ssk_graph_needs_cor(const ssk_graph *graph)
+{
+    if (!graph) return 0;
+    for (uint32_t i = 0; i < graph->node_count; ++i)
+        if (graph->nodes[i].type == SSK_NODE_SKINNING && graph->nodes[i].method == SSK_METHOD_COR)
+            return 1;
     return 0;
 }
 

@@ -40,6 +40,7 @@
 #define SSK_BINDING_NORMALS 10      // float[3 #V]
 #define SSK_BINDING_REFERENCE 11    // float[3 #V]
 #define SSK_BINDING_RESULT 12       // uint[1]
+#define SSK_BINDING_COR_CENTERS 13  // vec4[#V]     CoR center (rig space), flag
 
 // Uniform locations common to every kernel: the dispatch covers items
 // u_base + gl_GlobalInvocationID.x (the host loops over chunks when the

@@ -305,8 +305,156 @@ typedef enum ssk_method {
     SSK_METHOD_IRS = 3,   /* incremental rotation skinning (Toothman 2020, 4.1) */
     SSK_METHOD_SPRING = 4, /* rigid attachment, then the spring deformer with
                               its defaults (Toothman 2020, 4.2) */
+    SSK_METHOD_COR = 5,   /* optimized centers of rotation (Le & Hodgins
+                             2016, Algorithm 1; CoRs from the binding) */
     SSK_METHOD_COUNT
 } ssk_method;
+
+/* ------------------------------------------------------------------------ */
+/* Skinning with optimized centers of rotation (Le & Hodgins 2016).          */
+/* ------------------------------------------------------------------------ */
+
+/* Every weighted vertex p gets a center of rotation (CoR) p*, computed once
+ * from the rest pose and the skin weights (Eq. 3c, discretized as Eq. 4):
+ * the similarity-weighted mean of the surface,
+ *   p* = sum_t s(w_p, w_t) c_t a_t / sum_t s(w_p, w_t) a_t,
+ * over the triangles t of the integration mesh (the rig's triangles, each
+ * bisected until the l2 weight distance of every edge is below epsilon),
+ * c_t the centroid, a_t the area and w_t the mean of the corner weights of
+ * t, with the similarity of Eq. 1
+ *   s(w_p, w_v) = sum_{j != k} w_pj w_pk w_vj w_vk
+ *                 exp(-(w_pj w_vk - w_pk w_vj)^2 / sigma^2).
+ * At runtime (Algorithm 1) the vertex turns by R, the quaternion linear
+ * blend (QLERP) of its bones' rotations, about its CoR moved by LBS:
+ *   v' = R v + t,  t = R~ p* + t~ - R p*,  [R~ t~] = sum_i w_i [R_i t_i].
+ * A vertex whose similarity integral is zero (one influence, or no
+ * triangle sharing two of its bones) has no CoR and is skinned by LBS,
+ * which is exact for one bone. CoRs live in rig space. */
+
+/* Parameters of the precomputation; ssk_cor_params_default gives the
+ * paper's (sigma, epsilon, omega, cutoff) = (0.1, 0.1, 0.1, 1e-6) (sec. 4).
+ * - sigma: width of Eq. 1's kernel, in [SSK_COR_MIN_SIGMA,
+ *   SSK_COR_MAX_SIGMA].
+ * - epsilon: integration mesh subdivision threshold on the l2 weight
+ *   distance of an edge's ends, in [SSK_COR_MIN_EPSILON, SSK_COR_MAX_EPSILON]
+ *   (the maximum exceeds sqrt 2, the largest distance of two normalized
+ *   weight vectors: no subdivision).
+ * - omega: seed search radius in weight space (l2), in (0, SSK_COR_MAX_OMEGA].
+ * - cutoff: the breadth-first search over the triangles stops at a triangle
+ *   whose similarity, divided by the vertex's own pair weight
+ *   sum_{j != k} w_pj w_pk, is below cutoff; in (0, SSK_COR_MAX_CUTOFF].
+ *   (The division leaves Eq. 4 unchanged, a factor of both sums, and makes
+ *   the cutoff mean the same for a vertex with a 0.001 second weight as for
+ *   a balanced one; the paper leaves the threshold's scale unsaid.) */
+typedef struct ssk_cor_params {
+    float sigma;
+    float epsilon;
+    float omega;
+    float cutoff;
+} ssk_cor_params;
+
+#define SSK_COR_MIN_SIGMA 1e-3f
+#define SSK_COR_MAX_SIGMA 10.0f
+#define SSK_COR_MIN_EPSILON 0.02f
+#define SSK_COR_MAX_EPSILON 2.0f
+#define SSK_COR_MAX_OMEGA 2.0f
+#define SSK_COR_MAX_CUTOFF 0.01f
+
+/* The defaults above. */
+void ssk_cor_params_default(ssk_cor_params *out);
+/* Errors: SSK_ERROR_INVALID_ARGUMENT naming the parameter, its value and
+ * its range (NaN included). */
+ssk_status ssk_cor_params_check(const ssk_cor_params *params, ssk_error *err);
+
+/* What a precomputation did. */
+typedef struct ssk_cor_stats {
+    uint32_t vertex_count;           /* #V */
+    uint32_t cor_count;              /* vertices given a CoR (flag 1) */
+    uint32_t cluster_count;          /* weight-space clusters (CPU) */
+    uint32_t renormalized_count;     /* vertices whose weights were rescaled */
+    uint64_t integration_triangles;  /* triangles of the subdivided mesh */
+    uint64_t evaluated_triangles;    /* similarity evaluations, all vertices */
+    double seconds;                  /* wall time of the call */
+} ssk_cor_stats;
+
+/* Centers of rotation of one triangle mesh on the CPU (OpenMP, dynamic
+ * schedule over vertices): Eq. 1 and Eq. 4 over the subdivided integration
+ * mesh, accelerated as in sec. 3.2: seeds are the vertices within omega in
+ * weight space, found through about sqrt(#V) clusters (farthest-point
+ * centers, the greedy max-min point set); the search then runs breadth
+ * first over triangles sharing a vertex, from the seeds' triangles, and
+ * stops below the cutoff.
+ * - dst_centers: #V by 3, the CoR of each vertex in the space of
+ *   `positions`; a vertex without CoR gets its own position (Algorithm 1
+ *   then reduces to LBS for it).
+ * - dst_flags: #V bytes, 1 with a CoR, 0 without.
+ * - positions: #V by 3; triangles: #F by 3 indices in [0, #V) (#F >= 1).
+ * - bone_indices, weights: #V by K, indices in [0, #B), weights >= 0;
+ *   repeated indices of a vertex are summed. A vertex whose weights do not
+ *   sum to 1 (within SSK_COR_WEIGHT_SUM_TOLERANCE) is normalized and the
+ *   call returns SSK_OK with a warning in err->message ("warning: ...");
+ *   a vertex with total weight <= SSK_WEIGHT_EPSILON has no CoR.
+ * - stats: may be NULL.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, an
+ * isolated vertex: one in no triangle), SSK_ERROR_TRIANGLE_INDEX,
+ * SSK_ERROR_BONE_INDEX, SSK_ERROR_NEGATIVE_WEIGHT, SSK_ERROR_NONFINITE,
+ * SSK_ERROR_OUT_OF_MEMORY. */
+#define SSK_COR_WEIGHT_SUM_TOLERANCE 1e-3f
+ssk_status ssk_cor_compute(float *dst_centers, uint8_t *dst_flags, const float *positions,
+                           uint32_t vertex_count, const int32_t *triangles,
+                           uint32_t triangle_count, const int32_t *bone_indices,
+                           const float *weights, uint32_t influence_count, uint32_t bone_count,
+                           const ssk_cor_params *params, ssk_cor_stats *stats, ssk_error *err);
+
+/* A bone's data for CoR skinning at one pose (36 floats), rig space:
+ * - rotation, translation: the bone's rigid part [R_b t_b] as a unit
+ *   quaternion (w, x, y, z), QLERP's input (Algorithm 1, line 2), and t_b
+ *   (x, y, z, 0); LBS of the CoR (line 7) is sum_i w_i (R_i p* + t_i);
+ * - matrix: rows 0-2 of the skinning matrix S_b (LBS of vertices without
+ *   CoR);
+ * - scale, scale_weight: for a bone with scale or shear (decided and split
+ *   as ssk_dqs_prepare does: S_b = [R_b t_b] · Sc_b), rows 0-2 of Sc_b and
+ *   1; zero and 0 otherwise (then [R_b t_b] = S_b). */
+typedef struct ssk_cor_bone {
+    float rotation[4];
+    float translation[4];
+    float matrix[12];
+    float scale[12];
+    float scale_weight;
+    float pad_[3];
+} ssk_cor_bone;
+
+/* Fills #B ssk_cor_bone from rig-space skinning matrices and bind matrices
+ * (#B by 16 each). Errors: SSK_ERROR_NONFINITE (a singular bind matrix). */
+ssk_status ssk_cor_prepare(ssk_cor_bone *dst, const float *skinning, const float *bind,
+                           uint32_t bone_count, ssk_error *err);
+
+/* CoR skinning (Le & Hodgins 2016, Algorithm 1), per vertex with weights
+ * w_i (sum W) of bones b_i:
+ * - W <= SSK_WEIGHT_EPSILON: the vertex stays at rest;
+ * - flag 0 (no CoR): LBS with the skinning matrices (in rig space);
+ * - else q = sum_i s_i w_i q_i, s_i = -1 when q_i points away from the
+ *   running sum of the earlier terms (the paper's operator, line 5: the
+ *   antipodality resolved per vertex), R = rotation of q / |q|; phase 1
+ *   (sec. 3.3, scale and shear): M = (sum over scaled bones of w_i Sc_i +
+ *   (W - their weight) I) / W, x = M v, c = M p* (x = v, c = p* without
+ *   scaled bones); phase 2: v' = R (x - c) + c~, c~ = sum_i w_i (R_i c +
+ *   t_i) / W, the LBS of the CoR (so t = c~ - R c, Eq. 3b).
+ * - dst: #V by 3 (may not alias positions); positions: #V by 3.
+ * - dst_normals, normals: #V by 3 or both NULL: normals turned by R (by the
+ *   blended matrix's 3x3 part for flag 0), renormalized; pre/post apply to
+ *   them as directions.
+ * - centers, flags: #V by 3 CoRs in rig space and #V flags (a binding's
+ *   cor_centers and cor_flags for these rows).
+ * - bone_indices, weights: #V by K as ssk_lbs_deform; bones: #B.
+ * - pre, post: 16 floats or NULL (identity): v' = post · cor(pre · v).
+ * OpenMP-parallel over vertices; 8 vertices per lane vector for 4
+ * influences without scaled bones, pre/post or normals. */
+void ssk_cor_deform(float *dst, float *dst_normals, const float *positions,
+                    const float *normals, uint32_t vertex_count, const int32_t *bone_indices,
+                    const float *weights, uint32_t influence_count, const float *centers,
+                    const uint8_t *flags, const ssk_cor_bone *bones, uint32_t bone_count,
+                    const float *pre, const float *post);
 
 /* ------------------------------------------------------------------------ */
 /* Attachment binding (Toothman 2020, ch. 3; Toothman & Neff 2017).          */
@@ -345,6 +493,12 @@ typedef struct ssk_bind_params {
     /* A vertex farther than this from its chosen bone (the segment) is a
      * binding error (model units); 0 (default) means no limit. */
     float max_distance;
+    /* Non-zero: also precompute the centers of rotation of CoR skinning
+     * (ssk_cor_compute over the whole rig in rig space, on the CPU) with
+     * `cor` and store them in the binding; default 0 (`cor` is then
+     * ignored, not checked). */
+    int compute_cor;
+    ssk_cor_params cor;         /* default ssk_cor_params_default */
 } ssk_bind_params;
 
 /* The defaults above. */
@@ -377,7 +531,13 @@ typedef struct ssk_binding_view {
     const float *scale_vectors; /* #V by 3 s_i at bind, rig space */
     uint64_t rig_hash;         /* ssk_rig_hash of the rig it was made for */
     ssk_bind_params params;    /* as used (method resolved, never AUTO) */
-    double seconds;            /* time taken to bind */
+    double seconds;            /* time taken to bind (CoRs included) */
+    /* Centers of rotation (params.compute_cor), else NULL: #V by 3 rig
+     * space (a vertex without CoR holds its own rest position, rig space)
+     * and #V flags (1: has a CoR); time taken to compute them. */
+    const float *cor_centers;
+    const uint8_t *cor_flags;
+    double cor_seconds;
 } ssk_binding_view;
 
 ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ssk_error *err);
@@ -404,7 +564,9 @@ uint64_t ssk_rig_hash(const ssk_rig *rig);
 
 /* Binary binding file ("SSKBIND1", little-endian; documented in
  * core/binding_io.c): the rig hash, the parameters, and per vertex the bone,
- * t and scale vector. Written to a temporary name and renamed.
+ * t and scale vector; format version 1 without centers of rotation,
+ * version 2 with them (and their parameters); both load. Written to a
+ * temporary name and renamed.
  * Errors: SSK_ERROR_IO. */
 ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_error *err);
 /* Loads a binding; with `rig` not NULL its hash must match.
@@ -413,8 +575,10 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
 ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *rig,
                             ssk_error *err);
 /* Loads `path` when it holds a binding of this rig made with these
- * parameters (*out_reused = 1); otherwise binds and saves to `path`
- * (*out_reused = 0). `path` may be NULL (always binds, saves nothing). */
+ * parameters (*out_reused = 1; with compute_cor the file must hold CoRs
+ * made with the same ssk_cor_params, without it CoRs in the file are kept);
+ * otherwise binds and saves to `path` (*out_reused = 0). `path` may be
+ * NULL (always binds, saves nothing). */
 ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                               const ssk_bind_params *params, const char *path,
                               int *out_reused, ssk_error *err);
@@ -556,9 +720,10 @@ typedef enum ssk_spring_force {
     /* Defaults tuned on the 2-bone test limb (tests/c/test_spring_quality.c):
      * weak surface and bone springs, stiff length and torsion springs keep
      * the joint's cross-section at equilibrium >= 0.9 of rest at 90/135
-     * degree bends and 90/180 degree twists (k = 3, 1, 2, 1 left 0.63 at
-     * 135); every neighbor k <= 3 passes the stability check up to vertex
-     * degree 19. */
+     * degree bends and 90/180 degree twists (per edge 3, 1, 2, i.e. means
+     * 18, 6, 12 on degree-6 vertices, with k_b 1 left 0.63 at 135). With
+     * dt = 1/30 the neighbor means are stable alone up to k = 30 (dt k <= 1)
+     * on any vertex degree; the defaults use dt k <= 0.6. */
     SSK_FORCE_SURFACE = 0, /* F_s, default k 6 */
     SSK_FORCE_LENGTH,      /* F_l, default k 18 */
     SSK_FORCE_TORSION,     /* F_t, default k 18 */
@@ -695,7 +860,7 @@ size_t ssk_spring_bytes_per_vertex(const ssk_spring *spring);
  *    "nodes": [{"id": "skin", "type": "skinning", "method": "irs", ...},
  *              {"id": "out", "type": "output"}],
  *    "edges": [{"from": "skin", "to": "out"}]}
- * Node types: "skinning" (a source; "method": lbs|dqs|rigid|irs, IRS
+ * Node types: "skinning" (a source; "method": lbs|dqs|rigid|irs|cor, IRS
  * "parent_influence", "child_influence", "length_adjust"), "radial"
  * (positions in; "bones", "profile", "amount", "keys"), "normals"
  * (positions in, normals out), "output" (positions in, optional normals
@@ -719,8 +884,11 @@ void ssk_graph_destroy(ssk_graph *graph);
 /* Canonical JSON of the graph (malloc'ed, caller frees). */
 char *ssk_graph_to_json(const ssk_graph *graph);
 /* 1 when a node of the graph needs an attachment binding (rigid, IRS,
- * radial). */
+ * radial, spring) or the centers of rotation a binding stores (CoR). */
 int ssk_graph_needs_binding(const ssk_graph *graph);
+/* 1 when a skinning node of the graph uses CoR skinning (its binding should
+ * be made with compute_cor). */
+int ssk_graph_needs_cor(const ssk_graph *graph);
 
 /* ------------------------------------------------------------------------ */
 /* Headless OpenGL context (the GL backend's device).                        */
@@ -780,7 +948,7 @@ typedef enum ssk_backend {
     SSK_BACKEND_COUNT
 } ssk_backend;
 
-/* "lbs", "dqs", "rigid", "irs", "spring"; NULL when out of range. */
+/* "lbs", "dqs", "rigid", "irs", "spring", "cor"; NULL when out of range. */
 const char *ssk_method_name(ssk_method method);
 /* Parses "lbs" / "dqs" (case-sensitive). SSK_ERROR_INVALID_ARGUMENT lists the
  * accepted names. */
@@ -788,6 +956,28 @@ ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err);
 /* "auto", "cpu", "gl"; NULL when out of range. */
 const char *ssk_backend_name(ssk_backend backend);
 ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err);
+
+/* Centers of rotation of a whole rig (Le & Hodgins 2016, Eq. 1 and 4): the
+ * meshes' triangles in rig space (object matrices applied) form one
+ * integration mesh, so a vertex's CoR integrates every mesh with similar
+ * weights (the paper's models with several components); meshes without
+ * triangles only receive CoRs.
+ * - dst_centers: ssk_rig_vertex_count(rig) by 3, rig space (a vertex
+ *   without CoR gets its own rest position in rig space); dst_flags: as
+ *   many bytes, 1 with a CoR.
+ * - backend: CPU: ssk_cor_compute's accelerated search (clusters, seeds,
+ *   breadth-first search, cutoff); GL: a compute shader over the same
+ *   integration mesh that visits, for each vertex, every triangle sharing
+ *   two of its bones (every triangle of non-zero similarity: Eq. 4 exactly,
+ *   no cutoff); AUTO: GL on a hardware GPU, else the CPU.
+ * - gl: the context for GL/AUTO (borrowed), or NULL to create one for the
+ *   call. stats: may be NULL.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, an
+ * isolated vertex of a mesh with triangles), SSK_ERROR_OUT_OF_MEMORY, the
+ * GL context and shader errors. */
+ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_rig *rig,
+                              const ssk_cor_params *params, ssk_backend backend,
+                              ssk_gl_context *gl, ssk_cor_stats *stats, ssk_error *err);
 
 typedef struct ssk_deformer ssk_deformer;
 
@@ -802,7 +992,10 @@ typedef struct ssk_deformer_desc {
     const ssk_graph *graph;
     /* The attachment binding for rigid/IRS/radial nodes (borrowed, must
      * outlive the deformer; it must be the rig's), or NULL to bind with
-     * the default parameters when the graph needs one. */
+     * the default parameters when the graph needs one. CoR skinning nodes
+     * take the binding's centers of rotation; when it has none (or there
+     * is no binding and no other node needs one) the deformer computes
+     * them at creation with ssk_cor_params_default on the CPU. */
     const ssk_binding *binding;
 } ssk_deformer_desc;
 
@@ -907,7 +1100,9 @@ typedef struct ssk_scene ssk_scene;
  * child), or for a leaf the head plus the bind Y axis times the farthest
  * projection of its weighted vertices on it (1/10 of the skeleton extent if
  * none). Influences per vertex keep Assimp's mesh bone order, padded with
- * (0, 0); beyond SSK_MAX_INFLUENCES the smallest weights are dropped.
+ * (0, 0); beyond SSK_MAX_INFLUENCES the smallest weights are dropped. The
+ * first UV channel of each mesh (u, v per vertex) is kept for Alembic
+ * output (dropped when it holds a non-finite value).
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_IO (unreadable),
  * SSK_ERROR_IMPORT (Assimp's message: garbage, truncated, unsupported; or
  * inconsistent data such as a singular offset matrix), SSK_ERROR_NO_SKELETON
@@ -985,6 +1180,91 @@ ssk_status ssk_pc2_writer_finish(ssk_pc2_writer *writer, ssk_error *err);
 void ssk_pc2_writer_abort(ssk_pc2_writer *writer);
 
 /* ------------------------------------------------------------------------ */
+/* Alembic cache (.abc) writer.                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Streaming writer of an Alembic archive (Ogawa container, AbcCoreOgawa
+ * layout, little-endian; written by the core itself, layout documented in
+ * core/abc.c and core/ogawa.h). Per mesh i: an Xform "/NAME" carrying the
+ * mesh's object matrix, holding a PolyMesh "/NAME/NAMEShape" with constant
+ * topology (triangles, stored with Alembic's clockwise winding), animated P
+ * and .selfBnds per frame, optional animated per-vertex normals N and
+ * constant per-corner uv; a uniform time sampling (1/fps s per sample,
+ * first at start_time); archive metadata _ai_Application, _ai_DCC_FPS,
+ * _ai_DateWritten. Sample keys are MurmurHash3_x64_128 (seed 0); object and
+ * property hashes are written as zeros. Samples are written as frames
+ * arrive (memory does not grow with the frame count beyond 16 bytes per
+ * animated property per frame); the file is written under
+ * "<path>.tmp-<pid>" and renamed onto `path` by ssk_abc_writer_finish;
+ * ssk_abc_writer_abort (or any failure of finish) removes it. */
+typedef struct ssk_abc_writer ssk_abc_writer;
+
+/* One mesh of the archive; arrays are read during ssk_abc_writer_open only.
+ * - name: object name, NULL or "" for "mesh_<i>"; '/' becomes '_' and a
+ *   name already used gets "_<i>".
+ * - vertex_count: #V >= 1, rows of this mesh in the whole-rig arrays given
+ *   to write_frame (meshes concatenated in order).
+ * - triangles: #F by 3 int32 vertex indices in [0, #V), counter-clockwise
+ *   front faces (SpringSkin's rule); NULL allowed with #F = 0.
+ * - uvs: #V by 2 float32 texture coordinates per vertex, or NULL (no uv).
+ * - object_matrix: 16 floats, row-major, mesh object space -> rig space, the
+ *   Xform's transform when write_frame gets no matrices; NULL: identity. */
+typedef struct ssk_abc_mesh_desc {
+    const char *name;
+    uint32_t vertex_count;
+    uint32_t triangle_count;
+    const int32_t *triangles;
+    const float *uvs;
+    const float *object_matrix;
+} ssk_abc_mesh_desc;
+
+typedef struct ssk_abc_desc {
+    const ssk_abc_mesh_desc *meshes; /* #M >= 1 */
+    uint32_t mesh_count;
+    double fps;               /* samples per second, finite, > 0 */
+    double start_time;        /* seconds of the first sample, finite */
+    int with_normals;         /* non-zero: write N; write_frame then needs
+                                 normals */
+    const char *application;  /* _ai_Application; NULL: "SpringSkin <version>" */
+    const char *date_written; /* _ai_DateWritten; NULL: local time now,
+                                 "Www Mmm dd hh:mm:ss yyyy" */
+} ssk_abc_desc;
+
+/* Validates the description, creates the temporary file and writes the
+ * constant samples (topology, uv).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, empty path, no mesh, fps or
+ * start time out of range, ';' or '=' in a metadata value),
+ * SSK_ERROR_EMPTY_MESH (#V = 0), SSK_ERROR_TRIANGLE_INDEX,
+ * SSK_ERROR_NONFINITE (uv, object matrix), SSK_ERROR_UNSUPPORTED (a sample
+ * over 4 GiB), SSK_ERROR_OUT_OF_MEMORY, SSK_ERROR_IO (cannot create or
+ * write). On error *out is NULL and nothing is left on disk. */
+ssk_status ssk_abc_writer_open(ssk_abc_writer **out, const char *path,
+                               const ssk_abc_desc *desc, ssk_error *err);
+/* Appends one frame.
+ * - positions: whole-rig #V by 3 float32 (sum of the meshes' #V), each mesh
+ *   in its own object space, model units.
+ * - normals: #V by 3 unit normals (object space) when opened with
+ *   with_normals, else NULL.
+ * - object_matrices: #M by 16 row-major object -> rig matrices of this
+ *   frame, or NULL for the meshes' object_matrix.
+ * Everything is checked before anything is written: SSK_ERROR_NONFINITE
+ * (a NaN/Inf position, normal or matrix; the writer stays usable),
+ * SSK_ERROR_INVALID_ARGUMENT (NULL, normals given or missing against
+ * with_normals), SSK_ERROR_IO (disk full...: the writer can then only be
+ * aborted or finished, which fails). */
+ssk_status ssk_abc_writer_write_frame(ssk_abc_writer *writer, const float *positions,
+                                      const float *normals, const float *object_matrices,
+                                      ssk_error *err);
+/* Writes the hierarchy, headers, time sampling and metadata, flushes,
+ * fsyncs, closes and renames. Frees the writer in every case.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (no frame written), SSK_ERROR_IO (an
+ * earlier or final write failed), SSK_ERROR_OUT_OF_MEMORY; the temporary
+ * file is then removed. */
+ssk_status ssk_abc_writer_finish(ssk_abc_writer *writer, ssk_error *err);
+/* Closes and removes the temporary file; frees the writer. NULL allowed. */
+void ssk_abc_writer_abort(ssk_abc_writer *writer);
+
+/* ------------------------------------------------------------------------ */
 /* Bake: the main job.                                                       */
 /* ------------------------------------------------------------------------ */
 
@@ -992,7 +1272,8 @@ void ssk_pc2_writer_abort(ssk_pc2_writer *writer);
 typedef void (*ssk_progress_fn)(void *user, uint32_t done, uint32_t total);
 
 typedef struct ssk_bake_desc {
-    const char *output_path;  /* format from the extension: ".pc2" */
+    const char *output_path;  /* format from the extension (any case):
+                                 ".pc2" or ".abc" (Alembic) */
     ssk_method method;
     ssk_backend backend;
     double fps;               /* > 0; 24 is the CLI default */
@@ -1010,6 +1291,11 @@ typedef struct ssk_bake_desc {
     /* Called after each frame with its spring report (may be NULL). */
     void (*frame_report)(void *user, int32_t frame, const ssk_spring_report *report);
     void *frame_report_user;
+    /* Non-zero: also write per-vertex normals of each frame
+     * (ssk_deformer_normals: area-weighted, object space) as Alembic N;
+     * .abc only (SSK_ERROR_INVALID_ARGUMENT for .pc2, which has no place
+     * for them). */
+    int with_normals;
 } ssk_bake_desc;
 
 typedef struct ssk_bake_stats {
@@ -1030,8 +1316,14 @@ typedef struct ssk_bake_stats {
 
 /* Samples the animation at t = frame / fps for each frame, deforms every mesh
  * and streams the positions (meshes concatenated in mesh order) to the
- * output. On any error no output file is left behind.
- * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, fps <= 0, unknown extension),
+ * output. .pc2: start frame = first frame, sample rate 1. .abc: one
+ * Xform + PolyMesh per rig mesh (named after it, the Xform animated with the
+ * mesh node's object matrix at each frame), constant topology, uv when the
+ * imported mesh has texture coordinates (first channel), time sampling
+ * 1/fps s per sample starting at first_frame / fps, _ai_DCC_FPS = fps.
+ * On any error no output file is left behind.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, fps <= 0, unknown extension,
+ * with_normals for .pc2),
  * SSK_ERROR_NO_ANIMATION, SSK_ERROR_FRAME_RANGE (first > last, negative, or
  * beyond the animation's last frame), SSK_ERROR_IO. */
 ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,

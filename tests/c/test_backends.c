@@ -1,8 +1,9 @@
 /*
  * test_backends.c — the GL backend against the CPU backend on generated
- * rigs and on BCN_Epileptic.X; the host's GL context left untouched; GL
- * errors (shader compile failure, no EGL) reported as statuses; AUTO's
- * choice and fallback.
+ * rigs and on BCN_Epileptic.X (the spring deformer's solve included:
+ * schemes, edits, frame-dependent mode, divergence); the host's GL context
+ * left untouched; GL errors (shader compile failure, no EGL) reported as
+ * statuses; AUTO's choice and fallback.
  */
 #include "testutil.h"
 
@@ -10,6 +11,7 @@
 #include <EGL/eglext.h>
 #include <GL/glew.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +97,10 @@ static void compare_backends(const ssk_rig *rig, const float *skin, const float 
     free(ng);
 }
 
-static void pose_chain(float *skin, uint32_t bones, float bone_length, float phase)
+/* Every joint bent about Z by `bend` sin(phase + b) and twisted about Y by
+ * `twist` cos(phase + 0.7 b). */
+static void pose_chain_by(float *skin, uint32_t bones, float bone_length, float phase,
+                          float bend_amount, float twist_amount)
 {
     float global[16];
     tu_mat4_identity(global);
@@ -103,12 +108,17 @@ static void pose_chain(float *skin, uint32_t bones, float bone_length, float pha
         const float head[3] = {0, bone_length * (float)b, 0};
         const float z[3] = {0, 0, 1}, y[3] = {0, 1, 0};
         float bend[16], twist[16], local[16];
-        tu_mat4_rotation(bend, z, 0.5f * sinf(phase + (float)b), head);
-        tu_mat4_rotation(twist, y, 1.9f * cosf(phase + 0.7f * (float)b), head);
+        tu_mat4_rotation(bend, z, bend_amount * sinf(phase + (float)b), head);
+        tu_mat4_rotation(twist, y, twist_amount * cosf(phase + 0.7f * (float)b), head);
         tu_mat4_mul(local, bend, twist);
         tu_mat4_mul(global, global, local);
         memcpy(skin + 16 * b, global, sizeof global);
     }
+}
+
+static void pose_chain(float *skin, uint32_t bones, float bone_length, float phase)
+{
+    pose_chain_by(skin, bones, bone_length, phase, 0.5f, 1.9f);
 }
 
 static void test_parity_generated_limb(void **state)
@@ -203,6 +213,389 @@ static void test_parity_bcn_epileptic(void **state)
     free(obj);
     free(rest);
     ssk_scene_destroy(scene);
+}
+
+/* --- spring deformer: the GL solve against the CPU solve ------------------
+ * The same graph on both backends from the same binding. With the fixed
+ * iteration count ("iterations") both run the same passes whatever the
+ * rounding; the GL kernels repeat the CPU's arithmetic operation by
+ * operation (shaders/spring_*.comp) and take the CPU's own decisions
+ * (ssk_spring_watch_pass) on the same reductions, so on llvmpipe the
+ * positions are the CPU's bit for bit and the adaptive schemes stop at the
+ * same pass. Poses are moderate or the passes few: where the solve is
+ * ill-conditioned (the default spring on compare_backends' strongly
+ * twisted 6-bone limb, pose 0: a one-ulp change of one skinning matrix
+ * moves a vertex near the twisted joint by 8e-4 after 50 CPU passes and
+ * 2e-2 after 80, a torsion mode growing ~1.3x per pass) only bit-identical
+ * arithmetic agrees within PARITY_TOL. */
+
+/* Spring energies agree within this relative difference plus
+ * SPRING_ENERGY_FLOOR (model units^2 per unit stiffness): near an
+ * equilibrium the energy is a sum of squares of small residuals, so on a
+ * device whose division or square root rounds differently a position's
+ * last bit moves it by far more than its own relative rounding. On
+ * llvmpipe (bit-identical iterates) only the summation order differs: both
+ * sum the same float terms in double precision, SPRING_EXACT_ENERGY_TOL. */
+#define SPRING_ENERGY_TOL 1e-4
+#define SPRING_ENERGY_FLOOR 1e-8
+#define SPRING_EXACT_ENERGY_TOL 1e-12
+
+/* A rigid first stage relaxed by one spring node with the given extra JSON
+ * members (may be ""). */
+static ssk_graph *spring_graph(const ssk_rig *rig, const char *members)
+{
+    const size_t size = strlen(members) + 512;
+    char *json = malloc(size);
+    snprintf(json, size,
+             "{\"version\": 1, \"nodes\": ["
+             "{\"id\": \"skin\", \"type\": \"skinning\", \"method\": \"rigid\"},"
+             "{\"id\": \"relax\", \"type\": \"spring\"%s%s},"
+             "{\"id\": \"out\", \"type\": \"output\"}],"
+             "\"edges\": [{\"from\": \"skin\", \"to\": \"relax\"},"
+             "{\"from\": \"relax\", \"to\": \"out\"}]}",
+             members[0] ? ", " : "", members);
+    ssk_graph *g = NULL;
+    ssk_error err = {0};
+    if (ssk_graph_parse(&g, json, rig, &err) != SSK_OK) fail_msg("graph: %s", err.message);
+    free(json);
+    return g;
+}
+
+typedef struct spring_pair {
+    ssk_binding *binding;
+    ssk_deformer *cpu, *gl;
+    float *pc, *pg;
+    uint32_t nv;
+} spring_pair;
+
+static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
+{
+    spring_pair p = {0};
+    p.nv = ssk_rig_vertex_count(rig);
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    ssk_error err = {0};
+    if (ssk_binding_create(&p.binding, rig, &bp, &err) != SSK_OK) fail_msg("%s", err.message);
+    ssk_deformer_desc dc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, graph, p.binding};
+    ssk_deformer_desc dg = {SSK_METHOD_LBS, SSK_BACKEND_GL, gl, graph, p.binding};
+    if (ssk_deformer_create(&p.cpu, rig, &dc, &err) != SSK_OK) fail_msg("%s", err.message);
+    if (ssk_deformer_create(&p.gl, rig, &dg, &err) != SSK_OK) fail_msg("%s", err.message);
+    assert_int_equal(ssk_deformer_backend(p.gl), SSK_BACKEND_GL);
+    p.pc = malloc(3 * (size_t)p.nv * sizeof(float));
+    p.pg = malloc(3 * (size_t)p.nv * sizeof(float));
+    return p;
+}
+
+static void spring_pair_free(spring_pair *p)
+{
+    ssk_deformer_destroy(p->cpu);
+    ssk_deformer_destroy(p->gl);
+    ssk_binding_destroy(p->binding);
+    free(p->pc);
+    free(p->pg);
+}
+
+/* Frame `frame` on both backends: the same status (and divergence
+ * message), positions within PARITY_TOL of the diagonal, the same
+ * iteration count (or, off llvmpipe, one pass apart: below) and
+ * convergence, energies within SPRING_ENERGY_TOL (on llvmpipe:
+ * bit-identical positions).
+ * Returns the GL report. */
+static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const float *objects,
+                                        double frame, const char *what)
+{
+    ssk_error ec = {0}, eg = {0};
+    ssk_deformer_set_frame(p->cpu, frame);
+    ssk_deformer_set_frame(p->gl, frame);
+    const ssk_status sc = ssk_deformer_deform(p->cpu, p->pc, skin, objects, &ec);
+    const ssk_status sg = ssk_deformer_deform(p->gl, p->pg, skin, objects, &eg);
+    if (sc != SSK_OK && sc != SSK_ERROR_SPRING_DIVERGED) fail_msg("%s: CPU: %s", what, ec.message);
+    if (sg != sc)
+        fail_msg("%s: CPU %s (%s), GL %s (%s)", what, ssk_status_name(sc), ec.message,
+                 ssk_status_name(sg), eg.message);
+    if (sc != SSK_OK && strcmp(ec.message, eg.message) != 0)
+        fail_msg("%s: CPU '%s', GL '%s'", what, ec.message, eg.message);
+    const size_t n = 3 * (size_t)p->nv;
+    for (size_t i = 0; i < n; ++i)
+        if (!isfinite(p->pg[i])) fail_msg("%s: GL position %zu is not finite", what, i / 3);
+    const double diag = tu_bbox_diagonal(p->pc, p->nv);
+    const double diff = tu_max_abs_diff(p->pc, p->pg, n);
+    ssk_spring_report rc, rg;
+    ssk_deformer_spring_report(p->cpu, &rc);
+    ssk_deformer_spring_report(p->gl, &rg);
+    print_message("%s: %u iterations (%s), max |CPU - GL| = %.3g (%.2g of the diagonal), "
+                  "energy %.9g vs %.9g\n",
+                  what, rg.iterations, rg.converged ? "converged" : "not converged", diff,
+                  diff / diag, rc.energy, rg.energy);
+    /* llvmpipe rounds every operation as IEEE-754 requires (division and
+     * square root included) and the kernels do the CPU's operations in its
+     * order: the iterates are the CPU's bit for bit, and so are the
+     * decisions. */
+    const int exact = strstr(gl_renderer(), "llvmpipe") != NULL;
+    if (exact && diff != 0.0)
+        fail_msg("%s: llvmpipe differs from the CPU by %g: the GL kernels no longer repeat "
+                 "the CPU's arithmetic", what, diff);
+    /* Elsewhere rounding may put a pass's largest step on the other side of
+     * an adaptive scheme's threshold on one backend: that one stops a pass
+     * earlier or later. The extra pass moves each vertex by at most its own
+     * largest step, which the converged reports give (the residual): the
+     * positions then agree within that, and the energies are those of
+     * neighboring iterates (not compared). */
+    const uint32_t gap = rc.iterations > rg.iterations ? rc.iterations - rg.iterations
+                                                       : rg.iterations - rc.iterations;
+    const bool one_pass = !exact && gap == 1 && rc.converged && rg.converged;
+    const double slack = one_pass ? fmax(rc.residual, rg.residual) : 0.0;
+    if (!(diff <= PARITY_TOL * diag + slack))
+        fail_msg("%s: CPU/GL differ by %g (diagonal %g)", what, diff, diag);
+    if ((gap != 0 && !one_pass) || rc.converged != rg.converged)
+        fail_msg("%s: CPU %u iterations (converged %d), GL %u (converged %d)", what,
+                 rc.iterations, rc.converged, rg.iterations, rg.converged);
+    if (gap != 0) return rg;
+    const double energy_tol = exact ? SPRING_EXACT_ENERGY_TOL * fabs(rc.energy)
+                                    : SPRING_ENERGY_TOL * fabs(rc.energy) + SPRING_ENERGY_FLOOR;
+    if (!(fabs(rc.energy - rg.energy) <= energy_tol))
+        fail_msg("%s: energy CPU %.17g, GL %.17g", what, rc.energy, rg.energy);
+    if (!(fabs(rc.residual - rg.residual) <= PARITY_TOL * diag))
+        fail_msg("%s: residual CPU %g, GL %g", what, rc.residual, rg.residual);
+    return rg;
+}
+
+/* 20 fixed iterations on the 6-bone limb (regular vertices of degree 6,
+ * cap centers of degree 48), three poses. */
+static void test_spring_parity_limb(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(120, 48, 6, 6.0f, 0.4f, 0.8f, 4);
+    ssk_graph *g = spring_graph(rig, "\"convergence\": \"iterations\", \"max_iterations\": 20");
+    spring_pair p = spring_pair_make(rig, g);
+    float skin[16 * 6];
+    for (int k = 0; k < 3; ++k) {
+        pose_chain(skin, 6, 1.0f, 0.9f * (float)k);
+        char what[64];
+        snprintf(what, sizeof what, "limb pose %d", k);
+        const ssk_spring_report r = spring_compare(&p, skin, NULL, 0.0, what);
+        assert_int_equal(r.iterations, 20);
+        /* the solve did move the first stage: compare with rigid alone */
+        assert_true(r.energy > 0.0);
+    }
+    spring_pair_free(&p);
+    ssk_graph_destroy(g);
+    ssk_rig_destroy(rig);
+}
+
+/* The BCN_Epileptic.X character (several meshes with object matrices). */
+typedef struct bcn {
+    ssk_scene *scene;
+    const ssk_rig *rig;
+    float *skin, *obj;
+} bcn;
+
+static bcn bcn_load(void)
+{
+    bcn b = {0};
+    ssk_error err = {0};
+    if (ssk_scene_import(&b.scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    b.rig = ssk_scene_rig(b.scene);
+    b.skin = malloc(16 * ssk_rig_bone_count(b.rig) * sizeof(float));
+    b.obj = malloc(16 * ssk_rig_mesh_count(b.rig) * sizeof(float));
+    return b;
+}
+
+static void bcn_sample(bcn *b, int frame)
+{
+    ssk_error err = {0};
+    if (ssk_scene_sample(b->scene, 0, frame / 24.0, b->skin, b->obj, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+}
+
+static void bcn_free(bcn *b)
+{
+    free(b->skin);
+    free(b->obj);
+    ssk_scene_destroy(b->scene);
+}
+
+static void test_spring_parity_bcn(void **state)
+{
+    (void)state;
+    need_gl();
+    bcn b = bcn_load();
+    ssk_graph *g = spring_graph(b.rig, "\"convergence\": \"iterations\", \"max_iterations\": 20");
+    spring_pair p = spring_pair_make(b.rig, g);
+    const int frames[] = {0, 33, 79};
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
+        bcn_sample(&b, frames[i]);
+        char what[64];
+        snprintf(what, sizeof what, "BCN frame %d", frames[i]);
+        assert_int_equal(spring_compare(&p, b.skin, b.obj, frames[i], what).iterations, 20);
+    }
+    spring_pair_free(&p);
+    ssk_graph_destroy(g);
+    bcn_free(&b);
+}
+
+/* examples/graphs/spring_edit.json as it is (default displacement scheme,
+ * a keyed surface edit: weight 0 at frame 0, so no edit at all there, then
+ * partly and fully active), plus the same graph with a fixed count. */
+static void test_spring_parity_edit_bcn(void **state)
+{
+    (void)state;
+    need_gl();
+    bcn b = bcn_load();
+    ssk_graph *g = NULL;
+    ssk_error err = {0};
+    if (ssk_graph_load(&g, SSK_SOURCE_DIR "/examples/graphs/spring_edit.json", b.rig, &err) !=
+        SSK_OK)
+        fail_msg("%s", err.message);
+    spring_pair p = spring_pair_make(b.rig, g);
+    const int frames[] = {0, 10, 20, 33};
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
+        bcn_sample(&b, frames[i]);
+        char what[64];
+        snprintf(what, sizeof what, "BCN edit frame %d", frames[i]);
+        spring_compare(&p, b.skin, b.obj, frames[i], what);
+    }
+    /* the edit moved its kinematic vertices on GL: with the pose of frame
+     * 20, kinematic vertex 473 at frame 20 (weight 1) and at frame 40
+     * (weight 0: no edit) are a good part of the 0.02 push apart */
+    float *edited = malloc(3 * (size_t)p.nv * sizeof(float));
+    bcn_sample(&b, 20);
+    spring_compare(&p, b.skin, b.obj, 20.0, "BCN edit frame 20 again");
+    memcpy(edited, p.pg, 3 * (size_t)p.nv * sizeof(float));
+    spring_compare(&p, b.skin, b.obj, 40.0, "BCN edit frame 40 (weight 0), pose of 20");
+    const float *a = edited + 3 * 473, *c = p.pg + 3 * 473;
+    const double moved = sqrt((double)(a[0] - c[0]) * (a[0] - c[0]) +
+                              (double)(a[1] - c[1]) * (a[1] - c[1]) +
+                              (double)(a[2] - c[2]) * (a[2] - c[2]));
+    print_message("edit: kinematic vertex 473 moved %g by the edit on GL\n", moved);
+    assert_true(moved > 0.005);
+    free(edited);
+    spring_pair_free(&p);
+    ssk_graph_destroy(g);
+    bcn_free(&b);
+}
+
+/* Frame-dependent mode over 3 consecutive frames (each starting from the
+ * previous output moved by the differential bone transforms), explicit and
+ * semi-implicit (velocities carried over); then a frame that does not
+ * follow starts from the first stage again. */
+static void test_spring_parity_frame_dependent(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(60, 24, 4, 4.0f, 0.4f, 0.8f, 4);
+    const char *variants[] = {
+        "\"convergence\": \"iterations\", \"max_iterations\": 20, \"mode\": \"frame_dependent\"",
+        "\"convergence\": \"iterations\", \"max_iterations\": 20, \"mode\": \"frame_dependent\", "
+        "\"integrator\": \"semi_implicit\", \"damping\": 0.2"};
+    ssk_graph *gi = spring_graph(rig, "\"convergence\": \"iterations\", \"max_iterations\": 20");
+    spring_pair ind = spring_pair_make(rig, gi);
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+        ssk_graph *g = spring_graph(rig, variants[v]);
+        spring_pair p = spring_pair_make(rig, g);
+        float skin[16 * 4];
+        const double frames[] = {0, 1, 2, 5};
+        for (int f = 0; f < 4; ++f) {
+            pose_chain_by(skin, 4, 1.0f, 0.1f * (float)frames[f], 0.6f, 0.6f);
+            char what[96];
+            snprintf(what, sizeof what, "frame-dependent (%s) frame %g",
+                     v ? "semi-implicit" : "explicit", frames[f]);
+            spring_compare(&p, skin, NULL, frames[f], what);
+            if (v == 0) {
+                /* continuation changed the result (frames 1, 2), a restart
+                 * did not (frames 0, 5): against the frame-independent GL
+                 * solve of the same pose */
+                spring_compare(&ind, skin, NULL, frames[f], "frame-independent");
+                const double d = tu_max_abs_diff(p.pg, ind.pg, 3 * (size_t)p.nv);
+                if (frames[f] == 1 || frames[f] == 2)
+                    assert_true(d > 1e-4);
+                else
+                    assert_true(d == 0.0);
+            }
+        }
+        spring_pair_free(&p);
+        ssk_graph_destroy(g);
+    }
+    spring_pair_free(&ind);
+    ssk_graph_destroy(gi);
+    ssk_rig_destroy(rig);
+}
+
+/* The adaptive schemes on a bend of the 2-bone limb: displacement (the
+ * default), force, energy (result x_{k-2}), semi-implicit with the
+ * displacement scheme, and a stiffness map; the same iteration count on
+ * both backends. */
+static void test_spring_parity_schemes(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(40, 16, 2, 2.0f, 0.25f, 0.5f, 2);
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    /* a surface-stiffness map: 0.5 on the first half of the rows, 2 after */
+    size_t size = 64 + 8 * (size_t)nv, used = 0;
+    char *map = malloc(size);
+    used += (size_t)snprintf(map, size, "\"max_iterations\": 1000, \"stiffness_maps\": {\"surface\": [");
+    for (uint32_t i = 0; i < nv; ++i)
+        used += (size_t)snprintf(map + used, size - used, "%s%s", i ? "," : "",
+                                 i < nv / 2 ? "0.5" : "2");
+    snprintf(map + used, size - used, "]}");
+    const char *variants[] = {"",
+                              "\"max_iterations\": 400",
+                              "\"max_iterations\": 400, \"convergence\": \"force\", "
+                              "\"threshold\": 0.002",
+                              "\"max_iterations\": 400, \"convergence\": \"energy\", "
+                              "\"integrator\": \"semi_implicit\", \"damping\": 0.05",
+                              "\"max_iterations\": 400, \"integrator\": \"semi_implicit\"",
+                              map};
+    const char *names[] = {"default", "displacement", "force", "energy (semi-implicit)",
+                           "semi-implicit", "stiffness map"};
+    float skin[32];
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    tu_mat4_identity(skin);
+    tu_mat4_rotation(skin + 16, z, 1.5707963f, joint);
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+        ssk_graph *g = spring_graph(rig, variants[v]);
+        spring_pair p = spring_pair_make(rig, g);
+        const ssk_spring_report r = spring_compare(&p, skin, NULL, 0.0, names[v]);
+        assert_true(r.iterations > 1);
+        /* the defaults' 50 passes do not settle this bend; the others meet
+         * their scheme before their max_iterations */
+        if (v > 0) assert_true(r.converged);
+        spring_pair_free(&p);
+        ssk_graph_destroy(g);
+    }
+    free(map);
+    ssk_rig_destroy(rig);
+}
+
+/* The three neighbor means at dt k = 1 together diverge (test_spring.c
+ * test_divergence_detected): both backends stop at the same iteration with
+ * the same message and keep the same last good iterate. */
+static void test_spring_parity_divergence(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(40, 16, 2, 2.0f, 0.25f, 0.5f, 2);
+    ssk_graph *g = spring_graph(rig, "\"stiffness\": {\"surface\": 30, \"length\": 30, "
+                                     "\"torsion\": 30}, \"max_iterations\": 2000, "
+                                     "\"convergence\": \"iterations\"");
+    spring_pair p = spring_pair_make(rig, g);
+    float skin[32];
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    tu_mat4_identity(skin);
+    tu_mat4_rotation(skin + 16, z, 1.5707963f, joint);
+    ssk_error err = {0};
+    assert_int_equal(ssk_deformer_deform(p.gl, p.pg, skin, NULL, &err),
+                     SSK_ERROR_SPRING_DIVERGED);
+    print_message("GL: %s\n", err.message);
+    const ssk_spring_report r = spring_compare(&p, skin, NULL, 0.0, "divergence");
+    assert_false(r.converged);
+    assert_true(r.iterations < 2000);
+    spring_pair_free(&p);
+    ssk_graph_destroy(g);
+    ssk_rig_destroy(rig);
 }
 
 /* The host has its own context current on this thread with some state;
@@ -432,6 +825,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parity_generated_limb),
         cmocka_unit_test(test_parity_multi_mesh_scaled),
         cmocka_unit_test(test_parity_bcn_epileptic),
+        cmocka_unit_test(test_spring_parity_limb),
+        cmocka_unit_test(test_spring_parity_bcn),
+        cmocka_unit_test(test_spring_parity_edit_bcn),
+        cmocka_unit_test(test_spring_parity_frame_dependent),
+        cmocka_unit_test(test_spring_parity_schemes),
+        cmocka_unit_test(test_spring_parity_divergence),
         cmocka_unit_test(test_host_context_untouched),
         cmocka_unit_test(test_shader_compile_error_is_reported),
         cmocka_unit_test(test_auto_choice),

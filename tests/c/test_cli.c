@@ -587,8 +587,14 @@ static void test_bake_errors(void **state)
                    EXIT_RUNTIME, "no animation");
     char *abc = path_in(fx, "out.abc");
     char *txt = path_in(fx, "out.txt");
-    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", abc, NULL},
-                   EXIT_RUNTIME, "Alembic");
+    /* Normals need an Alembic output. */
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--normals", NULL},
+                   EXIT_RUNTIME, ".abc");
+    /* A failed Alembic bake leaves no file. */
+    expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "--animation", "7", "-o", abc,
+                                        NULL},
+                   EXIT_RUNTIME, NULL);
+    assert_false(file_exists(abc));
     expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", txt, NULL},
                    EXIT_RUNTIME, ".pc2");
 
@@ -724,9 +730,13 @@ static void test_library_bake_validates_before_touching_disk(void **state)
     d.fps = INFINITY;
     assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
 
+    d = bake_desc(out);
+    d.with_normals = 1; /* .pc2 has no place for normals */
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, ".abc"));
     d = bake_desc(abc);
-    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_UNSUPPORTED);
-    assert_non_null(strstr(err.message, "Alembic"));
+    d.fps = 0.0;
+    assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
     d = bake_desc(obj);
     assert_int_equal(ssk_scene_bake(fx->scene, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, ".pc2"));

@@ -229,6 +229,52 @@ static void test_irs_rest_exact_and_twist_keeps_radius(void **state)
     ssk_rig_destroy(rig);
 }
 
+/* A spring node whose every stiffness is zero exerts no force: its output
+ * is its input, the rigid first stage, exactly (equal values; the node's
+ * first pass moves nothing and meets the displacement threshold), on both
+ * backends. */
+static void test_spring_zero_stiffness_is_first_stage(void **state)
+{
+    const backend_case *c = backend_of(state);
+    ssk_rig *rig = limb();
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    ssk_binding *binding = NULL;
+    ssk_bind_params params;
+    ssk_bind_params_default(&params);
+    assert_int_equal(ssk_binding_create(&binding, rig, &params, NULL), SSK_OK);
+    ssk_graph *spring = parse("{\"version\": 1, \"nodes\": ["
+                              "{\"id\": \"skin\", \"type\": \"skinning\", \"method\": \"rigid\"},"
+                              "{\"id\": \"relax\", \"type\": \"spring\", \"stiffness\": "
+                              "{\"surface\": 0, \"length\": 0, \"torsion\": 0, \"bone\": 0,"
+                              " \"edit\": 0}},"
+                              "{\"id\": \"out\", \"type\": \"output\"}],"
+                              "\"edges\": [{\"from\": \"skin\", \"to\": \"relax\"},"
+                              "{\"from\": \"relax\", \"to\": \"out\"}]}",
+                              rig);
+    ssk_deformer *ds = make(c, rig, spring, SSK_METHOD_LBS, binding);
+    ssk_deformer *dr = make(c, rig, NULL, SSK_METHOD_RIGID, binding);
+    float skin[48], *a = malloc(3 * nv * sizeof(float)), *b = malloc(3 * nv * sizeof(float));
+    for (int k = 0; k < 3; ++k) {
+        pose(skin, 0.7f * (float)k);
+        deform(ds, a, skin);
+        deform(dr, b, skin);
+        for (uint32_t i = 0; i < 3 * nv; ++i)
+            if (!(a[i] == b[i])) fail_msg("pose %d, row %u: spring %.9g, rigid %.9g", k, i / 3, a[i], b[i]);
+        ssk_spring_report r;
+        ssk_deformer_spring_report(ds, &r);
+        assert_int_equal(r.iterations, 1);
+        assert_true(r.converged);
+        assert_true(r.residual == 0.0f && r.energy == 0.0);
+    }
+    ssk_deformer_destroy(ds);
+    ssk_deformer_destroy(dr);
+    ssk_graph_destroy(spring);
+    ssk_binding_destroy(binding);
+    free(a);
+    free(b);
+    ssk_rig_destroy(rig);
+}
+
 /* A binding made for another rig, or a graph validated against another
  * skeleton, is refused with its status. */
 static void test_mismatched_binding_and_graph(void **state)
@@ -272,6 +318,7 @@ int main(void)
         BOTH(test_method_shorthands_bind_by_default),
         BOTH(test_irs_rest_exact_and_twist_keeps_radius),
         BOTH(test_mismatched_binding_and_graph),
+        BOTH(test_spring_zero_stiffness_is_first_stage),
     };
 #undef BOTH
     int failed = cmocka_run_group_tests_name("deformer graph (cpu, gl)", tests, NULL, NULL);

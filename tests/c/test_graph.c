@@ -233,7 +233,7 @@ static void test_node_field_errors(void **state)
     expect_error(rig, DOC("{'id': 'skin', 'type': 'skinning'}", ""), "node 'skin'",
                  "missing field 'method'");
     expect_error(rig, DOC("{'id': 'skin', 'type': 'skinning', 'method': 'xyz'}", ""),
-                 "node 'skin'", "unknown method 'xyz'", "lbs, dqs, rigid or irs");
+                 "node 'skin'", "unknown method 'xyz'", "lbs, dqs, rigid, irs or cor");
     expect_error(rig, DOC("{'id': 'skin', 'type': 'skinning', 'method': 1}", ""),
                  "node 'skin'", "field 'method'", "int");
     /* IRS fields on other methods. */
@@ -506,7 +506,7 @@ static void test_spring_errors(void **state)
     expect_error(rig, DOC("{'id': 'skin', 'type': 'skinning', 'method': 'spring'}," OUT,
                           SKIN_TO_OUT),
                  "node 'skin'", "field 'method'", "'spring' is a node type",
-                 "lbs, dqs, rigid or irs");
+                 "lbs, dqs, rigid, irs or cor");
     expect_error(rig, DOC(SKIN_RIGID ",{'id': 'relax', 'type': 'spring'}," OUT, SKIN_TO_OUT),
                  "node 'relax' (spring): its positions input is not connected");
     expect_error(rig,
@@ -963,7 +963,7 @@ static void test_spring_fields(void **state)
     assert_int_equal(defaults.convergence, SSK_CONVERGE_DISPLACEMENT);
     assert_int_equal(defaults.mode, SSK_SPRING_FRAME_INDEPENDENT);
     relax = &g->nodes[1];
-    const float partial[SSK_FORCE_COUNT] = {3.0f, 1.0f, 4.0f, 1.0f, 5.0f};
+    const float partial[SSK_FORCE_COUNT] = {6.0f, 18.0f, 4.0f, 0.2f, 5.0f};
     assert_memory_equal(relax->spring.stiffness, partial, sizeof partial);
     defaults.stiffness[SSK_FORCE_TORSION] = 4.0f;
     assert_spring_params_equal(&relax->spring, &defaults);
@@ -1173,8 +1173,10 @@ static void test_from_method(void **state)
     fixture *fx = *state;
     /* The skinning methods: one skinning node (spring below). */
     const int needs[SSK_METHOD_COUNT] = {[SSK_METHOD_LBS] = 0, [SSK_METHOD_DQS] = 0,
-                                         [SSK_METHOD_RIGID] = 1, [SSK_METHOD_IRS] = 1};
-    const char *const names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs"};
+                                         [SSK_METHOD_RIGID] = 1, [SSK_METHOD_IRS] = 1,
+                                         [SSK_METHOD_COR] = 1};
+    const char *const names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs",
+                                                 [SSK_METHOD_COR] = "cor"};
     for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
         if (m == SSK_METHOD_SPRING) continue;
         ssk_graph *g = NULL;
@@ -1238,7 +1240,7 @@ static void test_from_method(void **state)
     assert_int_equal(g->nodes[2].input_normals, -1);
     const uint32_t order[3] = {0, 1, 2};
     assert_memory_equal(g->order, order, sizeof order);
-    const float stiffness[SSK_FORCE_COUNT] = {3.0f, 1.0f, 2.0f, 1.0f, 5.0f};
+    const float stiffness[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f};
     assert_memory_equal(g->nodes[1].spring.stiffness, stiffness, sizeof stiffness);
     assert_int_equal(g->nodes[1].spring.max_iterations, DEFAULT_MAX_ITERATIONS);
     assert_int_equal(g->nodes[1].spring.mode, SSK_SPRING_FRAME_INDEPENDENT);

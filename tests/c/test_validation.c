@@ -179,8 +179,10 @@ static void test_status_strings(void **state)
     ssk_error err = {0};
     assert_int_equal(ssk_method_parse(&m, "dqs", NULL), SSK_OK);
     assert_int_equal(m, SSK_METHOD_DQS);
-    assert_int_equal(ssk_method_parse(&m, "cor", &err), SSK_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(err.message, "cor"));
+    assert_int_equal(ssk_method_parse(&m, "corr", &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "corr"));
+    assert_int_equal(ssk_method_parse(&m, "cor", NULL), SSK_OK);
+    assert_int_equal(m, SSK_METHOD_COR);
 }
 
 int main(void)
