@@ -7,7 +7,7 @@ MODELS  ?= /usr/share/assimp/models
 DEMO_IN ?= $(MODELS)/X/BCN_Epileptic.X
 CLI      = $(BUILD)/springskin
 
-.PHONY: all deps configure build demo test bench bench-blender clean
+.PHONY: all deps configure build demo test bench bench-blender install-addon clean
 
 all: build
 
@@ -43,6 +43,16 @@ bench: build
 bench-blender: build
 	blender -b --factory-startup --python bench/blender_armature.py -- \
 	  --sizes 10000,100000,1000000 --ours $(BUILD)/bench/bench_skinning
+
+# Installs $(BUILD)/springskin_blender.zip (made by `build`) into the user's
+# Blender and enables it. Not --factory-startup: saving the preferences of a
+# factory session would reset every other user preference.
+install-addon: build
+	blender -b --python-exit-code 1 --python-expr "import bpy; \
+	bpy.ops.preferences.addon_install(filepath='$(abspath $(BUILD))/springskin_blender.zip', overwrite=True); \
+	bpy.ops.preferences.addon_enable(module='springskin_blender'); \
+	bpy.ops.wm.save_userpref(); \
+	print('springskin_blender installed and enabled')"
 
 clean:
 	rm -rf $(BUILD)

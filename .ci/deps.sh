@@ -13,6 +13,7 @@ packages=(
   python3-pytest python3-numpy
   python3-dev python3-hypothesis python3-setuptools python3-wheel python3-pip
   libegl-mesa0 libgl1-mesa-dri
+  blender
 )
 missing=()
 for p in "${packages[@]}"; do

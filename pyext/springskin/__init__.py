@@ -12,6 +12,9 @@ incremental rotation and spring deformers or a deformer graph, on the CPU
 >>> positions = deformer.deform(rig.skinning_matrices(frame=10))   # (V, 3) float32
 >>> springskin.bake(rig, "out.pc2", method="lbs")
 
+Frames computed elsewhere (Blender's pose, your own matrices) are streamed
+to caches with :class:`PointCacheWriter` and :class:`AlembicWriter`.
+
 Arrays: float inputs (positions, matrices, weights) accept float32 or
 float64, index inputs any integer dtype, of any strides and byte order;
 they are converted to the core's float32 / int32. Outputs are new
@@ -35,6 +38,7 @@ from .binding import Binding, load_binding
 from .deformer import Deformer, GLContext
 from .graph import Graph
 from .rig import Animation, Bones, Mesh, Rig, load
+from .writers import AlembicWriter, PointCacheWriter
 
 __version__ = _core_version
 
@@ -54,8 +58,8 @@ WEIGHT_EPSILON = _core.WEIGHT_EPSILON
 MAX_INFLUENCES = _core.MAX_INFLUENCES
 
 __all__ = [
-    "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Deformer", "GLContext",
-    "GLError", "GLUnavailableError", "Graph", "MAX_INFLUENCES", "METHODS", "Mesh", "Rig",
-    "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON", "bake", "load",
-    "load_binding",
+    "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Deformer",
+    "GLContext", "GLError", "GLUnavailableError", "Graph", "MAX_INFLUENCES", "METHODS", "Mesh",
+    "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",
+    "bake", "load", "load_binding",
 ]

@@ -37,6 +37,11 @@ class Binding:
     max_distance : float
     seconds : float
         Time the binding took (or the load, for a reused cache).
+    has_cor : bool
+        The binding holds precomputed centers of rotation for CoR skinning
+        (``Rig.bind(cor=True)``, ``springskin bind --cor``).
+    cor_seconds : float
+        Time their precomputation took (0 without).
     reused : bool
         True when :meth:`Rig.bind` loaded it from its ``cache`` file.
     """
@@ -59,6 +64,8 @@ class Binding:
         self.smooth_iterations = info["smooth_iterations"]
         self.max_distance = info["max_distance"]
         self.seconds = info["seconds"]
+        self.has_cor = bool(info["has_cor"])
+        self.cor_seconds = info["cor_seconds"]
         self.reused = bool(reused)
         return self
 

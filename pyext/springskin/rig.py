@@ -450,7 +450,7 @@ class Rig:
         return self.sample(frame, fps, animation)[1]
 
     # --- binding, normals -----------------------------------------------
-    def bind(self, method="auto", smooth_iterations=6, max_distance=0.0, cache=None):
+    def bind(self, method="auto", smooth_iterations=6, max_distance=0.0, cache=None, cor=False):
         """Attachment binding of every vertex (Toothman 2020, ch. 3).
 
         Each vertex i is attached to one bone b_i at ``t_i`` in [0, 1] along
@@ -476,6 +476,11 @@ class Rig:
             A binding file: loaded when it holds a binding of this rig made
             with these parameters, else the rig is bound and the file
             (re)written. :attr:`Binding.reused` tells which.
+        cor : bool, default False
+            Also precompute the centers of rotation of CoR skinning (Le &
+            Hodgins 2016, Eq. 1 and 4, default parameters, on the CPU) and
+            store them in the binding (:attr:`Binding.has_cor`), so that a
+            ``"cor"`` deformer made with it does not compute them itself.
 
         Returns
         -------
@@ -498,7 +503,10 @@ class Rig:
         max_distance = _checks.real(max_distance, "max_distance", non_negative=True)
         if cache is not None:
             cache = _checks.path(cache, "cache")
-        core, reused = _core.bind(self._core, method, smooth_iterations, max_distance, cache)
+        if not isinstance(cor, bool):
+            raise TypeError(f"cor: expected a bool, got {type(cor).__name__}")
+        core, reused = _core.bind(self._core, method, smooth_iterations, max_distance, cache,
+                                  cor)
         return Binding._wrap(core, reused)
 
     def normals(self, positions):

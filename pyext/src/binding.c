@@ -25,17 +25,21 @@ static PyObject *binding_wrap(ssk_binding *binding)
     return (PyObject *)self;
 }
 
-/* bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None)
- * -> (Binding, reused) */
+/* bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None,
+ * cor=False) -> (Binding, reused); cor: also precompute the centers of
+ * rotation of CoR skinning (ssk_bind_params.compute_cor, default
+ * ssk_cor_params) and store them in the binding. */
 PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     (void)module;
-    static char *kwlist[] = {"rig", "method", "smooth_iterations", "max_distance", "cache", NULL};
+    static char *kwlist[] = {"rig",   "method", "smooth_iterations", "max_distance",
+                             "cache", "cor",    NULL};
     PyObject *rig_obj, *method_obj = NULL, *smooth_obj = NULL, *cache_obj = Py_None;
     PyObject *cache = NULL, *binding_obj = NULL;
     double max_distance = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOdO:bind", kwlist, &rig_obj, &method_obj,
-                                     &smooth_obj, &max_distance, &cache_obj))
+    int cor = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOdOp:bind", kwlist, &rig_obj,
+                                     &method_obj, &smooth_obj, &max_distance, &cache_obj, &cor))
         return NULL;
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
@@ -76,6 +80,7 @@ PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     params.max_distance = (float)max_distance;
+    params.compute_cor = cor;
     if (cache_obj != Py_None) {
         cache = ssk_py_path(cache_obj, "cache");
         if (!cache) return NULL;
@@ -149,13 +154,14 @@ static PyObject *binding_info(ssk_py_binding *self, PyObject *unused)
     PyObject *me = (PyObject *)self;
     const npy_intp d1[1] = {v.vertex_count}, d3[2] = {v.vertex_count, 3};
     return Py_BuildValue(
-        "{s:I,s:I,s:N,s:N,s:N,s:K,s:s,s:I,s:d,s:d}", "vertex_count", v.vertex_count,
+        "{s:I,s:I,s:N,s:N,s:N,s:K,s:s,s:I,s:d,s:d,s:O,s:d}", "vertex_count", v.vertex_count,
         "bone_count", v.bone_count, "bones", ssk_py_view(me, NPY_INT32, 1, d1, v.bones), "t",
         ssk_py_view(me, NPY_FLOAT32, 1, d1, v.t), "scale_vectors",
         ssk_py_view(me, NPY_FLOAT32, 2, d3, v.scale_vectors), "rig_hash",
         (unsigned long long)v.rig_hash, "method", ssk_bind_method_name(v.params.method),
         "smooth_iterations", v.params.smooth_iterations, "max_distance",
-        (double)v.params.max_distance, "seconds", v.seconds);
+        (double)v.params.max_distance, "seconds", v.seconds, "has_cor",
+        v.cor_centers ? Py_True : Py_False, "cor_seconds", v.cor_seconds);
 }
 
 static PyObject *binding_save(ssk_py_binding *self, PyObject *path_obj)

@@ -170,6 +170,9 @@ extern PyTypeObject ssk_py_binding_type;
 extern PyTypeObject ssk_py_graph_type;
 extern PyTypeObject ssk_py_gl_context_type;
 extern PyTypeObject ssk_py_deformer_type;
+/* writers.c: the streaming cache writers (ssk_pc2_writer, ssk_abc_writer). */
+extern PyTypeObject ssk_py_pc2_writer_type;
+extern PyTypeObject ssk_py_abc_writer_type;
 
 /* Module-level functions defined outside module.c. */
 PyObject *ssk_py_import_scene(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -182,7 +182,7 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "import_scene(path) -> Scene: ssk_scene_import (Assimp), GIL released."},
     {"bind", (PyCFunction)(void (*)(void))ssk_py_bind, METH_VARARGS | METH_KEYWORDS,
-     "bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None)"
+     "bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None, cor=False)"
      " -> (Binding, reused): ssk_binding_create or ssk_binding_cached."},
     {"load_binding", (PyCFunction)(void (*)(void))ssk_py_load_binding,
      METH_VARARGS | METH_KEYWORDS, "load_binding(path, rig=None) -> Binding: ssk_binding_load."},
@@ -281,7 +281,9 @@ PyMODINIT_FUNC PyInit__core(void)
         add_type(module, &ssk_py_binding_type, "Binding") < 0 ||
         add_type(module, &ssk_py_graph_type, "Graph") < 0 ||
         add_type(module, &ssk_py_gl_context_type, "GLContext") < 0 ||
-        add_type(module, &ssk_py_deformer_type, "Deformer") < 0)
+        add_type(module, &ssk_py_deformer_type, "Deformer") < 0 ||
+        add_type(module, &ssk_py_pc2_writer_type, "PointCacheWriter") < 0 ||
+        add_type(module, &ssk_py_abc_writer_type, "AlembicWriter") < 0)
         goto fail;
     if (add_object(module, "version", PyUnicode_FromString(ssk_version_string())) < 0 ||
         add_object(module, "methods", name_tuple(SSK_METHOD_COUNT, method_name_of)) < 0 ||

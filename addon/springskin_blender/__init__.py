@@ -1,0 +1,64 @@
+"""SpringSkin for Blender: the SpringSkin deformer as a modifier.
+
+Add Spring Skin on a mesh deformed by an armature: a Geometry Nodes
+modifier "Spring Skin" that takes over the Armature modifier and applies
+the offsets the SpringSkin core computes on every frame (linear blend,
+dual quaternion, rigid attachment, incremental rotation, spring or
+centers-of-rotation skinning, or a deformer graph edited as nodes); it
+shows, orders and renders like any modifier and bakes to a Mesh Cache or
+an Alembic cache for render farms. Documentation: ``docs/blender.md``.
+
+Modules: ``native`` (lazy import of the compiled ``springskin`` package),
+``properties`` (``Object.springskin``), ``rig`` (reading the rig from
+Blender), ``runtime`` (node group, attribute, handlers, per-object state),
+``operators``, ``ui`` (the panel) and ``nodes`` (the deformer graph node
+tree).
+
+The native module is imported on first use, never at register time: a
+missing or broken build is reported in the panel and by the operators.
+"""
+
+bl_info = {
+    "name": "SpringSkin",
+    "author": "SpringSkin developers",
+    "version": (0, 1, 0),
+    "blender": (3, 4, 0),
+    "location": "Properties > Modifiers > Spring Skin; Node Editor > Spring Skin Graph",
+    "description": "Character skinning (LBS, DQS, rigid, IRS, spring, CoR, deformer graphs) "
+                   "by the SpringSkin core, live as a modifier, bakes to Mesh Cache and Alembic",
+    "doc_url": "",
+    "category": "Animation",
+}
+
+if "bpy" in locals():  # Reload Scripts (F3 > Reload Scripts): reload the submodules
+    import importlib
+    for _name in ("native", "rig", "properties", "nodes", "runtime", "operators", "ui"):
+        if _name in locals():
+            importlib.reload(locals()[_name])
+
+import bpy
+
+from . import native, nodes, operators, properties, rig, runtime, ui
+
+#: Registered in this order, unregistered in reverse.
+classes = properties.classes + operators.classes + ui.classes
+
+
+def register():
+    nodes.register()
+    for cls in classes:
+        bpy.utils.register_class(cls)
+    properties.register()
+    runtime.register()
+
+
+def unregister():
+    runtime.unregister()
+    properties.unregister()
+    for cls in reversed(classes):
+        if cls.is_registered:
+            bpy.utils.unregister_class(cls)
+    nodes.unregister()
+
+
+__all__ = ["bl_info", "classes", "register", "unregister", "native", "rig"]

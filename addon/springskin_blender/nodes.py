@@ -1,0 +1,1239 @@
+"""The deformer graph as a Blender node tree ("Spring Skin Graph").
+
+A node per deformer of the core (Toothman 2020, 6.1: "each node represents a
+deformation operation, and the directed edges between them represent the
+execution order and input/output mappings"): Skinning (with its method),
+Radial, Spring, Surface Edit, Normals and Output. :func:`compile_tree` turns a
+tree into the core's deformer-graph JSON document (``docs/deformer-graph.md``)
+for one mesh object, the same document ``springskin bake --graph`` and
+``springskin.Graph`` read.
+
+Sockets
+-------
+Three socket types, told apart by color:
+
+- **Positions** (blue-violet): vertex positions, the output of Skinning,
+  Radial and Spring nodes; the ``positions`` input of Radial, Spring, Normals
+  and Output nodes (edges with ``"input": "positions"``).
+- **Normals** (cyan): the output of a Normals node, the optional ``normals``
+  input of the Output node (``"input": "normals"``).
+- **Edit** (orange): the output of a Surface Edit node. It is not an edge of
+  the core's graph: surface edits are part of a spring node
+  (``"edits"``). A Spring node has one *Edit* input per connected Surface
+  Edit plus one free input at the end: connecting the free one adds another
+  (Blender 3.4 gives Python nodes no multi-input sockets), disconnecting one
+  removes it. The edits are compiled in socket order. One Surface Edit may
+  feed several Spring nodes.
+
+A link between sockets of different types (Normals into Positions, Edit into
+Positions, ...) is drawn red (``NodeLink.is_valid``; Blender resets that flag
+on every tree update, so it is set again just after, from a timer and on file
+load: :func:`validate_links`), the node shows a warning, and
+:func:`compile_tree` refuses it.
+
+Muting (M)
+----------
+A muted Radial or Spring node passes its Positions input through; a muted
+Normals node leaves the Output's Normals input unconnected; a muted Surface
+Edit is left out of its Spring nodes. A Skinning or Output node cannot be
+muted (a :class:`GraphError` says so). Reroute and Frame nodes are allowed.
+
+Animation
+---------
+A Radial node's *Amount* and a Surface Edit's *Weight* can be keyframed like
+any property; the core wants keys ``[[frame, value], ...]`` and interpolates
+linearly between them, so an animated property's F-curve is sampled at every
+integer frame of the scene's range (collinear samples dropped). Drivers are
+not sampled: a driven value is used at the current frame.
+
+Saved files
+-----------
+All state is in Blender properties of the tree, its nodes and sockets, so a
+.blend keeps the graph. Opened without the addon, Blender keeps the tree as
+``NodeTreeUndefined`` (nodes ``NodeUndefined``, properties as ID properties);
+registering this module gives the tree and its nodes back their types and
+properties. Trees made by :func:`new_graph_tree` get a fake user, so a graph
+is saved even while no object uses it.
+
+Changes to a property, to the links (a tree update) or to the keyframes of the
+tree's action call ``runtime.graph_changed(tree)`` of the addon, when that
+module exists.
+"""
+
+import functools
+
+import bpy
+import nodeitems_utils
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
+                       IntProperty, StringProperty)
+from bpy.types import Node, NodeSocket, NodeTree, Operator, PropertyGroup
+from nodeitems_utils import NodeCategory, NodeItem
+
+__all__ = [
+    "GraphError", "TREE_IDNAME", "classes", "compile_tree", "new_graph_tree", "node_problems",
+    "register", "unregister", "validate_links",
+]
+
+TREE_IDNAME = "SpringSkinGraphTree"
+POSITIONS_SOCKET = "SpringSkinPositionsSocket"
+NORMALS_SOCKET = "SpringSkinNormalsSocket"
+EDIT_SOCKET = "SpringSkinEditSocket"
+_CATEGORY_ID = "SPRINGSKIN_GRAPH_NODES"
+
+#: The core's graph document version (docs/deformer-graph.md).
+GRAPH_VERSION = 1
+#: Core limits and defaults (core/graph.c, core/spring_rest.c), so that a
+#: property cannot hold a value the core's parser refuses.
+MAX_ITERATIONS_LIMIT = 100000
+EDIT_GROW_LIMIT = 1000
+DEFAULT_EDIT_GROW = 4
+DEFAULT_STIFFNESS = {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0}
+DEFAULT_DT = 1.0 / 30.0
+DEFAULT_DAMPING = 0.1
+DEFAULT_MAX_ITERATIONS = 50
+#: Smallest IRS joint influence and time step a property accepts: the core
+#: wants p_i, c_i in (0, 1] and dt > 0 (open bounds; Blender's are closed).
+MIN_INFLUENCE = 1e-3
+MIN_DT = 1e-6
+#: Damping must be < 1 (core: [0, 1)).
+MAX_DAMPING = 0.999
+#: Sampled keys whose value lies on the line through its neighbours within
+#: this tolerance (relative to max(1, |value|)) are dropped: F-curves are
+#: evaluated in float32, so exactly linear stretches differ by ~1e-7.
+KEY_COLLINEAR_TOLERANCE = 1e-6
+
+FORCES = ("surface", "length", "torsion", "bone", "edit")
+
+
+class GraphError(Exception):
+    """A tree that does not make a valid deformer graph.
+
+    ``str(error)`` names the node (by label, else name) and the problem;
+    ``error.node`` is the node's name (None for a tree-level problem).
+    """
+
+    def __init__(self, message, node=None):
+        super().__init__(message)
+        self.node = node
+
+
+# --- notification of the addon's runtime ---------------------------------
+
+_suspended = 0  # > 0 while new_graph_tree builds a tree
+
+
+def _notify(tree):
+    """Tell the addon's runtime that `tree` changed (re-evaluate the meshes
+    using it). Without the runtime module (standalone use), nothing."""
+    if _suspended or tree is None or getattr(tree, "bl_idname", None) != TREE_IDNAME:
+        return
+    if not __package__:
+        return
+    try:
+        from . import runtime
+    except ImportError:
+        return
+    graph_changed = getattr(runtime, "graph_changed", None)
+    if graph_changed is not None:
+        graph_changed(tree)
+
+
+def _on_property_update(self, _context):
+    _notify(self.id_data)
+
+
+def _node_title(node):
+    return node.label or node.name
+
+
+# --- sockets --------------------------------------------------------------
+
+class SpringSkinPositionsSocket(NodeSocket):
+    """Vertex positions (the core's "positions" input and output kind)"""
+    bl_idname = POSITIONS_SOCKET
+    bl_label = "Positions"
+
+    def draw(self, _context, layout, _node, text):
+        layout.label(text=text)
+
+    def draw_color(self, _context, _node):
+        return (0.39, 0.39, 0.78, 1.0)
+
+
+class SpringSkinNormalsSocket(NodeSocket):
+    """Vertex normals (the core's "normals" input and output kind)"""
+    bl_idname = NORMALS_SOCKET
+    bl_label = "Normals"
+
+    def draw(self, _context, layout, _node, text):
+        layout.label(text=text)
+
+    def draw_color(self, _context, _node):
+        return (0.2, 0.78, 0.9, 1.0)
+
+
+class SpringSkinEditSocket(NodeSocket):
+    """A surface edit (region of interest) for a Spring node"""
+    bl_idname = EDIT_SOCKET
+    bl_label = "Edit"
+
+    def draw(self, _context, layout, _node, text):
+        layout.label(text=text)
+
+    def draw_color(self, _context, _node):
+        return (0.95, 0.55, 0.15, 1.0)
+
+
+# --- tree -------------------------------------------------------------------
+
+class SpringSkinGraphTree(NodeTree):
+    """SpringSkin deformer graph: skinning, radial, spring, surface edit and
+    normals nodes feeding one output"""
+    bl_idname = TREE_IDNAME
+    bl_label = "Spring Skin Graph"
+    bl_icon = "MOD_ARMATURE"
+
+    def update(self):
+        # Blender recomputes NodeLink.is_valid after this callback (cycles
+        # only), so the type check is applied just after, from a timer.
+        _schedule_link_validation(self)
+        _notify(self)
+
+
+# --- nodes ------------------------------------------------------------------
+
+class _SpringSkinNode:
+    """Mix-in of every node of the tree: poll, warnings in the node."""
+
+    @classmethod
+    def poll(cls, ntree):
+        return ntree.bl_idname == TREE_IDNAME
+
+    def draw_buttons(self, context, layout):
+        self.draw_settings(context, layout, False)
+        _draw_problems(self, context, layout)
+
+    def draw_buttons_ext(self, context, layout):
+        self.draw_settings(context, layout, True)
+        _draw_problems(self, context, layout)
+
+    def draw_settings(self, context, layout, extended):
+        pass
+
+
+def _draw_problems(node, context, layout):
+    obj = getattr(context, "object", None)
+    for problem in node_problems(node, obj):
+        layout.label(text=problem, icon="ERROR")
+
+
+def _armature_of(obj):
+    """The armature object deforming mesh `obj`, as the addon's runtime picks
+    it (rig.armature_of when the rest of the addon is present): the armature
+    the Spring Skin modifier took over (``obj.springskin.armature_object``),
+    else the Armature modifier named by ``obj.springskin.armature_modifier``,
+    else the first Armature modifier with an armature, else the parent
+    armature (Object.find_armature)."""
+    try:
+        from . import rig as _rig
+    except ImportError:  # standalone use (tests of this module alone)
+        _rig = None
+    if _rig is not None:
+        return _rig.armature_of(obj)
+    wanted = getattr(getattr(obj, "springskin", None), "armature_modifier", "")
+    mods = [m for m in obj.modifiers if m.type == "ARMATURE" and m.object is not None
+            and m.object.type == "ARMATURE"]
+    for mod in mods:
+        if wanted and mod.name == wanted:
+            return mod.object
+    return mods[0].object if mods else obj.find_armature()
+
+
+def _active_armature(context):
+    obj = getattr(context, "object", None)
+    if obj is None or obj.type != "MESH":
+        return None
+    return _armature_of(obj)
+
+
+_METHODS = (
+    ("LBS", "Linear Blend", "Linear blend skinning"),
+    ("DQS", "Dual Quaternion", "Dual quaternion skinning (Blender's Preserve Volume)"),
+    ("RIGID", "Rigid Attachment", "Rigid attachment skinning (Toothman 2020, 4.1)"),
+    ("IRS", "Incremental Rotation", "Incremental rotation skinning (Toothman 2020, Eq. 14-18)"),
+    ("COR", "Centers of Rotation",
+     "Skinning with optimized centers of rotation (Le & Hodgins 2016)"),
+)
+
+
+class SpringSkinJointInfluence(PropertyGroup):
+    """An IRS per-bone override: [p_i, c_i] for one joint"""
+    bone: StringProperty(name="Bone", description="Bone of the armature",
+                         update=_on_property_update)
+    parent_influence: FloatProperty(
+        name="Parent", description="p_i of Eq. 14 for this joint", default=0.5,
+        min=MIN_INFLUENCE, max=1.0, update=_on_property_update)
+    child_influence: FloatProperty(
+        name="Child", description="c_i of Eq. 14 for this joint", default=0.5,
+        min=MIN_INFLUENCE, max=1.0, update=_on_property_update)
+
+
+class SpringSkinSkinningNode(_SpringSkinNode, Node):
+    """Skinning: bind pose to posed positions (a source of the graph)"""
+    bl_idname = "SpringSkinSkinningNode"
+    bl_label = "Skinning"
+    bl_icon = "MOD_ARMATURE"
+
+    method: EnumProperty(name="Method", items=_METHODS, default="LBS",
+                         update=_on_property_update)
+    parent_influence: FloatProperty(
+        name="Parent Influence",
+        description="IRS: p_i of Eq. 14, how far the parent joint's rotation reaches into "
+                    "the bone", default=0.5, min=MIN_INFLUENCE, max=1.0,
+        update=_on_property_update)
+    child_influence: FloatProperty(
+        name="Child Influence",
+        description="IRS: c_i of Eq. 14, how far the child joint's rotation reaches into "
+                    "the bone", default=0.5, min=MIN_INFLUENCE, max=1.0,
+        update=_on_property_update)
+    length_adjust: BoolProperty(
+        name="Length Adjust",
+        description="IRS: move each vertex back to its rest distance from the posed "
+                    "skeleton along its scale vector", default=False,
+        update=_on_property_update)
+    joint_influences: CollectionProperty(type=SpringSkinJointInfluence)
+
+    def init(self, _context):
+        self.outputs.new(POSITIONS_SOCKET, "Positions")
+
+    def draw_label(self):
+        return "Skinning (%s)" % self.method
+
+    def draw_settings(self, context, layout, extended):
+        layout.prop(self, "method", text="")
+        if self.method != "IRS":
+            return
+        col = layout.column(align=True)
+        col.prop(self, "parent_influence", text="Parent")
+        col.prop(self, "child_influence", text="Child")
+        layout.prop(self, "length_adjust")
+        if not extended:
+            if len(self.joint_influences):
+                layout.label(text="%d joint override(s)" % len(self.joint_influences))
+            return
+        layout.label(text="Joint Overrides:")
+        armature = _active_armature(context)
+        for i, joint in enumerate(self.joint_influences):
+            box = layout.box()
+            row = box.row(align=True)
+            if armature is not None:
+                row.prop_search(joint, "bone", armature.data, "bones", text="")
+            else:
+                row.prop(joint, "bone", text="")
+            op = row.operator(SPRINGSKIN_OT_graph_joint_remove.bl_idname, text="", icon="X")
+            op.tree_name, op.node_name, op.index = self.id_data.name, self.name, i
+            row = box.row(align=True)
+            row.prop(joint, "parent_influence")
+            row.prop(joint, "child_influence")
+        op = layout.operator(SPRINGSKIN_OT_graph_joint_add.bl_idname, icon="ADD")
+        op.tree_name, op.node_name = self.id_data.name, self.name
+
+
+_PROFILES = (
+    ("BULGE", "Bulge", "-(0.5 - t)^2 + 1.25: 1 at the joints, 1.25 mid-bone"),
+    ("LINEAR", "Linear", "t"),
+    ("QUAD_IN", "Quadratic In", "t^2"),
+    ("QUAD_OUT", "Quadratic Out", "1 - (1 - t)^2"),
+    ("CUBIC_IN", "Cubic In", "t^3"),
+    ("CUBIC_OUT", "Cubic Out", "1 - (1 - t)^3"),
+    ("QUARTIC_IN", "Quartic In", "t^4"),
+    ("QUARTIC_OUT", "Quartic Out", "1 - (1 - t)^4"),
+    ("SINE_IN_OUT", "Sine In-Out", "(1 - cos(pi t)) / 2"),
+)
+
+
+def _split_bones(text):
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _on_bone_pick(self, context):
+    """Radial: the bone chosen in the picker is appended to `bones`."""
+    name = self.bone_pick
+    if not name:
+        return
+    bones = _split_bones(self.bones)
+    self.bone_pick = ""
+    if name not in bones:
+        self.bones = ", ".join(bones + [name])  # its own update notifies
+
+
+class SpringSkinRadialNode(_SpringSkinNode, Node):
+    """Radial: scale the scale vectors of the vertices attached to some bones
+    along their bone (Toothman 2020, 5.1)"""
+    bl_idname = "SpringSkinRadialNode"
+    bl_label = "Radial"
+    bl_icon = "FORCE_FORCE"
+
+    bones: StringProperty(
+        name="Bones", description="Names of the selected bones, separated by commas",
+        update=_on_property_update)
+    bone_pick: StringProperty(
+        name="Add Bone", description="Append a bone of the active object's armature",
+        update=_on_bone_pick)
+    profile: EnumProperty(name="Profile", items=_PROFILES, default="BULGE",
+                          update=_on_property_update)
+    amount: FloatProperty(
+        name="Amount", description="Strength (0: no change, negative: shrink); keyframe it "
+                                   "to animate", default=1.0, update=_on_property_update)
+
+    def init(self, _context):
+        self.inputs.new(POSITIONS_SOCKET, "Positions")
+        self.outputs.new(POSITIONS_SOCKET, "Positions")
+
+    def draw_settings(self, context, layout, extended):
+        layout.prop(self, "bones", text="")
+        armature = _active_armature(context)
+        if armature is not None:
+            layout.prop_search(self, "bone_pick", armature.data, "bones", text="",
+                               icon="BONE_DATA")
+        layout.prop(self, "profile", text="")
+        layout.prop(self, "amount")
+
+
+_INTEGRATORS = (
+    ("EXPLICIT", "Explicit", "v += dt F_net (Eq. 23)"),
+    ("SEMI_IMPLICIT", "Semi-Implicit",
+     "u = (1 - damping)(u + dt F_net); v += dt u"),
+)
+_CONVERGENCE = (
+    ("DISPLACEMENT", "Displacement", "Stop when the largest vertex move is below the threshold"),
+    ("FORCE", "Force", "Stop when the largest |F_net| is below the threshold"),
+    ("ENERGY", "Energy", "Stop when the total spring energy stops decreasing"),
+    ("ITERATIONS", "Iterations", "Always run Max Iterations"),
+)
+_MODES = (
+    ("FRAME_INDEPENDENT", "Frame Independent",
+     "Every frame's solve starts from that frame's first stage"),
+    ("FRAME_DEPENDENT", "Frame Dependent",
+     "A frame's solve starts from the previous frame's output (deform frames in order)"),
+)
+
+
+def _stiffness_property(force, meaning):
+    return FloatProperty(
+        name=force.capitalize(), description="Stiffness k of the %s force (%s)" % (force, meaning),
+        default=DEFAULT_STIFFNESS[force], min=0.0, soft_max=100.0, update=_on_property_update)
+
+
+def _map_property(force):
+    return StringProperty(
+        name=force.capitalize(),
+        description="Vertex group whose weights multiply the %s stiffness per vertex (0 where "
+                    "a vertex is not in the group); empty: 1 everywhere" % force,
+        update=_on_property_update)
+
+
+class SpringSkinSpringNode(_SpringSkinNode, Node):
+    """Spring: relax the positions it is fed toward an equilibrium of spring
+    forces (Toothman 2020, 4.2, Eq. 21-23), with surface edits (5.2)"""
+    bl_idname = "SpringSkinSpringNode"
+    bl_label = "Spring"
+    bl_icon = "FORCE_HARMONIC"
+
+    stiffness_surface: _stiffness_property("surface", "edge lengths")
+    stiffness_length: _stiffness_property("length", "scale-vector lengths")
+    stiffness_torsion: _stiffness_property("torsion", "angles between scale vectors")
+    stiffness_bone: _stiffness_property("bone", "angle of the scale vector to its bone")
+    stiffness_edit: _stiffness_property("edit", "pull of surface edits, times each edit's own")
+    map_surface: _map_property("surface")
+    map_length: _map_property("length")
+    map_torsion: _map_property("torsion")
+    map_bone: _map_property("bone")
+    map_edit: _map_property("edit")
+    dt: FloatProperty(name="Time Step", description="dt of the update (Eq. 23)",
+                      default=DEFAULT_DT, min=MIN_DT, soft_max=1.0, precision=4,
+                      update=_on_property_update)
+    integrator: EnumProperty(name="Integrator", items=_INTEGRATORS, default="EXPLICIT",
+                             update=_on_property_update)
+    damping: FloatProperty(name="Damping", description="Velocity damping of Semi-Implicit",
+                           default=DEFAULT_DAMPING, min=0.0, max=MAX_DAMPING,
+                           update=_on_property_update)
+    max_iterations: IntProperty(name="Max Iterations", description="Iterations per frame at most",
+                                default=DEFAULT_MAX_ITERATIONS, min=1, max=MAX_ITERATIONS_LIMIT,
+                                update=_on_property_update)
+    convergence: EnumProperty(name="Convergence", items=_CONVERGENCE, default="DISPLACEMENT",
+                              update=_on_property_update)
+    threshold: FloatProperty(
+        name="Threshold", description="Convergence threshold in model units; 0: automatic "
+                                      "(smallest side of the rest bounding box x 1e-4)",
+        default=0.0, min=0.0, precision=6, update=_on_property_update)
+    mode: EnumProperty(name="Mode", items=_MODES, default="FRAME_INDEPENDENT",
+                       update=_on_property_update)
+
+    def init(self, _context):
+        self.inputs.new(POSITIONS_SOCKET, "Positions")
+        self.inputs.new(EDIT_SOCKET, "Edit")
+        self.outputs.new(POSITIONS_SOCKET, "Positions")
+
+    def update(self):
+        _sync_edit_inputs(self)
+
+    def draw_settings(self, context, layout, extended):
+        col = layout.column(align=True)
+        col.label(text="Stiffness:")
+        for force in FORCES:
+            col.prop(self, "stiffness_" + force)
+        if extended:
+            col = layout.column(align=True)
+            col.label(text="Stiffness Maps:")
+            obj = getattr(context, "object", None)
+            for force in FORCES:
+                if obj is not None and obj.type == "MESH":
+                    col.prop_search(self, "map_" + force, obj, "vertex_groups")
+                else:
+                    col.prop(self, "map_" + force)
+        col = layout.column(align=True)
+        col.prop(self, "dt")
+        col.prop(self, "max_iterations")
+        layout.prop(self, "integrator", text="")
+        if self.integrator == "SEMI_IMPLICIT":
+            layout.prop(self, "damping")
+        layout.prop(self, "convergence", text="")
+        if self.convergence in ("DISPLACEMENT", "FORCE"):
+            layout.prop(self, "threshold")
+        layout.prop(self, "mode", text="")
+
+
+def _sync_edit_inputs(node):
+    """Keep one Edit input per linked Surface Edit plus one free at the end."""
+    edits = [s for s in node.inputs if s.bl_idname == EDIT_SOCKET]
+    for socket in edits[:-1]:
+        if not socket.is_linked:
+            node.inputs.remove(socket)
+    edits = [s for s in node.inputs if s.bl_idname == EDIT_SOCKET]
+    if not edits or edits[-1].is_linked:
+        node.inputs.new(EDIT_SOCKET, "Edit")
+
+
+class SpringSkinSurfaceEditNode(_SpringSkinNode, Node):
+    """Surface Edit: push a region of interest (a vertex group) for a Spring
+    node (Toothman 2020, 5.2)"""
+    bl_idname = "SpringSkinSurfaceEditNode"
+    bl_label = "Surface Edit"
+    bl_icon = "SCULPTMODE_HLT"
+
+    vertex_group: StringProperty(
+        name="Vertex Group",
+        description="The ROI's kinematic vertices: the vertices with a weight > 0 in this "
+                    "group of the mesh", update=_on_property_update)
+    push: FloatProperty(
+        name="Push", description="Move every kinematic vertex this far along its bind "
+                                 "scale-vector direction (out of the body; negative: in)",
+        default=0.01, subtype="DISTANCE", precision=4, update=_on_property_update)
+    grow: IntProperty(name="Grow", description="Rings of passive vertices around the kinematic "
+                                               "ones", default=DEFAULT_EDIT_GROW, min=0,
+                      max=EDIT_GROW_LIMIT, update=_on_property_update)
+    stiffness: FloatProperty(name="Stiffness", description="This ROI's weight (times the Spring "
+                                                           "node's edit stiffness)",
+                             default=1.0, min=0.0, update=_on_property_update)
+    weight: FloatProperty(name="Weight", description="How much of the edit applies; keyframe it "
+                                                     "to animate", default=1.0, min=0.0,
+                          soft_max=1.0, update=_on_property_update)
+
+    def init(self, _context):
+        self.outputs.new(EDIT_SOCKET, "Edit")
+
+    def draw_settings(self, context, layout, extended):
+        obj = getattr(context, "object", None)
+        if obj is not None and obj.type == "MESH":
+            layout.prop_search(self, "vertex_group", obj, "vertex_groups", text="")
+        else:
+            layout.prop(self, "vertex_group", text="")
+        col = layout.column(align=True)
+        col.prop(self, "push")
+        col.prop(self, "grow")
+        col.prop(self, "stiffness")
+        col.prop(self, "weight")
+
+
+class SpringSkinNormalsNode(_SpringSkinNode, Node):
+    """Normals: area-weighted vertex normals of the positions it is fed"""
+    bl_idname = "SpringSkinNormalsNode"
+    bl_label = "Normals"
+    bl_icon = "NORMALS_VERTEX"
+
+    def init(self, _context):
+        self.inputs.new(POSITIONS_SOCKET, "Positions")
+        self.outputs.new(NORMALS_SOCKET, "Normals")
+
+
+class SpringSkinOutputNode(_SpringSkinNode, Node):
+    """Output: the deformed positions (and optionally normals) of the mesh"""
+    bl_idname = "SpringSkinOutputNode"
+    bl_label = "Output"
+    bl_icon = "OUTPUT"
+
+    def init(self, _context):
+        self.inputs.new(POSITIONS_SOCKET, "Positions")
+        self.inputs.new(NORMALS_SOCKET, "Normals")
+
+
+_NODE_TYPES = {
+    "SpringSkinSkinningNode": "skinning",
+    "SpringSkinRadialNode": "radial",
+    "SpringSkinSpringNode": "spring",
+    "SpringSkinSurfaceEditNode": "edit",
+    "SpringSkinNormalsNode": "normals",
+    "SpringSkinOutputNode": "output",
+}
+_LAYOUT_NODES = ("NodeReroute", "NodeFrame")
+
+
+# --- operators (IRS joint overrides) ------------------------------------------
+
+def _find_node(tree_name, node_name):
+    tree = bpy.data.node_groups.get(tree_name)
+    return tree.nodes.get(node_name) if tree is not None else None
+
+
+class SPRINGSKIN_OT_graph_joint_add(Operator):
+    """Add a per-joint override of the IRS influences"""
+    bl_idname = "springskin.graph_joint_add"
+    bl_label = "Add Joint Override"
+    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
+
+    tree_name: StringProperty(options={"HIDDEN"})
+    node_name: StringProperty(options={"HIDDEN"})
+
+    def execute(self, _context):
+        node = _find_node(self.tree_name, self.node_name)
+        if node is None or node.bl_idname != "SpringSkinSkinningNode":
+            self.report({"ERROR"}, "no skinning node '%s'" % self.node_name)
+            return {"CANCELLED"}
+        node.joint_influences.add()
+        _notify(node.id_data)
+        return {"FINISHED"}
+
+
+class SPRINGSKIN_OT_graph_joint_remove(Operator):
+    """Remove this per-joint override"""
+    bl_idname = "springskin.graph_joint_remove"
+    bl_label = "Remove Joint Override"
+    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
+
+    tree_name: StringProperty(options={"HIDDEN"})
+    node_name: StringProperty(options={"HIDDEN"})
+    index: IntProperty(options={"HIDDEN"})
+
+    def execute(self, _context):
+        node = _find_node(self.tree_name, self.node_name)
+        if node is None or not 0 <= self.index < len(getattr(node, "joint_influences", ())):
+            self.report({"ERROR"}, "no joint override %d on '%s'" % (self.index, self.node_name))
+            return {"CANCELLED"}
+        node.joint_influences.remove(self.index)
+        _notify(node.id_data)
+        return {"FINISHED"}
+
+
+# --- link validation ----------------------------------------------------------
+
+def _upstream_socket(socket, seen=None):
+    """The output socket feeding input `socket` through reroutes (unmuted
+    links only), or None."""
+    seen = set() if seen is None else seen
+    for link in socket.links:
+        if link.is_muted:
+            continue
+        node = link.from_node
+        if node.bl_idname == "NodeReroute":
+            if node.name in seen:
+                return None
+            seen.add(node.name)
+            return _upstream_socket(node.inputs[0], seen)
+        return link.from_socket
+    return None
+
+
+def _link_compatible(link):
+    """False for a link that carries one kind into a socket of another."""
+    if link.to_node.bl_idname == "NodeReroute":
+        return True  # checked at the real destination
+    if link.from_node.bl_idname == "NodeReroute":
+        source = _upstream_socket(link.from_node.inputs[0])
+        if source is None:
+            return True  # nothing arrives: reported as unconnected, not as a bad link
+    else:
+        source = link.from_socket
+    return source.bl_idname == link.to_socket.bl_idname
+
+
+def validate_links(tree):
+    """Mark every link of `tree` between sockets of different kinds invalid
+    (drawn red); returns the incompatible links. Blender clears the mark on
+    its next update of the tree, which schedules this again."""
+    bad = []
+    for link in tree.links:
+        if not _link_compatible(link):
+            bad.append(link)
+            if link.is_valid:
+                link.is_valid = False
+    return bad
+
+
+_pending_validation = set()
+
+
+def _validate_later(tree_name):
+    _pending_validation.discard(tree_name)
+    tree = bpy.data.node_groups.get(tree_name)
+    if tree is not None and tree.bl_idname == TREE_IDNAME:
+        validate_links(tree)
+    return None  # one shot
+
+
+def _schedule_link_validation(tree):
+    if tree.name in _pending_validation:
+        return
+    _pending_validation.add(tree.name)
+    bpy.app.timers.register(functools.partial(_validate_later, tree.name), first_interval=0.0)
+
+
+@bpy.app.handlers.persistent
+def _on_load_post(_filepath):
+    for tree in bpy.data.node_groups:
+        if tree.bl_idname == TREE_IDNAME:
+            validate_links(tree)
+
+
+@bpy.app.handlers.persistent
+def _on_depsgraph_update(_scene, depsgraph):
+    """Keyframes edited in an action used by a graph tree: the sampled keys
+    change, so the graph does."""
+    actions = {u.id.original for u in depsgraph.updates if isinstance(u.id, bpy.types.Action)}
+    if not actions:
+        return
+    for tree in bpy.data.node_groups:
+        if (tree.bl_idname == TREE_IDNAME and tree.animation_data is not None
+                and tree.animation_data.action in actions):
+            _notify(tree)
+
+
+# --- problems of one node (drawn in the node) ---------------------------------
+
+def _required_inputs(node):
+    if node.bl_idname in ("SpringSkinRadialNode", "SpringSkinSpringNode",
+                          "SpringSkinNormalsNode", "SpringSkinOutputNode"):
+        return [node.inputs[0]]
+    return []
+
+
+def node_problems(node, obj=None):
+    """Short descriptions of what is wrong with `node` that can be seen
+    cheaply (drawn as warnings in the node): unconnected required input,
+    incompatible incoming link, unknown bone, missing vertex group of mesh
+    object `obj` (skipped when obj is None)."""
+    problems = []
+    for socket in _required_inputs(node):
+        if _upstream_socket(socket) is None:
+            problems.append("%s input not connected" % socket.name)
+    for socket in node.inputs:
+        for link in socket.links:
+            if not link.is_muted and not _link_compatible(link):
+                source = link.from_socket.name if link.from_node.bl_idname != "NodeReroute" \
+                    else "reroute"
+                problems.append("%s cannot feed %s" % (source, socket.name))
+    mesh = obj if obj is not None and getattr(obj, "type", None) == "MESH" else None
+    if node.bl_idname == "SpringSkinRadialNode":
+        bones = _split_bones(node.bones)
+        if not bones:
+            problems.append("no bones selected")
+        elif mesh is not None:
+            armature = _armature_of(mesh)
+            if armature is not None:
+                unknown = [b for b in bones if b not in armature.data.bones]
+                if unknown:
+                    problems.append("unknown bone: %s" % ", ".join(unknown))
+    elif node.bl_idname == "SpringSkinSurfaceEditNode":
+        if not node.vertex_group:
+            problems.append("no vertex group")
+        elif mesh is not None and node.vertex_group not in mesh.vertex_groups:
+            problems.append("no vertex group '%s'" % node.vertex_group)
+        if not node.outputs[0].is_linked:
+            problems.append("not connected to a Spring node")
+    elif node.bl_idname == "SpringSkinSpringNode" and mesh is not None:
+        for force in FORCES:
+            group = getattr(node, "map_" + force)
+            if group and group not in mesh.vertex_groups:
+                problems.append("no vertex group '%s'" % group)
+    return problems
+
+
+# --- compilation ----------------------------------------------------------------
+
+def _fcurve(tree, node, prop):
+    anim = tree.animation_data
+    if anim is None or anim.action is None:
+        return None
+    path = node.path_from_id(prop)
+    for fc in anim.action.fcurves:
+        if fc.data_path == path and fc.array_index == 0 and not fc.mute:
+            return fc
+    return None
+
+
+def _reduce_keys(keys):
+    """Drop the samples that linear interpolation of their neighbours gives."""
+    if len(keys) <= 2:
+        return keys
+    out = [keys[0]]
+    for i in range(1, len(keys) - 1):
+        (f0, v0), (f1, v1), (f2, v2) = out[-1], keys[i], keys[i + 1]
+        between = v0 + (v2 - v0) * (f1 - f0) / (f2 - f0)
+        if abs(between - v1) > KEY_COLLINEAR_TOLERANCE * max(1.0, abs(v1)):
+            out.append(keys[i])
+    out.append(keys[-1])
+    return out
+
+
+def _sampled_keys(tree, node, prop, scene):
+    """[[frame, value], ...] of `node.prop`'s F-curve at the integer frames
+    of the scene's range, or None when the property is not animated."""
+    fc = _fcurve(tree, node, prop)
+    if fc is None:
+        return None
+    first, last = scene.frame_start, max(scene.frame_start, scene.frame_end)
+    return _reduce_keys([[frame, fc.evaluate(frame)] for frame in range(first, last + 1)])
+
+
+def _fail(node, message):
+    raise GraphError("node '%s': %s" % (_node_title(node), message), node.name)
+
+
+def _vertex_group_weights(obj, group):
+    """Weight of every vertex of mesh `obj` in vertex group `group` (0 where
+    absent)."""
+    index = group.index
+    weights = [0.0] * len(obj.data.vertices)
+    for v in obj.data.vertices:
+        for g in v.groups:
+            if g.group == index:
+                weights[v.index] = g.weight
+                break
+    return weights
+
+
+def _resolve(node, socket, stack=()):
+    """The active node feeding input `socket` of `node`: reroutes followed,
+    muted Radial/Spring nodes passed through, a muted Normals node as
+    nothing. Raises GraphError for an incompatible link or a muted source
+    that cannot be bypassed. Returns the source node or None."""
+    source = _upstream_socket(socket)
+    if source is None:
+        return None
+    src = source.node
+    if source.bl_idname != socket.bl_idname:
+        _fail(node, "its %s input is linked to the %s output of node '%s' (a %s output "
+                    "feeds only %s inputs)" % (socket.name, source.name, _node_title(src),
+                                              source.name, source.name))
+    if not src.mute:
+        return src
+    kind = _NODE_TYPES.get(src.bl_idname)
+    if kind in ("radial", "spring"):
+        if src.name in stack:
+            _fail(src, "is on a cycle of muted nodes")
+        return _resolve(src, src.inputs[0], stack + (src.name,))
+    if kind in ("normals", "edit"):
+        return None
+    _fail(src, "is muted, but a %s node cannot be bypassed (unmute it)" % (kind or "foreign"))
+
+
+def _graph_structure(tree):
+    """Active nodes, their resolved inputs and edit sources; raises GraphError."""
+    nodes = []
+    for node in tree.nodes:
+        if node.bl_idname in _LAYOUT_NODES:
+            continue
+        if node.bl_idname not in _NODE_TYPES:
+            _fail(node, "is not a Spring Skin node (type %s)" % node.bl_idname)
+        nodes.append(node)
+    outputs = [n for n in nodes if n.bl_idname == "SpringSkinOutputNode"]
+    if not outputs:
+        raise GraphError("graph '%s': no Output node (a graph has exactly one)" % tree.name)
+    if len(outputs) > 1:
+        _fail(outputs[1], "a second Output node (node '%s' is one; a graph has exactly one)"
+              % _node_title(outputs[0]))
+    output = outputs[0]
+    if output.mute:
+        _fail(output, "the Output node is muted (unmute it)")
+
+    active = [n for n in nodes if not n.mute]
+    inputs = {}  # node name -> {"positions": node, "normals": node}
+    edits = {}   # spring node name -> [surface edit nodes]
+    for node in active:
+        kind = _NODE_TYPES[node.bl_idname]
+        fed = {}
+        if kind in ("radial", "spring", "normals", "output"):
+            src = _resolve(node, node.inputs[0])
+            if src is None:
+                _fail(node, "its Positions input is not connected")
+            fed["positions"] = src
+        if kind == "output":
+            src = _resolve(node, node.inputs[1])
+            if src is not None:
+                fed["normals"] = src
+        if kind == "spring":
+            edits[node.name] = []
+            for socket in node.inputs[1:]:
+                src = _resolve(node, socket)
+                if src is not None:
+                    edits[node.name].append(src)
+        inputs[node.name] = fed
+
+    # Cycles (depth-first, three colours), then reachability of the output.
+    by_name = {n.name: n for n in active}
+    state = {}
+
+    def visit(name, path):
+        state[name] = 1
+        path.append(name)
+        for src in inputs[name].values():
+            if state.get(src.name) == 1:
+                loop = path[path.index(src.name):] + [src.name]
+                loop.reverse()  # data flow order
+                _fail(by_name[src.name], "is on a cycle: %s (links must not loop back)"
+                      % " -> ".join("'%s'" % _node_title(by_name[n]) for n in loop))
+            if src.name not in state:
+                visit(src.name, path)
+        path.pop()
+        state[name] = 2
+
+    for node in active:
+        if node.name not in state:
+            visit(node.name, [])
+
+    used = set()
+    todo = [output.name]
+    while todo:
+        name = todo.pop()
+        if name in used:
+            continue
+        used.add(name)
+        todo.extend(src.name for src in inputs[name].values())
+        todo.extend(src.name for src in edits.get(name, ()))
+    for node in active:
+        if node.name not in used:
+            if node.bl_idname == "SpringSkinSurfaceEditNode":
+                if _feeds_muted_spring(node):
+                    continue  # left out with its muted Spring node
+                _fail(node, "does not feed a Spring node that reaches the Output node "
+                            "'%s' (connect or mute it)" % _node_title(output))
+            _fail(node, "does not reach the Output node '%s' (its result would be unused; "
+                        "connect, mute or delete it)" % _node_title(output))
+    return active, inputs, edits
+
+
+def _feeds_muted_spring(node, seen=None):
+    """A node whose output reaches (through reroutes) a muted Spring node."""
+    seen = set() if seen is None else seen
+    for socket in node.outputs:
+        for link in socket.links:
+            to = link.to_node
+            if link.is_muted or to.name in seen:
+                continue
+            seen.add(to.name)
+            if to.bl_idname == "SpringSkinSpringNode" and to.mute:
+                return True
+            if to.bl_idname == "NodeReroute" and _feeds_muted_spring(to, seen):
+                return True
+    return False
+
+
+def _bone_names(obj):
+    armature = _armature_of(obj)
+    return None if armature is None else {bone.name for bone in armature.data.bones}
+
+
+def _compile_skinning(node, obj):
+    out = {"method": node.method.lower()}
+    if node.method == "IRS":
+        out["parent_influence"] = node.parent_influence
+        out["child_influence"] = node.child_influence
+        out["length_adjust"] = bool(node.length_adjust)
+        if len(node.joint_influences):
+            bones = _bone_names(obj)
+            joints = {}
+            for joint in node.joint_influences:
+                if not joint.bone:
+                    _fail(node, "a joint override has no bone")
+                if bones is not None and joint.bone not in bones:
+                    _fail(node, "joint override: unknown bone '%s'" % joint.bone)
+                if joint.bone in joints:
+                    _fail(node, "joint override: bone '%s' is listed twice" % joint.bone)
+                joints[joint.bone] = [joint.parent_influence, joint.child_influence]
+            out["joint_influences"] = joints
+    return out
+
+
+def _compile_radial(tree, node, obj, scene):
+    bones = _split_bones(node.bones)
+    if not bones:
+        _fail(node, "no bones (give the names of the bones to scale, separated by commas)")
+    known = _bone_names(obj)
+    if known is None:
+        _fail(node, "mesh object '%s' has no armature (modifier or parent), so its bones are "
+                    "unknown" % obj.name)
+    for i, bone in enumerate(bones):
+        if bone not in known:
+            _fail(node, "unknown bone '%s' (not in armature '%s')"
+                  % (bone, _armature_of(obj).name))
+        if bone in bones[:i]:
+            _fail(node, "bone '%s' is listed twice" % bone)
+    out = {"bones": bones, "profile": node.profile.lower(), "amount": node.amount}
+    keys = _sampled_keys(tree, node, "amount", scene)
+    if keys is not None:
+        out["keys"] = keys
+    return out
+
+
+def _compile_edit(tree, node, obj, scene):
+    if not node.vertex_group:
+        _fail(node, "no vertex group (the ROI's kinematic vertices)")
+    group = obj.vertex_groups.get(node.vertex_group)
+    if group is None:
+        _fail(node, "mesh object '%s' has no vertex group '%s'" % (obj.name, node.vertex_group))
+    weights = _vertex_group_weights(obj, group)
+    rows = [i for i, w in enumerate(weights) if w > 0.0]
+    if not rows:
+        _fail(node, "vertex group '%s' is empty (no vertex with a weight > 0)"
+              % node.vertex_group)
+    out = {"kinematic": rows, "push": node.push, "grow": node.grow,
+           "stiffness": node.stiffness}
+    keys = _sampled_keys(tree, node, "weight", scene)
+    if keys is not None:
+        out["keys"] = [[f, max(0.0, w)] for f, w in keys]  # the core wants weights >= 0
+    elif node.weight != 1.0:
+        out["keys"] = [[scene.frame_start, node.weight]]  # one key: constant
+    return out
+
+
+def _compile_spring(tree, node, obj, scene, edit_nodes):
+    maps = {}
+    for force in FORCES:
+        name = getattr(node, "map_" + force)
+        if not name:
+            continue
+        group = obj.vertex_groups.get(name)
+        if group is None:
+            _fail(node, "%s stiffness map: mesh object '%s' has no vertex group '%s'"
+                  % (force, obj.name, name))
+        maps[force] = _vertex_group_weights(obj, group)
+    edits = [_compile_edit(tree, edit, obj, scene) for edit in edit_nodes]
+    return {
+        "stiffness": {force: getattr(node, "stiffness_" + force) for force in FORCES},
+        "stiffness_maps": maps,
+        "dt": node.dt,
+        "integrator": node.integrator.lower(),
+        "damping": node.damping,
+        "max_iterations": node.max_iterations,
+        "convergence": node.convergence.lower(),
+        "threshold": node.threshold,
+        "mode": node.mode.lower(),
+        "edits": edits,
+    }
+
+
+def compile_tree(tree, obj, scene=None):
+    """The core's deformer-graph document (docs/deformer-graph.md) of `tree`
+    for mesh object `obj`, as a dict for ``json.dumps`` or ``springskin.Graph``.
+
+    Node ids are the node names; nodes come in a topological order (ties in
+    the tree's node order). Vertex rows are `obj`'s mesh vertex indices (the
+    addon's rig has this one mesh); a Surface Edit's kinematic rows are the
+    vertices with a weight > 0 in its vertex group, a stiffness map the
+    group's weight per vertex (0 where absent). Animated Radial amounts and
+    Surface Edit weights become keys sampled at the integer frames of
+    `scene`'s range (default: the context's scene).
+
+    Raises GraphError (naming the node) for: no or two Output nodes, a cycle,
+    an unconnected Positions input, a link between sockets of different
+    kinds, a node that does not reach the Output, a muted Skinning/Output
+    node, a Surface Edit whose vertex group is missing or empty, a missing
+    stiffness-map group, a Radial with no bones, unknown or repeated bones,
+    or an object that is not a mesh.
+    """
+    if tree is None or tree.bl_idname != TREE_IDNAME:
+        raise GraphError("not a Spring Skin Graph node tree: %r" % (tree,))
+    if obj is None or obj.type != "MESH":
+        raise GraphError("graph '%s': expected a mesh object, got %r" % (tree.name, obj))
+    scene = scene if scene is not None else bpy.context.scene
+    active, inputs, edits = _graph_structure(tree)
+
+    # Kahn's algorithm, ready nodes in tree order: the order the core runs.
+    order_of = {n.name: i for i, n in enumerate(active)}
+    consumers = {n.name: [] for n in active}
+    pending = {}
+    for node in active:
+        pending[node.name] = len(inputs[node.name])
+        for src in inputs[node.name].values():
+            consumers[src.name].append(node.name)
+    graph_nodes = [n for n in active if n.bl_idname != "SpringSkinSurfaceEditNode"]
+    ready = sorted((n.name for n in graph_nodes if pending[n.name] == 0), key=order_of.get)
+    order = []
+    while ready:
+        name = ready.pop(0)
+        order.append(name)
+        for consumer in consumers[name]:
+            pending[consumer] -= 1
+            if pending[consumer] == 0:
+                ready.append(consumer)
+                ready.sort(key=order_of.get)
+    by_name = {n.name: n for n in active}
+
+    doc_nodes, doc_edges = [], []
+    for name in order:
+        node = by_name[name]
+        kind = _NODE_TYPES[node.bl_idname]
+        entry = {"id": name, "type": kind}
+        if kind == "skinning":
+            entry.update(_compile_skinning(node, obj))
+        elif kind == "radial":
+            entry.update(_compile_radial(tree, node, obj, scene))
+        elif kind == "spring":
+            entry.update(_compile_spring(tree, node, obj, scene, edits[name]))
+        doc_nodes.append(entry)
+        for input_name in ("positions", "normals"):
+            src = inputs[name].get(input_name)
+            if src is not None:
+                doc_edges.append({"from": src.name, "to": name, "input": input_name})
+    return {"version": GRAPH_VERSION, "nodes": doc_nodes, "edges": doc_edges}
+
+
+# --- default trees ----------------------------------------------------------------
+
+_TREE_METHODS = ("LBS", "DQS", "RIGID", "IRS", "COR", "SPRING")
+_NODE_SPACING = 260.0
+
+
+def new_graph_tree(name, method="LBS"):
+    """A new graph tree: Skinning(method) -> Output, Skinning -> Normals ->
+    Output's normals; for 'SPRING': Skinning(RIGID) -> Spring (defaults) ->
+    Output (and Normals). `method` is one of LBS, DQS, RIGID, IRS, COR,
+    SPRING (any case). The tree gets a fake user (saved while unused)."""
+    global _suspended
+    key = str(method).upper()
+    if key not in _TREE_METHODS:
+        raise ValueError("method: expected one of %s, got %r" % (", ".join(_TREE_METHODS), method))
+    _suspended += 1
+    try:
+        tree = bpy.data.node_groups.new(name, TREE_IDNAME)
+        tree.use_fake_user = True
+        skin = tree.nodes.new("SpringSkinSkinningNode")
+        skin.name = "Skinning"
+        skin.method = "RIGID" if key == "SPRING" else key
+        skin.location = (0.0, 0.0)
+        last, x = skin, _NODE_SPACING
+        if key == "SPRING":
+            spring = tree.nodes.new("SpringSkinSpringNode")
+            spring.name = "Spring"
+            spring.location = (x, 0.0)
+            tree.links.new(skin.outputs[0], spring.inputs[0])
+            last, x = spring, x + _NODE_SPACING
+        normals = tree.nodes.new("SpringSkinNormalsNode")
+        normals.name = "Normals"
+        normals.location = (x, -200.0)
+        output = tree.nodes.new("SpringSkinOutputNode")
+        output.name = "Output"
+        output.location = (x + _NODE_SPACING, 0.0)
+        tree.links.new(last.outputs[0], output.inputs[0])
+        tree.links.new(last.outputs[0], normals.inputs[0])
+        tree.links.new(normals.outputs[0], output.inputs[1])
+    finally:
+        _suspended -= 1
+    _notify(tree)
+    return tree
+
+
+# --- add menu, registration ----------------------------------------------------------
+
+class SpringSkinNodeCategory(NodeCategory):
+    @classmethod
+    def poll(cls, context):
+        return getattr(context.space_data, "tree_type", None) == TREE_IDNAME
+
+
+_categories = [
+    SpringSkinNodeCategory("SPRINGSKIN_DEFORM", "Deform", items=[
+        NodeItem("SpringSkinSkinningNode"),
+        NodeItem("SpringSkinRadialNode"),
+        NodeItem("SpringSkinSpringNode"),
+        NodeItem("SpringSkinSurfaceEditNode"),
+    ]),
+    SpringSkinNodeCategory("SPRINGSKIN_OUTPUT", "Output", items=[
+        NodeItem("SpringSkinNormalsNode"),
+        NodeItem("SpringSkinOutputNode"),
+    ]),
+    SpringSkinNodeCategory("SPRINGSKIN_LAYOUT", "Layout", items=[
+        NodeItem("NodeFrame"),
+        NodeItem("NodeReroute"),
+    ]),
+]
+
+classes = (
+    SpringSkinPositionsSocket,
+    SpringSkinNormalsSocket,
+    SpringSkinEditSocket,
+    SpringSkinGraphTree,
+    SpringSkinJointInfluence,
+    SpringSkinSkinningNode,
+    SpringSkinRadialNode,
+    SpringSkinSpringNode,
+    SpringSkinSurfaceEditNode,
+    SpringSkinNormalsNode,
+    SpringSkinOutputNode,
+    SPRINGSKIN_OT_graph_joint_add,
+    SPRINGSKIN_OT_graph_joint_remove,
+)
+
+
+def _registered_under_name(cls):
+    """The class registered under `cls`'s RNA name (another copy after a
+    reload of this module), or None."""
+    for base in (Node, NodeSocket, NodeTree, PropertyGroup, Operator):
+        if issubclass(cls, base):
+            return base.bl_rna_get_subclass_py(cls.__name__)
+    return None
+
+
+def register():
+    """Register the tree, sockets, nodes, operators and the Add-menu
+    categories. Safe to call twice; classes of the same names left by an
+    earlier load of this module (a reload) are replaced."""
+    for cls in classes:
+        if cls.is_registered:
+            continue
+        stale = _registered_under_name(cls)
+        if stale is not None and stale is not cls:
+            bpy.utils.unregister_class(stale)
+        bpy.utils.register_class(cls)
+    if _CATEGORY_ID in getattr(nodeitems_utils, "_node_categories", {}):
+        nodeitems_utils.unregister_node_categories(_CATEGORY_ID)
+    nodeitems_utils.register_node_categories(_CATEGORY_ID, _categories)
+    for handlers, fn in ((bpy.app.handlers.load_post, _on_load_post),
+                         (bpy.app.handlers.depsgraph_update_post, _on_depsgraph_update)):
+        for old in [h for h in handlers if getattr(h, "__name__", None) == fn.__name__
+                    and getattr(h, "__module__", None) == fn.__module__]:
+            handlers.remove(old)  # this function or a reloaded module's
+        handlers.append(fn)
+
+
+def unregister():
+    """Undo register(); safe when (partly) unregistered."""
+    for handlers, fn in ((bpy.app.handlers.load_post, _on_load_post),
+                         (bpy.app.handlers.depsgraph_update_post, _on_depsgraph_update)):
+        while fn in handlers:
+            handlers.remove(fn)
+    if _CATEGORY_ID in getattr(nodeitems_utils, "_node_categories", {}):
+        nodeitems_utils.unregister_node_categories(_CATEGORY_ID)
+    for cls in reversed(classes):
+        if cls.is_registered:
+            bpy.utils.unregister_class(cls)

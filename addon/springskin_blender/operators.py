@@ -1,0 +1,428 @@
+"""Operators on the active object (scripts and tests call them by name).
+
+- ``object.springskin_add(method=...)``: add the "Spring Skin" modifier to
+  a mesh deformed by an armature, with a default deformer graph of that
+  method, and bind.
+- ``object.springskin_bind()``: read the rig from Blender again and bind.
+- ``object.springskin_unbind()``.
+- ``object.springskin_remove()``: remove the modifier and give the mesh
+  back to its Armature modifier.
+- ``object.springskin_bake_mesh_cache(filepath=...)``: a ``.pc2`` of every
+  frame plus Blender's own Mesh Cache modifier reading it, for render farms
+  without the addon.
+- ``object.springskin_bake_alembic(filepath=...)``: an Alembic ``.abc``.
+
+A set-up the addon cannot deform (no armature, vertex groups naming no
+bone, a mesh the binding refuses, an invalid graph, the native module
+missing) is reported with ``self.report({'ERROR'}, message)`` and the
+operator returns ``{'CANCELLED'}``; from a script that is a RuntimeError
+carrying the message.
+"""
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
+from bpy.types import Operator
+from bpy_extras.io_utils import ExportHelper
+
+from . import native
+from . import rig as rigmod
+from . import runtime
+from .properties import METHOD_ITEMS
+
+__all__ = ["classes"]
+
+#: Blender is Z-up, Alembic Y-up: (x, y, z) -> (x, z, -y), as Blender's own
+#: Alembic exporter converts (a rotation of -90 degrees about X).
+Z_UP_TO_Y_UP = np.array([[1.0, 0.0, 0.0, 0.0],
+                         [0.0, 0.0, 1.0, 0.0],
+                         [0.0, -1.0, 0.0, 0.0],
+                         [0.0, 0.0, 0.0, 1.0]])
+
+
+def _fail(op, message):
+    op.report({"ERROR"}, message)
+    return {"CANCELLED"}
+
+
+def _mesh_poll(cls, context, need_modifier=False, need_bound=False):
+    obj = context.active_object
+    if obj is None or obj.type != "MESH":
+        cls.poll_message_set("The active object must be a mesh")
+        return False
+    if need_modifier and runtime.has_spring_skin(obj) is None:
+        cls.poll_message_set("The active object has no Spring Skin modifier (Add Spring Skin)")
+        return False
+    if need_bound and not obj.springskin.bound:
+        cls.poll_message_set("The active object is not bound (Bind)")
+        return False
+    return True
+
+
+class _Progress:
+    """Window-manager progress (a no-op without a window, in background)."""
+
+    def __init__(self, context, total=1000):
+        self.wm = context.window_manager
+        self.total = total
+        self.wm.progress_begin(0, total)
+
+    def __call__(self, fraction):
+        self.wm.progress_update(int(self.total * min(max(fraction, 0.0), 1.0)))
+
+    def end(self):
+        self.wm.progress_end()
+
+
+def _summary(obj, state):
+    rd = state.rig_data
+    parts = ["'%s' bound: %d vertices, %d bones" % (obj.name, len(rd.positions),
+                                                    len(rd.bone_names)),
+             state.what, "backend %s: %s" % (state.backend, state.device_name)]
+    if state.binding is not None:
+        parts.append("binding %.0f ms" % (1e3 * state.bind_seconds))
+    if rd.unweighted:
+        parts.append("%d vertices without deforming weights stay at rest" % rd.unweighted)
+    return ", ".join(parts)
+
+
+def _bind(op, context, obj):
+    """Bind with progress; reports and returns the state or None."""
+    progress = _Progress(context)
+    try:
+        state = runtime.bind(obj, context.scene, context.evaluated_depsgraph_get(), progress)
+    except (rigmod.SetupError, native.NativeUnavailable) as exc:
+        op.report({"ERROR"}, str(exc))
+        return None
+    finally:
+        progress.end()
+    for warning in state.warnings:
+        op.report({"WARNING"}, warning)
+    op.report({"INFO"}, _summary(obj, state))
+    return state
+
+
+class OBJECT_OT_springskin_add(Operator):
+    """Add a Spring Skin deformer to the active mesh: a "Spring Skin" modifier that takes over
+    its Armature modifier (disabled, not deleted), with a default deformer graph"""
+
+    bl_idname = "object.springskin_add"
+    bl_label = "Add Spring Skin"
+    bl_options = {"REGISTER", "UNDO"}
+
+    method: EnumProperty(name="Method", items=METHOD_ITEMS, default="LBS",
+                         description="Skinning method of the default deformer graph")
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context)
+
+    def execute(self, context):
+        obj = context.active_object
+        try:
+            arm, arm_mod = rigmod.check_setup(obj)
+        except rigmod.SetupError as exc:
+            return _fail(self, str(exc))
+        if runtime.has_spring_skin(obj) is not None:
+            return _fail(self, "'%s' already has a Spring Skin modifier: use Bind, or remove the "
+                               "modifier first" % obj.name)
+        if obj.data.users > 1:
+            return _fail(self, "the mesh '%s' is shared by %d objects: the offsets live on the "
+                               "mesh, so make it single-user first (Object > Relations > Make "
+                               "Single User > Object & Data)" % (obj.data.name, obj.data.users))
+        try:
+            native.require()
+        except native.NativeUnavailable as exc:
+            return _fail(self, str(exc))
+        for option in rigmod.unsupported_options(arm_mod):
+            self.report({"WARNING"}, "Armature modifier '%s': %s is not reproduced"
+                        % (arm_mod.name, option))
+        from . import nodes
+        settings = obj.springskin
+        previous = (arm_mod.show_viewport, arm_mod.show_render)
+        tree = nodes.new_graph_tree("%s Spring Skin" % obj.name, self.method)
+        settings.armature_modifier = arm_mod.name
+        settings.armature_object = arm.name
+        settings.method = self.method
+        settings.graph = tree
+        mod = runtime.add_modifier(obj, arm_mod)
+        arm_mod.object = None  # no evaluation of the mesh for the disabled modifier
+        if _bind(self, context, obj) is None:
+            # roll back: the mesh is left as it was
+            obj.modifiers.remove(mod)
+            arm_mod.object = arm
+            arm_mod.show_viewport, arm_mod.show_render = previous
+            settings.graph = None
+            settings.armature_modifier = ""
+            settings.armature_object = ""
+            bpy.data.node_groups.remove(tree)
+            att = obj.data.attributes.get(runtime.ATTRIBUTE)
+            if att is not None:
+                obj.data.attributes.remove(att)
+            runtime.forget(obj.name)
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+class OBJECT_OT_springskin_bind(Operator):
+    """Read the mesh, its vertex-group weights and the armature's bones again, and bind
+    (attachment binding and, for CoR, the centers of rotation)"""
+
+    bl_idname = "object.springskin_bind"
+    bl_label = "Bind"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context, need_modifier=True)
+
+    def execute(self, context):
+        obj = context.active_object
+        if obj.data.users > 1:
+            return _fail(self, "the mesh '%s' is shared by %d objects: make it single-user"
+                         % (obj.data.name, obj.data.users))
+        return {"FINISHED"} if _bind(self, context, obj) is not None else {"CANCELLED"}
+
+
+class OBJECT_OT_springskin_unbind(Operator):
+    """Forget the binding: the Spring Skin modifier shows the rest shape until Bind"""
+
+    bl_idname = "object.springskin_unbind"
+    bl_label = "Unbind"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context, need_modifier=True)
+
+    def execute(self, context):
+        runtime.unbind(context.active_object)
+        return {"FINISHED"}
+
+
+class OBJECT_OT_springskin_remove(Operator):
+    """Remove the Spring Skin modifier and give the mesh back to its Armature modifier (its
+    armature object restored, enabled in viewport and render); the graph is kept"""
+
+    bl_idname = "object.springskin_remove"
+    bl_label = "Remove Spring Skin"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context, need_modifier=True)
+
+    def execute(self, context):
+        obj = context.active_object
+        settings = obj.springskin
+        arm = rigmod.armature_of(obj)
+        arm_mod = rigmod.armature_modifier(obj, settings.armature_modifier)
+        runtime.unbind(obj)
+        obj.modifiers.remove(runtime.has_spring_skin(obj))
+        att = obj.data.attributes.get(runtime.ATTRIBUTE)
+        if att is not None:
+            obj.data.attributes.remove(att)
+        if arm_mod is not None:
+            if arm_mod.object is None and arm is not None:
+                arm_mod.object = arm
+            arm_mod.show_viewport = arm_mod.show_render = True
+        else:
+            self.report({"WARNING"}, "the Armature modifier '%s' is gone: add one to deform "
+                        "'%s' again" % (settings.armature_modifier, obj.name))
+        settings.armature_modifier = ""
+        settings.armature_object = ""
+        settings.graph = None
+        obj.data.update_tag()
+        return {"FINISHED"}
+
+
+class _BakeBase:
+    use_scene_range: BoolProperty(name="Scene Range", default=True,
+                                  description="Bake the scene's frame range")
+    frame_start: IntProperty(name="Start", default=1, description="First frame (inclusive)")
+    frame_end: IntProperty(name="End", default=250, description="Last frame (inclusive)")
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context, need_modifier=True, need_bound=True)
+
+    def _range(self, scene):
+        if self.use_scene_range:
+            return scene.frame_start, scene.frame_end
+        return self.frame_start, self.frame_end
+
+    def _frames(self, context, obj, consume):
+        """frame_set through the range, calling consume(frame, state) with
+        the positions the addon computed for it; restores the frame."""
+        scene = context.scene
+        first, last = self._range(scene)
+        if last < first:
+            raise rigmod.SetupError("frame range %d..%d is empty" % (first, last))
+        current = (scene.frame_current, scene.frame_subframe)
+        progress = _Progress(context, max(1, last - first + 1))
+        try:
+            for i, frame in enumerate(range(first, last + 1)):
+                scene.frame_set(frame)
+                state = runtime.evaluate(obj, context.evaluated_depsgraph_get(), scene)
+                if state is None or state.last_frame != frame:
+                    reason = runtime.state_of(obj).error if runtime.state_of(obj) else None
+                    raise rigmod.SetupError("frame %d could not be deformed: %s"
+                                            % (frame, reason or "unknown reason"))
+                consume(frame, state)
+                progress.wm.progress_update(i)
+        finally:
+            progress.end()
+            scene.frame_set(current[0], subframe=current[1])
+        return first, last
+
+
+class OBJECT_OT_springskin_bake_mesh_cache(_BakeBase, Operator, ExportHelper):
+    """Bake the deformed mesh of every frame to a .pc2 point cache and add Blender's Mesh Cache
+    modifier reading it (the Spring Skin modifier is disabled), for farms without the addon"""
+
+    bl_idname = "object.springskin_bake_mesh_cache"
+    bl_label = "Bake to Mesh Cache"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".pc2"
+    filter_glob: StringProperty(default="*.pc2", options={"HIDDEN"})
+    add_modifier: BoolProperty(
+        name="Add Mesh Cache Modifier", default=True,
+        description="Add (or update) a Mesh Cache modifier reading the file and disable the "
+                    "Spring Skin modifier")
+
+    def execute(self, context):
+        obj = context.active_object
+        try:
+            ssk = native.require()
+        except native.NativeUnavailable as exc:
+            return _fail(self, str(exc))
+        path = bpy.path.abspath(self.filepath)
+        if not path:
+            return _fail(self, "no file path given")
+        first, _last = self._range(context.scene)
+        nv = len(obj.data.vertices)
+        try:
+            writer = ssk.PointCacheWriter(path, nv, start_frame=first, sample_rate=1.0)
+        except (OSError, ValueError) as exc:
+            return _fail(self, "cannot write '%s': %s" % (path, exc))
+        try:
+            first, last = self._frames(context, obj, lambda f, s: writer.write(s.positions))
+            writer.finish()
+        except (rigmod.SetupError, OSError, ValueError) as exc:
+            writer.abort()
+            return _fail(self, "bake to '%s' failed: %s" % (path, exc))
+        except BaseException:
+            writer.abort()
+            raise
+        if self.add_modifier:
+            self._add_cache_modifier(obj, first)
+        self.report({"INFO"}, "baked frames %d..%d of '%s' (%d vertices) to %s"
+                    % (first, last, obj.name, nv, path))
+        return {"FINISHED"}
+
+    def _add_cache_modifier(self, obj, first):
+        name = "Spring Skin Cache"
+        cache = obj.modifiers.get(name)
+        if cache is None or cache.type != "MESH_CACHE":
+            cache = obj.modifiers.new(name, "MESH_CACHE")
+        cache.cache_format = "PC2"
+        cache.filepath = self.filepath
+        cache.deform_mode = "OVERWRITE"
+        cache.interpolation = "LINEAR"
+        cache.play_mode = "SCENE"
+        cache.time_mode = "FRAME"
+        # MOD_meshcache reads sample (frame * frame_scale - frame_start): the
+        # .pc2 header's start frame is not used by Blender.
+        cache.frame_start = float(first)
+        cache.frame_scale = 1.0
+        cache.forward_axis = "POS_Y"
+        cache.up_axis = "POS_Z"
+        cache.flip_axis = set()
+        cache.factor = 1.0
+        spring = runtime.has_spring_skin(obj)
+        mods = list(obj.modifiers)
+        target = mods.index(spring) + 1 if spring is not None else 0
+        if mods.index(cache) != target:
+            with bpy.context.temp_override(object=obj, active_object=obj):
+                bpy.ops.object.modifier_move_to_index(modifier=cache.name, index=target)
+        if spring is not None:
+            spring.show_viewport = False
+            spring.show_render = False
+
+
+class OBJECT_OT_springskin_bake_alembic(_BakeBase, Operator, ExportHelper):
+    """Bake the deformed mesh of every frame to an Alembic cache (.abc, Y-up as Blender's
+    exporter: positions in object space, the world matrix per frame on the Xform)"""
+
+    bl_idname = "object.springskin_bake_alembic"
+    bl_label = "Bake to Alembic"
+    bl_options = {"REGISTER"}
+
+    filename_ext = ".abc"
+    filter_glob: StringProperty(default="*.abc", options={"HIDDEN"})
+    normals: BoolProperty(name="Normals", default=False,
+                          description="Also write per-vertex normals (N) of every frame")
+
+    def execute(self, context):
+        obj = context.active_object
+        try:
+            ssk = native.require()
+        except native.NativeUnavailable as exc:
+            return _fail(self, str(exc))
+        state = runtime.state_of(obj)
+        if state is None or state.rig_data is None:
+            state = runtime.evaluate(obj, context.evaluated_depsgraph_get(), context.scene)
+        if state is None or state.rig_data is None:
+            return _fail(self, "'%s' cannot be deformed: %s" % (
+                obj.name, runtime.state_of(obj).error if runtime.state_of(obj) else "not bound"))
+        path = bpy.path.abspath(self.filepath)
+        scene = context.scene
+        fps = scene.render.fps / scene.render.fps_base
+        first, _last = self._range(scene)
+        rotation = Z_UP_TO_Y_UP[:3, :3]
+        to_yup = Z_UP_TO_Y_UP
+        from_yup = Z_UP_TO_Y_UP.T
+
+        def world(obj_eval):
+            return to_yup @ np.array(obj_eval.matrix_world, dtype=np.float64) @ from_yup
+
+        mesh = dict(name=obj.name, vertex_count=len(state.rig_data.positions),
+                    triangles=state.rig_data.triangles,
+                    object_matrix=world(obj))
+        try:
+            writer = ssk.AlembicWriter(path, [mesh], fps=fps, start_time=first / fps,
+                                       normals=self.normals,
+                                       application="SpringSkin for Blender %s"
+                                       % bpy.app.version_string.replace(";", ","))
+        except (OSError, ValueError) as exc:
+            return _fail(self, "cannot write '%s': %s" % (path, exc))
+
+        def consume(frame, st):
+            obj_eval = obj.evaluated_get(context.evaluated_depsgraph_get())
+            positions = st.positions @ rotation.T
+            normals = st.deformer.normals() @ rotation.T if self.normals else None
+            writer.write(positions, normals, world(obj_eval)[None])
+
+        try:
+            first, last = self._frames(context, obj, consume)
+            writer.finish()
+        except (rigmod.SetupError, OSError, ValueError) as exc:
+            writer.abort()
+            return _fail(self, "bake to '%s' failed: %s" % (path, exc))
+        except BaseException:
+            writer.abort()
+            raise
+        self.report({"INFO"}, "baked frames %d..%d of '%s' to %s (%.1f fps)"
+                    % (first, last, obj.name, path, fps))
+        return {"FINISHED"}
+
+
+classes = (
+    OBJECT_OT_springskin_add,
+    OBJECT_OT_springskin_bind,
+    OBJECT_OT_springskin_unbind,
+    OBJECT_OT_springskin_remove,
+    OBJECT_OT_springskin_bake_mesh_cache,
+    OBJECT_OT_springskin_bake_alembic,
+)

@@ -1,0 +1,131 @@
+"""Per-object settings of the Spring Skin deformer (``Object.springskin``).
+
+Saved with the .blend; a file opened without the addon keeps them as ID
+properties and gets them back when the addon is enabled again.
+"""
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
+from bpy.types import PropertyGroup
+
+__all__ = ["METHOD_ITEMS", "BACKEND_ITEMS", "SpringSkinSettings", "classes", "register",
+           "unregister"]
+
+#: Skinning methods of object.springskin_add and of a graph-less deformer.
+METHOD_ITEMS = (
+    ("LBS", "Linear Blend", "Linear blend skinning: Blender's Armature modifier with "
+     "Preserve Volume off"),
+    ("DQS", "Dual Quaternion", "Dual quaternion skinning: Blender's Armature modifier with "
+     "Preserve Volume on (blended in armature space, as Blender)"),
+    ("RIGID", "Rigid Attachment", "Rigid attachment skinning (Toothman 2020, 4.1): every "
+     "vertex follows the bone it is attached to; needs a binding"),
+    ("IRS", "Incremental Rotation", "Incremental rotation skinning (Toothman 2020, Eq. 14-18): "
+     "scale vectors near a joint turn by part of its rotation; needs a binding"),
+    ("SPRING", "Spring", "Rigid attachment relaxed by the spring deformer (Toothman 2020, 4.2); "
+     "needs a binding"),
+    ("COR", "Centers of Rotation", "Skinning with optimized centers of rotation (Le & Hodgins "
+     "2016); the centers are precomputed when binding"),
+)
+
+BACKEND_ITEMS = (
+    ("AUTO", "Auto", "The GPU (OpenGL compute) when the renderer is a hardware GPU, else the CPU"),
+    ("CPU", "CPU", "OpenMP on every core"),
+    ("GL", "GPU (OpenGL)", "OpenGL 4.3 compute shaders on the core's own headless context"),
+)
+
+BIND_METHOD_ITEMS = (
+    ("AUTO", "Auto", "Weight-guided when the mesh has skin weights, else direct"),
+    ("DIRECT", "Direct", "Projection onto the nearest bone segment (Toothman 2020, Eq. 12)"),
+    ("WEIGHTS", "Weight-Guided", "Projection onto the bones at the joint of the largest "
+     "skin weight (Toothman 2020, 3.2)"),
+    ("PLANAR", "Planar Dividers", "Planar dividers at the joints (Toothman 2020, Eq. 13)"),
+)
+
+
+def _changed(self, _context):
+    from . import runtime
+    obj = self.id_data
+    if isinstance(obj, bpy.types.Object):
+        runtime.settings_changed(obj)
+
+
+#: bl_idname of the deformer-graph node tree (nodes.py).
+GRAPH_TREE_IDNAME = "SpringSkinGraphTree"
+
+
+class SpringSkinSettings(PropertyGroup):
+    """Spring Skin settings of a mesh object."""
+
+    method: EnumProperty(
+        name="Method", items=METHOD_ITEMS, default="LBS", update=_changed,
+        description="Skinning method used when no deformer graph is set (and the method the "
+                    "default graph was made with)")
+    # The graph is referenced by name, not by an ID PointerProperty: the
+    # depsgraph copies every ID that an object's ID properties point to, and
+    # Blender 3.4 frees such evaluated copies of a Python-defined node tree
+    # after Python has ended (at quit), calling into freed node types (a
+    # crash on exit, reproduced with the Rigify addon enabled). By name the
+    # tree stays out of the depsgraph. `graph` below reads and writes it.
+    graph_name: StringProperty(
+        name="Graph", default="", update=_changed,
+        description="Deformer graph: the name of a Spring Skin Graph node tree; empty: the "
+                    "method alone")
+    backend: EnumProperty(
+        name="Backend", items=BACKEND_ITEMS, default="AUTO", update=_changed,
+        description="Where the core deforms the mesh")
+    bind_method: EnumProperty(
+        name="Bind Method", items=BIND_METHOD_ITEMS, default="AUTO", update=_changed,
+        description="Attachment binding method for the methods and graph nodes that need "
+                    "one (rigid, IRS, radial, spring, CoR)")
+    smooth_iterations: IntProperty(
+        name="Smoothing", default=6, min=0, max=1000, update=_changed,
+        description="Alternations of Laplacian smoothing of the attachment points and "
+                    "reprojection onto the skeleton when binding (Toothman 2020, 3.2)")
+    bound: BoolProperty(
+        name="Bound", default=False, options={"HIDDEN"},
+        description="The object was bound (Bind) and is deformed by the Spring Skin modifier; "
+                    "set by Bind and Unbind")
+    armature_modifier: StringProperty(
+        name="Armature Modifier", default="", options={"HIDDEN"},
+        description="Name of the Armature modifier the Spring Skin modifier took over (kept, "
+                    "disabled, its armature moved to Armature Object)")
+    armature_object: StringProperty(
+        name="Armature Object", default="", options={"HIDDEN"},
+        description="Name of the armature object that drives the deformation. Taken from the "
+                    "Armature modifier, whose object is cleared while Spring Skin drives the "
+                    "mesh (a disabled Armature modifier with an object still makes Blender "
+                    "evaluate the mesh once more per pose change); Remove Spring Skin puts it "
+                    "back")
+
+
+def _graph_get(self):
+    """The Spring Skin Graph node tree named by ``graph_name`` (None when
+    empty, missing or another kind of tree)."""
+    if not self.graph_name:
+        return None
+    tree = bpy.data.node_groups.get(self.graph_name)
+    return tree if tree is not None and tree.bl_idname == GRAPH_TREE_IDNAME else None
+
+
+def _graph_set(self, tree):
+    if tree is not None and tree.bl_idname != GRAPH_TREE_IDNAME:
+        raise TypeError("graph: expected a Spring Skin Graph node tree (%s), got %s"
+                        % (GRAPH_TREE_IDNAME, tree.bl_idname))
+    self.graph_name = tree.name if tree is not None else ""
+
+
+#: ``settings.graph``: the tree itself (a Python property over graph_name).
+SpringSkinSettings.graph = property(_graph_get, _graph_set)
+
+classes = (SpringSkinSettings,)
+
+
+def register():
+    bpy.types.Object.springskin = PointerProperty(
+        type=SpringSkinSettings, name="Spring Skin",
+        description="Spring Skin deformer settings of this object")
+
+
+def unregister():
+    if hasattr(bpy.types.Object, "springskin"):
+        del bpy.types.Object.springskin

@@ -1,0 +1,150 @@
+"""The Spring Skin panel in the Properties editor's Modifiers tab.
+
+Blender 3.4 gives Python no per-modifier panel for a Geometry Nodes
+modifier, so the settings live in a panel of their own in the modifier
+context, shown for meshes with a Spring Skin or an Armature modifier: bind
+state, method or graph, backend and the device it resolved to (the GL
+renderer or the CPU with its threads), the last frame's times, and errors
+(a missing native module, a failed bind, an invalid graph).
+"""
+
+import bpy
+from bpy.types import Menu, Operator, Panel
+
+from . import native
+from . import rig as rigmod
+from . import runtime
+from .properties import METHOD_ITEMS
+
+__all__ = ["classes"]
+
+
+class SPRINGSKIN_OT_retry_import(Operator):
+    """Try to import the SpringSkin native module again"""
+
+    bl_idname = "springskin.retry_import"
+    bl_label = "Retry Import"
+    bl_options = {"INTERNAL"}
+
+    def execute(self, context):
+        native.retry()
+        if native.springskin() is None:
+            self.report({"ERROR"}, native.error())
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+class SPRINGSKIN_MT_add(Menu):
+    bl_idname = "SPRINGSKIN_MT_add"
+    bl_label = "Add Spring Skin"
+
+    def draw(self, _context):
+        for ident, name, _desc in METHOD_ITEMS:
+            self.layout.operator("object.springskin_add", text=name).method = ident
+
+
+def _wrapped(layout, text, icon="NONE", width=70):
+    """Long messages as several labels (Blender does not wrap labels)."""
+    words, line, first = text.split(), "", True
+    col = layout.column(align=True)
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            col.label(text=line, icon=icon if first else "BLANK1")
+            line, first = word, False
+        else:
+            line = (line + " " + word).strip()
+    if line:
+        col.label(text=line, icon=icon if first else "BLANK1")
+
+
+class SPRINGSKIN_PT_modifier(Panel):
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "modifier"
+    bl_label = "Spring Skin"
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.object
+        if obj is None or obj.type != "MESH":
+            return False
+        return runtime.has_spring_skin(obj) is not None or \
+            rigmod.armature_modifier(obj) is not None
+
+    def draw(self, context):
+        layout = self.layout
+        obj = context.object
+        settings = obj.springskin
+        if native.error():
+            box = layout.box()
+            _wrapped(box, native.error(), icon="ERROR")
+            box.operator(SPRINGSKIN_OT_retry_import.bl_idname, icon="FILE_REFRESH")
+        mod = runtime.has_spring_skin(obj)
+        if mod is None:
+            layout.menu(SPRINGSKIN_MT_add.bl_idname, icon="MOD_ARMATURE")
+            return
+        state = runtime.state_of(obj)
+
+        row = layout.row()
+        if settings.bound:
+            row.label(text="Bound", icon="CHECKMARK")
+            row.operator("object.springskin_bind", text="Rebind", icon="FILE_REFRESH")
+            row.operator("object.springskin_unbind", icon="UNLINKED")
+        else:
+            row.label(text="Not bound", icon="UNLINKED")
+            row.operator("object.springskin_bind", icon="LINKED")
+
+        col = layout.column()
+        col.use_property_split = True
+        col.prop_search(settings, "graph_name", bpy.data, "node_groups", icon="NODETREE")
+        if not settings.graph_name:
+            col.prop(settings, "method")
+        col.prop(settings, "backend")
+        sub = col.column(align=True)
+        sub.prop(settings, "bind_method")
+        sub.prop(settings, "smooth_iterations")
+        if settings.armature_modifier:
+            col.label(text="Takes over '%s' (disabled) of armature '%s'"
+                      % (settings.armature_modifier, settings.armature_object),
+                      icon="MODIFIER_OFF")
+
+        box = layout.box()
+        if state is not None and state.deformer is not None:
+            box.label(text="Deforming with %s" % state.what, icon="MOD_ARMATURE")
+            box.label(text="Backend: %s, %s" % (state.backend.upper(), state.device_name),
+                      icon="MEMORY")
+            rd = state.rig_data
+            box.label(text="%d vertices, %d bones" % (len(rd.positions), len(rd.bone_names)),
+                      icon="MESH_DATA")
+            if state.last_frame is not None:
+                box.label(text="Frame %g: %.2f ms (deform %.2f ms), %d frames"
+                          % (state.last_frame, state.last_ms, state.deform_ms, state.frames),
+                          icon="TIME")
+            if state.binding is not None:
+                box.label(text="Binding: %s, %.1f ms" % (state.binding.method,
+                                                         1e3 * state.bind_seconds))
+            for warning in state.warnings:
+                _wrapped(box, warning, icon="INFO")
+        elif settings.bound:
+            box.label(text="Not evaluated yet (change the frame)", icon="INFO")
+        if state is not None and state.error:
+            _wrapped(box, state.error, icon="ERROR")
+        if state is not None and state.frame_error:
+            _wrapped(box, state.frame_error, icon="ERROR")
+        if not (mod.show_viewport or mod.show_render):
+            cache = obj.modifiers.get("Spring Skin Cache")
+            if cache is not None:
+                box.label(text="Disabled: baked to %s" % bpy.path.basename(cache.filepath),
+                          icon="FILE_CACHE")
+
+        row = layout.row(align=True)
+        row.operator("object.springskin_bake_mesh_cache", icon="FILE_CACHE")
+        row.operator("object.springskin_bake_alembic", icon="EXPORT")
+        layout.operator("object.springskin_remove", icon="X")
+
+
+classes = (
+    SPRINGSKIN_OT_retry_import,
+    SPRINGSKIN_MT_add,
+    SPRINGSKIN_PT_modifier,
+)

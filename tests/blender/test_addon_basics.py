@@ -1,0 +1,549 @@
+"""The Blender addon: registration, the modifier and its handlers, operators,
+bad set-ups, save and reload, undo, the lazy native import.
+
+    blender -b --factory-startup --python tests/blender/test_addon_basics.py -- REPO [BUILD]
+
+See blender_testlib.py for the scenes. Expected values come from Blender
+(its Armature modifier on a reference copy of the mesh, its undo stack,
+its file I/O), never from the addon's own code.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+import blender_testlib as T  # noqa: E402
+
+METHODS = ("LBS", "DQS", "RIGID", "IRS", "SPRING", "COR")
+#: Parity tolerance: a fraction of the rest mesh's bounding-box diagonal.
+PARITY = 1e-4
+
+
+def test_register_and_unregister_twice():
+    for _ in range(2):
+        T.enable_addon()
+        assert hasattr(bpy.types.Object, "springskin")
+        assert hasattr(bpy.ops.object, "springskin_add")
+        assert bpy.ops.object.springskin_add.get_rna_type() is not None
+        assert "SpringSkinGraphTree" in dir(bpy.types) or \
+            bpy.types.NodeTree.bl_rna_get_subclass_py("SpringSkinGraphTree") is not None
+        runtime = T.submodule("runtime")
+        assert runtime.on_frame_change_post in bpy.app.handlers.frame_change_post
+        assert runtime.on_depsgraph_update_post in bpy.app.handlers.depsgraph_update_post
+        T.disable_addon()
+        assert not hasattr(bpy.types.Object, "springskin")
+        names = [getattr(h, "__module__", "") for h in bpy.app.handlers.frame_change_post]
+        assert not any(n.startswith(T.ADDON) for n in names), names
+        assert bpy.types.Panel.bl_rna_get_subclass_py("SPRINGSKIN_PT_modifier") is None
+    T.enable_addon()
+
+
+def test_native_module_is_imported_lazily():
+    # register() ran in a process where nothing used the addon yet
+    native = T.submodule("native")
+    assert native._tried is False, "the native module was imported at register time"
+    assert T.ADDON + ".springskin" not in sys.modules
+    mod = native.springskin()
+    assert mod is not None, native.error()
+    assert mod.__name__ == T.ADDON + ".springskin", "the bundled copy comes first"
+
+
+def test_missing_native_module_is_reported_by_the_operator():
+    native = T.submodule("native")
+    saved = {k: sys.modules.get(k) for k in (T.ADDON + ".springskin", "springskin")}
+    saved_state = (native._module, native._error, native._tried)
+    mesh, _arm, _ = T.fbx_character()
+    try:
+        for k in saved:
+            sys.modules[k] = None  # "import of ... halted; None in sys.modules"
+        native._module, native._error, native._tried = None, None, False
+        assert native.springskin() is None
+        assert "could not be imported" in native.error()
+        T.activate(mesh)
+        result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+        assert result is None and "native module could not be imported" in err, err
+        assert mesh.modifiers.get("Spring Skin") is None
+        assert all(m.show_viewport and m.object == _arm for m in mesh.modifiers
+                   if m.type == "ARMATURE")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+        native._module, native._error, native._tried = saved_state
+
+
+def _moving_frames(first, last):
+    return [first, (first + last) // 2, last]
+
+
+def test_add_each_method_takes_over_the_armature_modifier():
+    for method in METHODS:
+        mesh, arm, (first, last) = T.fbx_character()
+        T.activate(mesh)
+        arm_mod = next(m for m in mesh.modifiers if m.type == "ARMATURE")
+        arm_name = arm_mod.name
+        result, err = T.call(bpy.ops.object.springskin_add, method=method)
+        assert result == {"FINISHED"}, "%s: %s" % (method, err)
+        names = [m.name for m in mesh.modifiers]
+        assert arm_name in names, "the Armature modifier was deleted"
+        assert names.index("Spring Skin") == names.index(arm_name) + 1, names
+        arm_mod = mesh.modifiers[arm_name]
+        assert not arm_mod.show_viewport and not arm_mod.show_render
+        # its armature moved to the settings (no evaluation for a disabled modifier)
+        assert arm_mod.object is None and mesh.springskin.armature_object == arm.name
+        spring = mesh.modifiers["Spring Skin"]
+        assert spring.type == "NODES" and spring.node_group.name.startswith("SpringSkin Offset")
+        settings = mesh.springskin
+        assert settings.bound and settings.method == method
+        assert settings.graph is not None and settings.graph.bl_idname == "SpringSkinGraphTree"
+        assert settings.armature_modifier == arm_name
+        offsets = []
+        for f in _moving_frames(first, last):
+            bpy.context.scene.frame_set(f)
+            offsets.append(T.offset_attribute(mesh).copy())
+            np.testing.assert_allclose(T.evaluated(mesh), T.coords(mesh.data) + offsets[-1],
+                                       atol=1e-5 * T.diagonal(mesh))
+        diag = T.diagonal(mesh)
+        changes = [np.abs(a - b).max() / diag for a, b in zip(offsets, offsets[1:])]
+        assert min(changes) > 1e-3, "%s: offsets do not change with frames: %s" % (method,
+                                                                                    changes)
+        state = T.submodule("runtime").state_of(mesh)
+        if method in ("RIGID", "IRS", "SPRING", "COR"):
+            assert state.binding is not None, method
+        if method == "COR":
+            assert state.binding.has_cor, "Bind did not precompute the centers of rotation"
+
+
+def test_work_only_when_something_changed():
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="LBS")
+    runtime = T.submodule("runtime")
+    scene = bpy.context.scene
+    scene.frame_set(first + 1)
+    done = runtime.state_of(mesh).frames
+    for _ in range(3):  # updates and frame sets that change nothing
+        bpy.context.evaluated_depsgraph_get().update()
+        scene.frame_set(first + 1)
+        mesh.data.update_tag()  # even a tagged mesh: the pose is the same
+        bpy.context.evaluated_depsgraph_get().update()
+    assert runtime.state_of(mesh).frames == done, "deformed again without a change"
+    scene.frame_set(first + 2)
+    assert runtime.state_of(mesh).frames == done + 1
+    skin = next(n for n in mesh.springskin.graph.nodes
+                if n.bl_idname == "SpringSkinSkinningNode")
+    deformer = runtime.state_of(mesh).deformer
+    skin.method = "DQS"  # a graph edit: a new deformer, one deform
+    bpy.context.evaluated_depsgraph_get().update()
+    assert runtime.state_of(mesh).deformer is not deformer
+    assert runtime.state_of(mesh).frames == done + 2, runtime.state_of(mesh).frames
+
+
+class _Layout:
+    """Stands in for a UILayout: every call returns another layout; labels
+    and operators are recorded."""
+
+    def __init__(self, log):
+        self.log = log
+        self.use_property_split = False
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            if name in ("label", "operator", "prop", "prop_search", "menu"):
+                self.log.append((name, kwargs.get("text") or (args[1] if len(args) > 1
+                                                              else args[0] if args else "")))
+            return _Layout(self.log)
+        return call
+
+
+def test_panel_draws_every_state():
+    ui = T.submodule("ui")
+    panel_cls = ui.SPRINGSKIN_PT_modifier
+
+    class Context:
+        pass
+
+    def draw(obj):
+        log = []
+        ctx = Context()
+        ctx.object = obj
+        panel_cls.draw(type("P", (), {"layout": _Layout(log)})(), ctx)
+        assert panel_cls.poll(ctx)
+        return " | ".join(str(t) for _, t in log)
+
+    mesh, arm, (first, last) = T.fbx_character()
+    text = draw(mesh)
+    assert "SPRINGSKIN_MT_add" in text, text  # not added yet: the Add menu
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="IRS")
+    bpy.context.scene.frame_set(last)
+    text = draw(mesh)
+    for needle in ("Bound", "Deforming with graph", "Backend: CPU", "vertices, 16 bones",
+                   "Frame %d" % last, "Binding: weights"):
+        assert needle in text, (needle, text)
+    runtime = T.submodule("runtime")
+    runtime.state_of(mesh).error = "something went wrong " * 8
+    assert "something went wrong" in draw(mesh)
+    bpy.ops.object.springskin_unbind()
+    assert "Not bound" in draw(mesh)
+
+
+def test_lbs_and_dqs_follow_blenders_modifier_on_every_frame():
+    # (the full parity suite is test_addon_parity.py; this is the quick one)
+    for method, preserve in (("LBS", False), ("DQS", True)):
+        mesh, arm, (first, last) = T.fbx_character()
+        ref = T.reference_copy(mesh)
+        next(m for m in ref.modifiers if m.type == "ARMATURE").use_deform_preserve_volume = \
+            preserve
+        T.activate(mesh)
+        bpy.ops.object.springskin_add(method=method)
+        diag = T.diagonal(mesh)
+        for f in range(first, last + 1):
+            bpy.context.scene.frame_set(f)
+            err = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / diag
+            assert err <= PARITY, "%s frame %d: %.3g of the diagonal" % (method, f, err)
+
+
+def test_pose_edits_at_the_same_frame_update_through_depsgraph_updates():
+    mesh, arm, (first, _last) = T.fbx_character()
+    ref = T.reference_copy(mesh)
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="LBS")
+    arm.animation_data.action = None  # pose by hand
+    pb = arm.pose.bones[len(arm.pose.bones) // 2]
+    pb.rotation_mode = "XYZ"
+    before = T.evaluated(mesh)
+    pb.rotation_euler = (0.8, 0.3, -0.4)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    depsgraph.update()  # runs depsgraph_update_post: no frame change
+    after = T.evaluated(mesh, depsgraph)
+    diag = T.diagonal(mesh)
+    assert np.abs(after - before).max() / diag > 1e-3, "the pose edit did not show"
+    assert np.abs(after - T.evaluated(ref, depsgraph)).max() / diag <= PARITY
+
+
+def test_moving_armature_object_matches_blender():
+    # Unparent the mesh and animate the armature object: Blender's premat
+    # changes per frame (the addon's object-matrix correction).
+    for method, preserve in (("LBS", False), ("DQS", True)):
+        mesh, arm, (first, last) = T.fbx_character()
+        world = mesh.matrix_world.copy()
+        mesh.parent = None
+        mesh.matrix_world = world
+        ref = T.reference_copy(mesh)
+        next(m for m in ref.modifiers if m.type == "ARMATURE").use_deform_preserve_volume = \
+            preserve
+        T.activate(mesh)
+        bpy.ops.object.springskin_add(method=method)
+        arm.location = (0, 0, 0)
+        arm.keyframe_insert("location", frame=first)
+        arm.keyframe_insert("rotation_euler", frame=first)
+        arm.location = (0.5, -0.3, 0.2)
+        arm.rotation_euler = (0.3, 0.0, 0.7)
+        arm.keyframe_insert("location", frame=last)
+        arm.keyframe_insert("rotation_euler", frame=last)
+        diag = T.diagonal(mesh)
+        for f in _moving_frames(first, last):
+            bpy.context.scene.frame_set(f)
+            err = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / diag
+            assert err <= PARITY, "%s frame %d: %.3g of the diagonal" % (method, f, err)
+
+
+def test_graph_edit_rebuilds_the_deformer():
+    mesh, _arm, (first, last) = T.fbx_character()
+    ref = T.reference_copy(mesh)
+    armature_ref = next(m for m in ref.modifiers if m.type == "ARMATURE")
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="LBS")
+    bpy.context.scene.frame_set((first + last) // 2)
+    skin = next(n for n in mesh.springskin.graph.nodes if n.bl_idname == "SpringSkinSkinningNode")
+    skin.method = "DQS"  # the node calls runtime.graph_changed
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    depsgraph.update()
+    armature_ref.use_deform_preserve_volume = True
+    depsgraph.update()
+    diag = T.diagonal(mesh)
+    err = np.abs(T.evaluated(mesh, depsgraph) - T.evaluated(ref, depsgraph)).max() / diag
+    assert err <= PARITY, "after switching the node to DQS: %.3g" % err
+    state = T.submodule("runtime").state_of(mesh)
+    assert state.what.startswith("graph "), state.what
+
+
+def test_gl_backend_inside_blender():
+    # the core's GL backend on its own EGL thread, next to Blender's context
+    mesh, _arm, (first, last) = T.fbx_character()
+    ref = T.reference_copy(mesh)
+    next(m for m in ref.modifiers if m.type == "ARMATURE").use_deform_preserve_volume = True
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="DQS")
+    mesh.springskin.backend = "GL"
+    bpy.context.evaluated_depsgraph_get().update()
+    state = T.submodule("runtime").state_of(mesh)
+    if state.backend != "gl":
+        assert state.error and "OpenGL" in state.error, state.error
+        print("     (no OpenGL 4.3 context on this machine: %s)" % state.error)
+        return
+    diag = T.diagonal(mesh)
+    for f in (first, last):
+        bpy.context.scene.frame_set(f)
+        err = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / diag
+        assert err <= PARITY, "GL, frame %d: %.3g" % (f, err)
+    print("     GL backend: %s" % state.device_name)
+
+
+def test_unbind_and_bind():
+    mesh, _arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="DQS")
+    bpy.context.scene.frame_set(last)
+    assert np.abs(T.offset_attribute(mesh)).max() > 0
+    assert bpy.ops.object.springskin_unbind() == {"FINISHED"}
+    assert not mesh.springskin.bound
+    assert np.abs(T.offset_attribute(mesh)).max() == 0
+    bpy.context.scene.frame_set(first)
+    np.testing.assert_array_equal(T.evaluated(mesh), T.coords(mesh.data))
+    result, err = T.call(bpy.ops.object.springskin_bake_mesh_cache,
+                         filepath=os.path.join(T.TMP, "unbound.pc2"))
+    assert result is None and "not bound" in err, err
+    assert bpy.ops.object.springskin_bind() == {"FINISHED"}
+    bpy.context.scene.frame_set(last)
+    assert mesh.springskin.bound and np.abs(T.offset_attribute(mesh)).max() > 0
+
+
+def test_remove_gives_the_mesh_back_to_the_armature_modifier():
+    mesh, arm, (first, last) = T.fbx_character()
+    ref = T.reference_copy(mesh)
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="IRS")
+    tree_name = mesh.springskin.graph_name
+    assert bpy.ops.object.springskin_remove() == {"FINISHED"}
+    assert mesh.modifiers.get("Spring Skin") is None
+    assert "springskin_offset" not in mesh.data.attributes
+    arm_mod = next(m for m in mesh.modifiers if m.type == "ARMATURE")
+    assert arm_mod.object == arm and arm_mod.show_viewport and arm_mod.show_render
+    assert not mesh.springskin.bound and mesh.springskin.graph is None
+    assert tree_name in bpy.data.node_groups, "the graph is kept"
+    bpy.context.scene.frame_set(last)
+    np.testing.assert_array_equal(T.evaluated(mesh), T.evaluated(ref))
+
+
+# --- bad set-ups ------------------------------------------------------------------------
+
+def _tube(name, with_armature=True, groups=("b0", "b1")):
+    """A 2-bone tube (8 rings x 8) with linear weights, optionally with an
+    armature; returns (mesh object, armature object or None)."""
+    T.empty_scene()
+    rings, segs = 8, 8
+    verts = [(0.3 * np.cos(2 * np.pi * s / segs), 2.0 * r / (rings - 1),
+              0.3 * np.sin(2 * np.pi * s / segs)) for r in range(rings) for s in range(segs)]
+    faces = [(r * segs + s, r * segs + (s + 1) % segs, (r + 1) * segs + (s + 1) % segs,
+              (r + 1) * segs + s) for r in range(rings - 1) for s in range(segs)]
+    me = bpy.data.meshes.new(name)
+    me.from_pydata(verts, [], faces)
+    obj = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(obj)
+    arm_obj = None
+    if with_armature:
+        arm = bpy.data.armatures.new(name + "Rig")
+        arm_obj = bpy.data.objects.new(name + "Rig", arm)
+        bpy.context.scene.collection.objects.link(arm_obj)
+        T.activate(arm_obj)
+        bpy.ops.object.mode_set(mode="EDIT")
+        b0 = arm.edit_bones.new("b0")
+        b0.head, b0.tail = (0, 0, 0), (0, 1, 0)
+        b1 = arm.edit_bones.new("b1")
+        b1.head, b1.tail, b1.parent, b1.use_connect = (0, 1, 0), (0, 2, 0), b0, True
+        bpy.ops.object.mode_set(mode="OBJECT")
+        mod = obj.modifiers.new("Armature", "ARMATURE")
+        mod.object = arm_obj
+    g0, g1 = (obj.vertex_groups.new(name=n) for n in groups)
+    for v in me.vertices:
+        t = min(max(v.co.y - 0.5, 0.0), 1.0)
+        g0.add([v.index], 1.0 - t, "REPLACE")
+        g1.add([v.index], t, "REPLACE")
+    T.activate(obj)
+    return obj, arm_obj
+
+
+def test_no_armature_is_reported():
+    obj, _ = _tube("NoArm", with_armature=False)
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result is None and "has no Armature modifier" in err, err
+    assert len(obj.modifiers) == 0
+
+
+def test_vertex_groups_naming_no_bone_are_reported():
+    obj, _ = _tube("Orphans", groups=("upper", "lower"))
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result is None and "names a deforming bone" in err and "'upper'" in err, err
+    assert obj.modifiers.get("Spring Skin") is None
+    assert obj.modifiers["Armature"].show_viewport, "the armature modifier was not restored"
+    assert obj.modifiers["Armature"].object is not None
+    assert not obj.springskin.bound and obj.springskin.graph is None
+
+
+def test_some_groups_naming_no_bone_are_ignored_with_a_warning():
+    obj, arm = _tube("Partial")
+    obj.vertex_groups.new(name="not_a_bone").add([0, 1], 1.0, "REPLACE")
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result == {"FINISHED"}, err
+    state = T.submodule("runtime").state_of(obj)
+    assert any("not_a_bone" in w for w in state.warnings), state.warnings
+
+
+def test_non_manifold_meshes_are_reported_for_binding_methods():
+    # an isolated (loose) vertex: LBS deforms it, the attachment binding
+    # refuses it with the core's message
+    obj, arm = _tube("Loose")
+    obj.data.vertices.add(1)
+    obj.data.vertices[-1].co = (2.0, 1.0, 0.0)
+    obj.vertex_groups["b0"].add([len(obj.data.vertices) - 1], 1.0, "REPLACE")
+    obj.data.update()
+    result, err = T.call(bpy.ops.object.springskin_add, method="RIGID")
+    assert result is None and "vertex 64 is isolated" in err and "'Loose'" in err, err
+    assert obj.modifiers.get("Spring Skin") is None
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result == {"FINISHED"}, err
+    # a degenerate triangle (two corners at the same place)
+    obj, arm = _tube("Degenerate")
+    obj.data.vertices[9].co = obj.data.vertices[10].co
+    obj.data.update()
+    result, err = T.call(bpy.ops.object.springskin_add, method="IRS")
+    assert result is None and "degenerate" in err, err
+
+
+def test_invalid_graph_is_reported():
+    obj, _ = _tube("BadGraph")
+    assert bpy.ops.object.springskin_add(method="LBS") == {"FINISHED"}
+    tree = obj.springskin.graph
+    output = next(n for n in tree.nodes if n.bl_idname == "SpringSkinOutputNode")
+    for link in list(tree.links):
+        if link.to_node == output:
+            tree.links.remove(link)
+    # live: the handler keeps the last good deformer and shows the error
+    bpy.context.evaluated_depsgraph_get().update()
+    bpy.context.scene.frame_set(2)
+    state = T.submodule("runtime").state_of(obj)
+    assert state.deformer is not None and state.error and "not connected" in state.error, \
+        state.error
+    result, err = T.call(bpy.ops.object.springskin_bind)
+    assert result is None and "graph '%s'" % tree.name in err, err
+    assert "Output" in err, err
+
+
+def test_unstable_spring_parameters_are_reported():
+    obj, _ = _tube("Unstable")
+    assert bpy.ops.object.springskin_add(method="SPRING") == {"FINISHED"}
+    spring = next(n for n in obj.springskin.graph.nodes if n.bl_idname == "SpringSkinSpringNode")
+    spring.dt = 1.0  # dt k = 18 for the length force: certain to diverge
+    result, err = T.call(bpy.ops.object.springskin_bind)
+    assert result is None and "stable" in err, err
+
+
+def test_shared_mesh_is_refused():
+    obj, _ = _tube("Shared")
+    twin = obj.copy()
+    bpy.context.scene.collection.objects.link(twin)
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result is None and "shared by 2 objects" in err, err
+
+
+# --- files and undo ------------------------------------------------------------------------
+
+def test_save_and_reload():
+    mesh, arm, (first, last) = T.fbx_character()
+    ref = T.reference_copy(mesh)
+    next(m for m in ref.modifiers if m.type == "ARMATURE").use_deform_preserve_volume = True
+    T.activate(mesh)
+    bpy.ops.object.springskin_add(method="DQS")
+    mesh.springskin.backend = "CPU"
+    bpy.context.scene.frame_set(first + 3)
+    saved_offsets = T.offset_attribute(mesh).copy()
+    path = os.path.join(T.TMP, "saved.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    graph_name = mesh.springskin.graph.name
+    mesh_name, ref_name = mesh.name, ref.name
+    bpy.ops.wm.open_mainfile(filepath=path)
+    mesh = bpy.data.objects[mesh_name]
+    ref = bpy.data.objects[ref_name]
+    settings = mesh.springskin
+    assert settings.bound and settings.method == "DQS" and settings.backend == "CPU"
+    assert settings.graph is not None and settings.graph.name == graph_name
+    assert mesh.modifiers["Spring Skin"].node_group is not None
+    np.testing.assert_array_equal(T.offset_attribute(mesh), saved_offsets)
+    assert T.submodule("runtime").state_of(mesh) is None, "state survived the load"
+    diag = T.diagonal(mesh)
+    for f in (first, last):
+        bpy.context.scene.frame_set(f)
+        err = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / diag
+        assert err <= PARITY, "after reload, frame %d: %.3g" % (f, err)
+    assert T.submodule("runtime").state_of(mesh).deformer is not None
+
+
+def test_undo_and_redo_of_add():
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    bpy.ops.ed.undo_push(message="before Spring Skin")
+    for name in ("add", "bind", "unbind", "bake_mesh_cache"):
+        cls = getattr(bpy.types, "OBJECT_OT_springskin_" + name)
+        assert "UNDO" in cls.bl_options, name
+    name, arm_name = mesh.name, arm.name
+    # ('EXEC_DEFAULT', True): called from Python with an undo push, as from the UI
+    assert bpy.ops.object.springskin_add("EXEC_DEFAULT", True, method="LBS") == {"FINISHED"}
+    assert bpy.ops.ed.undo() == {"FINISHED"}
+    mesh = bpy.data.objects[name]
+    assert mesh.modifiers.get("Spring Skin") is None, "undo did not remove the modifier"
+    arm_mod = next(m for m in mesh.modifiers if m.type == "ARMATURE")
+    assert arm_mod.show_viewport and arm_mod.show_render and not mesh.springskin.bound
+    assert arm_mod.object is not None and arm_mod.object.name == arm_name
+    assert bpy.ops.ed.redo() == {"FINISHED"}
+    mesh = bpy.data.objects[name]
+    assert mesh.modifiers.get("Spring Skin") is not None and mesh.springskin.bound
+    ref = T.reference_copy(mesh)
+    ref_arm = next(m for m in ref.modifiers if m.type == "ARMATURE")
+    ref_arm.show_viewport = ref_arm.show_render = True
+    ref_arm.object = bpy.data.objects[arm_name]
+    ref.modifiers.remove(ref.modifiers["Spring Skin"])
+    bpy.context.scene.frame_set(last)
+    err = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / T.diagonal(mesh)
+    assert err <= PARITY, "after redo: %.3g" % err
+
+
+def main():
+    T.require_addon()
+    runner = T.Runner("test_addon_basics")
+    # lazily imported: checked before anything else uses the addon
+    T.enable_addon()
+    runner.run(test_native_module_is_imported_lazily)
+    for test in (test_register_and_unregister_twice,
+                 test_missing_native_module_is_reported_by_the_operator,
+                 test_add_each_method_takes_over_the_armature_modifier,
+                 test_work_only_when_something_changed,
+                 test_panel_draws_every_state,
+                 test_lbs_and_dqs_follow_blenders_modifier_on_every_frame,
+                 test_pose_edits_at_the_same_frame_update_through_depsgraph_updates,
+                 test_moving_armature_object_matches_blender,
+                 test_graph_edit_rebuilds_the_deformer,
+                 test_gl_backend_inside_blender,
+                 test_unbind_and_bind,
+                 test_remove_gives_the_mesh_back_to_the_armature_modifier,
+                 test_no_armature_is_reported,
+                 test_vertex_groups_naming_no_bone_are_reported,
+                 test_some_groups_naming_no_bone_are_ignored_with_a_warning,
+                 test_non_manifold_meshes_are_reported_for_binding_methods,
+                 test_invalid_graph_is_reported,
+                 test_unstable_spring_parameters_are_reported,
+                 test_shared_mesh_is_refused,
+                 test_save_and_reload,
+                 test_undo_and_redo_of_add):
+        runner.run(test)
+    runner.finish()
+
+
+main()
