@@ -6,8 +6,8 @@
  * 54 bones) imported with ssk_scene_import, and a generated limb of about
  * --vertices vertices (default 100000): a tube along +Y, 64 vertices per
  * ring, split into a chain of 8 bones, 4 influences per vertex (the 4
- * nearest bone centers, inverse-distance weights), as bench_skinning.c
- * builds it. Each of DIRECT, WEIGHTS and PLANAR is bound with 6 smoothing
+ * nearest bone centers, inverse-distance weights), made by bench/limb.c.
+ * Each of DIRECT, WEIGHTS and PLANAR is bound with 6 smoothing
  * iterations; one untimed binding first, then the median wall time of
  * --repeats bindings (whole ssk_binding_create call: checks, projections,
  * smoothing, rig hash).
@@ -17,111 +17,17 @@
  */
 #include "springskin.h"
 
-#include <math.h>
+#include "limb.h"
+
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define BENCH_BONES 8
-#define BENCH_INFLUENCES 4
-#define BENCH_SEGMENTS 64
-#define BENCH_PI 3.14159265358979323846
 #define BENCH_DEFAULT_VERTICES 100000u
 #define BENCH_DEFAULT_REPEATS 7
 #define BENCH_SMOOTH_ITERATIONS 6
 #define BENCH_MODEL "/usr/share/assimp/models/X/BCN_Epileptic.X"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The limb of bench_skinning.c with about `target` vertices. */
-static ssk_rig *make_limb(uint32_t target)
-{
-    uint32_t segments = BENCH_SEGMENTS;
-    uint32_t rings = target / segments;
-    if (rings < 2) rings = 2;
-    uint32_t nv = rings * segments;
-    uint32_t nf = 2 * (rings - 1) * segments;
-    float *pos = malloc(3 * (size_t)nv * sizeof(float));
-    int32_t *tri = malloc(3 * (size_t)nf * sizeof(int32_t));
-    int32_t *idx = malloc((size_t)nv * BENCH_INFLUENCES * sizeof(int32_t));
-    float *w = malloc((size_t)nv * BENCH_INFLUENCES * sizeof(float));
-    if (!pos || !tri || !idx || !w) {
-        free(pos);
-        free(tri);
-        free(idx);
-        free(w);
-        return NULL;
-    }
-    int32_t parents[BENCH_BONES];
-    float bind[16 * BENCH_BONES];
-    const float length = 8.0f, bone_length = length / BENCH_BONES;
-    for (int b = 0; b < BENCH_BONES; ++b) {
-        parents[b] = b - 1;
-        memset(bind + 16 * b, 0, 16 * sizeof(float));
-        bind[16 * b] = bind[16 * b + 5] = bind[16 * b + 10] = bind[16 * b + 15] = 1;
-        bind[16 * b + 7] = bone_length * (float)b;
-    }
-    for (uint32_t r = 0; r < rings; ++r) {
-        float y = length * (float)r / (float)(rings - 1);
-        int nearest = (int)floorf(y / bone_length);
-        if (nearest >= BENCH_BONES) nearest = BENCH_BONES - 1;
-        int first = nearest - 1;
-        if (first < 0) first = 0;
-        if (first + BENCH_INFLUENCES > BENCH_BONES) first = BENCH_BONES - BENCH_INFLUENCES;
-        for (uint32_t s = 0; s < segments; ++s) {
-            double a = 2 * BENCH_PI * s / segments;
-            size_t v = (size_t)r * segments + s;
-            pos[3 * v] = (float)(0.5 * cos(a));
-            pos[3 * v + 1] = y;
-            pos[3 * v + 2] = (float)(0.5 * sin(a));
-            float sum = 0;
-            for (int i = 0; i < BENCH_INFLUENCES; ++i) {
-                float center = bone_length * ((float)(first + i) + 0.5f);
-                float d = fabsf(y - center) / bone_length;
-                float wi = 1.0f / (0.05f + d * d * d * d);
-                idx[v * BENCH_INFLUENCES + i] = first + i;
-                w[v * BENCH_INFLUENCES + i] = wi;
-                sum += wi;
-            }
-            for (int i = 0; i < BENCH_INFLUENCES; ++i) w[v * BENCH_INFLUENCES + i] /= sum;
-        }
-    }
-    size_t f = 0;
-    for (uint32_t r = 0; r + 1 < rings; ++r)
-        for (uint32_t s = 0; s < segments; ++s) {
-            int32_t a = (int32_t)(r * segments + s);
-            int32_t b = (int32_t)(r * segments + (s + 1) % segments);
-            int32_t c = a + (int32_t)segments, d = b + (int32_t)segments;
-            int32_t *t = tri + 3 * f++;
-            t[0] = a; t[1] = c; t[2] = b;
-            t = tri + 3 * f++;
-            t[0] = b; t[1] = c; t[2] = d;
-        }
-    ssk_skeleton_desc sk = {BENCH_BONES, NULL, parents, bind, NULL, NULL};
-    ssk_mesh_desc md = {"limb", nv, pos, nf, tri, BENCH_INFLUENCES, idx, w, NULL};
-    ssk_rig *rig = NULL;
-    ssk_error err = {0};
-    if (ssk_rig_create(&rig, &sk, &md, 1, &err) != SSK_OK)
-        fprintf(stderr, "bench_bind: %s\n", err.message);
-    free(pos);
-    free(tri);
-    free(idx);
-    free(w);
-    return rig;
-}
 
 /* Median wall milliseconds of `repeats` bindings after an untimed one; a
  * negative value after printing the error. */
@@ -136,9 +42,9 @@ static double time_binding(const ssk_rig *rig, ssk_bind_method method, int repea
     ssk_error err = {0};
     for (int i = -1; i < repeats; ++i) {
         ssk_binding *binding = NULL;
-        double t0 = now();
+        double t0 = bench_now();
         ssk_status s = ssk_binding_create(&binding, rig, &params, &err);
-        double t1 = now();
+        double t1 = bench_now();
         if (s != SSK_OK) {
             fprintf(stderr, "bench_bind: %s: %s\n", ssk_bind_method_name(method), err.message);
             free(ms);
@@ -147,7 +53,7 @@ static double time_binding(const ssk_rig *rig, ssk_bind_method method, int repea
         ssk_binding_destroy(binding);
         if (i >= 0) ms[i] = (t1 - t0) * 1e3;
     }
-    qsort(ms, (size_t)repeats, sizeof *ms, compare_double);
+    qsort(ms, (size_t)repeats, sizeof *ms, bench_compare_double);
     double median = ms[repeats / 2];
     free(ms);
     return median;
@@ -184,9 +90,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (repeats < 1 || vertices < 2 * BENCH_SEGMENTS || vertices > 100000000ul) {
+    if (repeats < 1 || vertices < 2 * BENCH_LIMB_SEGMENTS || vertices > 100000000ul) {
         fprintf(stderr, "bench_bind: --repeats must be >= 1 and --vertices in [%d, 1e8]\n",
-                2 * BENCH_SEGMENTS);
+                2 * BENCH_LIMB_SEGMENTS);
         return 2;
     }
     printf("attachment binding, %d smoothing iterations, median of %d runs, %d threads\n\n",
@@ -204,7 +110,7 @@ int main(int argc, char **argv)
         rc |= bench_rig(base ? base + 1 : model, ssk_scene_rig(scene), repeats);
         ssk_scene_destroy(scene);
     }
-    ssk_rig *limb = make_limb((uint32_t)vertices);
+    ssk_rig *limb = bench_limb_create((uint32_t)vertices, BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
     if (!limb) return 1;
     rc |= bench_rig("generated limb", limb, repeats);
     ssk_rig_destroy(limb);

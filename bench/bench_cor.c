@@ -18,29 +18,30 @@
  * shader, the readback), median of --repeats runs (GL: the context is
  * made before timing).
  *
- * Runtime rig: bench_skinning's limb (a tube along +Y of 64 segments, 8
- * bones, about --vertices vertices) with 4 influence slots per vertex, the
- * 4 nearest bones; their weights are hats of half-width 0.8 bone about the
- * bone centers, so one or two are non-zero (the precomputation of this
- * limb takes about a second; with bench_skinning's weights, where all 4
- * are non-zero everywhere, it takes 20 s). The per-frame cost of LBS and
- * CoR does not depend on the weights' values: every slot is blended. Its
- * CoRs come from a binding made with compute_cor before timing. The pose
- * bends every joint and twists along the chain (bench_skinning's). ms/frame
- * is the whole ssk_deformer_deform call, warm, median.
+ * Runtime rig: the limb of bench/limb.h (a tube along +Y of 64 segments, 8
+ * bones, about --vertices vertices) with 4 influence slots per vertex, the 4
+ * nearest bones; their weights are hats of half-width 0.8 bone about the
+ * bone centers (BENCH_LIMB_WEIGHTS_HAT), so one or two are non-zero (the
+ * precomputation of this limb takes about a second; with bench_skinning's
+ * weights, where all 4 are non-zero everywhere, it takes 20 s). The
+ * per-frame cost of LBS and CoR does not depend on the weights' values:
+ * every slot is blended. Its CoRs come from a binding made with
+ * compute_cor before timing. The pose bends every joint and twists along
+ * the chain (bench_limb_pose). ms/frame is the whole ssk_deformer_deform
+ * call, warm, median.
  *
  * Usage: bench_cor [--vertices 100000] [--repeats N] [--backends cpu,gl]
  *                  [--skip-runtime] [--skip-precompute]
  */
 #include "springskin.h"
 
+#include "limb.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define BENCH_PI 3.14159265358979323846
 #define STAR_LIMBS 10
 #define STAR_BONES_PER_LIMB 7
 #define STAR_RINGS 50
@@ -48,61 +49,11 @@
 #define STAR_INFLUENCES 4
 /* Half-width of a bone's weight hat, in bone lengths. */
 #define STAR_HAT 0.8
-#define LIMB_BONES 8
-#define LIMB_INFLUENCES 4
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof(double), compare_double);
+    qsort(v, (size_t)n, sizeof(double), bench_compare_double);
     return v[n / 2];
-}
-
-static void identity(float m[16])
-{
-    memset(m, 0, 16 * sizeof(float));
-    m[0] = m[5] = m[10] = m[15] = 1.0f;
-}
-
-static void rotation_about(float m[16], int axis, double angle, const float pivot[3])
-{
-    double c = cos(angle), s = sin(angle);
-    double r[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    int a = (axis + 1) % 3, b = (axis + 2) % 3;
-    r[a * 3 + a] = c;
-    r[a * 3 + b] = -s;
-    r[b * 3 + a] = s;
-    r[b * 3 + b] = c;
-    identity(m);
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) m[i * 4 + j] = (float)r[i * 3 + j];
-        m[i * 4 + 3] = (float)(pivot[i] - (r[i * 3] * pivot[0] + r[i * 3 + 1] * pivot[1] +
-                                            r[i * 3 + 2] * pivot[2]));
-    }
-}
-
-static void mul(float d[16], const float a[16], const float b[16])
-{
-    float r[16];
-    for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-            float s = 0;
-            for (int k = 0; k < 4; ++k) s += a[i * 4 + k] * b[k * 4 + j];
-            r[i * 4 + j] = s;
-        }
-    memcpy(d, r, sizeof r);
 }
 
 /* The "star" precomputation rig (see the top of the file). */
@@ -134,7 +85,7 @@ static ssk_rig *make_star(void)
         for (uint32_t b = 0; b < STAR_BONES_PER_LIMB; ++b) {
             const uint32_t bone = l * STAR_BONES_PER_LIMB + b;
             parents[bone] = b == 0 ? -1 : (int32_t)bone - 1;
-            identity(bind + 16 * bone);
+            bench_identity(bind + 16 * bone);
             for (int k = 0; k < 3; ++k) {
                 heads[3 * bone + k] = (float)(d[k] * (base + bl * b));
                 tails[3 * bone + k] = (float)(d[k] * (base + bl * (b + 1)));
@@ -217,93 +168,6 @@ static ssk_rig *make_star(void)
     return rig;
 }
 
-/* The runtime limb (see the top of the file). */
-static ssk_rig *make_limb(uint32_t target)
-{
-    const uint32_t segments = 64, rings = target / segments, nv = rings * segments;
-    const uint32_t nf = 2 * (rings - 1) * segments;
-    float *pos = malloc(3 * (size_t)nv * sizeof(float));
-    int32_t *tri = malloc(3 * (size_t)nf * sizeof(int32_t));
-    int32_t *idx = malloc((size_t)nv * LIMB_INFLUENCES * sizeof(int32_t));
-    float *w = malloc((size_t)nv * LIMB_INFLUENCES * sizeof(float));
-    int32_t parents[LIMB_BONES];
-    float bind[16 * LIMB_BONES];
-    if (!pos || !tri || !idx || !w) return NULL;
-    const float length = 8.0f, bone_length = length / LIMB_BONES;
-    for (int b = 0; b < LIMB_BONES; ++b) {
-        parents[b] = b - 1;
-        identity(bind + 16 * b);
-        bind[16 * b + 7] = bone_length * (float)b;
-    }
-    for (uint32_t r = 0; r < rings; ++r) {
-        const float y = length * (float)r / (float)(rings - 1);
-        for (uint32_t s = 0; s < segments; ++s) {
-            const double a = 2 * BENCH_PI * s / segments;
-            const size_t v = (size_t)r * segments + s;
-            pos[3 * v] = (float)(0.5 * cos(a));
-            pos[3 * v + 1] = y;
-            pos[3 * v + 2] = (float)(0.5 * sin(a));
-            int nearest = (int)floorf(y / bone_length);
-            if (nearest >= LIMB_BONES) nearest = LIMB_BONES - 1;
-            int first = nearest - 1;
-            if (first < 0) first = 0;
-            if (first + LIMB_INFLUENCES > LIMB_BONES) first = LIMB_BONES - LIMB_INFLUENCES;
-            float sum = 0;
-            for (int i = 0; i < LIMB_INFLUENCES; ++i) {
-                const int b = first + i;
-                const float center = bone_length * ((float)b + 0.5f);
-                const float h = 1.0f - fabsf(y - center) / (float)(STAR_HAT * bone_length);
-                float wi = h > 0.0f ? h * h : 0.0f;
-                if ((b == 0 && y < center) || (b == LIMB_BONES - 1 && y > center)) wi = 1.0f;
-                idx[v * LIMB_INFLUENCES + i] = b;
-                w[v * LIMB_INFLUENCES + i] = wi;
-                sum += wi;
-            }
-            for (int i = 0; i < LIMB_INFLUENCES; ++i) w[v * LIMB_INFLUENCES + i] /= sum;
-        }
-    }
-    size_t f = 0;
-    for (uint32_t r = 0; r + 1 < rings; ++r)
-        for (uint32_t s = 0; s < segments; ++s) {
-            const int32_t a = (int32_t)(r * segments + s),
-                          b = (int32_t)(r * segments + (s + 1) % segments);
-            const int32_t c = a + (int32_t)segments, d = b + (int32_t)segments;
-            int32_t *t = tri + 3 * f++;
-            t[0] = a, t[1] = c, t[2] = b;
-            t = tri + 3 * f++;
-            t[0] = b, t[1] = c, t[2] = d;
-        }
-    ssk_skeleton_desc sk = {LIMB_BONES, NULL, parents, bind, NULL, NULL};
-    ssk_mesh_desc md = {"limb", nv, pos, nf, tri, LIMB_INFLUENCES, idx, w, NULL};
-    ssk_rig *rig = NULL;
-    ssk_error err = {0};
-    if (ssk_rig_create(&rig, &sk, &md, 1, &err) != SSK_OK)
-        fprintf(stderr, "bench_cor: %s\n", err.message);
-    free(pos);
-    free(tri);
-    free(idx);
-    free(w);
-    return rig;
-}
-
-/* bench_skinning's pose: every joint bends about Z and twists about Y. */
-static void pose(float *skin, double phase)
-{
-    float global[16 * LIMB_BONES];
-    const float bone_length = 8.0f / LIMB_BONES;
-    for (int b = 0; b < LIMB_BONES; ++b) {
-        float head[3] = {0, bone_length * (float)b, 0}, bend[16], twist[16], local[16];
-        rotation_about(bend, 2, 0.3 * sin(phase + b), head);
-        rotation_about(twist, 1, 0.4 * cos(phase + 0.5 * b), head);
-        mul(local, bend, twist);
-        if (b == 0)
-            memcpy(global, local, sizeof local);
-        else
-            mul(global + 16 * b, global + 16 * (b - 1), local);
-        memcpy(skin + 16 * b, global + 16 * b, 16 * sizeof(float));
-    }
-}
-
 static void precompute_bench(ssk_gl_context *gl, const ssk_backend *backends, int backend_count,
                              int repeats)
 {
@@ -373,7 +237,7 @@ static void precompute_bench(ssk_gl_context *gl, const ssk_backend *backends, in
 static void runtime_bench(ssk_gl_context *gl, const ssk_backend *backends, int backend_count,
                           uint32_t vertices, int repeats)
 {
-    ssk_rig *rig = make_limb(vertices);
+    ssk_rig *rig = bench_limb_create(vertices, BENCH_LIMB_WEIGHTS_HAT);
     if (!rig) exit(1);
     const uint32_t nv = ssk_rig_vertex_count(rig);
     ssk_bind_params bp;
@@ -388,7 +252,7 @@ static void runtime_bench(ssk_gl_context *gl, const ssk_backend *backends, int b
     ssk_binding_view view;
     ssk_binding_get(binding, &view, NULL);
     printf("Runtime, limb of %u vertices, %d bones, %d influences (CoRs precomputed in %.2f s):\n\n",
-           nv, LIMB_BONES, LIMB_INFLUENCES, view.cor_seconds);
+           nv, BENCH_LIMB_BONES, BENCH_LIMB_INFLUENCES, view.cor_seconds);
     printf("| backend | LBS ms/frame | CoR ms/frame | CoR / LBS | DQS ms/frame |\n");
     printf("|---|---:|---:|---:|---:|\n");
     float *out = malloc(3 * (size_t)nv * sizeof(float));
@@ -405,17 +269,17 @@ static void runtime_bench(ssk_gl_context *gl, const ssk_backend *backends, int b
                 fprintf(stderr, "bench_cor: %s\n", err.message);
                 exit(1);
             }
-            float skin[16 * LIMB_BONES];
-            pose(skin, 0.0);
+            float skin[16 * BENCH_LIMB_BONES];
+            bench_limb_pose(skin, 0.0);
             ssk_deformer_deform(d, out, skin, NULL, &err); /* warm-up */
             for (int r = 0; r < reps; ++r) {
-                pose(skin, 0.1 * r);
-                const double t0 = now();
+                bench_limb_pose(skin, 0.1 * r);
+                const double t0 = bench_now();
                 if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
                     fprintf(stderr, "bench_cor: %s\n", err.message);
                     exit(1);
                 }
-                t[r] = now() - t0;
+                t[r] = bench_now() - t0;
             }
             ms[m] = 1e3 * median(t, reps);
             ssk_deformer_destroy(d);

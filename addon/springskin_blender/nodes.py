@@ -912,14 +912,14 @@ def _graph_structure(tree):
             visit(node.name, [])
 
     used = set()
-    todo = [output.name]
-    while todo:
-        name = todo.pop()
+    pending = [output.name]
+    while pending:
+        name = pending.pop()
         if name in used:
             continue
         used.add(name)
-        todo.extend(src.name for src in inputs[name].values())
-        todo.extend(src.name for src in edits.get(name, ()))
+        pending.extend(src.name for src in inputs[name].values())
+        pending.extend(src.name for src in edits.get(name, ()))
     for node in active:
         if node.name not in used:
             if node.bl_idname == "SpringSkinSurfaceEditNode":

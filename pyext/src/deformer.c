@@ -42,6 +42,52 @@ static void deformer_lock(ssk_py_deformer *self)
     Py_END_ALLOW_THREADS
 }
 
+/* The arguments Deformer() and bake() share, parsed into their
+ * descriptions: method and backend (ssk_py_parse_method/_backend), graph
+ * (Graph), binding (Binding) and gl_context (GLContext). An absent (NULL)
+ * or None argument leaves its output untouched. The pointers stored are
+ * borrowed from the Python objects. Returns 0, or -1 with the exception set
+ * (the parser's, or TypeError for an object of the wrong type). */
+static int parse_run_options(PyObject *method_obj, PyObject *backend_obj, PyObject *graph_obj,
+                             PyObject *binding_obj, PyObject *gl_obj, ssk_method *method,
+                             ssk_backend *backend, const ssk_graph **graph,
+                             const ssk_binding **binding, ssk_gl_context **gl_context)
+{
+    if (method_obj && method_obj != Py_None &&
+        ssk_py_parse_method(method_obj, "method", method) != 0)
+        return -1;
+    if (backend_obj && backend_obj != Py_None &&
+        ssk_py_parse_backend(backend_obj, "backend", backend) != 0)
+        return -1;
+    if (graph_obj != Py_None) {
+        if (!PyObject_TypeCheck(graph_obj, &ssk_py_graph_type)) {
+            PyErr_Format(PyExc_TypeError, "graph: expected a springskin._core.Graph, got %.100s",
+                         Py_TYPE(graph_obj)->tp_name);
+            return -1;
+        }
+        *graph = ((ssk_py_graph *)graph_obj)->graph;
+    }
+    if (binding_obj != Py_None) {
+        if (!PyObject_TypeCheck(binding_obj, &ssk_py_binding_type)) {
+            PyErr_Format(PyExc_TypeError,
+                         "binding: expected a springskin._core.Binding, got %.100s",
+                         Py_TYPE(binding_obj)->tp_name);
+            return -1;
+        }
+        *binding = ((ssk_py_binding *)binding_obj)->binding;
+    }
+    if (gl_obj != Py_None) {
+        if (!PyObject_TypeCheck(gl_obj, &ssk_py_gl_context_type)) {
+            PyErr_Format(PyExc_TypeError,
+                         "gl_context: expected a springskin._core.GLContext, got %.100s",
+                         Py_TYPE(gl_obj)->tp_name);
+            return -1;
+        }
+        *gl_context = ((ssk_py_gl_context *)gl_obj)->ctx;
+    }
+    return 0;
+}
+
 static PyObject *deformer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"rig", "method", "backend", "graph", "binding", "gl_context", NULL};
@@ -54,38 +100,9 @@ static PyObject *deformer_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
     ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_AUTO, NULL, NULL, NULL};
-    if (method_obj && method_obj != Py_None &&
-        ssk_py_parse_method(method_obj, "method", &desc.method) != 0)
+    if (parse_run_options(method_obj, backend_obj, graph_obj, binding_obj, gl_obj, &desc.method,
+                          &desc.backend, &desc.graph, &desc.binding, &desc.gl_context) != 0)
         return NULL;
-    if (backend_obj && backend_obj != Py_None &&
-        ssk_py_parse_backend(backend_obj, "backend", &desc.backend) != 0)
-        return NULL;
-    if (graph_obj != Py_None) {
-        if (!PyObject_TypeCheck(graph_obj, &ssk_py_graph_type)) {
-            PyErr_Format(PyExc_TypeError, "graph: expected a springskin._core.Graph, got %.100s",
-                         Py_TYPE(graph_obj)->tp_name);
-            return NULL;
-        }
-        desc.graph = ((ssk_py_graph *)graph_obj)->graph;
-    }
-    if (binding_obj != Py_None) {
-        if (!PyObject_TypeCheck(binding_obj, &ssk_py_binding_type)) {
-            PyErr_Format(PyExc_TypeError,
-                         "binding: expected a springskin._core.Binding, got %.100s",
-                         Py_TYPE(binding_obj)->tp_name);
-            return NULL;
-        }
-        desc.binding = ((ssk_py_binding *)binding_obj)->binding;
-    }
-    if (gl_obj != Py_None) {
-        if (!PyObject_TypeCheck(gl_obj, &ssk_py_gl_context_type)) {
-            PyErr_Format(PyExc_TypeError,
-                         "gl_context: expected a springskin._core.GLContext, got %.100s",
-                         Py_TYPE(gl_obj)->tp_name);
-            return NULL;
-        }
-        desc.gl_context = ((ssk_py_gl_context *)gl_obj)->ctx;
-    }
     ssk_py_deformer *self = (ssk_py_deformer *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     self->lock = PyThread_allocate_lock();
@@ -469,38 +486,9 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     desc.first_frame = first;
     desc.last_frame = last;
     desc.with_normals = normals;
-    if (method_obj && method_obj != Py_None &&
-        ssk_py_parse_method(method_obj, "method", &desc.method) != 0)
+    if (parse_run_options(method_obj, backend_obj, graph_obj, binding_obj, gl_obj, &desc.method,
+                          &desc.backend, &desc.graph, &desc.binding, &desc.gl_context) != 0)
         return NULL;
-    if (backend_obj && backend_obj != Py_None &&
-        ssk_py_parse_backend(backend_obj, "backend", &desc.backend) != 0)
-        return NULL;
-    if (graph_obj != Py_None) {
-        if (!PyObject_TypeCheck(graph_obj, &ssk_py_graph_type)) {
-            PyErr_Format(PyExc_TypeError, "graph: expected a springskin._core.Graph, got %.100s",
-                         Py_TYPE(graph_obj)->tp_name);
-            return NULL;
-        }
-        desc.graph = ((ssk_py_graph *)graph_obj)->graph;
-    }
-    if (binding_obj != Py_None) {
-        if (!PyObject_TypeCheck(binding_obj, &ssk_py_binding_type)) {
-            PyErr_Format(PyExc_TypeError,
-                         "binding: expected a springskin._core.Binding, got %.100s",
-                         Py_TYPE(binding_obj)->tp_name);
-            return NULL;
-        }
-        desc.binding = ((ssk_py_binding *)binding_obj)->binding;
-    }
-    if (gl_obj != Py_None) {
-        if (!PyObject_TypeCheck(gl_obj, &ssk_py_gl_context_type)) {
-            PyErr_Format(PyExc_TypeError,
-                         "gl_context: expected a springskin._core.GLContext, got %.100s",
-                         Py_TYPE(gl_obj)->tp_name);
-            return NULL;
-        }
-        desc.gl_context = ((ssk_py_gl_context *)gl_obj)->ctx;
-    }
     PyObject *path = ssk_py_path(path_obj, "path");
     if (!path) return NULL;
     desc.output_path = PyBytes_AS_STRING(path);

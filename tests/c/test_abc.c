@@ -12,11 +12,9 @@
  * (The full independent reader of the bakes is tests/python/test_abc_reader.py.) */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <murmurhash.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,17 +74,8 @@ static double rd_f64(const unsigned char *p)
 
 static void rfile_load(rfile *f, const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    long n = ftell(fp);
-    assert_true(n >= 16);
-    rewind(fp);
-    f->b = malloc((size_t)n);
-    assert_non_null(f->b);
-    assert_int_equal(fread(f->b, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    f->n = (size_t)n;
+    f->b = tu_read_file(path, &f->n);
+    assert_true(f->n >= 16);
     assert_memory_equal(f->b, "Ogawa", 5);
     assert_int_equal(f->b[5], 0xff); /* frozen */
     assert_int_equal(f->b[6], 0);    /* version 1, big-endian */
@@ -302,57 +291,6 @@ static size_t r_schema(const rfile *f, uint64_t object, const char *schema, rpro
 /* Helpers.                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static char *join(const char *dir, const char *name)
-{
-    char *p = malloc(strlen(dir) + strlen(name) + 2);
-    assert_non_null(p);
-    sprintf(p, "%s/%s", dir, name);
-    return p;
-}
-
-static char *temp_name(const char *path)
-{
-    char *p = malloc(strlen(path) + 32);
-    assert_non_null(p);
-    sprintf(p, "%s.tmp-%ld", path, (long)getpid());
-    return p;
-}
-
-static bool file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-static int dir_entry_count(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++n;
-    closedir(d);
-    return n;
-}
-
-static void remove_dir(char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char *p = join(dir, e->d_name);
-            if (remove(p) != 0) rmdir(p);
-            free(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-    free(dir);
-}
-
 /* Two meshes: a quad (2 triangles, 4 vertices, with uv) and a triangle
  * (3 vertices). */
 enum { QUAD_V = 4, TRI_V = 3, ALL_V = QUAD_V + TRI_V };
@@ -418,8 +356,8 @@ static void test_round_trip(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "two.abc");
-    char *tmp = temp_name(path);
+    char *path = tu_path_join(dir, "two.abc");
+    char *tmp = tu_temp_name(path);
     ssk_abc_mesh_desc md[2];
     ssk_abc_desc desc = two_mesh_desc(md, "a/b", NULL, 1);
     enum { FRAMES = 4 };
@@ -427,18 +365,18 @@ static void test_round_trip(void **state)
     ssk_error err = {0};
     ssk_abc_writer *w = NULL;
     assert_int_equal(ssk_abc_writer_open(&w, path, &desc, &err), SSK_OK);
-    assert_true(file_exists(tmp));
-    assert_false(file_exists(path));
+    assert_true(tu_file_exists(tmp));
+    assert_false(tu_file_exists(path));
     for (uint32_t f = 0; f < FRAMES; ++f) {
         frame_positions(pos[f], f);
         frame_normals(nrm[f], f);
         assert_int_equal(ssk_abc_writer_write_frame(w, pos[f], nrm[f], NULL, &err), SSK_OK);
     }
-    assert_false(file_exists(path));
+    assert_false(tu_file_exists(path));
     assert_int_equal(ssk_abc_writer_finish(w, &err), SSK_OK);
-    assert_true(file_exists(path));
-    assert_false(file_exists(tmp));
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_true(tu_file_exists(path));
+    assert_false(tu_file_exists(tmp));
+    assert_int_equal(tu_dir_entry_count(dir), 1);
 
     rfile f;
     rfile_load(&f, path);
@@ -566,7 +504,8 @@ static void test_round_trip(void **state)
     free(f.b);
     free(tmp);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 /* Repeated samples: a constant mesh is stored once and flagged; a mesh
@@ -576,7 +515,7 @@ static void test_sample_storage_rules(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "rules.abc");
+    char *path = tu_path_join(dir, "rules.abc");
     ssk_abc_mesh_desc md[2];
     ssk_abc_desc desc = two_mesh_desc(md, "same", "same", 0);
     ssk_abc_writer *w = NULL;
@@ -632,7 +571,8 @@ static void test_sample_storage_rules(void **state)
     assert_int_equal(rd_u32(ts + 24), FRAMES);
     free(f.b);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 /* More than 255 samples: header counts take 2 bytes (size hint 1). */
@@ -640,7 +580,7 @@ static void test_many_frames_widen_header_fields(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "long.abc");
+    char *path = tu_path_join(dir, "long.abc");
     ssk_abc_mesh_desc md[2];
     ssk_abc_desc desc = two_mesh_desc(md, "q", "t", 0);
     enum { FRAMES = 300 };
@@ -669,7 +609,8 @@ static void test_many_frames_widen_header_fields(void **state)
     assert_true(rd_f32(d + 4) == p[3 * QUAD_V + 1]);
     free(f.b);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 /* Per-frame object matrices: a translation that moves in x and z animates
@@ -679,7 +620,7 @@ static void test_animated_object_matrix(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "xform.abc");
+    char *path = tu_path_join(dir, "xform.abc");
     ssk_abc_mesh_desc md[2];
     ssk_abc_desc desc = two_mesh_desc(md, "q", "t", 0);
     float rest[16];
@@ -729,7 +670,8 @@ static void test_animated_object_matrix(void **state)
                 rd_f64(d + 8 * 14) == 3.0);
     free(f.b);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 /* A NaN in the LAST mesh of a frame is found before the first mesh's
@@ -738,7 +680,7 @@ static void test_nonfinite_rejected_before_writing(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "nan.abc");
+    char *path = tu_path_join(dir, "nan.abc");
     ssk_abc_mesh_desc md[2];
     ssk_abc_desc desc = two_mesh_desc(md, "q", "t", 1);
     ssk_abc_writer *w = NULL;
@@ -785,22 +727,23 @@ static void test_nonfinite_rejected_before_writing(void **state)
     }
     free(f.b);
     /* Aborting after a rejected frame leaves no file. */
-    char *path2 = join(dir, "nan2.abc");
+    char *path2 = tu_path_join(dir, "nan2.abc");
     assert_int_equal(ssk_abc_writer_open(&w, path2, &desc, &err), SSK_OK);
     assert_int_equal(ssk_abc_writer_write_frame(w, bad, n, NULL, &err), SSK_ERROR_NONFINITE);
     ssk_abc_writer_abort(w);
-    assert_false(file_exists(path2));
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_false(tu_file_exists(path2));
+    assert_int_equal(tu_dir_entry_count(dir), 1);
     free(path2);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 static void test_invalid_arguments_leave_nothing(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "x.abc");
+    char *path = tu_path_join(dir, "x.abc");
     ssk_abc_mesh_desc md[2];
     ssk_abc_desc desc = two_mesh_desc(md, "q", "t", 0);
     ssk_error err = {0};
@@ -850,7 +793,7 @@ static void test_invalid_arguments_leave_nothing(void **state)
     assert_int_equal(ssk_abc_writer_open(&w, path, &desc, &err), SSK_ERROR_NONFINITE);
     md[0].object_matrix = NULL;
     assert_null(w);
-    assert_int_equal(dir_entry_count(dir), 0);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
 
     /* Normals against with_normals, NULL arguments; finish without a frame
      * fails and removes the file. */
@@ -865,7 +808,7 @@ static void test_invalid_arguments_leave_nothing(void **state)
                      SSK_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ssk_abc_writer_finish(w, &err), SSK_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "no frame"));
-    assert_int_equal(dir_entry_count(dir), 0);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
     desc.with_normals = 1;
     assert_int_equal(ssk_abc_writer_open(&w, path, &desc, &err), SSK_OK);
     assert_int_equal(ssk_abc_writer_write_frame(w, p, NULL, NULL, &err),
@@ -873,23 +816,24 @@ static void test_invalid_arguments_leave_nothing(void **state)
     ssk_abc_writer_abort(w);
     ssk_abc_writer_abort(NULL);
     assert_int_equal(ssk_abc_writer_finish(NULL, &err), SSK_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(dir_entry_count(dir), 0);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
 
     /* A missing directory. */
-    char *missing = join(dir, "no-such-dir/x.abc");
+    char *missing = tu_path_join(dir, "no-such-dir/x.abc");
     assert_int_equal(ssk_abc_writer_open(&w, missing, &desc, &err), SSK_ERROR_IO);
     assert_non_null(strstr(err.message, strerror(ENOENT)));
     assert_null(w);
     free(missing);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 static void test_abort_keeps_existing_file_and_finish_replaces_it(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "old.abc");
+    char *path = tu_path_join(dir, "old.abc");
     FILE *old = fopen(path, "wb");
     assert_non_null(old);
     fputs("old contents", old);
@@ -905,19 +849,19 @@ static void test_abort_keeps_existing_file_and_finish_replaces_it(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, (off_t)strlen("old contents"));
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
     assert_int_equal(ssk_abc_writer_open(&w, path, &desc, NULL), SSK_OK);
     assert_int_equal(ssk_abc_writer_write_frame(w, p, NULL, NULL, NULL), SSK_OK);
     assert_int_equal(ssk_abc_writer_finish(w, NULL), SSK_OK);
     rfile f;
     rfile_load(&f, path); /* a complete archive now */
     free(f.b);
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
 
     /* Rename onto a non-empty directory fails: the temporary is removed. */
-    char *taken = join(dir, "taken.abc");
+    char *taken = tu_path_join(dir, "taken.abc");
     assert_int_equal(mkdir(taken, 0700), 0);
-    char *inner = join(taken, "keep");
+    char *inner = tu_path_join(taken, "keep");
     FILE *k = fopen(inner, "wb");
     assert_non_null(k);
     fclose(k);
@@ -926,17 +870,18 @@ static void test_abort_keeps_existing_file_and_finish_replaces_it(void **state)
     assert_int_equal(ssk_abc_writer_write_frame(w, p, NULL, NULL, &err), SSK_OK);
     assert_int_equal(ssk_abc_writer_finish(w, &err), SSK_ERROR_IO);
     assert_non_null(strstr(err.message, taken));
-    assert_int_equal(dir_entry_count(dir), 2); /* old.abc and the directory */
+    assert_int_equal(tu_dir_entry_count(dir), 2); /* old.abc and the directory */
     remove(inner);
     rmdir(taken);
     free(inner);
     free(taken);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
-/* RLIMIT_FSIZE stands in for a full disk (write(2) fails with EFBIG past
- * the limit, for root too). `points` vertices in one mesh, `frames` frames.
+/* RLIMIT_FSIZE stands in for a full disk (tu_file_size_limit_begin: EFBIG
+ * past the limit, for root too). `points` vertices in one mesh, `frames` frames.
  * Returns the first failing status; *in_write tells where it failed. */
 static ssk_status write_under_limit(const char *path, rlim_t limit, uint32_t points,
                                     uint32_t frames, bool *in_write, ssk_error *err)
@@ -946,12 +891,8 @@ static ssk_status write_under_limit(const char *path, rlim_t limit, uint32_t poi
     for (uint32_t i = 0; i < points * 3; ++i) p[i] = (float)i;
     ssk_abc_mesh_desc m = {"m", points, 0, NULL, NULL, NULL};
     ssk_abc_desc desc = {&m, 1, 24.0, 0.0, 0, NULL, NULL};
-    struct rlimit saved, limited;
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
-    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
-    limited = saved;
-    limited.rlim_cur = limit;
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    tu_file_size_limit saved;
+    tu_file_size_limit_begin(&saved, limit);
 
     ssk_abc_writer *w = NULL;
     ssk_status s = ssk_abc_writer_open(&w, path, &desc, err);
@@ -970,8 +911,7 @@ static ssk_status write_under_limit(const char *path, rlim_t limit, uint32_t poi
                          SSK_ERROR_IO);
         assert_int_equal(ssk_abc_writer_finish(w, &finish_err), SSK_ERROR_IO);
     }
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
-    signal(SIGXFSZ, old_handler);
+    tu_file_size_limit_end(&saved);
     free(p);
     return s;
 }
@@ -980,7 +920,7 @@ static void test_full_disk_leaves_no_file(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = join(dir, "full.abc");
+    char *path = tu_path_join(dir, "full.abc");
     ssk_error err = {0};
     bool in_write = false;
     /* Samples larger than the stdio buffer (1 MiB): the failure shows in
@@ -989,19 +929,20 @@ static void test_full_disk_leaves_no_file(void **state)
     assert_int_equal(s, SSK_ERROR_IO);
     assert_true(in_write);
     assert_non_null(strstr(err.message, strerror(EFBIG)));
-    assert_int_equal(dir_entry_count(dir), 0);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
     /* Small samples stay buffered: the failure shows at finish. */
     s = write_under_limit(path, 200, 10, 2, &in_write, &err);
     assert_int_equal(s, SSK_ERROR_IO);
     assert_false(in_write);
     assert_non_null(strstr(err.message, path));
-    assert_int_equal(dir_entry_count(dir), 0);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
     /* Control: the same with room succeeds. */
     s = write_under_limit(path, 1u << 20, 10, 2, &in_write, &err);
     assert_int_equal(s, SSK_OK);
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 /* Peak resident set (KiB on Linux). */
@@ -1020,7 +961,7 @@ static void test_bounded_memory_1m_vertices_100_frames(void **state)
     enum { POINTS = 1000000, FRAMES = 100 };
     const long limit_kib = 200 * 1024; /* 200 MiB, 1/6 of the data */
     char *dir = tu_temp_dir();
-    char *path = join(dir, "big.abc");
+    char *path = tu_path_join(dir, "big.abc");
     float *p = malloc(sizeof(float) * POINTS * 3);
     assert_non_null(p);
     for (size_t i = 0; i < (size_t)POINTS * 3; ++i) p[i] = (float)(i % 1000) * 0.001f;
@@ -1053,7 +994,8 @@ static void test_bounded_memory_1m_vertices_100_frames(void **state)
     free(tris);
     free(p);
     free(path);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 /* ssk_scene_bake to .abc: the P samples equal the .pc2 of the same bake;
@@ -1065,7 +1007,7 @@ static void test_bake_abc_matches_pc2(void **state)
     ssk_error err = {0};
     assert_int_equal(ssk_scene_import(&scene, MODEL_PATH, &err), SSK_OK);
     char *dir = tu_temp_dir();
-    char *abc = join(dir, "bake.ABC"), *pc2 = join(dir, "bake.pc2");
+    char *abc = tu_path_join(dir, "bake.ABC"), *pc2 = tu_path_join(dir, "bake.pc2");
     ssk_bake_desc d = {0};
     d.output_path = pc2;
     d.method = SSK_METHOD_LBS;
@@ -1075,7 +1017,7 @@ static void test_bake_abc_matches_pc2(void **state)
     d.last_frame = 9;
     d.with_normals = 1;
     assert_int_equal(ssk_scene_bake(scene, &d, NULL, &err), SSK_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(dir_entry_count(dir), 0);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
     d.with_normals = 0;
     ssk_bake_stats stats;
     assert_int_equal(ssk_scene_bake(scene, &d, &stats, &err), SSK_OK);
@@ -1127,7 +1069,8 @@ static void test_bake_abc_matches_pc2(void **state)
     free(pf.b);
     free(abc);
     free(pc2);
-    remove_dir(dir);
+    tu_remove_tree(dir);
+    free(dir);
     ssk_scene_destroy(scene);
 }
 

@@ -15,17 +15,12 @@
  */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define MODEL_PATH SSK_MODELS_DIR "/X/BCN_Epileptic.X"
 #define EXIT_RUNTIME 1
@@ -829,58 +824,6 @@ static void test_bind_errors_name_the_culprit(void **state)
 /* Files.                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static char *path_in(const char *dir, const char *name)
-{
-    char *p = malloc(strlen(dir) + strlen(name) + 2);
-    assert_non_null(p);
-    sprintf(p, "%s/%s", dir, name);
-    return p;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char *p = path_in(dir, e->d_name);
-            remove(p);
-            free(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
-static int dir_entry_count(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++n;
-    closedir(d);
-    return n;
-}
-
-static unsigned char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    assert_true(n >= 0);
-    rewind(f);
-    unsigned char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
-
 static void write_all(const char *path, const unsigned char *buf, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -913,7 +856,7 @@ static void test_save_load_round_trip(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = path_in(dir, "limb.bind");
+    char *path = tu_path_join(dir, "limb.bind");
     ssk_rig *rig = make_test_limb();
     ssk_bind_params params;
     ssk_bind_params_default(&params);
@@ -924,12 +867,12 @@ static void test_save_load_round_trip(void **state)
     ssk_error err = {0};
     assert_int_equal(ssk_binding_create(&b, rig, &params, &err), SSK_OK);
     assert_int_equal(ssk_binding_save(b, path, &err), SSK_OK);
-    assert_int_equal(dir_entry_count(dir), 1); /* no temporary left */
+    assert_int_equal(tu_dir_entry_count(dir), 1); /* no temporary left */
 
     /* the header, decoded independently */
     ssk_binding_view v = view_of(b);
     size_t size;
-    unsigned char *bytes = read_all(path, &size);
+    unsigned char *bytes = tu_read_file(path, &size);
     assert_int_equal(size, FILE_HEADER_BYTES + FILE_BYTES_PER_VERTEX * (size_t)v.vertex_count +
                                FILE_CHECKSUM_BYTES);
     assert_memory_equal(bytes, "SSKBIND1", 8);
@@ -958,7 +901,7 @@ static void test_save_load_round_trip(void **state)
     ssk_binding_destroy(loaded);
 
     /* saving into a missing directory fails with SSK_ERROR_IO */
-    char *bad = path_in(dir, "missing/limb.bind");
+    char *bad = tu_path_join(dir, "missing/limb.bind");
     assert_int_equal(ssk_binding_save(b, bad, &err), SSK_ERROR_IO);
     assert_message_contains(err, "missing/limb.bind");
     free(bad);
@@ -966,7 +909,7 @@ static void test_save_load_round_trip(void **state)
 
     ssk_binding_destroy(b);
     ssk_rig_destroy(rig);
-    remove_dir(dir);
+    tu_remove_tree(dir);
     free(path);
     free(dir);
 }
@@ -975,7 +918,7 @@ static void test_cached_reuses_and_rebinds(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *path = path_in(dir, "limb.bind");
+    char *path = tu_path_join(dir, "limb.bind");
     ssk_rig *rig = make_test_limb();
     ssk_bind_params params;
     ssk_bind_params_default(&params);
@@ -984,7 +927,7 @@ static void test_cached_reuses_and_rebinds(void **state)
     int reused = -1;
     assert_int_equal(ssk_binding_cached(&first, rig, &params, path, &reused, &err), SSK_OK);
     assert_int_equal(reused, 0);
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
     assert_int_equal(ssk_binding_cached(&second, rig, &params, path, &reused, &err), SSK_OK);
     assert_int_equal(reused, 1);
     assert_bindings_equal(first, second);
@@ -1025,7 +968,7 @@ static void test_cached_reuses_and_rebinds(void **state)
     assert_int_equal(ssk_binding_cached(&second, changed, &params, path, &reused, &err), SSK_OK);
     assert_int_equal(reused, 1);
     ssk_binding_destroy(second);
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
 
     /* the hash is a pure function of the rig: an identical copy matches */
     rig_parts q;
@@ -1044,7 +987,7 @@ static void test_cached_reuses_and_rebinds(void **state)
     ssk_rig_destroy(changed);
     parts_free(&p);
     ssk_rig_destroy(rig);
-    remove_dir(dir);
+    tu_remove_tree(dir);
     free(path);
     free(dir);
 }
@@ -1064,13 +1007,13 @@ static void test_corrupt_truncated_and_foreign_files(void **state)
 {
     (void)state;
     char *dir = tu_temp_dir();
-    char *good = path_in(dir, "good.bind"), *bad = path_in(dir, "bad.bind");
+    char *good = tu_path_join(dir, "good.bind"), *bad = tu_path_join(dir, "bad.bind");
     ssk_rig *rig = make_test_limb();
     ssk_binding *b = bind_or_fail(rig, SSK_BIND_AUTO, 6);
     ssk_error err = {0};
     assert_int_equal(ssk_binding_save(b, good, &err), SSK_OK);
     size_t size;
-    unsigned char *bytes = read_all(good, &size);
+    unsigned char *bytes = tu_read_file(good, &size);
 
     expect_load_error(bad, rig, SSK_ERROR_IO, "bad.bind"); /* missing */
     const size_t cuts[] = {0, 10, FILE_HEADER_BYTES + FILE_CHECKSUM_BYTES - 1,
@@ -1145,7 +1088,7 @@ static void test_corrupt_truncated_and_foreign_files(void **state)
     free(bytes);
     ssk_binding_destroy(b);
     ssk_rig_destroy(rig);
-    remove_dir(dir);
+    tu_remove_tree(dir);
     free(good);
     free(bad);
     free(dir);
@@ -1154,66 +1097,6 @@ static void test_corrupt_truncated_and_foreign_files(void **state)
 /* ------------------------------------------------------------------------ */
 /* CLI.                                                                      */
 /* ------------------------------------------------------------------------ */
-
-typedef struct cli_result {
-    int exit_code; /* -1 when killed by a signal */
-    char *out, *err;
-} cli_result;
-
-static char *slurp(const char *path)
-{
-    size_t size;
-    unsigned char *buf = read_all(path, &size);
-    buf[size] = '\0';
-    return (char *)buf;
-}
-
-/* args: NULL-terminated arguments after the program name; stdout and
- * stderr go to files in `capture_dir`. */
-static cli_result run_cli(const char *capture_dir, const char *const *args)
-{
-    char *out_path = path_in(capture_dir, "stdout"), *err_path = path_in(capture_dir, "stderr");
-    const char *argv[32];
-    size_t argc = 0;
-    argv[argc++] = SSK_CLI_PATH;
-    for (size_t i = 0; args[i]; ++i) {
-        assert_true(argc < 31);
-        argv[argc++] = args[i];
-    }
-    argv[argc] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fo < 0 || fe < 0) _exit(127);
-        dup2(fo, STDOUT_FILENO);
-        dup2(fe, STDERR_FILENO);
-        close(fo);
-        close(fe);
-        execv(SSK_CLI_PATH, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    cli_result r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    remove(out_path);
-    remove(err_path);
-    free(out_path);
-    free(err_path);
-    return r;
-}
-
-static void cli_result_free(cli_result *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 /* The number after `label` in `text`. */
 static double number_after(const char *text, const char *label)
@@ -1232,9 +1115,9 @@ static void test_cli_bind_report_and_cache(void **state)
     (void)state;
     char *capture = tu_temp_dir();
     char *dir = tu_temp_dir();
-    char *out = path_in(dir, "bcn.bind");
+    char *out = tu_path_join(dir, "bcn.bind");
 
-    cli_result r = run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "--report", NULL});
+    tu_cli_result r = tu_run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "--report", NULL});
     if (r.exit_code != 0) fprintf(stderr, "%s", r.err);
     assert_int_equal(r.exit_code, 0);
     printf("%s", r.out);
@@ -1258,35 +1141,35 @@ static void test_cli_bind_report_and_cache(void **state)
     assert_true(fabs(number_after(r.out, "off-weight share:") - 100 * rep.off_weight_share) <=
                 0.006);
     assert_true(contains(r.out, "%\n"));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
     /* -o: bound, then reused; a different option rebinds */
-    r = run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "-o", out, NULL});
+    r = tu_run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "-o", out, NULL});
     assert_int_equal(r.exit_code, 0);
     assert_true(contains(r.out, "bound 3014 vertices"));
     assert_true(contains(r.out, out));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     ssk_binding *loaded = NULL;
     assert_int_equal(ssk_binding_load(&loaded, out, ssk_scene_rig(scene), &err), SSK_OK);
     assert_bindings_equal(b, loaded);
     ssk_binding_destroy(loaded);
-    r = run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "-o", out, NULL});
+    r = tu_run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "-o", out, NULL});
     assert_int_equal(r.exit_code, 0);
     char expected[512];
     snprintf(expected, sizeof expected, "reused %s (rig unchanged)", out);
     assert_true(contains(r.out, expected));
-    cli_result_free(&r);
-    r = run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "-o", out, "--method",
+    tu_cli_result_free(&r);
+    r = tu_run_cli(capture, (const char *const[]){"bind", MODEL_PATH, "-o", out, "--method",
                                                "planar", "--smooth=2", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_true(contains(r.out, "bound 3014 vertices to 54 bones (method planar, 2 smoothing"));
-    cli_result_free(&r);
-    assert_int_equal(dir_entry_count(dir), 1);
+    tu_cli_result_free(&r);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
 
     ssk_binding_destroy(b);
     ssk_scene_destroy(scene);
-    remove_dir(dir);
-    remove_dir(capture);
+    tu_remove_tree(dir);
+    tu_remove_tree(capture);
     free(out);
     free(dir);
     free(capture);
@@ -1317,23 +1200,23 @@ static void test_cli_bind_errors(void **state)
          "/nonexistent-dir/x.bind"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        cli_result r = run_cli(capture, cases[i].args);
+        tu_cli_result r = tu_run_cli(capture, cases[i].args);
         if (r.exit_code != cases[i].code || !contains(r.err, cases[i].text))
             fprintf(stderr, "case %zu: exit %d, stderr: %s\n", i, r.exit_code, r.err);
         assert_int_equal(r.exit_code, cases[i].code);
         assert_true(strncmp(r.err, ERROR_PREFIX, strlen(ERROR_PREFIX)) == 0);
         assert_true(contains(r.err, cases[i].text));
         assert_string_equal(r.out, "");
-        cli_result_free(&r);
+        tu_cli_result_free(&r);
     }
-    cli_result r = run_cli(capture, (const char *const[]){"bind", "--help", NULL});
+    tu_cli_result r = tu_run_cli(capture, (const char *const[]){"bind", "--help", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_true(contains(r.out, "--max-distance"));
-    cli_result_free(&r);
-    r = run_cli(capture, (const char *const[]){"--help", NULL});
+    tu_cli_result_free(&r);
+    r = tu_run_cli(capture, (const char *const[]){"--help", NULL});
     assert_true(contains(r.out, "bind FILE"));
-    cli_result_free(&r);
-    remove_dir(capture);
+    tu_cli_result_free(&r);
+    tu_remove_tree(capture);
     free(capture);
 }
 

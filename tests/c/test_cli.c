@@ -9,25 +9,19 @@
  *   statistics, and removes its output when a write fails mid-bake. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MODEL_PATH SSK_MODELS_DIR "/X/BCN_Epileptic.X"
 #define NO_ANIMATION_MODEL SSK_MODELS_DIR "/X/test_cube_text.x"
 #define NO_SKELETON_MODEL SSK_MODELS_DIR "/OBJ/box.obj"
 #define CLI_FPS 24.0
-#define PC2_HEADER_BYTES 32
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 /* LBS and DQS of the same pose differ by volume-loss effects only: at most
@@ -72,93 +66,23 @@ static int setup(void **state)
     return 0;
 }
 
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char *p = malloc(strlen(dir) + strlen(e->d_name) + 2);
-            if (!p) break;
-            sprintf(p, "%s/%s", dir, e->d_name);
-            if (remove(p) != 0) remove_tree(p);
-            free(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 static int teardown(void **state)
 {
     fixture *fx = *state;
-    remove_tree(fx->dir);
+    tu_remove_tree(fx->dir);
     free(fx->dir);
     ssk_scene_destroy(fx->scene);
     free(fx);
     return 0;
 }
 
-static char *path_in(const fixture *fx, const char *name)
-{
-    char *p = malloc(strlen(fx->dir) + strlen(name) + 2);
-    assert_non_null(p);
-    sprintf(p, "%s/%s", fx->dir, name);
-    return p;
-}
-
-static int dir_entry_count(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++n;
-    closedir(d);
-    return n;
-}
-
-static bool file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Running the CLI: fork + execv, stdout and stderr captured to files.      */
 /* ------------------------------------------------------------------------ */
 
-typedef struct cli_result {
-    int exit_code; /* -1 when killed by a signal */
-    char *out, *err;
-} cli_result;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* argv: NULL-terminated arguments after the program name. The capture files
  * live in a directory of their own so output-directory checks stay exact. */
-static cli_result run_cli(const char *const *args)
+static tu_cli_result run_cli(const char *const *args)
 {
     static const char capture_dir_name[] = "ssk-cli-capture";
     const char *base = getenv("TMPDIR");
@@ -167,104 +91,23 @@ static cli_result run_cli(const char *const *args)
     snprintf(capture, sizeof capture, "%s/%s-%ld", base, capture_dir_name,
              (long)getpid());
     if (mkdir(capture, 0700) != 0) assert_int_equal(errno, EEXIST);
-    char out_path[600], err_path[600];
-    snprintf(out_path, sizeof out_path, "%s/stdout", capture);
-    snprintf(err_path, sizeof err_path, "%s/stderr", capture);
-
-    const char *argv[64];
-    size_t argc = 0;
-    argv[argc++] = SSK_CLI_PATH;
-    for (size_t i = 0; args[i]; ++i) {
-        assert_true(argc < 63);
-        argv[argc++] = args[i];
-    }
-    argv[argc] = NULL;
-
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fo < 0 || fe < 0) _exit(127);
-        dup2(fo, STDOUT_FILENO);
-        dup2(fe, STDERR_FILENO);
-        close(fo);
-        close(fe);
-        execv(SSK_CLI_PATH, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    cli_result r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    remove(out_path);
-    remove(err_path);
+    tu_cli_result r = tu_run_cli(capture, args);
     rmdir(capture);
     return r;
 }
 
-static void cli_result_free(cli_result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
 /* ------------------------------------------------------------------------ */
-/* Independent PC2 reader (explicit little-endian decoding).                */
+/* .pc2 files, read with testutil's independent reader.                     */
 /* ------------------------------------------------------------------------ */
 
-typedef struct pc2_file {
-    char magic[12];
-    int32_t version, points, samples;
-    float start_frame, sample_rate;
-    float *data;
-} pc2_file;
-
-static uint32_t le_u32(const unsigned char *b)
+/* tu_pc2_read of a cache that has vertices. */
+static void pc2_read(tu_pc2_file *out, const char *path)
 {
-    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
-           ((uint32_t)b[3] << 24);
+    tu_pc2_read(out, path);
+    assert_true(out->points > 0);
 }
 
-static float le_f32(const unsigned char *b)
-{
-    uint32_t u = le_u32(b);
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static void pc2_read(pc2_file *out, const char *path)
-{
-    memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    unsigned char h[PC2_HEADER_BYTES];
-    assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
-    memcpy(out->magic, h, 12);
-    out->version = (int32_t)le_u32(h + 12);
-    out->points = (int32_t)le_u32(h + 16);
-    out->start_frame = le_f32(h + 20);
-    out->sample_rate = le_f32(h + 24);
-    out->samples = (int32_t)le_u32(h + 28);
-    assert_true(out->points > 0 && out->samples >= 0);
-    size_t n = (size_t)out->samples * (size_t)out->points * 3;
-    out->data = malloc(n * sizeof(float) + 1);
-    assert_non_null(out->data);
-    unsigned char b[4];
-    for (size_t i = 0; i < n; ++i) {
-        assert_int_equal(fread(b, 1, 4, f), 4);
-        out->data[i] = le_f32(b);
-    }
-    assert_int_equal(fgetc(f), EOF);
-    fclose(f);
-}
-
-static const float *pc2_sample(const pc2_file *f, uint32_t s)
+static const float *pc2_sample(const tu_pc2_file *f, uint32_t s)
 {
     return f->data + (size_t)s * (size_t)f->points * 3;
 }
@@ -307,46 +150,46 @@ static bool all_finite(const float *v, size_t n)
 static void test_help_and_version(void **state)
 {
     (void)state;
-    cli_result r = run_cli((const char *[]){"--help", NULL});
+    tu_cli_result r = run_cli((const char *[]){"--help", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "bake"));
     assert_non_null(strstr(r.out, "info"));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
     r = run_cli((const char *[]){"--version", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, SSK_VERSION_STRING));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
     r = run_cli((const char *[]){"bake", "--help", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "--frames"));
     assert_non_null(strstr(r.out, "--method"));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
     r = run_cli((const char *[]){"info", "--help", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "--fps"));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
     /* Usage errors: no command, unknown command, unknown option. */
     r = run_cli((const char *[]){NULL});
     assert_int_equal(r.exit_code, EXIT_USAGE);
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     r = run_cli((const char *[]){"frobnicate", NULL});
     assert_int_equal(r.exit_code, EXIT_USAGE);
     assert_non_null(strstr(r.err, ERROR_PREFIX));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     r = run_cli((const char *[]){"info", MODEL_PATH, "--bogus", NULL});
     assert_int_equal(r.exit_code, EXIT_USAGE);
     assert_non_null(strstr(r.err, ERROR_PREFIX "unknown option '--bogus'"));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 }
 
 static void test_info(void **state)
 {
     fixture *fx = *state;
-    cli_result r = run_cli((const char *[]){"info", MODEL_PATH, NULL});
+    tu_cli_result r = run_cli((const char *[]){"info", MODEL_PATH, NULL});
     assert_int_equal(r.exit_code, 0);
     assert_string_equal(r.err, "");
     assert_non_null(strstr(r.out, "Torso"));
@@ -367,7 +210,7 @@ static void test_info(void **state)
     assert_non_null(strstr(r.out, expect));
     snprintf(expect, sizeof expect, "%u frames", (unsigned)fx->frame_count);
     assert_non_null(strstr(r.out, expect));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
     /* --fps changes the frame count. */
     r = run_cli((const char *[]){"info", MODEL_PATH, "--fps", "30", NULL});
@@ -375,14 +218,14 @@ static void test_info(void **state)
     snprintf(expect, sizeof expect, "%u frames",
              (unsigned)floor(fx->anim.duration_seconds * 30.0) + 1);
     assert_non_null(strstr(r.out, expect));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Tests: bake.                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void check_bake_summary(const cli_result *r, const fixture *fx, uint32_t frames,
+static void check_bake_summary(const tu_cli_result *r, const fixture *fx, uint32_t frames,
                                const char *method, const char *output)
 {
     char expect[256];
@@ -401,21 +244,21 @@ static void check_bake_summary(const cli_result *r, const fixture *fx, uint32_t 
 static void test_bake_lbs_and_dqs(void **state)
 {
     fixture *fx = *state;
-    char *lbs_path = path_in(fx, "out_lbs.pc2");
-    char *dqs_path = path_in(fx, "out_dqs.pc2");
-    cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", lbs_path,
+    char *lbs_path = tu_path_join(fx->dir, "out_lbs.pc2");
+    char *dqs_path = tu_path_join(fx->dir, "out_dqs.pc2");
+    tu_cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", lbs_path,
                                             "--method", "lbs", "--backend", "cpu", NULL});
     assert_int_equal(r.exit_code, 0);
     check_bake_summary(&r, fx, fx->frame_count, "lbs", lbs_path);
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     r = run_cli((const char *[]){"bake", MODEL_PATH, "--output", dqs_path,
                                  "--method=dqs", "--backend=cpu", NULL});
     assert_int_equal(r.exit_code, 0);
     check_bake_summary(&r, fx, fx->frame_count, "dqs", dqs_path);
-    cli_result_free(&r);
-    assert_int_equal(dir_entry_count(fx->dir), 2); /* no temporary left */
+    tu_cli_result_free(&r);
+    assert_int_equal(tu_dir_entry_count(fx->dir), 2); /* no temporary left */
 
-    pc2_file lbs, dqs;
+    tu_pc2_file lbs, dqs;
     pc2_read(&lbs, lbs_path);
     pc2_read(&dqs, dqs_path);
     assert_memory_equal(lbs.magic, "POINTCACHE2\0", 12);
@@ -464,19 +307,19 @@ static void test_bake_lbs_and_dqs(void **state)
 static void test_bake_frame_range_and_fps(void **state)
 {
     fixture *fx = *state;
-    char *full_path = path_in(fx, "full.pc2");
-    char *part_path = path_in(fx, "part.pc2");
-    cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", full_path, NULL});
+    char *full_path = tu_path_join(fx->dir, "full.pc2");
+    char *part_path = tu_path_join(fx->dir, "part.pc2");
+    tu_cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", full_path, NULL});
     assert_int_equal(r.exit_code, 0);
     check_bake_summary(&r, fx, fx->frame_count, "lbs", full_path); /* default lbs */
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--frames", "2:5",
                                  "--backend", "cpu", NULL});
     assert_int_equal(r.exit_code, 0);
     check_bake_summary(&r, fx, 4, "lbs", part_path);
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
-    pc2_file full, part;
+    tu_pc2_file full, part;
     pc2_read(&full, full_path);
     pc2_read(&part, part_path);
     assert_int_equal(part.samples, 4);
@@ -499,7 +342,7 @@ static void test_bake_frame_range_and_fps(void **state)
     r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--frames", range,
                                  NULL});
     assert_int_equal(r.exit_code, 0);
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     pc2_read(&part, part_path);
     assert_int_equal(part.samples, fx->frame_count);
     free(part.data);
@@ -508,7 +351,7 @@ static void test_bake_frame_range_and_fps(void **state)
     r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--frames", range,
                                  NULL});
     assert_int_equal(r.exit_code, 0);
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     pc2_read(&part, part_path);
     assert_int_equal(part.samples, 1);
     assert_true(part.start_frame == (float)(fx->frame_count - 1));
@@ -518,7 +361,7 @@ static void test_bake_frame_range_and_fps(void **state)
     r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", part_path, "--fps", "30",
                                  NULL});
     assert_int_equal(r.exit_code, 0);
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     pc2_read(&part, part_path);
     assert_int_equal(part.samples, (int32_t)floor(fx->anim.duration_seconds * 30.0) + 1);
     free(part.data);
@@ -535,8 +378,8 @@ static void test_bake_frame_range_and_fps(void **state)
 static void expect_failure(const fixture *fx, const char *const *args, int code,
                            const char *must_mention)
 {
-    int before = dir_entry_count(fx->dir);
-    cli_result r = run_cli(args);
+    int before = tu_dir_entry_count(fx->dir);
+    tu_cli_result r = run_cli(args);
     if (r.exit_code != code)
         fprintf(stderr, "args[0..]: %s %s ... exit %d, stderr: %s\n", args[0],
                 args[1] ? args[1] : "", r.exit_code, r.err);
@@ -544,20 +387,20 @@ static void expect_failure(const fixture *fx, const char *const *args, int code,
     assert_int_equal(strncmp(r.err, ERROR_PREFIX, strlen(ERROR_PREFIX)), 0);
     if (must_mention) assert_non_null(strstr(r.err, must_mention));
     assert_string_equal(r.out, "");
-    cli_result_free(&r);
-    assert_int_equal(dir_entry_count(fx->dir), before);
+    tu_cli_result_free(&r);
+    assert_int_equal(tu_dir_entry_count(fx->dir), before);
 }
 
 static void test_bake_errors(void **state)
 {
     fixture *fx = *state;
-    char *out = path_in(fx, "never.pc2");
-    char *garbage = path_in(fx, "garbage.x");
+    char *out = tu_path_join(fx->dir, "never.pc2");
+    char *garbage = tu_path_join(fx->dir, "garbage.x");
     FILE *g = fopen(garbage, "wb");
     assert_non_null(g);
     for (int i = 0; i < 4096; ++i) fputc((i * 7919 + 13) & 0xff, g);
     fclose(g);
-    char *missing = path_in(fx, "missing.x");
+    char *missing = tu_path_join(fx->dir, "missing.x");
     char last_frame[32];
     snprintf(last_frame, sizeof last_frame, "%u", (unsigned)(fx->frame_count - 1));
 
@@ -577,7 +420,7 @@ static void test_bake_errors(void **state)
     expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o",
                                         "/nonexistent-dir/x.pc2", NULL},
                    EXIT_RUNTIME, "/nonexistent-dir/x.pc2");
-    assert_false(file_exists("/nonexistent-dir"));
+    assert_false(tu_file_exists("/nonexistent-dir"));
     expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "--animation", "7", "-o", out,
                                         NULL},
                    EXIT_RUNTIME, NULL);
@@ -585,8 +428,8 @@ static void test_bake_errors(void **state)
                    EXIT_RUNTIME, "box.obj");
     expect_failure(fx, (const char *[]){"bake", NO_ANIMATION_MODEL, "-o", out, NULL},
                    EXIT_RUNTIME, "no animation");
-    char *abc = path_in(fx, "out.abc");
-    char *txt = path_in(fx, "out.txt");
+    char *abc = tu_path_join(fx->dir, "out.abc");
+    char *txt = tu_path_join(fx->dir, "out.txt");
     /* Normals need an Alembic output. */
     expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", out, "--normals", NULL},
                    EXIT_RUNTIME, ".abc");
@@ -594,7 +437,7 @@ static void test_bake_errors(void **state)
     expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "--animation", "7", "-o", abc,
                                         NULL},
                    EXIT_RUNTIME, NULL);
-    assert_false(file_exists(abc));
+    assert_false(tu_file_exists(abc));
     expect_failure(fx, (const char *[]){"bake", MODEL_PATH, "-o", txt, NULL},
                    EXIT_RUNTIME, ".pc2");
 
@@ -629,7 +472,7 @@ static void test_bake_errors(void **state)
     expect_failure(fx, (const char *[]){"bake", "-o", out, NULL}, EXIT_USAGE, NULL);
     expect_failure(fx, (const char *[]){"info", MODEL_PATH, "--fps", "-3", NULL},
                    EXIT_USAGE, NULL);
-    assert_false(file_exists(out));
+    assert_false(tu_file_exists(out));
 
     remove(garbage);
     free(garbage);
@@ -673,7 +516,7 @@ static ssk_bake_desc bake_desc(const char *output)
 static void test_library_bake_progress_and_stats(void **state)
 {
     fixture *fx = *state;
-    char *out = path_in(fx, "lib.pc2");
+    char *out = tu_path_join(fx->dir, "lib.pc2");
     ssk_bake_desc d = bake_desc(out);
     d.method = SSK_METHOD_DQS;
     d.first_frame = 1;
@@ -694,7 +537,7 @@ static void test_library_bake_progress_and_stats(void **state)
     assert_true(stats.deform_seconds >= 0.0);
     assert_true(stats.wall_seconds >= stats.deform_seconds);
 
-    pc2_file f;
+    tu_pc2_file f;
     pc2_read(&f, out);
     assert_int_equal(f.samples, 6);
     assert_true(f.start_frame == 1.0f);
@@ -710,13 +553,13 @@ static void test_library_bake_progress_and_stats(void **state)
 static void test_library_bake_validates_before_touching_disk(void **state)
 {
     fixture *fx = *state;
-    char *out = path_in(fx, "bad.pc2");
-    char *abc = path_in(fx, "bad.abc");
-    char *obj = path_in(fx, "bad.obj");
-    char *noext = path_in(fx, "noext");
+    char *out = tu_path_join(fx->dir, "bad.pc2");
+    char *abc = tu_path_join(fx->dir, "bad.abc");
+    char *obj = tu_path_join(fx->dir, "bad.obj");
+    char *noext = tu_path_join(fx->dir, "noext");
     ssk_error err = {0};
     ssk_bake_stats stats;
-    int before = dir_entry_count(fx->dir);
+    int before = tu_dir_entry_count(fx->dir);
     char last_frame[32];
     snprintf(last_frame, sizeof last_frame, "%u", (unsigned)(fx->frame_count - 1));
 
@@ -765,14 +608,14 @@ static void test_library_bake_validates_before_touching_disk(void **state)
     assert_int_equal(ssk_scene_bake(NULL, &d, &stats, &err), SSK_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ssk_scene_bake(fx->scene, NULL, &stats, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(dir_entry_count(fx->dir), before);
+    assert_int_equal(tu_dir_entry_count(fx->dir), before);
 
     /* The first and the last valid frame are accepted. */
     d = bake_desc(out);
     d.first_frame = 0;
     d.last_frame = (int32_t)fx->frame_count - 1;
     assert_int_equal(ssk_scene_bake(fx->scene, &d, NULL, &err), SSK_OK);
-    assert_true(file_exists(out));
+    assert_true(tu_file_exists(out));
     remove(out);
     free(out);
     free(abc);
@@ -783,24 +626,20 @@ static void test_library_bake_validates_before_touching_disk(void **state)
 static void test_library_bake_write_failure_leaves_nothing(void **state)
 {
     fixture *fx = *state;
-    char *out = path_in(fx, "full.pc2");
-    int before = dir_entry_count(fx->dir);
+    char *out = tu_path_join(fx->dir, "full.pc2");
+    int before = tu_dir_entry_count(fx->dir);
     /* Room for the header and about one frame: the write of a later frame
      * fails as on a full disk (RLIMIT_FSIZE, EFBIG; works as root too). */
-    struct rlimit saved, limited;
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
-    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
-    limited = saved;
-    limited.rlim_cur = PC2_HEADER_BYTES + (rlim_t)fx->vertex_count * 12 + 100;
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    tu_file_size_limit saved;
+    tu_file_size_limit_begin(&saved,
+                             TU_PC2_HEADER_BYTES + (rlim_t)fx->vertex_count * 12 + 100);
     ssk_bake_desc d = bake_desc(out);
     ssk_error err = {0};
     ssk_status s = ssk_scene_bake(fx->scene, &d, NULL, &err);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
-    signal(SIGXFSZ, old_handler);
+    tu_file_size_limit_end(&saved);
     assert_int_equal(s, SSK_ERROR_IO);
     assert_non_null(strstr(err.message, out));
-    assert_int_equal(dir_entry_count(fx->dir), before);
+    assert_int_equal(tu_dir_entry_count(fx->dir), before);
     free(out);
 }
 
@@ -813,29 +652,29 @@ static void test_bake_gl_backend_and_gpuinfo(void **state)
     ssk_gl_context *gl = NULL;
     ssk_error err = {0};
     if (ssk_gl_context_create(&gl, &err) != SSK_OK) {
-        cli_result r = run_cli((const char *[]){"gpuinfo", "--backend", "gl", NULL});
+        tu_cli_result r = run_cli((const char *[]){"gpuinfo", "--backend", "gl", NULL});
         assert_int_equal(r.exit_code, 1);
         assert_non_null(strstr(r.err, "springskin: error:"));
-        cli_result_free(&r);
+        tu_cli_result_free(&r);
         print_message("GL part skipped: no GL context can be created: %s\n", err.message);
         skip();
     }
     ssk_gl_info info;
     ssk_gl_context_info(gl, &info, NULL);
     ssk_gl_context_destroy(gl);
-    cli_result r = run_cli((const char *[]){"gpuinfo", NULL});
+    tu_cli_result r = run_cli((const char *[]){"gpuinfo", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "EGL platform: "));
     assert_non_null(strstr(r.out, info.renderer));
     assert_non_null(strstr(r.out, info.hardware ? "renderer: hardware" : "renderer: software"));
     assert_non_null(strstr(r.out, "max invocations"));
     assert_non_null(strstr(r.out, info.hardware ? "backend: gl" : "backend: cpu"));
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
     r = run_cli((const char *[]){"gpuinfo", "extra", NULL});
     assert_int_equal(r.exit_code, 2);
-    cli_result_free(&r);
+    tu_cli_result_free(&r);
 
-    char *gl_path = path_in(fx, "gl.pc2"), *cpu_path = path_in(fx, "cpu.pc2");
+    char *gl_path = tu_path_join(fx->dir, "gl.pc2"), *cpu_path = tu_path_join(fx->dir, "cpu.pc2");
     const char *methods[] = {"lbs", "dqs"};
     for (int m = 0; m < 2; ++m) {
         r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", gl_path, "--method", methods[m],
@@ -843,12 +682,12 @@ static void test_bake_gl_backend_and_gpuinfo(void **state)
         assert_int_equal(r.exit_code, 0);
         assert_non_null(strstr(r.out, "gl backend: "));
         assert_non_null(strstr(r.out, info.renderer));
-        cli_result_free(&r);
+        tu_cli_result_free(&r);
         r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", cpu_path, "--method", methods[m],
                                      "--backend", "cpu", NULL});
         assert_int_equal(r.exit_code, 0);
-        cli_result_free(&r);
-        pc2_file g, c;
+        tu_cli_result_free(&r);
+        tu_pc2_file g, c;
         pc2_read(&g, gl_path);
         pc2_read(&c, cpu_path);
         assert_int_equal(g.samples, c.samples);

@@ -994,19 +994,6 @@ static void test_input_errors(void **state)
 /* Binding, graph, CLI.                                                      */
 /* ------------------------------------------------------------------------ */
 
-static unsigned char *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    *size = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(*size + 1);
-    assert_int_equal(fread(b, 1, *size, f), *size);
-    fclose(f);
-    return b;
-}
-
 static uint32_t le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -1038,7 +1025,7 @@ static void test_binding_stores_centers(void **state)
     assert_memory_equal(v.cor_flags, fx.flags, fx.nv);
     /* the file: version 2, the CoR section after the version 1 arrays */
     size_t size;
-    unsigned char *bytes = read_all(path, &size);
+    unsigned char *bytes = tu_read_file(path, &size);
     assert_int_equal(le32(bytes + 8), 2);
     assert_int_equal(le32(bytes + 40), 1);
     assert_int_equal(size, 68 + 20 * (size_t)fx.nv + 12 * (size_t)fx.nv + ((fx.nv + 3) & ~3u));
@@ -1077,7 +1064,7 @@ static void test_binding_stores_centers(void **state)
      * centers recomputes */
     assert_int_equal(ssk_binding_cached(&c, fx.limb, &plain, path1, &reused, &err), SSK_OK);
     ssk_binding_destroy(c);
-    bytes = read_all(path1, &size);
+    bytes = tu_read_file(path1, &size);
     assert_int_equal(le32(bytes + 8), 1);
     assert_int_equal(size, 48 + 20 * (size_t)fx.nv);
     free(bytes);
@@ -1092,7 +1079,7 @@ static void test_binding_stores_centers(void **state)
     assert_int_equal(reused, 0);
     ssk_binding_destroy(c);
     /* a flipped flag byte is caught */
-    bytes = read_all(path, &size);
+    bytes = tu_read_file(path, &size);
     bytes[60 + 32 * (size_t)fx.nv] ^= 2;
     FILE *f = fopen(path, "wb");
     fwrite(bytes, 1, size, f);
@@ -1223,7 +1210,7 @@ static void test_cli_bind_cor(void **state)
     assert_non_null(strstr(out, "centers of rotation:"));
     assert_null(strstr(out, "reused"));
     size_t size;
-    unsigned char *bytes = read_all(bind_path, &size);
+    unsigned char *bytes = tu_read_file(bind_path, &size);
     assert_int_equal(le32(bytes + 8), 2);
     free(bytes);
     assert_int_equal(run_cli(out, sizeof out, bind_args), 0);

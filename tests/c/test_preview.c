@@ -16,9 +16,7 @@
  * fails on this machine. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <png.h>
 #include <stdbool.h>
@@ -26,8 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define MODEL_PATH SSK_MODELS_DIR "/X/BCN_Epileptic.X"
 #define NO_ANIMATION_MODEL SSK_MODELS_DIR "/X/test_cube_text.x"
@@ -158,29 +154,11 @@ static int setup(void **state)
     return 0;
 }
 
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char *p = malloc(strlen(dir) + strlen(e->d_name) + 2);
-            if (!p) break;
-            sprintf(p, "%s/%s", dir, e->d_name);
-            if (remove(p) != 0) remove_tree(p);
-            free(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 static int teardown(void **state)
 {
     fixture *fx = *state;
     ssk_gl_context_destroy(fx->gl);
-    remove_tree(fx->dir);
+    tu_remove_tree(fx->dir);
     free(fx->dir);
     ssk_scene_destroy(fx->scene);
     free(fx);
@@ -201,31 +179,9 @@ static int teardown(void **state)
 /* A fresh empty directory under the fixture's; the caller frees it. */
 static char *fresh_dir(const fixture *fx, const char *name)
 {
-    char *p = malloc(strlen(fx->dir) + strlen(name) + 2);
-    assert_non_null(p);
-    sprintf(p, "%s/%s", fx->dir, name);
+    char *p = tu_path_join(fx->dir, name);
     assert_int_equal(mkdir(p, 0700), 0);
     return p;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    char *p = malloc(strlen(dir) + strlen(name) + 2);
-    assert_non_null(p);
-    sprintf(p, "%s/%s", dir, name);
-    return p;
-}
-
-static int dir_entry_count(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++n;
-    closedir(d);
-    return n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -471,14 +427,14 @@ static void test_lbs_dqs_panels(void **state)
     assert_true(fx->diff_distance > 0.01 * tallest);
 
     char *dir = fresh_dir(fx, "panels");
-    char *path = join(dir, "lbs_dqs.png");
+    char *path = tu_path_join(dir, "lbs_dqs.png");
     const ssk_method methods[2] = {SSK_METHOD_LBS, SSK_METHOD_DQS};
     ssk_preview_desc desc = make_desc(fx, path, methods, 2);
     ssk_error err = {0};
     ssk_status s = ssk_scene_preview(fx->scene, &desc, &err);
     if (s != SSK_OK) fprintf(stderr, "preview failed: %s\n", err.message);
     assert_int_equal(s, SSK_OK);
-    assert_int_equal(dir_entry_count(dir), 1); /* no temporary left */
+    assert_int_equal(tu_dir_entry_count(dir), 1); /* no temporary left */
 
     image img = read_png(path);
     assert_int_equal(img.width, IMAGE_W);
@@ -542,7 +498,7 @@ static void test_lbs_dqs_panels(void **state)
     /* Control: LBS | LBS. Its labels are identical; its meshes differ only
      * by the rasterizer's sub-pixel snapping of the two viewports (a few
      * edge pixels), far fewer than LBS | DQS. */
-    char *control_path = join(dir, "lbs_lbs.png");
+    char *control_path = tu_path_join(dir, "lbs_lbs.png");
     const ssk_method same[2] = {SSK_METHOD_LBS, SSK_METHOD_LBS};
     desc = make_desc(fx, control_path, same, 2);
     assert_int_equal(ssk_scene_preview(fx->scene, &desc, &err), SSK_OK);
@@ -568,7 +524,7 @@ static void test_single_panel_own_context(void **state)
     fixture *fx = *state;
     REQUIRE_GL(fx);
     char *dir = fresh_dir(fx, "single");
-    char *path = join(dir, "dqs.png");
+    char *path = tu_path_join(dir, "dqs.png");
     const ssk_method methods[1] = {SSK_METHOD_DQS};
     ssk_preview_desc desc = make_desc(fx, path, methods, 1);
     desc.width = 241;
@@ -592,7 +548,7 @@ static void test_single_panel_own_context(void **state)
     assert_true(ext[2] < 0.7 * ext[0]); /* this frame tells X from Z */
     check_silhouette(&img, &st, pos, ssk_rig_vertex_count(fx->rig), 0, 1);
     free(pos);
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
     free(img.rgb);
     free(path);
     free(dir);
@@ -614,7 +570,7 @@ static void expect_error(const fixture *fx, const ssk_scene *scene,
         fprintf(stderr, "message '%s' lacks '%s'\n", err.message, fragment);
         fail();
     }
-    assert_int_equal(dir_entry_count(dir), 0);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
     (void)fx;
 }
 
@@ -622,7 +578,7 @@ static void test_bad_descriptions(void **state)
 {
     fixture *fx = *state;
     char *dir = fresh_dir(fx, "bad");
-    char *path = join(dir, "out.png");
+    char *path = tu_path_join(dir, "out.png");
     const ssk_method methods[2] = {SSK_METHOD_LBS, SSK_METHOD_DQS};
     const ssk_method bad_method[1] = {(ssk_method)SSK_METHOD_COUNT};
     ssk_method nine[9];
@@ -680,7 +636,7 @@ static void test_write_errors_leave_nothing(void **state)
     REQUIRE_GL(fx);
     char *dir = fresh_dir(fx, "write");
     const ssk_method methods[1] = {SSK_METHOD_LBS};
-    char *missing = join(dir, "no/such/dir/out.png");
+    char *missing = tu_path_join(dir, "no/such/dir/out.png");
     ssk_preview_desc d = make_desc(fx, missing, methods, 1);
     d.width = d.height = 32;
     expect_error(fx, fx->scene, &d, SSK_ERROR_IO, dir, "no/such/dir");
@@ -690,8 +646,8 @@ static void test_write_errors_leave_nothing(void **state)
     ssk_error err = {0};
     assert_int_equal(ssk_scene_preview(fx->scene, &d, &err), SSK_ERROR_IO);
     assert_non_null(strstr(err.message, "rename"));
-    assert_int_equal(dir_entry_count(dir), 1);    /* only the directory */
-    assert_int_equal(dir_entry_count(target), 0); /* untouched */
+    assert_int_equal(tu_dir_entry_count(dir), 1);    /* only the directory */
+    assert_int_equal(tu_dir_entry_count(target), 0); /* untouched */
     free(target);
     free(missing);
     free(dir);
@@ -701,91 +657,27 @@ static void test_write_errors_leave_nothing(void **state)
 /* CLI                                                                       */
 /* ------------------------------------------------------------------------ */
 
-typedef struct cli_result {
-    int exit_code; /* -1 when killed by a signal */
-    char *out, *err;
-} cli_result;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t cap = 4096, len = 0, n;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len - 1 == 0) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* args: NULL-terminated arguments after the program name; stdout and stderr
- * go to files in `capture` (a directory of the fixture). */
-static cli_result run_cli(const fixture *fx, const char *const *args)
-{
-    char *out_path = join(fx->dir, "cli.stdout"), *err_path = join(fx->dir, "cli.stderr");
-    const char *argv[32];
-    size_t argc = 0;
-    argv[argc++] = SSK_CLI_PATH;
-    for (size_t i = 0; args[i]; ++i) {
-        assert_true(argc < 31);
-        argv[argc++] = args[i];
-    }
-    argv[argc] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fo < 0 || fe < 0) _exit(127);
-        dup2(fo, STDOUT_FILENO);
-        dup2(fe, STDERR_FILENO);
-        close(fo);
-        close(fe);
-        execv(SSK_CLI_PATH, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    cli_result r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    remove(out_path);
-    remove(err_path);
-    free(out_path);
-    free(err_path);
-    return r;
-}
-
+/* Runs the CLI (stdout and stderr captured in the fixture's directory) and
+ * checks it fails with `code`, the error prefix and `fragment` on stderr,
+ * leaving `dir` empty. */
 static void expect_cli_failure(const fixture *fx, const char *const *args, int code,
                                const char *fragment, const char *dir)
 {
-    cli_result r = run_cli(fx, args);
+    tu_cli_result r = tu_run_cli(fx->dir, args);
     if (r.exit_code != code || !strstr(r.err, fragment))
         fprintf(stderr, "exit %d, stderr: %s\n", r.exit_code, r.err);
     assert_int_equal(r.exit_code, code);
     assert_non_null(strstr(r.err, "springskin: error: "));
     assert_non_null(strstr(r.err, fragment));
-    assert_int_equal(dir_entry_count(dir), 0);
-    free(r.out);
-    free(r.err);
+    assert_int_equal(tu_dir_entry_count(dir), 0);
+    tu_cli_result_free(&r);
 }
 
 static void test_cli_preview(void **state)
 {
     fixture *fx = *state;
     char *dir = fresh_dir(fx, "cli");
-    char *out = join(dir, "preview.png");
+    char *out = tu_path_join(dir, "preview.png");
     /* Usage errors (exit 2) need no GL. */
     expect_cli_failure(fx, (const char *[]){"preview", MODEL_PATH, NULL}, EXIT_USAGE,
                        "-o", dir);
@@ -820,8 +712,9 @@ static void test_cli_preview(void **state)
                        EXIT_RUNTIME, "frame 100000", dir);
 
     REQUIRE_GL(fx);
-    cli_result r = run_cli(fx, (const char *[]){"preview", MODEL_PATH, "-o", out, "--frame",
-                                                "auto", "--size", "320x240", NULL});
+    tu_cli_result r = tu_run_cli(fx->dir, (const char *[]){"preview", MODEL_PATH, "-o", out,
+                                                          "--frame", "auto", "--size",
+                                                          "320x240", NULL});
     if (r.exit_code != 0) fprintf(stderr, "stderr: %s\n", r.err);
     assert_int_equal(r.exit_code, 0);
     char expected[64];
@@ -829,8 +722,7 @@ static void test_cli_preview(void **state)
     if (!strstr(r.out, expected)) fprintf(stderr, "stdout: %s\n", r.out);
     assert_non_null(strstr(r.out, expected));
     assert_non_null(strstr(r.out, "320x240"));
-    free(r.out);
-    free(r.err);
+    tu_cli_result_free(&r);
     image img = read_png(out);
     assert_int_equal(img.width, 320);
     assert_int_equal(img.height, 240);
@@ -839,7 +731,7 @@ static void test_cli_preview(void **state)
         assert_true(st.mesh_pixels > 0);
         assert_true(st.label_pixels > 0);
     }
-    assert_int_equal(dir_entry_count(dir), 1);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
     free(img.rgb);
     free(out);
     free(dir);

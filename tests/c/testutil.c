@@ -1,10 +1,17 @@
-/* testutil.c — generated rigs and small math for the C tests. */
+/* testutil.c — generated rigs, small math, files, the CLI and a stand-in
+ * for a full disk, for the C tests (see testutil.h). */
 #include "testutil.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define TU_PI 3.14159265358979323846f
 
@@ -186,4 +193,191 @@ char *tu_temp_dir(void)
     sprintf(path, "%s/ssk-test-XXXXXX", base);
     assert_non_null(mkdtemp(path));
     return path;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Files and directories.                                                   */
+/* ------------------------------------------------------------------------ */
+
+char *tu_path_join(const char *dir, const char *name)
+{
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    assert_non_null(p);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
+char *tu_temp_name(const char *path)
+{
+    char *p = malloc(strlen(path) + 32);
+    assert_non_null(p);
+    sprintf(p, "%s.tmp-%ld", path, (long)getpid());
+    return p;
+}
+
+bool tu_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int tu_dir_entry_count(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) ++n;
+    closedir(d);
+    return n;
+}
+
+void tu_remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char *p = malloc(strlen(dir) + strlen(e->d_name) + 2);
+            if (!p) break;
+            sprintf(p, "%s/%s", dir, e->d_name);
+            if (remove(p) != 0) tu_remove_tree(p);
+            free(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+unsigned char *tu_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n >= 0);
+    rewind(f);
+    unsigned char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    buf[n] = '\0';
+    if (size) *size = (size_t)n;
+    return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The `springskin` executable.                                             */
+/* ------------------------------------------------------------------------ */
+
+tu_cli_result tu_run_cli(const char *capture_dir, const char *const *args)
+{
+    char *out_path = tu_path_join(capture_dir, "stdout");
+    char *err_path = tu_path_join(capture_dir, "stderr");
+    const char *argv[TU_CLI_MAX_ARGS + 2];
+    size_t argc = 0;
+    argv[argc++] = SSK_CLI_PATH;
+    for (size_t i = 0; args[i]; ++i) {
+        assert_true(argc <= TU_CLI_MAX_ARGS);
+        argv[argc++] = args[i];
+    }
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fo < 0 || fe < 0) _exit(127);
+        dup2(fo, STDOUT_FILENO);
+        dup2(fe, STDERR_FILENO);
+        close(fo);
+        close(fe);
+        execv(SSK_CLI_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    tu_cli_result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = (char *)tu_read_file(out_path, NULL);
+    r.err = (char *)tu_read_file(err_path, NULL);
+    remove(out_path);
+    remove(err_path);
+    free(out_path);
+    free(err_path);
+    return r;
+}
+
+void tu_cli_result_free(tu_cli_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A full disk.                                                             */
+/* ------------------------------------------------------------------------ */
+
+void tu_file_size_limit_begin(tu_file_size_limit *state, rlim_t limit)
+{
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &state->saved), 0);
+    state->saved_handler = signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limited = state->saved;
+    limited.rlim_cur = limit;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &limited), 0);
+}
+
+void tu_file_size_limit_end(const tu_file_size_limit *state)
+{
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &state->saved), 0);
+    signal(SIGXFSZ, state->saved_handler);
+}
+
+/* ------------------------------------------------------------------------ */
+/* An independent .pc2 reader.                                              */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t le_u32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
+           ((uint32_t)b[3] << 24);
+}
+
+static float le_f32(const unsigned char *b)
+{
+    uint32_t u = le_u32(b);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+void tu_pc2_read(tu_pc2_file *out, const char *path)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char h[TU_PC2_HEADER_BYTES];
+    assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
+    memcpy(out->magic, h, 12);
+    out->version = (int32_t)le_u32(h + 12);
+    out->points = (int32_t)le_u32(h + 16);
+    out->start_frame = le_f32(h + 20);
+    out->sample_rate = le_f32(h + 24);
+    out->samples = (int32_t)le_u32(h + 28);
+    assert_true(out->points >= 0 && out->samples >= 0);
+    size_t n = (size_t)out->samples * (size_t)out->points * 3;
+    out->data = malloc(n * sizeof(float) + 1);
+    assert_non_null(out->data);
+    unsigned char b[4];
+    for (size_t i = 0; i < n; ++i) {
+        assert_int_equal(fread(b, 1, 4, f), 4);
+        out->data[i] = le_f32(b);
+    }
+    assert_int_equal(fgetc(f), EOF); /* nothing after the last sample */
+    out->file_size = ftell(f);
+    fclose(f);
 }
