@@ -69,8 +69,6 @@ _Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128,
 #define BIND_CHECKSUM_SIZE 8
 /* Bytes per vertex: bone (4), t (4), scale vector (12). */
 #define BIND_BYTES_PER_VERTEX 20
-/* Decimal digits of a pid, sign and NUL, plus ".tmp-". */
-#define BIND_TMP_SUFFIX_SIZE 32
 #define RIG_HASH_TAG "SSKRIG1"   /* with its NUL: 8 bytes */
 #define RIG_HASH_TAG_SIZE 8
 /* 4-byte words byte-swapped per XXH3 update on big-endian hosts. */
@@ -238,8 +236,7 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
     const uint32_t version = cor ? BIND_FILE_VERSION_COR : BIND_FILE_VERSION;
     size_t size = file_size_for(version, binding->vertex_count, cor);
     unsigned char *buf = malloc(size);
-    size_t tmp_size = strlen(path) + BIND_TMP_SUFFIX_SIZE;
-    char *tmp = malloc(tmp_size);
+    char *tmp = ssk_temp_path(path);
     if (!buf || !tmp) {
         free(buf);
         free(tmp);
@@ -273,7 +270,6 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
     }
     put_u64(p, XXH3_64bits(buf, (size_t)(p - buf)));
 
-    snprintf(tmp, tmp_size, "%s.tmp-%ld", path, (long)getpid());
     ssk_status s = SSK_OK;
     errno = 0;
     FILE *f = fopen(tmp, "wb");

@@ -78,4 +78,12 @@ double ssk_time_seconds(void);
 /* Strdup that returns NULL on allocation failure. */
 char *ssk_strdup(const char *s);
 
+/* Output files (output_file.c): every file the core writes goes to
+ * ssk_temp_path(path) ("<path>.tmp-<pid>", malloc'd, caller frees; NULL when
+ * out of memory), is flushed, renamed onto `path`, then
+ * ssk_sync_parent_directory(path) fsyncs the directory holding `path`
+ * (best effort: failures are ignored, some file systems refuse it). */
+char *ssk_temp_path(const char *path);
+void ssk_sync_parent_directory(const char *path);
+
 #endif /* SSK_INTERNAL_H */

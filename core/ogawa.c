@@ -24,8 +24,6 @@
 /* stdio buffer: small blocks (headers, bounds, keys) are coalesced; large
  * samples go straight to write(2). */
 #define SSK_OGAWA_IO_BUFFER (1u << 20)
-/* Decimal digits of a pid, sign and NUL, plus ".tmp-". */
-#define OGAWA_TMP_SUFFIX_SIZE 32
 
 static void put_u64_le(unsigned char *dst, uint64_t v)
 {
@@ -82,16 +80,14 @@ static ssk_status check_usable(const ssk_ogawa *o, ssk_error *err)
 ssk_status ssk_ogawa_open(ssk_ogawa *o, const char *path, ssk_error *err)
 {
     memset(o, 0, sizeof *o);
-    size_t n = strlen(path);
     o->path = ssk_strdup(path);
-    o->tmp_path = malloc(n + OGAWA_TMP_SUFFIX_SIZE);
+    o->tmp_path = ssk_temp_path(path);
     o->io_buffer = malloc(SSK_OGAWA_IO_BUFFER);
     if (!o->path || !o->tmp_path || !o->io_buffer) {
         release(o);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "abc writer: cannot allocate the file buffers");
     }
-    snprintf(o->tmp_path, n + OGAWA_TMP_SUFFIX_SIZE, "%s.tmp-%ld", path, (long)getpid());
     errno = 0;
     o->file = fopen(o->tmp_path, "wb");
     if (!o->file) {
@@ -162,32 +158,6 @@ ssk_status ssk_ogawa_write_group(ssk_ogawa *o, const uint64_t *children, size_t 
     return SSK_OK;
 }
 
-/* Best-effort fsync of the directory holding `path` so the rename survives
- * a crash; failures are ignored (some file systems refuse it). */
-static void sync_parent_directory(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) {
-        dir = ssk_strdup(".");
-    } else {
-        size_t len = (size_t)(slash - path);
-        if (len == 0) len = 1; /* "/file" -> "/" */
-        dir = malloc(len + 1);
-        if (dir) {
-            memcpy(dir, path, len);
-            dir[len] = '\0';
-        }
-    }
-    if (!dir) return;
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 ssk_status ssk_ogawa_finish(ssk_ogawa *o, uint64_t root, ssk_error *err)
 {
     ssk_status s = check_usable(o, err);
@@ -231,7 +201,7 @@ ssk_status ssk_ogawa_finish(ssk_ogawa *o, uint64_t root, ssk_error *err)
         ssk_ogawa_discard(o);
         return s;
     }
-    sync_parent_directory(o->path);
+    ssk_sync_parent_directory(o->path);
     release(o);
     return ssk_error_ok(err);
 }

@@ -41,8 +41,6 @@ _Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128,
 #define PC2_SAMPLE_COUNT_OFFSET 28
 /* Floats encoded per fwrite call (48 KiB of bytes). */
 #define PC2_CHUNK_FLOATS 12288
-/* Decimal digits of a pid, sign and NUL, plus ".tmp-". */
-#define PC2_TMP_SUFFIX_SIZE 32
 
 struct ssk_pc2_writer {
     FILE *file;
@@ -120,16 +118,13 @@ ssk_status ssk_pc2_writer_open(ssk_pc2_writer **out, const char *path,
     if (!w)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "pc2 writer: cannot allocate the writer");
-    size_t n = strlen(path);
     w->path = ssk_strdup(path);
-    w->tmp_path = malloc(n + PC2_TMP_SUFFIX_SIZE);
+    w->tmp_path = ssk_temp_path(path);
     if (!w->path || !w->tmp_path) {
         writer_free(w);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "pc2 writer: cannot allocate the path");
     }
-    snprintf(w->tmp_path, n + PC2_TMP_SUFFIX_SIZE, "%s.tmp-%ld", path,
-             (long)getpid());
     w->point_count = point_count;
 
     errno = 0;
@@ -198,32 +193,6 @@ ssk_status ssk_pc2_writer_write(ssk_pc2_writer *w, const float *positions,
     return ssk_error_ok(err);
 }
 
-/* Best-effort fsync of the directory holding `path`, so the rename itself
- * survives a crash; failures are ignored (some file systems refuse it). */
-static void sync_parent_directory(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) {
-        dir = ssk_strdup(".");
-    } else {
-        size_t len = (size_t)(slash - path);
-        if (len == 0) len = 1; /* "/file" -> "/" */
-        dir = malloc(len + 1);
-        if (dir) {
-            memcpy(dir, path, len);
-            dir[len] = '\0';
-        }
-    }
-    if (!dir) return;
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 ssk_status ssk_pc2_writer_finish(ssk_pc2_writer *w, ssk_error *err)
 {
     if (!w)
@@ -268,7 +237,7 @@ ssk_status ssk_pc2_writer_finish(ssk_pc2_writer *w, ssk_error *err)
         writer_discard(w);
         return s;
     }
-    sync_parent_directory(w->path);
+    ssk_sync_parent_directory(w->path);
     writer_free(w);
     return ssk_error_ok(err);
 }

@@ -116,9 +116,6 @@
 #define PREVIEW_A_POSITION 0
 #define PREVIEW_A_NORMAL 1
 
-/* Bytes of ".tmp-", the decimal digits of a pid and the NUL. */
-#define PREVIEW_TMP_SUFFIX_SIZE 32
-
 /* ------------------------------------------------------------------------ */
 /* Camera                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -598,12 +595,10 @@ static ssk_status preview_png_write(FILE *file, const char *name, const uint32_t
 static ssk_status preview_png_save(const char *path, const uint32_t *pixels, uint32_t width,
                            uint32_t height, ssk_error *err)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + PREVIEW_TMP_SUFFIX_SIZE);
+    char *tmp = ssk_temp_path(path);
     if (!tmp)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "preview: cannot allocate a file name");
-    snprintf(tmp, n + PREVIEW_TMP_SUFFIX_SIZE, "%s.tmp-%ld", path, (long)getpid());
     errno = 0;
     FILE *file = fopen(tmp, "wb");
     if (!file) {
