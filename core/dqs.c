@@ -230,17 +230,8 @@ dqs_rigid_lanes8(float *restrict dst, const float *restrict positions,
         for (int l = 0; l < 8; ++l) q[i][l] = ssk_v8_load(dual_quats[bone_indices[4 * l + i]].real);
         ssk_v8_transpose8(q[i]);
     }
-    const ssk_v8 wa = ssk_v8_load(weights), wb = ssk_v8_load(weights + 8);
-    const ssk_v8 wc = ssk_v8_load(weights + 16), wd = ssk_v8_load(weights + 24);
-    const ssk_v8 lo01 = __builtin_shufflevector(wa, wb, 0, 4, 8, 12, 1, 5, 9, 13);
-    const ssk_v8 lo23 = __builtin_shufflevector(wa, wb, 2, 6, 10, 14, 3, 7, 11, 15);
-    const ssk_v8 hi01 = __builtin_shufflevector(wc, wd, 0, 4, 8, 12, 1, 5, 9, 13);
-    const ssk_v8 hi23 = __builtin_shufflevector(wc, wd, 2, 6, 10, 14, 3, 7, 11, 15);
     ssk_v8 w[4];
-    w[0] = __builtin_shufflevector(lo01, hi01, 0, 1, 2, 3, 8, 9, 10, 11);
-    w[1] = __builtin_shufflevector(lo01, hi01, 4, 5, 6, 7, 12, 13, 14, 15);
-    w[2] = __builtin_shufflevector(lo23, hi23, 0, 1, 2, 3, 8, 9, 10, 11);
-    w[3] = __builtin_shufflevector(lo23, hi23, 4, 5, 6, 7, 12, 13, 14, 15);
+    ssk_v8_load_weights4(w, weights);
     const ssk_v8 zero = ssk_v8_splat(0.0f);
     const ssk_i8 sign_bit = (ssk_i8)ssk_v8_splat(-0.0f);
     ssk_v8 s[4];

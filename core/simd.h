@@ -77,6 +77,22 @@ static inline __attribute__((always_inline)) void ssk_v8_store_xyz(float *p, ssk
     ssk_v8_store(p + 16, __builtin_shufflevector(__builtin_shufflevector(x, y, 13, 0, 6, 14, 0, 7, 15, 0), z, 0, 13, 2, 3, 14, 5, 6, 15));
 }
 
+/* The skin weights of 8 vertices with 4 influences each (#8 by 4, row-major,
+ * 32 floats) to 4 lane vectors: w[i] holds influence i of the 8 vertices. */
+static inline __attribute__((always_inline)) void ssk_v8_load_weights4(ssk_v8 w[4], const float *weights)
+{
+    const ssk_v8 wa = ssk_v8_load(weights), wb = ssk_v8_load(weights + 8);
+    const ssk_v8 wc = ssk_v8_load(weights + 16), wd = ssk_v8_load(weights + 24);
+    const ssk_v8 lo01 = __builtin_shufflevector(wa, wb, 0, 4, 8, 12, 1, 5, 9, 13);
+    const ssk_v8 lo23 = __builtin_shufflevector(wa, wb, 2, 6, 10, 14, 3, 7, 11, 15);
+    const ssk_v8 hi01 = __builtin_shufflevector(wc, wd, 0, 4, 8, 12, 1, 5, 9, 13);
+    const ssk_v8 hi23 = __builtin_shufflevector(wc, wd, 2, 6, 10, 14, 3, 7, 11, 15);
+    w[0] = __builtin_shufflevector(lo01, hi01, 0, 1, 2, 3, 8, 9, 10, 11);
+    w[1] = __builtin_shufflevector(lo01, hi01, 4, 5, 6, 7, 12, 13, 14, 15);
+    w[2] = __builtin_shufflevector(lo23, hi23, 0, 1, 2, 3, 8, 9, 10, 11);
+    w[3] = __builtin_shufflevector(lo23, hi23, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
 static inline __attribute__((always_inline)) ssk_v4 ssk_v4_splat(float x) { return (ssk_v4){x, x, x, x}; }
 
 /* (sum a, sum b, sum c, sum d): the horizontal sums of four vectors. */
