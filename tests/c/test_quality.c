@@ -121,18 +121,6 @@ static void measure(double out[Q_COUNT], const ssk_mesh_view *mv, const float *d
     out[Q_STRETCH] = q_max_edge_stretch(rest, def, mv->triangles, mv->triangle_count);
 }
 
-static void deformer_run(float *dst, const ssk_rig *rig, ssk_method method, const float *skin)
-{
-    ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU, NULL, NULL, NULL};
-    ssk_error err = {0};
-    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK)
-        fail_msg("ssk_deformer_create: %s", err.message);
-    if (ssk_deformer_deform(d, dst, skin, NULL, &err) != SSK_OK)
-        fail_msg("ssk_deformer_deform: %s", err.message);
-    ssk_deformer_destroy(d);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
@@ -157,8 +145,8 @@ static int group_setup(void **state)
         for (int m = 0; m < M_COUNT; ++m) {
             switch (m) {
             case M_RIGID: ssk_rigid_deform(def, nv, bd.bones, bd.t, bd.s, ab); break;
-            case M_LBS: deformer_run(def, rig, SSK_METHOD_LBS, skin); break;
-            case M_DQS: deformer_run(def, rig, SSK_METHOD_DQS, skin); break;
+            case M_LBS: tu_deform(def, rig, SSK_METHOD_LBS, skin); break;
+            case M_DQS: tu_deform(def, rig, SSK_METHOD_DQS, skin); break;
             case M_IRS: ssk_irs_deform(def, nv, bd.bones, bd.t, bd.s, ab, 1, rest_distance); break;
             default: ssk_irs_deform(def, nv, bd.bones, bd.t, bd.s, ab, 0, NULL); break;
             }

@@ -144,18 +144,6 @@ static void measure(double out[Q_COUNT], const ssk_mesh_view *mv, const float *d
     out[Q_STRETCH] = q_max_edge_stretch(rest, def, mv->triangles, mv->triangle_count);
 }
 
-static void deformer_run(float *dst, const ssk_rig *rig, ssk_method method, const float *skin)
-{
-    ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU, NULL, NULL, NULL};
-    ssk_error err = {0};
-    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK)
-        fail_msg("ssk_deformer_create: %s", err.message);
-    if (ssk_deformer_deform(d, dst, skin, NULL, &err) != SSK_OK)
-        fail_msg("ssk_deformer_deform: %s", err.message);
-    ssk_deformer_destroy(d);
-}
-
 static ssk_spring *spring_with(const ssk_rig *rig, const ssk_binding *b, uint32_t iterations,
                                float threshold)
 {
@@ -209,9 +197,9 @@ static int group_setup(void **state)
             fail_msg("ssk_attach_prepare: %s", err.message);
         ssk_rigid_deform(first, nv, bv.bones, bv.t, bv.scale_vectors, ab);
         measure(table[M_RIGID][p], &mv, first);
-        deformer_run(lbs, rig, SSK_METHOD_LBS, skin);
+        tu_deform(lbs, rig, SSK_METHOD_LBS, skin);
         measure(table[M_LBS][p], &mv, lbs);
-        deformer_run(def, rig, SSK_METHOD_DQS, skin);
+        tu_deform(def, rig, SSK_METHOD_DQS, skin);
         measure(table[M_DQS][p], &mv, def);
         memcpy(def, first, n3 * sizeof(float));
         ssk_spring_report r = solve(s50, def, ab, skin);

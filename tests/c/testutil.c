@@ -79,6 +79,18 @@ double tu_max_abs_diff(const float *a, const float *b, size_t n)
     return m;
 }
 
+void tu_deform(float *dst, const ssk_rig *rig, ssk_method method, const float *skin)
+{
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU, NULL, NULL, NULL};
+    ssk_error err = {0};
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK)
+        fail_msg("ssk_deformer_create: %s", err.message);
+    if (ssk_deformer_deform(d, dst, skin, NULL, &err) != SSK_OK)
+        fail_msg("ssk_deformer_deform: %s", err.message);
+    ssk_deformer_destroy(d);
+}
+
 double tu_bbox_diagonal(const float *p, size_t n)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};

@@ -40,6 +40,10 @@ void tu_mat4_identity(float m[16]);
 double tu_max_abs_diff(const float *a, const float *b, size_t n);
 /* Diagonal of the bounding box of #n by 3 points. */
 double tu_bbox_diagonal(const float *points, size_t n);
+/* One frame of `method` on the CPU backend: dst gets #V by 3 deformed
+ * positions of the whole rig, skin the #B by 16 row-major skinning
+ * matrices; fails the test on any error. */
+void tu_deform(float *dst, const ssk_rig *rig, ssk_method method, const float *skin);
 
 /* Makes a fresh temporary directory (mkdtemp); returns a static-lifetime
  * malloc'ed path the test frees. */
