@@ -1028,10 +1028,6 @@ void ssk_deformer_spring_report(const ssk_deformer *deformer, ssk_spring_report 
  * deformer. */
 const char *ssk_deformer_device_name(const ssk_deformer *deformer);
 
-/* Deforms every mesh of the rig for one pose. A spring node that diverges
- * (SSK_ERROR_SPRING_DIVERGED) keeps its last good iterate: the graph still
- * runs to the end and dst_positions is written before the status is
- * returned. */
 /* Deforms every mesh of the rig for one pose.
  * - dst_positions: ssk_rig_vertex_count(rig) by 3, meshes concatenated in
  *   mesh order, each in its own object space; or NULL to keep the result on
@@ -1041,7 +1037,10 @@ const char *ssk_deformer_device_name(const ssk_deformer *deformer);
  * - object_matrices: #M by 16 object -> rig matrices of the meshes at this
  *   frame, or NULL to use each mesh's rest object matrix.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE (a matrix
- * with NaN/Inf, or a singular object matrix). */
+ * with NaN/Inf, or a singular object matrix), SSK_ERROR_SPRING_DIVERGED (a
+ * spring node diverged: it keeps its last good iterate, the graph still
+ * runs to the end and dst_positions is written before the status is
+ * returned). */
 ssk_status ssk_deformer_deform(ssk_deformer *deformer, float *dst_positions,
                                const float *skinning_matrices,
                                const float *object_matrices, ssk_error *err);

@@ -29,7 +29,10 @@
  * - "spring lbs": as "spring eq" from the LBS first stage, threshold 1e-6
  *   (and the rigid start again with 1e-6 for the comparison), Fig. 19b.
  *
- * Measures (quality.h): volume of the closed mesh over rest; the smallest
+ * Measures (quality.h): volume of the closed mesh over rest, both signed
+ * (q_volume, the integral of the winding number: a skin that passes
+ * through itself on the inner side of a bend counts the overlap twice)
+ * and enclosed (q_enclosed_volume: the overlap counted once); the smallest
  * ring area over rest among the joint rings (rest |y - 1| <= 0.25); the
  * largest twist increment: the angle of each ring's first vertex about Y
  * relative to rest, differenced between consecutive rings (radians);
@@ -38,9 +41,19 @@
  * Claims checked (and where they do not hold, what does):
  * - the springs keep the smallest joint cross-section >= 90% of rest in
  *   every pose where LBS loses more than 20% of it (all four);
- * - volume within 5% of rest for the 90 degree bend and both twists; at
- *   135 degrees the springs lose 6.5% (LBS 6.8%, rigid 1.5% but with the
- *   inner side of the joint interpenetrating), asserted within 7%;
+ * - volume within 5% of rest for the 90 degree bend and both twists, by
+ *   both measures; at 135 degrees the claim does NOT hold: signed 0.935,
+ *   enclosed 0.893 (LBS 0.932 / 0.866; rigid 0.985 / 0.885, its inner
+ *   side passing through itself; DQS 0.998 / 0.957, bulging past the rest
+ *   radius). It cannot hold for a skin that neither bulges nor passes
+ *   through itself: the union of the two bones' tubes and the joint's ball
+ *   is 0.940 of rest at 135 degrees (0.995 at 90; tube_union_ratio, a grid
+ *   count), and no spring force pushes the skin past the rest radius (F_l
+ *   keeps differences of |s|, not |s|). A default-stiffness sweep (k_s
+ *   0-40, k_l 2-36, k_t 6-48, k_b 0-2) reaches signed 0.961 with k_s 1,
+ *   k_t 24, k_b 0.5, but enclosed only 0.914: the gain is mostly more
+ *   interpenetration, so the defaults were kept. Asserted: the springs keep
+ *   more than LBS by both measures, enclosed >= 0.88 and <= the union;
  * - the twist spreads: the largest per-ring twist increment is below
  *   LBS's, both after 50 iterations and at equilibrium;
  * - rigid and LBS first stages converge to the same shape (within 1% of
@@ -58,6 +71,13 @@
  *   is closed (largest edge stretch at most 30% of rigid's) and the joint
  *   section is above LBS's, but the bends are still 11-18% of the radius
  *   away from their equilibrium (the twists 57% and 128%).
+ * - on BCN_Epileptic.X, rigid and LBS first stages relaxed to a 1e-6
+ *   threshold through deformer graphs: within 1% of the diagonal at 5 of
+ *   8 frames (0 to 0.85%), NOT at frames 30, 40, 60 (2.4%, 1.4%, 1.2%: a
+ *   few Head and Torso vertices settle in different local equilibria; a
+ *   rigid fit of each mesh leaves the difference, so it is not a free
+ *   rotation of a mesh about its bone); asserted: at least 5 frames
+ *   within 1%, all within 3%;
  * - on BCN_Epileptic.X (assimp test models, 3 meshes, 54 bones), 8
  *   animation frames with the defaults: finite, no divergence, displacement
  *   from the rigid first stage below 10% of the bounding-box diagonal; no
@@ -88,9 +108,12 @@ static const char *const method_label[M_COUNT] = {"rigid", "lbs", "dqs", "spring
 enum { P_REST, P_BEND90, P_BEND135, P_TWIST90, P_TWIST180, P_COUNT };
 static const char *const pose_label[P_COUNT] = {"rest", "bend 90", "bend 135", "twist 90",
                                                 "twist 180"};
-enum { Q_VOLUME, Q_SECTION, Q_TWIST, Q_STRETCH, Q_ITERATIONS, Q_CONVERGED, Q_COUNT };
-static const char *const measure_label[Q_COUNT] = {"volume", "min section", "max twist inc",
-                                                   "max stretch", "iterations", "converged"};
+enum { Q_VOLUME, Q_ENCLOSED, Q_SECTION, Q_TWIST, Q_STRETCH, Q_ITERATIONS, Q_CONVERGED, Q_COUNT };
+static const char *const measure_label[Q_COUNT] = {"volume", "enclosed", "min section",
+                                                   "max twist inc", "max stretch", "iterations",
+                                                   "converged"};
+/* grid of Z columns for q_enclosed_volume */
+#define ENCLOSED_GRID 96u
 
 static double table[M_COUNT][P_COUNT][Q_COUNT];
 static double consistency[P_COUNT];  /* rigid vs LBS start, fraction of the diagonal */
@@ -127,6 +150,10 @@ static void measure(double out[Q_COUNT], const ssk_mesh_view *mv, const float *d
     const float *rest = mv->positions;
     out[Q_VOLUME] = q_volume(def, mv->triangles, mv->triangle_count) /
                     q_volume(rest, mv->triangles, mv->triangle_count);
+    out[Q_ENCLOSED] =
+        q_enclosed_volume(def, mv->triangles, mv->triangle_count, mv->vertex_count,
+                          ENCLOSED_GRID) /
+        q_volume(rest, mv->triangles, mv->triangle_count);
     double section = INFINITY, twist = 0.0, prev = 0.0;
     for (uint32_t r = 0; r < RINGS; ++r) {
         const uint32_t first = r * SEGMENTS;
@@ -283,19 +310,67 @@ static void test_springs_keep_cross_section(void **state)
     }
 }
 
+/* The largest volume a skin can enclose at a bend without passing through
+ * itself or moving farther than the rest radius from the skeleton: the
+ * union of the two bones' tubes (radius RADIUS, flat ends) and the ball at
+ * the joint, over the rest volume 2 pi r^2, counted on a grid of cell
+ * RADIUS / 25 (the analytic reference for the 135-degree claim). */
+static double tube_union_ratio(double bend)
+{
+    const double r = RADIUS, h = r / 25.0, c = cos(bend), sn = sin(bend);
+    /* child direction: +Y rotated about Z by `bend` */
+    const double dx = -sn, dy = c;
+    uint64_t inside = 0;
+    const int n = (int)(2.6 / h);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < (int)(2 * r / h); ++k) {
+                const double x = -1.3 + (i + 0.5) * h, y = -0.3 + (j + 0.5) * h,
+                             z = -r + (k + 0.5) * h;
+                /* parent: the segment (0,0,0)-(0,1,0) */
+                int in = y >= 0.0 && y <= 1.0 && x * x + z * z <= r * r;
+                /* child: J + t (dx, dy, 0), t in [0, 1] */
+                const double px = x, py = y - 1.0;
+                const double t = px * dx + py * dy;
+                const double qx = px - t * dx, qy = py - t * dy;
+                in |= t >= 0.0 && t <= 1.0 && qx * qx + qy * qy + z * z <= r * r;
+                in |= px * px + py * py + z * z <= r * r; /* the joint's ball */
+                inside += (uint64_t)in;
+            }
+    return (double)inside * h * h * h / (2.0 * PI_D * r * r);
+}
+
+/* Volume, both measures (header): the signed volume the issue names and
+ * the enclosed volume, which counts an interpenetrating inner side once. */
 static void test_springs_keep_volume(void **state)
 {
     (void)state;
     const int within5[3] = {P_BEND90, P_TWIST90, P_TWIST180};
     for (int k = 0; k < 3; ++k) {
         const double v = table[M_SPRING_EQ][within5[k]][Q_VOLUME];
-        if (!(fabs(v - 1.0) <= 0.05)) fail_msg("%s: volume %.4f", pose_label[within5[k]], v);
+        const double e = table[M_SPRING_EQ][within5[k]][Q_ENCLOSED];
+        if (!(fabs(v - 1.0) <= 0.05 && fabs(e - 1.0) <= 0.05))
+            fail_msg("%s: volume %.4f, enclosed %.4f", pose_label[within5[k]], v, e);
     }
-    /* 135 degrees: 6.5% lost (see the header comment), and no worse than
-     * LBS */
+    /* 135 degrees: the claim does not hold (signed 0.935, enclosed 0.893;
+     * the header says why); asserted: the springs keep more than LBS by
+     * both measures and lose at most 12% of the enclosed volume */
     const double v135 = table[M_SPRING_EQ][P_BEND135][Q_VOLUME];
-    assert_true(fabs(v135 - 1.0) <= 0.07);
+    const double e135 = table[M_SPRING_EQ][P_BEND135][Q_ENCLOSED];
     assert_true(v135 >= table[M_LBS][P_BEND135][Q_VOLUME]);
+    assert_true(e135 >= table[M_LBS][P_BEND135][Q_ENCLOSED]);
+    assert_true(e135 >= 0.88);
+    /* the reference: no skin that stays within the rest radius of the
+     * bones and does not pass through itself keeps 95% at 135 degrees */
+    const double u90 = tube_union_ratio(PI_D / 2), u135 = tube_union_ratio(3 * PI_D / 4);
+    printf("union of the bones' tubes over rest: bend 90 %.3f, bend 135 %.3f\n", u90, u135);
+    fflush(stdout);
+    assert_true(fabs(tube_union_ratio(0.0) - 1.0) < 0.01); /* the grid counts right */
+    assert_true(u135 < 0.95);
+    assert_true(e135 <= u135 + 0.01);
+    /* the enclosed measure agrees with the signed one where nothing
+     * interpenetrates (the rest mesh: 1 within the grid's sampling) */
+    for (int m = 0; m < M_COUNT; ++m) assert_true(fabs(table[m][P_REST][Q_ENCLOSED] - 1.0) < 1e-3);
 }
 
 /* The twist spreads along the limb instead of concentrating at the joint. */
@@ -406,6 +481,90 @@ static void test_bcn_epileptic(void **state)
     ssk_scene_destroy(scene);
 }
 
+/* Fig. 19b on a real character: BCN_Epileptic.X relaxed from the rigid and
+ * from the LBS first stage, each run as a user runs it (a deformer graph
+ * "skinning -> spring -> output" on the CPU, object-space output), with
+ * the threshold tightened to 1e-6 so both reach their equilibrium. */
+static ssk_deformer *graph_deformer(const ssk_rig *rig, const ssk_binding *b, const char *method)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+             "\"method\": \"%s\"}, {\"id\": \"relax\", \"type\": \"spring\", "
+             "\"max_iterations\": %u, \"threshold\": 1e-6}, {\"id\": \"out\", \"type\": "
+             "\"output\"}], \"edges\": [{\"from\": \"skin\", \"to\": \"relax\"}, "
+             "{\"from\": \"relax\", \"to\": \"out\"}]}",
+             method, EQ_ITERATIONS);
+    ssk_graph *g = NULL;
+    ssk_error err = {0};
+    if (ssk_graph_parse(&g, json, rig, &err) != SSK_OK) fail_msg("graph: %s", err.message);
+    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, b};
+    ssk_deformer *d = NULL;
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+    ssk_graph_destroy(g);
+    return d;
+}
+
+static void test_bcn_first_stage_independent(void **state)
+{
+    (void)state;
+    ssk_scene *scene = NULL;
+    ssk_error err = {0};
+    if (ssk_scene_import(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK)
+        fail_msg("import: %s", err.message);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    const uint32_t nv = ssk_rig_vertex_count(rig), nb = ssk_rig_bone_count(rig);
+    const uint32_t nm = ssk_rig_mesh_count(rig);
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    ssk_binding *binding = NULL;
+    if (ssk_binding_create(&binding, rig, &bp, &err) != SSK_OK)
+        fail_msg("bind: %s", err.message);
+    ssk_deformer *from_rigid = graph_deformer(rig, binding, "rigid");
+    ssk_deformer *from_lbs = graph_deformer(rig, binding, "lbs");
+    ssk_animation_info info;
+    assert_int_equal(ssk_scene_animation(scene, 0, &info, NULL), SSK_OK);
+    const uint32_t frames = ssk_animation_frame_count(&info, 24.0);
+    float *skin = malloc(16 * (size_t)nb * sizeof(float));
+    float *objects = malloc(16 * (size_t)nm * sizeof(float));
+    float *a = malloc(3 * (size_t)nv * sizeof(float)), *b = malloc(3 * (size_t)nv * sizeof(float));
+    printf("BCN_Epileptic.X relaxed from rigid vs from LBS (threshold 1e-6): frame, max "
+           "|difference| / diagonal, iterations rigid / LBS\n");
+    uint32_t within = 0;
+    double worst = 0.0;
+    for (uint32_t k = 0; k < 8; ++k) {
+        const uint32_t frame = k * (frames / 8);
+        if (ssk_scene_sample(scene, 0, frame / 24.0, skin, objects, &err) != SSK_OK)
+            fail_msg("sample: %s", err.message);
+        ssk_spring_report ra, rb;
+        assert_int_equal(ssk_deformer_deform(from_rigid, a, skin, objects, &err), SSK_OK);
+        ssk_deformer_spring_report(from_rigid, &ra);
+        assert_int_equal(ssk_deformer_deform(from_lbs, b, skin, objects, &err), SSK_OK);
+        ssk_deformer_spring_report(from_lbs, &rb);
+        assert_true(ra.converged && rb.converged);
+        const double diag = tu_bbox_diagonal(a, nv);
+        double d = 0.0;
+        for (uint32_t i = 0; i < nv; ++i) d = fmax(d, point_distance(a + 3 * i, b + 3 * i));
+        d /= diag;
+        printf("  frame %3u: %.4f, %u / %u\n", frame, d, ra.iterations, rb.iterations);
+        within += d <= 0.01;
+        worst = fmax(worst, d);
+    }
+    fflush(stdout);
+    /* Measured: 5 of the 8 frames within 1% of the diagonal, the others
+     * 1.2% to 2.4% (see the header: different local equilibria) */
+    assert_true(within >= 5);
+    assert_true(worst < 0.03);
+    free(skin);
+    free(objects);
+    free(a);
+    free(b);
+    ssk_deformer_destroy(from_rigid);
+    ssk_deformer_destroy(from_lbs);
+    ssk_binding_destroy(binding);
+    ssk_scene_destroy(scene);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_first_stage_independent),
         cmocka_unit_test(test_convergence),
         cmocka_unit_test(test_bcn_epileptic),
+        cmocka_unit_test(test_bcn_first_stage_independent),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
