@@ -50,9 +50,9 @@
  *   is 0.940 of rest at 135 degrees (0.995 at 90; tube_union_ratio, a grid
  *   count), and no spring force pushes the skin past the rest radius (F_l
  *   keeps differences of |s|, not |s|). A default-stiffness sweep (k_s
- *   0-40, k_l 2-36, k_t 6-48, k_b 0-2) reaches signed 0.961 with k_s 1,
- *   k_t 24, k_b 0.5, but enclosed only 0.914: the gain is mostly more
- *   interpenetration, so the defaults were kept. Asserted: the springs keep
+ *   0-40, k_l 2-54, k_t 6-48, k_b 0-2; the largest diverge) reaches signed
+ *   0.961 with k_s 1, k_t 24, k_b 0.5, but enclosed only 0.914: the gain
+ *   is mostly more interpenetration, so the defaults were kept. Asserted: the springs keep
  *   more than LBS by both measures, enclosed >= 0.88 and <= the union;
  * - the twist spreads: the largest per-ring twist increment is below
  *   LBS's, both after 50 iterations and at equilibrium;
