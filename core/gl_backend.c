@@ -218,6 +218,7 @@ enum gl_spring_uniform {
     LOC_SPRING_EPS_PAR = 12,
     LOC_SPRING_BONE_COUNT = 13,
     LOC_SPRING_MAP_OFFSET = 14, /* uint[SSK_FORCE_COUNT] */
+    LOC_SPRING_OMEGA = 19,
 };
 #define SPRING_IN_TO_RIG 0u
 #define SPRING_IN_TO_OBJECT 1u
@@ -226,6 +227,7 @@ enum gl_spring_uniform {
 #define SPRING_FLAG_SEMI 2u
 #define SPRING_FLAG_EDITS 4u
 #define SPRING_FLAG_MAP0 8u
+#define SPRING_FLAG_CHEBYSHEV 256u
 /* Vertices each invocation of the reduction's first pass takes at least
  * (grid stride): the work groups are then #V / (256 x 16), 25 for 100k
  * vertices. Every work group costs its shared-memory reduction, and on a
@@ -729,7 +731,10 @@ static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *c
  * decisions (convergence, divergence, which iterate is the result, when to
  * keep a good iterate or zero the velocities) are the CPU solver's own
  * code (ssk_spring_watch_* of core/spring.h), taken on this thread from the
- * same reductions. The result is converted back to object space into the
+ * same reductions. The Chebyshev blend (chebyshev_rho) runs in the force
+ * pass with the CPU's weight (ssk_spring_watch_omega) and the iterate
+ * before the current one bound where the semi-implicit velocities would be
+ * (the two exclude each other). The result is converted back to object space into the
  * node's output buffer; the positions are never read back here.
  * Measured on llvmpipe (2 cores, 100k-vertex limb, fixed 50 iterations):
  * 8.5 ms per iteration (records 1.1, step 6.2, reduction and readback
@@ -928,14 +933,18 @@ static void spring_step_setup(gl_state *s, gl_spring *g)
     glUniform1uiv(LOC_SPRING_MAP_OFFSET, SSK_FORCE_COUNT, g->map_offset);
 }
 
-/* One force pass from the records into `next` (write) or the energy only. */
-static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write)
+/* One force pass from the records into `next` (write) or the energy only;
+ * prev (a write with Chebyshev weight omega != 1): x_{k-1}, bound in the
+ * velocities' place (the explicit integrator has none). */
+static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLuint prev,
+                        float omega)
 {
     const ssk_spring *sp = g->sp;
     GLuint flags = g->map_flags;
     if (write) flags |= SPRING_FLAG_WRITE;
     if (sp->params.integrator == SSK_SPRING_SEMI_IMPLICIT) flags |= SPRING_FLAG_SEMI;
     if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
+    if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV;
     glUseProgram(s->programs[PROG_SPRING_STEP]);
     bind(SPRING_STEP_VERTEX, g->buffers[SB_VERTEX]);
     bind(SPRING_STEP_EDGES, g->buffers[SB_EDGES]);
@@ -943,9 +952,10 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write)
     bind(SPRING_STEP_FRAME, g->buffers[SB_FRAME]);
     bind(SPRING_STEP_SCALARS, g->buffers[SB_SCALARS]);
     bind(SPRING_STEP_NEXT, next);
-    bind(SPRING_STEP_VELOCITY, g->buffers[SB_VELOCITY]);
+    bind(SPRING_STEP_VELOCITY, (flags & SPRING_FLAG_CHEBYSHEV) ? prev : g->buffers[SB_VELOCITY]);
     bind(SPRING_STEP_SCRATCH, g->buffers[SB_SCRATCH]);
     glUniform1ui(LOC_SPRING_FLAGS, flags);
+    glUniform1f(LOC_SPRING_OMEGA, omega);
     dispatch(s, PROG_SPRING_STEP, s->rig->vertex_count);
     spring_barrier();
 }
@@ -1071,7 +1081,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     ssk_spring_watch_begin(&w);
     for (uint32_t k = 1; k <= p->max_iterations; ++k) {
         spring_records(s, g, cx);
-        spring_step(s, g, nx, true);
+        const float omega = ssk_spring_watch_omega(&w, sp, k);
+        spring_step(s, g, nx, true, omega != 1.0f ? px : 0, omega);
         ssk_spring_pass r;
         st = spring_reduce(s, g, &r, err);
         if (st != SSK_OK) return st;
@@ -1092,7 +1103,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
                                                                  : g->buffers[SB_FIRST];
     if (!w.energy_known && call->report) {
         spring_records(s, g, result);
-        spring_step(s, g, nx, false);
+        spring_step(s, g, nx, false, 0, 1.0f);
         ssk_spring_pass r;
         st = spring_reduce(s, g, &r, err);
         if (st != SSK_OK) return st;

@@ -441,7 +441,7 @@ static bool field_allowed(ssk_node_type type, bool irs, const char *field)
     static const char *const spring[] = {"stiffness",   "stiffness_maps", "dt",
                                          "integrator",  "damping",        "max_iterations",
                                          "convergence", "threshold",      "mode",
-                                         "edits"};
+                                         "chebyshev_rho", "edits"};
     for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i)
         if (strcmp(field, common[i]) == 0) return true;
     if (type == SSK_NODE_SKINNING) {
@@ -962,6 +962,12 @@ static ssk_status parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *obj
         SSK_OK)
         return s;
     n->spring.mode = (ssk_spring_mode)name;
+    if (json_object_object_get_ex(obj, "chebyshev_rho", &v) &&
+        (!json_get_float(v, &n->spring.chebyshev_rho) || !(n->spring.chebyshev_rho >= 0.0f) ||
+         !(n->spring.chebyshev_rho < 1.0f)))
+        return GRAPH_ERROR("node '%s': field 'chebyshev_rho': expected a number in [0, 1) (0: "
+                           "no acceleration), got %s",
+                           id, json_describe(v, text, sizeof text));
 
     if (!json_object_object_get_ex(obj, "edits", &v)) return SSK_OK;
     if (!v || json_object_get_type(v) != json_type_array)
@@ -1632,7 +1638,8 @@ static bool spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_obj
          put(o, "max_iterations", json_object_new_int64(p->max_iterations)) &&
          put(o, "convergence", json_object_new_string(convergence_names[p->convergence])) &&
          put(o, "threshold", new_float(p->threshold)) &&
-         put(o, "mode", json_object_new_string(mode_names[p->mode]));
+         put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
+         put(o, "chebyshev_rho", new_float(p->chebyshev_rho));
     json_object *edits = ok ? json_object_new_array() : NULL;
     ok = ok && put(o, "edits", edits);
     for (uint32_t e = 0; ok && n->edits && e < n->edit_count; ++e)

@@ -335,6 +335,12 @@ typedef struct ssk_spring_watch {
     double e_prev, epot_prev, good_energy;
     float disp_prev;
     int streak, has_good;
+    /* Chebyshev acceleration (params.chebyshev_rho > 0): the weight of the
+     * last pass (1: plain), the pass after which the current run of
+     * accelerated passes began its warm-up, restarts so far */
+    double omega;
+    uint32_t accel_start;
+    uint32_t restarts;
     /* outcome */
     uint32_t iterations;    /* the pass that decided, or max_iterations */
     ssk_spring_pick result;
@@ -346,6 +352,10 @@ typedef struct ssk_spring_watch {
 } ssk_spring_watch;
 
 void ssk_spring_watch_begin(ssk_spring_watch *w);
+/* The Chebyshev weight w_k of pass k (both backends blend with this float):
+ * 1 without acceleration or during a warm-up, then 2 / (2 - rho^2), then
+ * 4 / (4 - rho^2 w_{k-1}) (in double, rounded to float once). */
+float ssk_spring_watch_omega(ssk_spring_watch *w, const ssk_spring *sp, uint32_t k);
 /* Pass k's reductions -> SSK_SPRING_* actions. */
 unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32_t k,
                                const ssk_spring_pass *r);

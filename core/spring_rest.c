@@ -163,6 +163,21 @@ static ssk_status check_params(const ssk_spring_params *p, ssk_error *err)
     if ((unsigned)p->mode >= SSK_SPRING_MODE_COUNT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: mode %d out of range", (int)p->mode);
+    if (!(isfinite(p->chebyshev_rho) && p->chebyshev_rho >= 0.0f && p->chebyshev_rho < 1.0f))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: chebyshev_rho = %g must be in [0, 1)",
+                             (double)p->chebyshev_rho);
+    if (p->chebyshev_rho > 0.0f && p->integrator != SSK_SPRING_EXPLICIT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: chebyshev_rho = %g needs the explicit "
+                             "integrator (the semi-implicit one has its own momentum)",
+                             (double)p->chebyshev_rho);
+    if (p->chebyshev_rho > 0.0f && p->convergence == SSK_CONVERGE_ENERGY)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: chebyshev_rho = %g cannot be used with the "
+                             "energy convergence scheme (an accelerated iteration's energy is "
+                             "not monotone)",
+                             (double)p->chebyshev_rho);
     return SSK_OK;
 }
 

@@ -55,7 +55,8 @@
 #define SSK_SPRING_STEP_FRAME 3    // vec4[#B (+ #V)] bone directions (+ edit targets)
 #define SSK_SPRING_STEP_SCALARS 4  // uint[] roles and maps
 #define SSK_SPRING_STEP_NEXT 5     // float[3 #V] the next iterate (out)
-#define SSK_SPRING_STEP_VELOCITY 6 // float[3 #V] velocities (semi-implicit, in/out)
+#define SSK_SPRING_STEP_VELOCITY 6 // float[3 #V] velocities (semi-implicit, in/out), or
+                                   // the previous iterate x_{k-1} (Chebyshev, in)
 #define SSK_SPRING_STEP_SCRATCH 7  // vec4[#V] out: |step|^2, |F|^2, energy, kinetic
 
 // --- spring_reduce.comp -----------------------------------------------------
@@ -73,10 +74,12 @@
 #define SSK_LOC_SPRING_EPS_PAR 12    // SSK_SPRING_PARALLEL_EPSILON
 #define SSK_LOC_SPRING_BONE_COUNT 13 // #B: first edit target in the frame buffer
 #define SSK_LOC_SPRING_MAP_OFFSET 14 // uint[5] first scalar of map f (locations 14..18)
+#define SSK_LOC_SPRING_OMEGA 19      // Chebyshev weight w_k (ssk_spring_watch_omega)
 #define SSK_SPRING_FLAG_WRITE 1u     // write the next iterate (else energy only)
 #define SSK_SPRING_FLAG_SEMI 2u      // semi-implicit integrator
 #define SSK_SPRING_FLAG_EDITS 4u     // the frame buffer holds edit targets
 #define SSK_SPRING_FLAG_MAP0 8u      // map f present: SSK_SPRING_FLAG_MAP0 << f
+#define SSK_SPRING_FLAG_CHEBYSHEV 256u // blend with x_{k-1} (after the 5 map bits)
 
 // Forces (ssk_spring_force) and roles (SSK_ROLE_*) of springskin.h.
 #define SSK_FORCE_SURFACE 0

@@ -16,7 +16,10 @@
 // and the energy terms es, el, et; then the neighbor stiffness k / deg(i)
 // (the one-ring means), the control handle weight of a kinematic vertex,
 // the edit force K_i (target_i - v_i), the bone force, and the update:
-// explicit v += dt F, semi-implicit u = (1 - damping)(u + dt F), v += dt u.
+// explicit v += dt F, semi-implicit u = (1 - damping)(u + dt F), v += dt u;
+// with SSK_SPRING_FLAG_CHEBYSHEV (explicit only) the update is blended with
+// the previous iterate, bound where the velocities would be:
+// x_next = w (x^ - x_prev) + x_prev, and the step is x_next - x.
 // Static vertices get F = 0 (and u = 0), so they keep the first stage.
 // Every value is `precise` and computed with the CPU's operations in the
 // CPU's order (angles by ssk_spring_atan2, not GLSL's atan), so on an IEEE
@@ -58,6 +61,7 @@ layout(location = SSK_LOC_SPRING_KEEP) uniform float u_keep;
 layout(location = SSK_LOC_SPRING_EPS_LEN) uniform float u_eps_len;
 layout(location = SSK_LOC_SPRING_EPS_PAR) uniform float u_eps_par;
 layout(location = SSK_LOC_SPRING_BONE_COUNT) uniform uint u_bone_count;
+layout(location = SSK_LOC_SPRING_OMEGA) uniform float u_omega;
 layout(location = SSK_LOC_SPRING_MAP_OFFSET) uniform uint u_map_offset[SSK_FORCE_COUNT];
 
 // k_f times map f at vertex i (lane_map of spring.c: k, or k * map[i]).
@@ -192,6 +196,15 @@ void main()
         mz = u_dt * fz;
     }
     precise float nx = xi + mx, ny = yi + my, nz = zi + mz;
+    if ((u_flags & SSK_SPRING_FLAG_CHEBYSHEV) != 0u) {
+        precise float qx = velocity[3u * i], qy = velocity[3u * i + 1u], qz = velocity[3u * i + 2u];
+        nx = u_omega * (nx - qx) + qx;
+        ny = u_omega * (ny - qy) + qy;
+        nz = u_omega * (nz - qz) + qz;
+        mx = nx - xi;
+        my = ny - yi;
+        mz = nz - zi;
+    }
     precise float d2 = mx * mx + my * my + mz * mz;
     precise float f2 = fx * fx + fy * fy + fz * fz;
     next[3u * i] = nx;

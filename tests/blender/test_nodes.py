@@ -303,7 +303,7 @@ DEFAULT_SPRING = {
     "stiffness": {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
     "max_iterations": 50, "convergence": "displacement", "threshold": 0.0,
-    "mode": "frame_independent", "edits": []}
+    "mode": "frame_independent", "chebyshev_rho": 0.0, "edits": []}
 
 
 def default_doc(method):
@@ -441,6 +441,7 @@ def full_graph_compiles_to_every_field():
          "stiffness_maps": {"surface": [soft_weight(r) for r in range(RINGS * SEGMENTS)]},
          "dt": 0.02, "integrator": "semi_implicit", "damping": 0.25, "max_iterations": 80,
          "convergence": "force", "threshold": 0.001, "mode": "frame_dependent",
+         "chebyshev_rho": 0.0,
          "edits": [
              {"kinematic": BELLY_ROWS, "push": 0.02, "grow": 2, "stiffness": 0.4},
              {"kinematic": soft_rows, "push": -0.01, "grow": 0, "stiffness": 1.5,
@@ -475,6 +476,22 @@ def key_amount(node, prop, frames_values, interpolation):
     fc = node.id_data.animation_data.action.fcurves.find(node.path_from_id(prop))
     for point in fc.keyframe_points:
         point.interpolation = interpolation
+
+
+@test
+def chebyshev_acceleration_compiles():
+    """The Acceleration property reaches the document and the core keeps it."""
+    fresh()
+    tree = Ctx.nodes.new_graph_tree("Accelerated", "SPRING")
+    tree.nodes["Spring"].chebyshev_rho = 0.99
+    doc = compile_(tree)
+    spring = doc["nodes"][1]
+    check(abs(spring["chebyshev_rho"] - 0.99) < 1e-6, "compiled rho %r" % spring["chebyshev_rho"])
+    core = core_accepts(doc)
+    if core is not None:
+        check(abs(core["nodes"][1]["chebyshev_rho"] - 0.99) < 1e-6, "core rho")
+        spring["chebyshev_rho"] = 1.0
+        core_rejects(doc, "chebyshev_rho")
 
 
 @test

@@ -436,6 +436,35 @@ static void test_spring_parity_bcn(void **state)
     bcn_free(&b);
 }
 
+/* The Chebyshev acceleration (chebyshev_rho): 30 fixed passes (10 plain,
+ * then 20 blended with x_{k-1}) on the limb, and BCN to the default
+ * displacement threshold (the same stopping pass on both). */
+static void test_spring_parity_chebyshev(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(60, 16, 2, 2.0f, 0.25f, 0.5f, 4);
+    ssk_graph *g = spring_graph(rig, "\"convergence\": \"iterations\", \"max_iterations\": 30, "
+                                     "\"chebyshev_rho\": 0.99");
+    spring_pair p = spring_pair_make(rig, g);
+    float skin[32];
+    pose_chain(skin, 2, 1.0f, 1.2f);
+    assert_int_equal(spring_compare(&p, skin, NULL, 0.0, "limb, Chebyshev").iterations, 30);
+    spring_pair_free(&p);
+    ssk_graph_destroy(g);
+    ssk_rig_destroy(rig);
+
+    bcn b = bcn_load();
+    g = spring_graph(b.rig, "\"max_iterations\": 400, \"chebyshev_rho\": 0.99");
+    p = spring_pair_make(b.rig, g);
+    bcn_sample(&b, 12);
+    const ssk_spring_report r = spring_compare(&p, b.skin, b.obj, 12.0, "BCN frame 12, Chebyshev");
+    assert_true(r.converged && r.iterations > SSK_SPRING_CHEBYSHEV_WARMUP);
+    spring_pair_free(&p);
+    ssk_graph_destroy(g);
+    bcn_free(&b);
+}
+
 /* examples/graphs/spring_edit.json as it is (default displacement scheme,
  * a keyed surface edit: weight 0 at frame 0, so no edit at all there, then
  * partly and fully active), plus the same graph with a fixed count. */
@@ -827,6 +856,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parity_bcn_epileptic),
         cmocka_unit_test(test_spring_parity_limb),
         cmocka_unit_test(test_spring_parity_bcn),
+        cmocka_unit_test(test_spring_parity_chebyshev),
         cmocka_unit_test(test_spring_parity_edit_bcn),
         cmocka_unit_test(test_spring_parity_frame_dependent),
         cmocka_unit_test(test_spring_parity_schemes),

@@ -186,6 +186,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.convergence, SSK_CONVERGE_DISPLACEMENT);
     assert_true(p.threshold <= 0.0f);
     assert_int_equal(p.mode, SSK_SPRING_FRAME_INDEPENDENT);
+    assert_true(p.chebyshev_rho == 0.0f); /* the plain Eq. 23 update */
 }
 
 /* All stiffnesses zero: no force, the output is the input bit for bit. */
@@ -599,6 +600,28 @@ static void test_invalid_arguments(void **state)
         assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
                          SSK_ERROR_INVALID_ARGUMENT);
     }
+    /* chebyshev_rho: range, and only with the explicit integrator and a
+     * scheme that does not need a monotone energy */
+    const float bad_rho[] = {-0.1f, 1.0f, NAN};
+    for (size_t i = 0; i < sizeof bad_rho / sizeof bad_rho[0]; ++i) {
+        ssk_spring_params_default(&p);
+        p.chebyshev_rho = bad_rho[i];
+        assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                         SSK_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(err.message, "chebyshev_rho"));
+    }
+    ssk_spring_params_default(&p);
+    p.chebyshev_rho = 0.99f;
+    p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "explicit"));
+    ssk_spring_params_default(&p);
+    p.chebyshev_rho = 0.99f;
+    p.convergence = SSK_CONVERGE_ENERGY;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "energy"));
     ssk_spring_params_default(&p);
     p.max_iterations = 0;
     assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
@@ -652,9 +675,8 @@ static void test_invalid_arguments(void **state)
  * (k = 30, each alone relaxes the limb: test_stable_range) together
  * diverge. The watch stops the solve, names dt and the stiffnesses, and
  * leaves finite positions (the last good iterate). */
-static void test_divergence_detected(void **state)
+static void divergence_detected(float rho)
 {
-    (void)state;
     fixture f = limb();
     ssk_spring_params p;
     ssk_spring_params_default(&p);
@@ -663,6 +685,7 @@ static void test_divergence_detected(void **state)
     p.stiffness[SSK_FORCE_TORSION] = 30.0f;
     p.max_iterations = 2000;
     p.convergence = SSK_CONVERGE_ITERATIONS;
+    p.chebyshev_rho = rho;
     ssk_spring *sp = make_spring(&f, &p, NULL, 0);
     float skin[32];
     ssk_attach_bone bones[2];
@@ -688,6 +711,15 @@ static void test_divergence_detected(void **state)
     free(first);
     ssk_spring_destroy(sp);
     fixture_free(&f);
+}
+
+/* Also with the Chebyshev acceleration: a growing accelerated run restarts
+ * with plain passes, which then see the divergence. */
+static void test_divergence_detected(void **state)
+{
+    (void)state;
+    divergence_detected(0.0f);
+    divergence_detected(0.99f);
 }
 
 /* A posed limb with the given parameters; returns the report, `out`
@@ -811,6 +843,52 @@ static void test_semi_implicit_same_equilibrium(void **state)
      * bones, resisted only at the joint), hence the tolerance: 2% of the
      * radius, against first-stage gaps of 0.1 */
     if (!(d < 5e-3)) fail_msg("explicit vs semi-implicit: %g", d);
+    free(a);
+    free(b);
+    fixture_free(&f);
+}
+
+/* The Chebyshev acceleration changes the path, not the equilibrium: from
+ * the same 90-degree bend it reaches the plain update's threshold in far
+ * fewer iterations and ends where the plain update ends (both stop on the
+ * slow mode of test_semi_implicit_same_equilibrium, hence its tolerance);
+ * with every stiffness zero it still returns the first stage bit for bit. */
+static void test_chebyshev_same_equilibrium(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.max_iterations = 20000;
+    p.threshold = 1e-6f;
+    const ssk_spring_report ra = posed_solve(&f, &p, a, PI_D / 2);
+    p.chebyshev_rho = 0.99f;
+    const ssk_spring_report rb = posed_solve(&f, &p, b, PI_D / 2);
+    if (!(ra.converged && rb.converged))
+        fail_msg("plain %u iterations (residual %g), Chebyshev %u (%g)", ra.iterations,
+                 ra.residual, rb.iterations, rb.residual);
+    const double d = tu_max_abs_diff(a, b, n3);
+    printf("plain %u iterations, Chebyshev %u, max difference %g\n", ra.iterations,
+           rb.iterations, d);
+    if (!(d < 5e-3)) fail_msg("plain vs Chebyshev: %g", d);
+    assert_true(2 * rb.iterations < ra.iterations);
+
+    ssk_spring_params_default(&p);
+    p.chebyshev_rho = 0.99f;
+    p.convergence = SSK_CONVERGE_ITERATIONS;
+    for (int k = 0; k < SSK_FORCE_COUNT; ++k) p.stiffness[k] = 0.0f;
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[32];
+    ssk_attach_bone bones[2];
+    pose_child(skin, Z_AXIS, PI_D / 2);
+    first_stage(&f, skin, bones, a);
+    memcpy(b, a, n3 * sizeof(float));
+    const ssk_spring_report rep = solve_ok(sp, b, bones, skin, 0);
+    assert_int_equal(rep.iterations, 50); /* 40 of them blended */
+    assert_memory_equal(a, b, n3 * sizeof(float));
+    ssk_spring_destroy(sp);
     free(a);
     free(b);
     fixture_free(&f);
@@ -1180,6 +1258,7 @@ int main(void)
         cmocka_unit_test(test_divergence_detected),
         cmocka_unit_test(test_convergence_schemes),
         cmocka_unit_test(test_semi_implicit_same_equilibrium),
+        cmocka_unit_test(test_chebyshev_same_equilibrium),
         cmocka_unit_test(test_push_edit_regions),
         cmocka_unit_test(test_handle_weight_equilibrium),
         cmocka_unit_test(test_edit_follows_skeleton),

@@ -102,9 +102,11 @@
 #define JOINT_HALF_WIDTH 0.25
 #define EQ_ITERATIONS 20000u
 
-enum { M_RIGID, M_LBS, M_DQS, M_SPRING50, M_SPRING_EQ, M_COUNT };
-static const char *const method_label[M_COUNT] = {"rigid", "lbs", "dqs", "spring 50",
-                                                  "spring eq"};
+enum { M_RIGID, M_LBS, M_DQS, M_SPRING50, M_SPRING_EQ, M_CHEB50, M_CHEB_EQ, M_COUNT };
+static const char *const method_label[M_COUNT] = {"rigid",     "lbs",      "dqs",     "spring 50",
+                                                  "spring eq", "cheby 50", "cheby eq"};
+/* chebyshev_rho of the accelerated rows */
+#define CHEB_RHO 0.99f
 enum { P_REST, P_BEND90, P_BEND135, P_TWIST90, P_TWIST180, P_COUNT };
 static const char *const pose_label[P_COUNT] = {"rest", "bend 90", "bend 135", "twist 90",
                                                 "twist 180"};
@@ -118,6 +120,10 @@ static const char *const measure_label[Q_COUNT] = {"volume", "enclosed", "min se
 static double table[M_COUNT][P_COUNT][Q_COUNT];
 static double consistency[P_COUNT];  /* rigid vs LBS start, fraction of the diagonal */
 static double eq_distance[P_COUNT]; /* spring 50 vs spring eq, fraction of the radius */
+/* accelerated vs plain, both to the 1e-6 threshold, fraction of the diagonal */
+static double cheb_distance[P_COUNT];
+static double cheb50_distance[P_COUNT]; /* cheby 50 vs the 1e-6 equilibrium / radius */
+static double plain50_distance[P_COUNT]; /* spring 50 vs the 1e-6 equilibrium / radius */
 
 static void pose_matrices(float skin[32], int pose)
 {
@@ -171,18 +177,25 @@ static void measure(double out[Q_COUNT], const ssk_mesh_view *mv, const float *d
     out[Q_STRETCH] = q_max_edge_stretch(rest, def, mv->triangles, mv->triangle_count);
 }
 
-static ssk_spring *spring_with(const ssk_rig *rig, const ssk_binding *b, uint32_t iterations,
-                               float threshold)
+static ssk_spring *spring_rho(const ssk_rig *rig, const ssk_binding *b, uint32_t iterations,
+                              float threshold, float rho)
 {
     ssk_spring_params p;
     ssk_spring_params_default(&p);
     if (iterations) p.max_iterations = iterations;
     p.threshold = threshold;
+    p.chebyshev_rho = rho;
     ssk_spring *sp = NULL;
     ssk_error err = {0};
     if (ssk_spring_create(&sp, rig, b, &p, NULL, 0, &err) != SSK_OK)
         fail_msg("ssk_spring_create: %s", err.message);
     return sp;
+}
+
+static ssk_spring *spring_with(const ssk_rig *rig, const ssk_binding *b, uint32_t iterations,
+                               float threshold)
+{
+    return spring_rho(rig, b, iterations, threshold, 0.0f);
 }
 
 static ssk_spring_report solve(ssk_spring *sp, float *pos, const ssk_attach_bone *bones,
@@ -214,6 +227,10 @@ static int group_setup(void **state)
     ssk_spring *s50 = spring_with(rig, binding, 0, 0.0f);
     ssk_spring *seq = spring_with(rig, binding, EQ_ITERATIONS, 0.0f);
     ssk_spring *sfine = spring_with(rig, binding, EQ_ITERATIONS, 1e-6f);
+    ssk_spring *c50 = spring_rho(rig, binding, 0, 0.0f, CHEB_RHO);
+    ssk_spring *ceq = spring_rho(rig, binding, EQ_ITERATIONS, 0.0f, CHEB_RHO);
+    ssk_spring *cfine = spring_rho(rig, binding, EQ_ITERATIONS, 1e-6f, CHEB_RHO);
+    float *c50pos = malloc(n3 * sizeof(float)), *cpos = malloc(n3 * sizeof(float));
     float *first = malloc(n3 * sizeof(float)), *def = malloc(n3 * sizeof(float));
     float *lbs = malloc(n3 * sizeof(float)), *eq = malloc(n3 * sizeof(float));
     float skin[32];
@@ -243,11 +260,33 @@ static int group_setup(void **state)
             worst = fmax(worst, point_distance(def + 3 * i, eq + 3 * i));
         }
         eq_distance[p] = worst / RADIUS;
+        /* the same with the Chebyshev acceleration */
+        memcpy(c50pos, first, n3 * sizeof(float));
+        r = solve(c50, c50pos, ab, skin);
+        measure(table[M_CHEB50][p], &mv, c50pos);
+        table[M_CHEB50][p][Q_ITERATIONS] = r.iterations;
+        table[M_CHEB50][p][Q_CONVERGED] = r.converged;
+        memcpy(cpos, first, n3 * sizeof(float));
+        r = solve(ceq, cpos, ab, skin);
+        measure(table[M_CHEB_EQ][p], &mv, cpos);
+        table[M_CHEB_EQ][p][Q_ITERATIONS] = r.iterations;
+        table[M_CHEB_EQ][p][Q_CONVERGED] = r.converged;
         /* Fig. 19b: rigid and LBS first stages, run to a fine threshold */
+        memcpy(eq, def, n3 * sizeof(float)); /* spring 50 */
         memcpy(def, first, n3 * sizeof(float));
         solve(sfine, def, ab, skin);
         solve(sfine, lbs, ab, skin);
         consistency[p] = tu_max_abs_diff(def, lbs, n3) / tu_bbox_diagonal(def, nv);
+        memcpy(cpos, first, n3 * sizeof(float));
+        solve(cfine, cpos, ab, skin);
+        cheb_distance[p] = tu_max_abs_diff(def, cpos, n3) / tu_bbox_diagonal(def, nv);
+        double w50 = 0.0, p50 = 0.0;
+        for (uint32_t i = 0; i < nv; ++i) {
+            w50 = fmax(w50, point_distance(c50pos + 3 * i, def + 3 * i));
+            p50 = fmax(p50, point_distance(eq + 3 * i, def + 3 * i));
+        }
+        cheb50_distance[p] = w50 / RADIUS;
+        plain50_distance[p] = p50 / RADIUS;
     }
     printf("\nSpring deformer quality, 2-bone limb %ux%u, r = %.2f (ratios to rest; twist in "
            "radians per ring)\n",
@@ -271,6 +310,13 @@ static int group_setup(void **state)
     for (int p = P_BEND90; p < P_COUNT; ++p) printf(" %s %.2e", pose_label[p], consistency[p]);
     printf("\nspring 50 vs spring eq, max |difference| / radius:");
     for (int p = P_BEND90; p < P_COUNT; ++p) printf(" %s %.3f", pose_label[p], eq_distance[p]);
+    printf("\nChebyshev (rho %.2f) vs plain, both to 1e-6, max |difference| / diagonal:",
+           (double)CHEB_RHO);
+    for (int p = P_BEND90; p < P_COUNT; ++p) printf(" %s %.2e", pose_label[p], cheb_distance[p]);
+    printf("\nafter 50 iterations, max distance to the 1e-6 equilibrium / radius, plain / "
+           "Chebyshev:");
+    for (int p = P_BEND90; p < P_COUNT; ++p)
+        printf(" %s %.3f / %.3f", pose_label[p], plain50_distance[p], cheb50_distance[p]);
     printf("\n");
     fflush(stdout);
     free(first);
@@ -280,6 +326,11 @@ static int group_setup(void **state)
     ssk_spring_destroy(s50);
     ssk_spring_destroy(seq);
     ssk_spring_destroy(sfine);
+    ssk_spring_destroy(c50);
+    ssk_spring_destroy(ceq);
+    ssk_spring_destroy(cfine);
+    free(c50pos);
+    free(cpos);
     ssk_binding_destroy(binding);
     ssk_rig_destroy(rig);
     return 0;
