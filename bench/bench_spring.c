@@ -13,7 +13,9 @@
  * reported.
  *
  * Usage: bench_spring [--sizes 10000,100000] [--repeats N] [--iterations N]
- * Prints a Markdown table: vertices, iterations, ms/frame, ms/iteration
+ *                     [--chebyshev RHO]
+ * (--chebyshev: the Chebyshev acceleration, chebyshev_rho = RHO, whose
+ * blended passes read the previous iterate too.) Prints a Markdown table: vertices, iterations, ms/frame, ms/iteration
  * (solve only), the first stage's ms, and the solver's bytes per vertex.
  */
 #include "springskin.h"
@@ -29,6 +31,7 @@ int main(int argc, char **argv)
     uint32_t sizes[8] = {10000, 100000};
     int size_count = 2, repeats = 5;
     uint32_t iterations = 50;
+    float rho = 0.0f;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
             size_count = 0;
@@ -38,9 +41,11 @@ int main(int argc, char **argv)
             repeats = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
             iterations = (uint32_t)strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--chebyshev") == 0 && i + 1 < argc) {
+            rho = strtof(argv[++i], NULL);
         } else {
             fprintf(stderr, "usage: bench_spring [--sizes N,N,...] [--repeats N] "
-                            "[--iterations N]\n");
+                            "[--iterations N] [--chebyshev RHO]\n");
             return 2;
         }
     }
@@ -66,6 +71,7 @@ int main(int argc, char **argv)
         ssk_spring_params_default(&params);
         params.convergence = SSK_CONVERGE_ITERATIONS;
         params.max_iterations = iterations;
+        params.chebyshev_rho = rho;
         ssk_spring *spring = NULL;
         if (ssk_spring_create(&spring, rig, binding, &params, NULL, 0, &err) != SSK_OK) {
             fprintf(stderr, "bench_spring: %s\n", err.message);
