@@ -516,30 +516,55 @@ static void object_to_rig(float *pos, const ssk_rig *rig)
     }
 }
 
+/* BCN_Epileptic.X imported and bound with the default parameters, and the
+ * frame count of its animation at 24 fps. */
+typedef struct bcn_fixture {
+    ssk_scene *scene;
+    const ssk_rig *rig;
+    ssk_binding *binding;
+    uint32_t frames;
+} bcn_fixture;
+
+static bcn_fixture bcn_open(void)
+{
+    bcn_fixture b = {0};
+    ssk_error err = {0};
+    if (ssk_scene_import(&b.scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK)
+        fail_msg("import: %s", err.message);
+    b.rig = ssk_scene_rig(b.scene);
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    if (ssk_binding_create(&b.binding, b.rig, &bp, &err) != SSK_OK)
+        fail_msg("bind: %s", err.message);
+    ssk_animation_info info;
+    assert_int_equal(ssk_scene_animation(b.scene, 0, &info, NULL), SSK_OK);
+    b.frames = ssk_animation_frame_count(&info, 24.0);
+    assert_true(b.frames >= 8);
+    return b;
+}
+
+static void bcn_close(bcn_fixture *b)
+{
+    ssk_binding_destroy(b->binding);
+    ssk_scene_destroy(b->scene);
+}
+
 /* A real character: BCN_Epileptic.X, frames of its animation. */
 static void test_bcn_epileptic(void **state)
 {
     (void)state;
-    ssk_scene *scene = NULL;
+    bcn_fixture bf = bcn_open();
+    ssk_scene *scene = bf.scene;
+    const ssk_rig *rig = bf.rig;
+    ssk_binding *binding = bf.binding;
+    const uint32_t frames = bf.frames;
     ssk_error err = {0};
-    if (ssk_scene_import(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK)
-        fail_msg("import: %s", err.message);
-    const ssk_rig *rig = ssk_scene_rig(scene);
     const uint32_t nv = ssk_rig_vertex_count(rig), nb = ssk_rig_bone_count(rig);
     const size_t n3 = 3 * (size_t)nv;
-    ssk_bind_params bp;
-    ssk_bind_params_default(&bp);
-    ssk_binding *binding = NULL;
-    if (ssk_binding_create(&binding, rig, &bp, &err) != SSK_OK)
-        fail_msg("bind: %s", err.message);
     ssk_binding_view bv;
     assert_int_equal(ssk_binding_get(binding, &bv, NULL), SSK_OK);
     ssk_spring *s50 = spring_with(rig, binding, 0, 0.0f);
     ssk_spring *slong = spring_with(rig, binding, 3000, 0.0f);
-    ssk_animation_info info;
-    assert_int_equal(ssk_scene_animation(scene, 0, &info, NULL), SSK_OK);
-    const uint32_t frames = ssk_animation_frame_count(&info, 24.0);
-    assert_true(frames >= 8);
     float *skin = malloc(16 * (size_t)nb * sizeof(float));
     ssk_attach_bone *ab = malloc(nb * sizeof *ab);
     float *first = malloc(n3 * sizeof(float)), *pos = malloc(n3 * sizeof(float));
@@ -587,8 +612,7 @@ static void test_bcn_epileptic(void **state)
     free(pos);
     ssk_spring_destroy(s50);
     ssk_spring_destroy(slong);
-    ssk_binding_destroy(binding);
-    ssk_scene_destroy(scene);
+    bcn_close(&bf);
 }
 
 /* Fig. 19b on a real character: BCN_Epileptic.X relaxed from the rigid and
@@ -618,23 +642,15 @@ static ssk_deformer *graph_deformer(const ssk_rig *rig, const ssk_binding *b, co
 static void test_bcn_first_stage_independent(void **state)
 {
     (void)state;
-    ssk_scene *scene = NULL;
+    bcn_fixture bf = bcn_open();
+    ssk_scene *scene = bf.scene;
+    const ssk_rig *rig = bf.rig;
+    const uint32_t frames = bf.frames;
     ssk_error err = {0};
-    if (ssk_scene_import(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK)
-        fail_msg("import: %s", err.message);
-    const ssk_rig *rig = ssk_scene_rig(scene);
     const uint32_t nv = ssk_rig_vertex_count(rig), nb = ssk_rig_bone_count(rig);
     const uint32_t nm = ssk_rig_mesh_count(rig);
-    ssk_bind_params bp;
-    ssk_bind_params_default(&bp);
-    ssk_binding *binding = NULL;
-    if (ssk_binding_create(&binding, rig, &bp, &err) != SSK_OK)
-        fail_msg("bind: %s", err.message);
-    ssk_deformer *from_rigid = graph_deformer(rig, binding, "rigid");
-    ssk_deformer *from_lbs = graph_deformer(rig, binding, "lbs");
-    ssk_animation_info info;
-    assert_int_equal(ssk_scene_animation(scene, 0, &info, NULL), SSK_OK);
-    const uint32_t frames = ssk_animation_frame_count(&info, 24.0);
+    ssk_deformer *from_rigid = graph_deformer(rig, bf.binding, "rigid");
+    ssk_deformer *from_lbs = graph_deformer(rig, bf.binding, "lbs");
     float *skin = malloc(16 * (size_t)nb * sizeof(float));
     float *objects = malloc(16 * (size_t)nm * sizeof(float));
     float *a = malloc(3 * (size_t)nv * sizeof(float)), *b = malloc(3 * (size_t)nv * sizeof(float));
@@ -671,8 +687,7 @@ static void test_bcn_first_stage_independent(void **state)
     free(b);
     ssk_deformer_destroy(from_rigid);
     ssk_deformer_destroy(from_lbs);
-    ssk_binding_destroy(binding);
-    ssk_scene_destroy(scene);
+    bcn_close(&bf);
 }
 
 int main(void)
