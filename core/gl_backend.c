@@ -734,8 +734,9 @@ static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *c
  * same reductions. The Chebyshev blend (chebyshev_rho) runs in the force
  * pass with the CPU's weight (ssk_spring_watch_omega) and the iterate
  * before the current one bound where the semi-implicit velocities would be
- * (the two exclude each other). The result is converted back to object space into the
- * node's output buffer; the positions are never read back here.
+ * (the two exclude each other). The result is converted back to object
+ * space into the node's output buffer; the positions are never read back
+ * here.
  * Measured on llvmpipe (2 cores, 100k-vertex limb, fixed 50 iterations):
  * 8.5 ms per iteration (records 1.1, step 6.2, reduction and readback
  * 1.1), 440 ms per frame; the CPU solver takes 1.5 ms per iteration on

@@ -759,7 +759,6 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
                 w->accel_start = k;
                 w->omega = 1.0;
                 w->streak = 0;
-                ++w->restarts;
             } else if (++w->streak >= SSK_SPRING_DIVERGENCE_WINDOW) {
                 w->diverged = 1;
                 w->why = "an energy that grew over consecutive iterations";

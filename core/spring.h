@@ -337,10 +337,9 @@ typedef struct ssk_spring_watch {
     int streak, has_good;
     /* Chebyshev acceleration (params.chebyshev_rho > 0): the weight of the
      * last pass (1: plain), the pass after which the current run of
-     * accelerated passes began its warm-up, restarts so far */
+     * accelerated passes began its warm-up */
     double omega;
     uint32_t accel_start;
-    uint32_t restarts;
     /* outcome */
     uint32_t iterations;    /* the pass that decided, or max_iterations */
     ssk_spring_pick result;

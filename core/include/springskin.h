@@ -781,8 +781,9 @@ typedef struct ssk_spring_params {
      * rho this estimate of the plain iteration's spectral radius. It
      * changes the path, not the equilibrium (F = 0 is its only fixed
      * point), and needs fewer iterations to a threshold (2-4x on a limb,
-     * 1.3x on BCN_Epileptic.X; core/spring.c). In [0, 1): 0 (the default) is the plain update;
-     * 0.99 is a good start, larger suits long limbs and twists. Explicit
+     * 1.3x on BCN_Epileptic.X; core/spring.c). In [0, 1): 0 (the default)
+     * is the plain update; 0.99 is a good start, larger suits long limbs
+     * and twists. Explicit
      * integrator and the displacement, force or iterations schemes only
      * (the energy of an accelerated iteration is not monotone). */
     float chebyshev_rho;
