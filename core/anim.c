@@ -190,6 +190,19 @@ static void node_local(double dst[16], const ssk_scene *scene,
     ssk_mat4d_compose(dst, t, q, s);
 }
 
+void ssk_scene_globals(double *dst, const ssk_scene *scene, const ssk_scene_anim *anim,
+                       double t_ticks)
+{
+    /* Pre-order storage: a parent's G is ready before its children. */
+    for (uint32_t i = 0; i < scene->node_count; ++i) {
+        double *g = dst + 16 * (size_t)i;
+        if (anim) node_local(g, scene, anim, i, t_ticks);
+        else memcpy(g, scene->nodes[i].local, sizeof scene->nodes[i].local);
+        int32_t p = scene->nodes[i].parent;
+        if (p >= 0) ssk_mat4d_mul(g, dst + 16 * (size_t)p, g);
+    }
+}
+
 static void to_float(float dst[16], const double src[16])
 {
     for (int i = 0; i < 16; ++i) dst[i] = (float)src[i];
@@ -254,7 +267,6 @@ ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
                              "ssk_scene_sample: time %g is not finite", time_seconds);
 
     const ssk_scene_anim *anim = &scene->animations[animation];
-    double t_ticks = time_seconds * anim->ticks_per_second;
     double *globals = NULL;
     if (scene->node_count > 0) {
         globals = malloc((size_t)scene->node_count * 16 * sizeof(double));
@@ -262,32 +274,70 @@ ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
             return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                                  "ssk_scene_sample: %u node transforms", scene->node_count);
     }
-    /* Pre-order storage: a parent's G is ready before its children. */
-    for (uint32_t i = 0; i < scene->node_count; ++i) {
-        double *g = globals + 16 * (size_t)i;
-        node_local(g, scene, anim, i, t_ticks);
-        int32_t p = scene->nodes[i].parent;
-        if (p >= 0) ssk_mat4d_mul(g, globals + 16 * (size_t)p, g);
-    }
+    ssk_scene_globals(globals, scene, anim, time_seconds * anim->ticks_per_second);
 
+    /* Rig space is the armature node's space at the frame. */
+    double scene_to_rig[16];
+    ssk_mat4d_identity(scene_to_rig);
+    if (scene->armature_node >= 0 &&
+        !ssk_mat4d_invert(scene_to_rig, globals + 16 * (size_t)scene->armature_node)) {
+        ssk_status st = ssk_error_set(err, SSK_ERROR_NONFINITE,
+                                      "ssk_scene_sample: the armature node '%s' is singular at "
+                                      "%g s",
+                                      scene->nodes[scene->armature_node].name, time_seconds);
+        free(globals);
+        return st;
+    }
     uint32_t bone_count = scene->rig->bone_count;
     for (uint32_t b = 0; b < bone_count; ++b) {
         double s[16];
         int32_t node = scene->bone_nodes[b];
-        if (node >= 0)
+        if (node >= 0) {
             ssk_mat4d_mul(s, globals + 16 * (size_t)node, scene->inverse_binds + 16 * (size_t)b);
-        else
+            ssk_mat4d_mul(s, scene_to_rig, s);
+        } else {
             ssk_mat4d_identity(s); /* a bone without a node stays at its bind */
+        }
         to_float(dst_skinning + 16 * (size_t)b, s);
     }
     if (dst_object_matrices) {
         for (uint32_t m = 0; m < scene->rig->mesh_count; ++m) {
             int32_t node = scene->mesh_nodes[m];
-            float *o = dst_object_matrices + 16 * (size_t)m;
-            if (node >= 0) to_float(o, globals + 16 * (size_t)node);
-            else ssk_mat4_identity(o);
+            double o[16];
+            if (node >= 0) ssk_mat4d_mul(o, scene_to_rig, globals + 16 * (size_t)node);
+            else memcpy(o, scene_to_rig, sizeof o);
+            to_float(dst_object_matrices + 16 * (size_t)m, o);
         }
     }
     free(globals);
+    return ssk_error_ok(err);
+}
+
+ssk_status ssk_scene_rig_matrix(const ssk_scene *scene, uint32_t animation, double time_seconds,
+                                float dst[16], ssk_error *err)
+{
+    if (!scene || !dst)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_scene_rig_matrix: %s is NULL",
+                             !scene ? "scene" : "dst");
+    if (animation >= scene->animation_count)
+        return ssk_error_set(err, SSK_ERROR_NO_ANIMATION,
+                             "animation %u out of range: the scene has %u animation(s)",
+                             animation, scene->animation_count);
+    if (!isfinite(time_seconds))
+        return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                             "ssk_scene_rig_matrix: time %g is not finite", time_seconds);
+    if (scene->armature_node < 0) {
+        ssk_mat4_identity(dst);
+        return ssk_error_ok(err);
+    }
+    /* G of the armature node: its chain of ancestors only. */
+    const ssk_scene_anim *anim = &scene->animations[animation];
+    double t_ticks = time_seconds * anim->ticks_per_second, g[16], local[16];
+    ssk_mat4d_identity(g);
+    for (int32_t n = scene->armature_node; n >= 0; n = scene->nodes[n].parent) {
+        node_local(local, scene, anim, (uint32_t)n, t_ticks);
+        ssk_mat4d_mul(g, local, g);
+    }
+    to_float(dst, g);
     return ssk_error_ok(err);
 }

@@ -80,22 +80,27 @@ static ssk_status open_abc(ssk_abc_writer **out, const ssk_scene *scene, const s
 {
     uint32_t meshes = ssk_rig_mesh_count(rig);
     ssk_abc_mesh_desc *md = calloc(meshes, sizeof *md);
-    if (!md)
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
-                             "bake: cannot allocate %u mesh descriptions", (unsigned)meshes);
+    float *world = malloc(((size_t)meshes * 16 + 1) * sizeof(float));
+    ssk_status s = SSK_OK;
+    if (!md || !world) {
+        s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                          "bake: cannot allocate %u mesh descriptions", (unsigned)meshes);
+        goto done;
+    }
+    float rig_to_scene[16];
+    for (int i = 0; i < 16; ++i) rig_to_scene[i] = (float)scene->rig_to_scene[i];
     for (uint32_t m = 0; m < meshes; ++m) {
         ssk_mesh_view v;
-        ssk_status s = ssk_rig_mesh(rig, m, &v, err);
-        if (s != SSK_OK) {
-            free(md);
-            return s;
-        }
+        s = ssk_rig_mesh(rig, m, &v, err);
+        if (s != SSK_OK) goto done;
         md[m].name = v.name;
         md[m].vertex_count = v.vertex_count;
         md[m].triangle_count = v.triangle_count;
         md[m].triangles = v.triangles;
         md[m].uvs = ssk_scene_mesh_uvs(scene, m);
-        md[m].object_matrix = v.object_matrix;
+        /* World placement (rig -> scene at rest) of the mesh's object. */
+        ssk_mat4_mul(world + 16 * (size_t)m, rig_to_scene, v.object_matrix);
+        md[m].object_matrix = world + 16 * (size_t)m;
     }
     ssk_abc_desc ad = {0};
     ad.meshes = md;
@@ -103,8 +108,10 @@ static ssk_status open_abc(ssk_abc_writer **out, const ssk_scene *scene, const s
     ad.fps = desc->fps;
     ad.start_time = (double)first / desc->fps;
     ad.with_normals = desc->with_normals;
-    ssk_status s = ssk_abc_writer_open(out, desc->output_path, &ad, err);
+    s = ssk_abc_writer_open(out, desc->output_path, &ad, err);
+done:
     free(md);
+    free(world);
     return s;
 }
 
@@ -234,6 +241,14 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
         if (normals) {
             s = ssk_deformer_normals(deformer, normals, err);
             if (s != SSK_OK) goto done;
+        }
+        if (abc) {
+            /* Xforms are world matrices: rig -> scene at the frame. */
+            float rig_to_scene[16];
+            s = ssk_scene_rig_matrix(scene, desc->animation, t, rig_to_scene, err);
+            if (s != SSK_OK) goto done;
+            for (uint32_t m = 0; m < meshes; ++m)
+                ssk_mat4_mul(objects + 16 * (size_t)m, rig_to_scene, objects + 16 * (size_t)m);
         }
         s = writer ? ssk_pc2_writer_write(writer, positions, err)
                    : ssk_abc_writer_write_frame(abc, positions, normals, objects, err);

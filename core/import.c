@@ -12,9 +12,16 @@
  * - rig bones = union of aiBone names over the meshes with bones, first seen
  *   first; a bone's node is the first node of that name in depth-first order;
  *   its parent is its nearest ancestor node that is a bone;
- * - bind_b = G_static(mesh node) · inverse(offset) of the first mesh listing b;
- * - each mesh's object matrix is G_static of the first node (depth-first)
- *   referencing it, identity if no node references it.
+ * - rig space is the space of the armature node A (ssk_scene_import): the
+ *   lowest common ancestor of the bone nodes, moved up past bone nodes and
+ *   Assimp's FBX pivot nodes; the root's parent space when none is left;
+ * - bind_b = inverse(G_static(A)) · G_static(mesh node) · inverse(offset) of
+ *   the first mesh listing b;
+ * - each mesh's object matrix is inverse(G_static(A)) · G_static of the
+ *   first node (depth-first) referencing it (G_static(A)^-1 alone if no node
+ *   references it);
+ * - influences of bones that no node carries are dropped (Blender ignores a
+ *   vertex group without a bone), counted per bone for the report.
  */
 #include "scene.h"
 
@@ -29,6 +36,10 @@
 #include <string.h>
 
 #define SSK_IMPORT_FLAGS (aiProcess_Triangulate | aiProcess_JoinIdenticalVertices)
+
+/* Assimp's FBX importer keeps pivots, offsets and pre/post rotations as extra
+ * nodes named "<node>_$AssimpFbx$_<kind>" above the node they belong to. */
+#define SSK_ASSIMP_FBX_PIVOT_TAG "_$AssimpFbx$_"
 
 /* Fraction of the skeleton extent (diagonal of the bounding box of the bone
  * heads) used as the length of a leaf bone with no weighted vertex ahead of
@@ -46,6 +57,7 @@ typedef struct import_ctx {
     ssk_scene *scene;
     const struct aiNode **ai_nodes; /* #nodes, pre-order */
     double *globals;                /* #nodes by 16, static G */
+    double scene_to_rig[16];        /* inverse(G_static(armature node)) */
     int32_t *node_bone;             /* #nodes: rig bone of the node, or -1 */
     int32_t *ai_mesh_node;          /* #aiMeshes: first node, or -1 */
     /* rig meshes */
@@ -352,6 +364,55 @@ static ssk_status collect_meshes_and_bones(import_ctx *c, ssk_error *err)
     return ssk_error_ok(err);
 }
 
+/* Depth of every node (pre-order: parents first). */
+static uint32_t node_depth(const ssk_scene *sc, int32_t n)
+{
+    uint32_t d = 0;
+    for (int32_t a = sc->nodes[n].parent; a >= 0; a = sc->nodes[a].parent) ++d;
+    return d;
+}
+
+/* The armature node (see the file comment): Blender blends skinning in its
+ * armature object's space, and an importer makes that object from the node
+ * above the bones. Sets scene->armature_node, scene->rig_to_scene and
+ * c->scene_to_rig. Needs scene->bone_nodes and c->node_bone. */
+static ssk_status find_armature(import_ctx *c, ssk_error *err)
+{
+    ssk_scene *sc = c->scene;
+    int32_t a = -1;
+    uint32_t depth_a = 0;
+    for (uint32_t b = 0; b < c->bone_count; ++b) {
+        int32_t n = sc->bone_nodes[b];
+        if (n < 0) continue;
+        if (a < 0) {
+            a = n;
+            depth_a = node_depth(sc, a);
+            continue;
+        }
+        uint32_t depth_n = node_depth(sc, n);
+        while (a != n && a >= 0 && n >= 0) {
+            if (depth_a >= depth_n) a = sc->nodes[a].parent, --depth_a;
+            else n = sc->nodes[n].parent, --depth_n;
+        }
+        if (a < 0 || n < 0) a = -1;
+        if (a < 0) break; /* two roots: no common ancestor */
+    }
+    while (a >= 0 && (c->node_bone[a] >= 0 || strstr(sc->nodes[a].name, SSK_ASSIMP_FBX_PIVOT_TAG)))
+        a = sc->nodes[a].parent;
+    sc->armature_node = a;
+    if (a < 0) {
+        ssk_mat4d_identity(sc->rig_to_scene);
+        ssk_mat4d_identity(c->scene_to_rig);
+        return ssk_error_ok(err);
+    }
+    memcpy(sc->rig_to_scene, c->globals + 16 * (size_t)a, sizeof sc->rig_to_scene);
+    if (!ssk_mat4d_invert(c->scene_to_rig, sc->rig_to_scene))
+        return ssk_error_set(err, SSK_ERROR_IMPORT,
+                             "'%s': the armature node '%s' has a singular transform", c->path,
+                             sc->nodes[a].name);
+    return ssk_error_ok(err);
+}
+
 /* Bind matrices, parents and per-bone nodes. */
 static ssk_status build_bones(import_ctx *c, ssk_error *err)
 {
@@ -374,7 +435,14 @@ static ssk_status build_bones(import_ctx *c, ssk_error *err)
         int32_t node = find_node(sc, c->bone_names[b]);
         sc->bone_nodes[b] = node;
         if (node >= 0 && c->node_bone[node] < 0) c->node_bone[node] = (int32_t)b;
+        if (node < 0) sc->nodeless_bone_count++;
     }
+    if (sc->nodeless_bone_count) {
+        sc->nodeless_dropped = xcalloc(nb, sizeof *sc->nodeless_dropped);
+        if (!sc->nodeless_dropped) return oom(c, err, "bones");
+    }
+    ssk_status st = find_armature(c, err);
+    if (st != SSK_OK) return st;
     for (uint32_t b = 0; b < nb; ++b) {
         int32_t parent = -1;
         int32_t node = sc->bone_nodes[b];
@@ -398,6 +466,7 @@ static ssk_status build_bones(import_ctx *c, ssk_error *err)
         int32_t mesh_node = c->ai_mesh_node[c->mesh_ai[m]];
         if (mesh_node >= 0) memcpy(mesh_g, c->globals + 16 * (size_t)mesh_node, sizeof mesh_g);
         else ssk_mat4d_identity(mesh_g);
+        ssk_mat4d_mul(mesh_g, c->scene_to_rig, mesh_g);
         ssk_mat4d_mul(bind, mesh_g, inv_offset);
         to_float16(c->binds + 16 * (size_t)b, bind);
         c->heads[3 * b] = (float)bind[3];
@@ -419,8 +488,10 @@ static ssk_status build_mesh(import_ctx *c, uint32_t m, ssk_error *err)
 
     float *om = c->object_matrices + 16 * (size_t)m;
     int32_t node = c->ai_mesh_node[c->mesh_ai[m]];
-    if (node >= 0) to_float16(om, c->globals + 16 * (size_t)node);
-    else ssk_mat4_identity(om);
+    double object[16];
+    if (node >= 0) ssk_mat4d_mul(object, c->scene_to_rig, c->globals + 16 * (size_t)node);
+    else memcpy(object, c->scene_to_rig, sizeof object);
+    to_float16(om, object);
     d->object_matrix = om;
 
     c->positions[m] = xcalloc((size_t)nv * 3, sizeof(float));
@@ -479,10 +550,18 @@ static ssk_status build_mesh(import_ctx *c, uint32_t m, ssk_error *err)
     uint32_t *cursor = NULL;
     if (!offsets) return oom(c, err, "weights");
     size_t total = 0;
+    const int32_t *bone_nodes = c->scene->bone_nodes;
     for (unsigned k = 0; k < mesh->mNumBones; ++k) {
         const struct aiBone *bone = mesh->mBones[k];
+        const bool nodeless = bone_nodes[bone_map[k]] < 0;
         for (unsigned w = 0; w < bone->mNumWeights; ++w) {
             unsigned v = bone->mWeights[w].mVertexId;
+            if (nodeless && v < nv) {
+                /* Dropped (Blender ignores a vertex group with no bone). */
+                if (bone->mWeights[w].mWeight > 0.0f)
+                    c->scene->nodeless_dropped[bone_map[k]]++;
+                continue;
+            }
             if (v >= nv) {
                 st = ssk_error_set(err, SSK_ERROR_IMPORT,
                                    "'%s': mesh '%s', bone '%s': weight %u names vertex %u "
@@ -514,6 +593,7 @@ static ssk_status build_mesh(import_ctx *c, uint32_t m, ssk_error *err)
     for (unsigned k = 0; k < mesh->mNumBones; ++k) {
         const struct aiBone *bone = mesh->mBones[k];
         int32_t b = bone_map[k];
+        if (bone_nodes[b] < 0) continue;
         for (unsigned w = 0; w < bone->mNumWeights; ++w) {
             unsigned v = bone->mWeights[w].mVertexId;
             float wt = (float)bone->mWeights[w].mWeight;
@@ -864,6 +944,7 @@ void ssk_scene_destroy(ssk_scene *scene)
     free(scene->bone_nodes);
     free(scene->inverse_binds);
     free(scene->mesh_nodes);
+    free(scene->nodeless_dropped);
     for (uint32_t m = 0; m < scene->mesh_uv_count; ++m) free(scene->mesh_uvs[m]);
     free(scene->mesh_uvs);
     for (uint32_t a = 0; a < scene->animation_count; ++a) {

@@ -69,6 +69,13 @@ struct ssk_scene {
     int32_t *bone_nodes;        /* #B: node of each rig bone, or -1 */
     double *inverse_binds;      /* #B by 16: inverse of the rig's bind */
     int32_t *mesh_nodes;        /* #M: node of each rig mesh, or -1 */
+    int32_t armature_node;      /* node whose space is rig space, or -1 for
+                                   the root's parent space (import.c) */
+    double rig_to_scene[16];    /* G_static(armature node): rig -> scene */
+    uint32_t nodeless_bone_count;    /* weighted bones that no node carries */
+    uint32_t *nodeless_dropped;      /* #B: vertices whose influence of the
+                                        bone was dropped (0 for bones with a
+                                        node); NULL when none */
     float **mesh_uvs;           /* #M: #V by 2 texture coordinates of the
                                    mesh's first UV channel (u, v), or NULL
                                    when it has none */
@@ -80,6 +87,11 @@ struct ssk_scene {
 /* Texture coordinates of rig mesh `mesh` (#V by 2, owned by the scene), or
  * NULL when the mesh has none or `mesh` is out of range (import.c). */
 const float *ssk_scene_mesh_uvs(const ssk_scene *scene, uint32_t mesh);
+
+/* Global transforms G(node, t) of every node at t_ticks of `anim` (NULL:
+ * the static hierarchy), #nodes by 16 into dst (anim.c). */
+void ssk_scene_globals(double *dst, const ssk_scene *scene, const ssk_scene_anim *anim,
+                       double t_ticks);
 
 /* --- double-precision helpers (anim.c) --------------------------------- */
 void ssk_mat4d_identity(double dst[16]);

@@ -1108,10 +1108,20 @@ typedef struct ssk_scene ssk_scene;
 /* Imports a rigged file through Assimp with exactly
  * aiProcess_Triangulate | aiProcess_JoinIdenticalVertices, so vertex order is
  * Assimp's. Every mesh with bones joins one rig (bones matched by name);
- * meshes without bones are skipped. Rig space is the file's root node space;
- * each mesh's object matrix is the static global transform of its node; the
- * bind matrix of a bone is G(mesh node) · inverse(offset) of the first mesh
- * that lists it. A mesh referenced by several nodes uses the first in
+ * meshes without bones are skipped. Rig space is the space of the armature
+ * node A, as Blender blends skinning in its armature object's space: the
+ * lowest common ancestor of the bones' nodes, moved up while it is a bone's
+ * node or one of Assimp's FBX pivot nodes ("<name>_$AssimpFbx$_<kind>"); the
+ * file's root-parent space when none is left. So a unit scale or an axis
+ * rotation on the armature node (Blender's FBX exporter writes both) is not
+ * part of any skinning matrix, and a non-uniform scale above the armature
+ * does not shear what DQS blends. Each mesh's object matrix is
+ * G(A)^-1 · G(mesh node) (static global transforms G); the bind matrix of a
+ * bone is G(A)^-1 · G(mesh node) · inverse(offset) of the first mesh that
+ * lists it. Influences of a bone that no node is named after are dropped
+ * (Blender ignores a vertex group without a bone) and the remaining weights
+ * renormalized; ssk_scene_report counts them. A mesh referenced by several
+ * nodes uses the first in
  * depth-first order (identity if none); faces that are not triangles after
  * triangulation (points, lines) are dropped. A bone's parent is its nearest
  * ancestor node that is a bone; its head is the bind translation, its tail
@@ -1157,20 +1167,33 @@ uint32_t ssk_animation_frame_count(const ssk_animation_info *info, double fps);
 /* Samples animation `animation` at `time_seconds`: node local transforms from
  * channels (positions and scales linearly interpolated, rotations by
  * normalized-quaternion slerp, keys in ticks, clamped outside the key range)
- * or the node's static transform, composed from the root (G). Writes
- * - dst_skinning: #B by 16, S_b = G(b, t) · inverse(bind_b), rig space;
- * - dst_object_matrices: #M by 16, G(mesh node, t), or NULL to skip.
+ * or the node's static transform, composed from the root (G). With A the
+ * armature node (rig space, see ssk_scene_import), writes
+ * - dst_skinning: #B by 16, S_b = G(A, t)^-1 · G(b, t) · inverse(bind_b), rig
+ *   space at t from rig space at rest;
+ * - dst_object_matrices: #M by 16, G(A, t)^-1 · G(mesh node, t) (object ->
+ *   rig space at t), or NULL to skip.
  * With these, ssk_deformer_deform gives exactly Assimp's skinning matrix
- * inverse(G(m, t)) · G(b, t) · offset_m(b) for each mesh m. A channel kind
- * with no key takes the node's static T, R or S; a bone that no node is named
- * after gets the identity (stays at bind); t is clamped, pre/post states are
- * ignored.
+ * inverse(G(m, t)) · G(b, t) · offset_m(b) for each mesh m for LBS, and DQS
+ * blends in the armature's space as Blender does. A channel kind with no key
+ * takes the node's static T, R or S; a bone that no node is named after gets
+ * the identity (its influences were dropped at import); t is clamped,
+ * pre/post states are ignored.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL scene or dst_skinning),
- * SSK_ERROR_NO_ANIMATION, SSK_ERROR_NONFINITE (time),
- * SSK_ERROR_OUT_OF_MEMORY (a #nodes scratch buffer). */
+ * SSK_ERROR_NO_ANIMATION, SSK_ERROR_NONFINITE (time; an armature node that
+ * is singular at t), SSK_ERROR_OUT_OF_MEMORY (a #nodes scratch buffer). */
 ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
                             double time_seconds, float *dst_skinning,
                             float *dst_object_matrices, ssk_error *err);
+
+/* Rig space -> scene space (the file's world, the root node's parent space)
+ * at `time_seconds`: G(armature node, t), the identity when the rig has no
+ * armature node. dst: 16 floats, row-major. Multiply the object matrices of
+ * ssk_scene_sample by it for the meshes' world matrices (the Alembic Xforms).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT, SSK_ERROR_NO_ANIMATION,
+ * SSK_ERROR_NONFINITE (time). */
+ssk_status ssk_scene_rig_matrix(const ssk_scene *scene, uint32_t animation,
+                                double time_seconds, float dst[16], ssk_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Point cache (.pc2) writer.                                                */
