@@ -91,7 +91,7 @@ static void transform_rows(float *rows, uint32_t count, const float *m)
     for (int64_t v = 0; v < n; ++v) ssk_mat4_transform_point(rows + 3 * v, m, rows + 3 * v);
 }
 
-static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *err)
+static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_error *err)
 {
     cpu_state *s = state;
     const ssk_rig *rig = s->rig;
@@ -186,6 +186,23 @@ static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *e
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "unknown kernel %d",
                              (int)call->kernel);
     }
+}
+
+/* Runs a kernel, then welds its output positions (weld.c): coincident
+ * vertices take their representative's position. */
+static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *err)
+{
+    cpu_state *s = state;
+    ssk_status st = cpu_run_kernel(state, call, err);
+    const ssk_weld *weld = &s->rig->weld;
+    if ((st == SSK_OK || st == SSK_ERROR_SPRING_DIVERGED) && call->kernel != SSK_KERNEL_NORMALS &&
+        weld->member_count) {
+        bool matrices = false;
+        for (uint32_t m = 0; m < s->rig->mesh_count; ++m) matrices |= !s->frame->mesh_identity[m];
+        ssk_weld_apply(weld, s->data[call->output], matrices ? s->frame->objects : NULL,
+                       s->frame->post);
+    }
+    return st;
 }
 
 static ssk_status cpu_read(void *state, int id, float *dst, ssk_error *err)

@@ -103,6 +103,7 @@ typedef enum gl_buffer {
     BUF_REST_DISTANCES, /* IRS length adjustment targets */
     BUF_COR_BONES,      /* CoR: #B ssk_cor_bone of the frame */
     BUF_COR_CENTERS,    /* CoR: vec4 (center in rig space, flag) per vertex */
+    BUF_WELD_MEMBERS,   /* weld: uvec4 (member, representative, their meshes) */
     BUF_COUNT
 } gl_buffer;
 
@@ -111,7 +112,7 @@ static const char *const buffer_names[BUF_COUNT] = {
     "pre/post matrices", "triangles", "face normals", "vertex-triangle offsets",
     "vertex triangles", "reference positions", "result", "binding bones", "binding t",
     "binding scale vectors", "attachment bones", "radial bone mask", "rest distances",
-    "CoR bones", "centers of rotation"};
+    "CoR bones", "centers of rotation", "weld members"};
 
 /* Uniform locations (SSK_LOC_* of shaders/skinning_lib.glsl). */
 enum gl_uniform {
@@ -143,6 +144,7 @@ typedef enum gl_program {
     PROG_SPRING_STEP,
     PROG_SPRING_REDUCE,
     PROG_COR,
+    PROG_WELD,
     PROG_COUNT
 } gl_program;
 
@@ -150,7 +152,7 @@ static const char *const program_files[PROG_COUNT] = {
     "lbs.comp", "dqs.comp", "face_normals.comp", "vertex_normals.comp",
     "max_displacement.comp", "rigid.comp", "irs.comp", "radial.comp",
     "spring_in.comp", "spring_records.comp", "spring_step.comp", "spring_reduce.comp",
-    "cor.comp"};
+    "cor.comp", "weld.comp"};
 /* COR_FLAG_SCALED of cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -333,6 +335,8 @@ typedef struct gl_upload {
     int32_t *bone_indices;
     float *weights;
     uint32_t *triangles, *vt_offsets, *vt_triangles;
+    size_t shading_count; /* entries of vt_triangles */
+    uint32_t *weld;       /* #members by 4 (shaders/weld.comp) */
     float *cor;                      /* #V vec4 (center, flag), or NULL */
     size_t weight_count;
 } gl_upload;
@@ -488,7 +492,7 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
         {BUF_TRIANGLES, 3 * nf * sizeof(uint32_t), u->triangles, GL_STATIC_DRAW},
         {BUF_FACE_NORMALS, 3 * nf * sizeof(float), NULL, GL_DYNAMIC_COPY},
         {BUF_VT_OFFSETS, (nv + 1) * sizeof(uint32_t), u->vt_offsets, GL_STATIC_DRAW},
-        {BUF_VT_TRIANGLES, 3 * nf * sizeof(uint32_t), u->vt_triangles, GL_STATIC_DRAW},
+        {BUF_VT_TRIANGLES, u->shading_count * sizeof(uint32_t), u->vt_triangles, GL_STATIC_DRAW},
         {BUF_RESULT, sizeof(GLuint), NULL, GL_DYNAMIC_READ},
         {BUF_BIND_BONES, u->binding ? nv * sizeof(int32_t) : 0,
          u->binding ? (const void *)u->binding->bones : NULL, GL_STATIC_DRAW},
@@ -500,6 +504,8 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
         {BUF_MASK, nb * sizeof(GLuint), NULL, GL_DYNAMIC_DRAW},
         {BUF_COR_BONES, u->cor ? nb * sizeof(ssk_cor_bone) : 0, NULL, GL_DYNAMIC_DRAW},
         {BUF_COR_CENTERS, u->cor ? 4 * nv * sizeof(float) : 0, u->cor, GL_STATIC_DRAW},
+        {BUF_WELD_MEMBERS, 4 * (size_t)rig->weld.member_count * sizeof(uint32_t), u->weld,
+         GL_STATIC_DRAW},
     };
     for (size_t i = 0; i < sizeof allocations / sizeof allocations[0]; ++i) {
         ssk_status st = buffer_allocate(s, allocations[i].b, allocations[i].bytes,
@@ -1127,6 +1133,23 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     return ssk_spring_watch_finish(&w, sp, call->report, err);
 }
 
+/* Welds a position buffer in place (shaders/weld.comp, core/weld.c). */
+static ssk_status run_weld(gl_state *s, GLuint positions, ssk_error *err)
+{
+    ssk_status st = program(s, PROG_WELD, err);
+    if (st != SSK_OK) return st;
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    glUseProgram(s->programs[PROG_WELD]);
+    bind(BIND_DEFORMED, positions);
+    bind(BIND_PRE_POST, s->buffers[BUF_PRE_POST]);
+    bind(BIND_TRIANGLES, s->buffers[BUF_WELD_MEMBERS]); /* SSK_BINDING_WELD_MEMBERS */
+    glUniform1ui(LOC_COUNT, s->rig->weld.member_count);
+    glUniform1ui(LOC_MESH_COUNT, s->rig->mesh_count);
+    glUniform1ui(LOC_FLAGS, s->pre_post ? FLAG_PRE_POST : 0u);
+    dispatch(s, PROG_WELD, s->rig->weld.member_count);
+    return SSK_OK;
+}
+
 static void job_run(void *user)
 {
     gl_job *job = user;
@@ -1153,6 +1176,13 @@ static void job_run(void *user)
     if (st != SSK_OK && st != SSK_ERROR_SPRING_DIVERGED) {
         job->status = st;
         return;
+    }
+    if (call->kernel != SSK_KERNEL_NORMALS && s->rig->weld.member_count) {
+        ssk_status ws = run_weld(s, output, job->err);
+        if (ws != SSK_OK) {
+            job->status = ws;
+            return;
+        }
     }
     /* The next kernels (and readbacks) see the result; finishing here makes
      * the deformer's compute timing honest. */
@@ -1213,13 +1243,14 @@ static void upload_free(gl_upload *u)
     free(u->vt_offsets);
     free(u->vt_triangles);
     free(u->cor);
+    free(u->weld);
 }
 
 /* Builds the device layout of the rig on the host and the per-mesh table. */
 static ssk_status upload_build(gl_upload *u, gl_state *s, ssk_error *err)
 {
     const ssk_rig *rig = s->rig;
-    size_t weight_count = 0, triangle_count = 0;
+    size_t weight_count = 0, triangle_count = 0, shading_count = 0;
     for (uint32_t m = 0; m < rig->mesh_count; ++m) {
         const ssk_mesh *mesh = &rig->meshes[m];
         if (weight_count > UINT32_MAX || triangle_count > UINT32_MAX)
@@ -1231,19 +1262,21 @@ static ssk_status upload_build(gl_upload *u, gl_state *s, ssk_error *err)
         s->meshes[m].weight_offset = (uint32_t)weight_count;
         weight_count += (size_t)mesh->vertex_count * mesh->influence_count;
         triangle_count += mesh->triangle_count;
+        shading_count += mesh->shading_triangle_offsets[mesh->vertex_count];
     }
-    if (weight_count > UINT32_MAX || 3 * triangle_count > UINT32_MAX)
+    if (weight_count > UINT32_MAX || 3 * triangle_count > UINT32_MAX || shading_count > UINT32_MAX)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "rig too large for the GL backend's 32-bit indices");
     s->triangle_count = (uint32_t)triangle_count;
     u->weight_count = weight_count;
+    u->shading_count = shading_count;
     const size_t nv = rig->vertex_count;
     u->rest = malloc(3 * nv * sizeof(float) + 1);
     u->bone_indices = malloc(weight_count * sizeof(int32_t) + 1);
     u->weights = malloc(weight_count * sizeof(float) + 1);
     u->triangles = malloc(3 * triangle_count * sizeof(uint32_t) + 1);
     u->vt_offsets = malloc((nv + 1) * sizeof(uint32_t));
-    u->vt_triangles = malloc(3 * triangle_count * sizeof(uint32_t) + 1);
+    u->vt_triangles = malloc(shading_count * sizeof(uint32_t) + 1);
     if (!u->rest || !u->bone_indices || !u->weights || !u->triangles || !u->vt_offsets ||
         !u->vt_triangles)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -1259,11 +1292,12 @@ static ssk_status upload_build(gl_upload *u, gl_state *s, ssk_error *err)
         for (size_t i = 0; i < 3 * (size_t)mesh->triangle_count; ++i)
             u->triangles[3 * (size_t)first_triangle + i] =
                 (uint32_t)mesh->triangles[i] + (uint32_t)v0;
+        /* Welded shading triangles (weld.c), as the CPU's normals. */
         for (size_t v = 0; v < nmv; ++v)
-            u->vt_offsets[v0 + v] = first_vt + mesh->vertex_triangle_offsets[v];
-        const uint32_t vt_count = mesh->vertex_triangle_offsets[nmv];
+            u->vt_offsets[v0 + v] = first_vt + mesh->shading_triangle_offsets[v];
+        const uint32_t vt_count = mesh->shading_triangle_offsets[nmv];
         for (uint32_t i = 0; i < vt_count; ++i)
-            u->vt_triangles[first_vt + i] = mesh->vertex_triangles[i] + first_triangle;
+            u->vt_triangles[first_vt + i] = mesh->shading_triangles[i] + first_triangle;
         first_vt += vt_count;
         first_triangle += mesh->triangle_count;
     }
@@ -1275,6 +1309,15 @@ static ssk_status upload_build(gl_upload *u, gl_state *s, ssk_error *err)
             memcpy(u->cor + 4 * v, u->binding->cor_centers + 3 * v, 3 * sizeof(float));
             u->cor[4 * v + 3] = u->binding->cor_flags[v] ? 1.0f : 0.0f;
         }
+    }
+    const ssk_weld *weld = &rig->weld;
+    u->weld = malloc(4 * (size_t)weld->member_count * sizeof(uint32_t) + 1);
+    if (!u->weld) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < weld->member_count; ++i) {
+        u->weld[4 * i] = weld->members[i];
+        u->weld[4 * i + 1] = weld->point[weld->members[i]];
+        u->weld[4 * i + 2] = weld->member_meshes[2 * i];
+        u->weld[4 * i + 3] = weld->member_meshes[2 * i + 1];
     }
     return SSK_OK;
 }

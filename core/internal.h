@@ -33,8 +33,40 @@ typedef struct ssk_mesh {
     uint32_t *adjacency;
     uint32_t *vertex_triangle_offsets; /* #V + 1 */
     uint32_t *vertex_triangles;
+    uint32_t *shading_triangle_offsets; /* #V + 1, welded (weld.c) */
+    uint32_t *shading_triangles;        /* triangles shading each vertex */
     float object_matrix[16];     /* object -> rig */
 } ssk_mesh;
+
+/* Welded topology of a rig (weld.c); whole-rig vertex indices. */
+typedef struct ssk_weld {
+    float tolerance;               /* rig-space distance */
+    uint32_t *point;               /* #V: representative of v's group */
+    uint32_t member_count;         /* vertices with point[v] != v */
+    uint32_t *members;             /* #member_count, ascending */
+    uint32_t *member_meshes;       /* #member_count by 2: mesh of the member,
+                                      mesh of its representative */
+    uint32_t group_count;          /* groups of 2 or more vertices */
+    uint32_t across_mesh_group_count;
+    uint32_t hard_edge_pair_count; /* coincident pairs shaded apart */
+    uint32_t *group_offsets;       /* #V + 1; non-empty for representatives */
+    uint32_t *group_vertices;      /* each group ascending */
+    uint32_t *adjacency_offsets;   /* #V + 1, welded adjacency */
+    uint32_t *adjacency;           /* representatives */
+} ssk_weld;
+
+/* Builds rig->weld and every mesh's shading triangles from the rig's rest
+ * positions, its meshes' adjacency and the descriptions' optional source
+ * normals. Errors: SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_weld_build(ssk_rig *rig, const ssk_mesh_desc *meshes, ssk_error *err);
+void ssk_weld_free(ssk_weld *weld);
+
+/* Copies the representative's row onto every member row of a whole-rig
+ * #V by 3 buffer of object-space positions (weld.c). objects (O_m(t)) and
+ * post (its inverse), #M by 16, move a row between two meshes whose object
+ * matrices differ at the frame; NULL objects: all meshes share one space. */
+void ssk_weld_apply(const ssk_weld *weld, float *positions, const float *objects,
+                    const float *post);
 
 typedef struct ssk_bone {
     char *name;
@@ -48,6 +80,7 @@ struct ssk_rig {
     uint32_t deforming_bone_count, max_influences;
     ssk_bone *bones;
     ssk_mesh *meshes;
+    ssk_weld weld;
 };
 
 /* --- small row-major 4x4 helpers (mat4.c) ------------------------------ */

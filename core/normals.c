@@ -2,7 +2,9 @@
  * normals.c — area-weighted vertex normals of a deformed mesh.
  * Each vertex gathers the unnormalized face normals (cross products, whose
  * length is twice the triangle area) of its triangles through the
- * vertex-to-triangle CSR, so the loop is parallel without atomics.
+ * vertex-to-triangle CSR, so the loop is parallel without atomics. A rig's
+ * normals use its welded shading triangles (weld.c): coincident vertices of
+ * one mesh share the triangles around all of them, hard edges excepted.
  */
 #include "internal.h"
 
@@ -45,8 +47,8 @@ ssk_status ssk_rig_normals(const ssk_rig *rig, float *dst_normals, const float *
         const ssk_mesh *mesh = &rig->meshes[m];
         const size_t off = 3 * (size_t)mesh->first_vertex;
         ssk_normals_compute(dst_normals + off, positions + off, mesh->vertex_count,
-                            mesh->triangles, mesh->vertex_triangle_offsets,
-                            mesh->vertex_triangles);
+                            mesh->triangles, mesh->shading_triangle_offsets,
+                            mesh->shading_triangles);
     }
     return ssk_error_ok(err);
 }

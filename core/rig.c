@@ -24,6 +24,8 @@ static void mesh_free(ssk_mesh *m)
     free(m->adjacency);
     free(m->vertex_triangle_offsets);
     free(m->vertex_triangles);
+    free(m->shading_triangle_offsets);
+    free(m->shading_triangles);
 }
 
 void ssk_rig_destroy(ssk_rig *rig)
@@ -35,6 +37,7 @@ void ssk_rig_destroy(ssk_rig *rig)
         for (uint32_t m = 0; m < rig->mesh_count; ++m) mesh_free(&rig->meshes[m]);
     free(rig->bones);
     free(rig->meshes);
+    ssk_weld_free(&rig->weld);
     free(rig);
 }
 
@@ -368,6 +371,11 @@ ssk_status ssk_rig_create(ssk_rig **out_rig, const ssk_skeleton_desc *skeleton,
     }
     for (uint32_t b = 0; b < rig->bone_count; ++b) rig->deforming_bone_count += deforming[b];
     free(deforming);
+    st = ssk_weld_build(rig, meshes, err);
+    if (st != SSK_OK) {
+        ssk_rig_destroy(rig);
+        return st;
+    }
     *out_rig = rig;
     return ssk_error_ok(err);
 }

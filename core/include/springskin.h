@@ -144,7 +144,11 @@ typedef struct ssk_skeleton_desc {
  *   vertex at creation; a vertex whose sum is <= SSK_WEIGHT_EPSILON keeps
  *   all-zero weights and stays at rest.
  * - object_matrix: 16 floats, mesh object space -> rig space, or NULL for
- *   the identity. */
+ *   the identity.
+ * - normals: #V by 3 float32 source vertex normals (object space, any
+ *   length), or NULL. Read at creation only, to keep hard edges: coincident
+ *   vertices of the mesh whose source normals differ by more than
+ *   SSK_WELD_HARD_EDGE_DEGREES keep separate normals (see ssk_rig_weld). */
 typedef struct ssk_mesh_desc {
     const char *name;
     uint32_t vertex_count;
@@ -155,10 +159,12 @@ typedef struct ssk_mesh_desc {
     const int32_t *bone_indices;
     const float *weights;
     const float *object_matrix;
+    const float *normals;
 } ssk_mesh_desc;
 
 /* Creates a rig: validates, copies every array, normalizes weights, builds
- * vertex adjacency (CSR over triangle edges) and vertex-to-triangle CSR.
+ * vertex adjacency (CSR over triangle edges) and vertex-to-triangle CSR, and
+ * welds coincident vertices (ssk_rig_weld).
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL required pointer, zero bones
  * with weighted meshes, more than SSK_MAX_INFLUENCES), SSK_ERROR_EMPTY_MESH,
  * SSK_ERROR_NONFINITE (position, weight or matrix), SSK_ERROR_TRIANGLE_INDEX,
@@ -203,6 +209,47 @@ typedef struct ssk_mesh_view {
     const uint32_t *vertex_triangles;        /* triangles around a vertex */
     const float *object_matrix;     /* 16, object -> rig space */
 } ssk_mesh_view;
+
+/* Welded topology. Vertices of a rig that coincide at rest (rig space,
+ * within SSK_WELD_RELATIVE_TOLERANCE of the rest bounding-box diagonal, in
+ * one mesh or across meshes, closed transitively) are one surface point:
+ * - every method's output gives them the same position: after each kernel
+ *   that writes positions, the deformer copies the group's representative
+ *   (its smallest whole-rig index) onto the others, on every backend, so
+ *   the largest distance between coincident vertices is 0;
+ * - whatever uses neighbors uses the welded adjacency (attachment smoothing
+ *   and reprojection, spring rest data and forces, the CoR integration mesh);
+ * - vertex normals sum the triangles around every coincident vertex of the
+ *   same mesh, except across a hard edge: coincident vertices whose source
+ *   normals (ssk_mesh_desc.normals) differ by more than
+ *   SSK_WELD_HARD_EDGE_DEGREES keep their own. Separate meshes keep their
+ *   own normals, as separate objects shade.
+ * Vertex order and counts are unchanged. For LBS and DQS, copies made by an
+ * importer at a UV seam have the same weights and the weld changes nothing;
+ * coincident vertices of two meshes with different weights take the
+ * representative's result. */
+#define SSK_WELD_RELATIVE_TOLERANCE 1e-5
+#define SSK_WELD_HARD_EDGE_DEGREES 1.0
+
+/* Read-only view of a rig's weld; arrays owned by the rig, whole-rig vertex
+ * indices. */
+typedef struct ssk_weld_view {
+    float tolerance;                 /* rig-space distance used */
+    uint32_t group_count;            /* groups of 2 or more coincident vertices */
+    uint32_t member_count;           /* vertices that are not their group's
+                                        representative */
+    uint32_t across_mesh_group_count;/* groups spanning 2 or more meshes */
+    uint32_t hard_edge_pair_count;   /* coincident pairs of one mesh shaded
+                                        apart (a hard edge of the source) */
+    const uint32_t *points;          /* #V: representative of each vertex */
+    const uint32_t *members;         /* #member_count, ascending */
+    const uint32_t *adjacency_offsets; /* #V + 1: welded neighbors of v are */
+    const uint32_t *adjacency;         /* adjacency[offsets[v]..offsets[v+1]),
+                                          representatives, ascending */
+} ssk_weld_view;
+
+/* Errors: SSK_ERROR_INVALID_ARGUMENT (NULL). */
+ssk_status ssk_rig_weld(const ssk_rig *rig, ssk_weld_view *out, ssk_error *err);
 
 /* Errors: SSK_ERROR_INVALID_ARGUMENT when mesh >= mesh count. */
 ssk_status ssk_rig_mesh(const ssk_rig *rig, uint32_t mesh, ssk_mesh_view *out,
