@@ -37,9 +37,12 @@
  * Smoothing and reprojection (3.2, last paragraph; poster sec. 3), repeated
  * smooth_iterations times (Jacobi, so the result does not depend on the
  * vertex order or thread count):
- *   1. every attachment point becomes the mean of its mesh neighbors'
- *      attachment points (uniform Laplacian over the triangle-edge adjacency
- *      of ssk_mesh_view; a vertex without neighbors keeps its own);
+ *   1. every attachment point becomes the mean of its neighbors'
+ *      attachment points (uniform Laplacian over the rig's welded
+ *      triangle-edge adjacency, ssk_rig_weld, so UV seams and borders shared
+ *      by two meshes are no boundary; a vertex without neighbors keeps its
+ *      own); coincident vertices then take their representative's bone, t
+ *      and attachment point;
  *   2. that point is projected onto the skeleton as DIRECT does, over every
  *      bone for DIRECT- and PLANAR-bound rigs, over the vertex's WEIGHTS
  *      candidates for WEIGHTS (every bone for a vertex without weight); the
@@ -576,30 +579,29 @@ static void initial_attachment(bind_ctx *c, int32_t *bones, float *ts)
  * followed by reprojection (see the top of the file). */
 static void smooth_and_reproject(bind_ctx *c, int32_t *bones, float *ts)
 {
-    for (uint32_t m = 0; m < c->rig->mesh_count; ++m) {
-        const ssk_mesh *mesh = &c->rig->meshes[m];
-        const int64_t nv = mesh->vertex_count;
-        const size_t base = mesh->first_vertex;
-#pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
-        for (int64_t v = 0; v < nv; ++v) {
-            uint32_t lo = mesh->adjacency_offsets[v], hi = mesh->adjacency_offsets[v + 1];
-            float *dst = c->smoothed + 3 * (base + (size_t)v);
-            if (lo == hi) {
-                memcpy(dst, c->attach + 3 * (base + (size_t)v), 3 * sizeof(float));
-                continue;
-            }
-            double sum[3] = {0.0, 0.0, 0.0};
-            for (uint32_t i = lo; i < hi; ++i) {
-                const float *a = c->attach + 3 * (base + mesh->adjacency[i]);
-                sum[0] += a[0];
-                sum[1] += a[1];
-                sum[2] += a[2];
-            }
-            double inv = 1.0 / (double)(hi - lo);
-            for (int k = 0; k < 3; ++k) dst[k] = (float)(sum[k] * inv);
-        }
-    }
+    /* The welded adjacency (weld.c): one surface across UV seams and mesh
+     * borders; neighbors are representatives, and every vertex of a
+     * coincident group has the same neighbors. */
+    const ssk_weld *weld = &c->rig->weld;
     const int64_t nv = c->nv;
+#pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
+    for (int64_t v = 0; v < nv; ++v) {
+        uint32_t lo = weld->adjacency_offsets[v], hi = weld->adjacency_offsets[v + 1];
+        float *dst = c->smoothed + 3 * (size_t)v;
+        if (lo == hi) {
+            memcpy(dst, c->attach + 3 * (size_t)v, 3 * sizeof(float));
+            continue;
+        }
+        double sum[3] = {0.0, 0.0, 0.0};
+        for (uint32_t i = lo; i < hi; ++i) {
+            const float *a = c->attach + 3 * (size_t)weld->adjacency[i];
+            sum[0] += a[0];
+            sum[1] += a[1];
+            sum[2] += a[2];
+        }
+        double inv = 1.0 / (double)(hi - lo);
+        for (int k = 0; k < 3; ++k) dst[k] = (float)(sum[k] * inv);
+    }
 #pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
     for (int64_t v = 0; v < nv; ++v) {
         uint32_t count;
@@ -609,6 +611,19 @@ static void smooth_and_reproject(bind_ctx *c, int32_t *bones, float *ts)
         bones[v] = b;
         ts[v] = t;
         attachment_point(c->attach + 3 * v, &c->segments[b], t);
+    }
+}
+
+/* Coincident vertices are one surface point (weld.c): each takes its
+ * representative's bone, t and attachment point. */
+static void weld_attachment(bind_ctx *c, int32_t *bones, float *ts)
+{
+    const ssk_weld *weld = &c->rig->weld;
+    for (uint32_t i = 0; i < weld->member_count; ++i) {
+        const uint32_t v = weld->members[i], r = weld->point[v];
+        bones[v] = bones[r];
+        ts[v] = ts[r];
+        memcpy(c->attach + 3 * (size_t)v, c->attach + 3 * (size_t)r, 3 * sizeof(float));
     }
 }
 
@@ -661,8 +676,11 @@ ssk_status ssk_binding_create(ssk_binding **out, const ssk_rig *rig,
 
     prepare_vertices(&c);
     initial_attachment(&c, binding->bones, binding->t);
-    for (uint32_t it = 0; it < params->smooth_iterations; ++it)
+    weld_attachment(&c, binding->bones, binding->t);
+    for (uint32_t it = 0; it < params->smooth_iterations; ++it) {
         smooth_and_reproject(&c, binding->bones, binding->t);
+        weld_attachment(&c, binding->bones, binding->t);
+    }
 
     const int64_t nv = c.nv;
 #pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)

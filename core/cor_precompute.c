@@ -23,7 +23,8 @@
  *    at distance d from w_p and whose members lie within r of it is
  *    skipped when d - r >= omega (triangle inequality);
  * 2. breadth-first search over the input triangles (two triangles are
- *    adjacent when they share a vertex), starting from every triangle of
+ *    adjacent when they share a vertex; coincident vertices are one, see
+ *    ssk_rig_weld), starting from every triangle of
  *    every seed: each visited triangle's leaves are summed into Eq. 4, and
  *    the search goes on from it only when the largest normalized
  *    similarity of its leaves is at least the cutoff. The normalized
@@ -985,8 +986,11 @@ ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_
         for (uint32_t v = 0; v < mesh->vertex_count; ++v)
             ssk_mat4_transform_point(m.positions + 3 * ((size_t)v0 + v), mesh->object_matrix,
                                      mesh->positions + 3 * (size_t)v);
+        /* Welded (weld.c): a triangle names the representatives of its
+         * corners, so the search crosses UV seams and shared mesh borders. */
         for (size_t i = 0; i < 3 * (size_t)mesh->triangle_count; ++i)
-            m.triangles[3 * (size_t)first_triangle + i] = mesh->triangles[i] + (int32_t)v0;
+            m.triangles[3 * (size_t)first_triangle + i] =
+                (int32_t)rig->weld.point[(uint32_t)mesh->triangles[i] + v0];
         first_triangle += mesh->triangle_count;
         if (mesh->influence_count && rig->bone_count) {
             st = append_weights(&m, v0, mesh->vertex_count, mesh->bone_indices, mesh->weights,
@@ -1004,6 +1008,13 @@ ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_
         memset(dst_flags, 0, rig->vertex_count);
     } else if (st == SSK_OK) {
         st = run(dst_centers, dst_flags, &m, params, use != NULL, use, stats, err);
+    }
+    /* Coincident vertices are one surface point: the representative's
+     * center (rig space) for all of them. */
+    for (uint32_t i = 0; st == SSK_OK && i < rig->weld.member_count; ++i) {
+        const uint32_t v = rig->weld.members[i], r = rig->weld.point[v];
+        memcpy(dst_centers + 3 * (size_t)v, dst_centers + 3 * (size_t)r, 3 * sizeof(float));
+        dst_flags[v] = dst_flags[r];
     }
     ssk_gl_context_destroy(owned);
     ssk_cor_mesh_free(&m);

@@ -14,8 +14,8 @@
  * Adjacency (CSR, Toothman 2020, 6.3)
  * -----------------------------------
  * The directed edges of vertex i are edges[offsets[i] .. offsets[i + 1]),
- * in the order of the rig meshes' triangle-edge adjacency (ssk_mesh_view)
- * with neighbor rows shifted by each mesh's first_vertex. Every undirected
+ * in the order of the rig's welded adjacency (ssk_rig_weld), whole-rig
+ * rows. Every undirected
  * edge {i, j} is stored twice, as e = (i -> j) in i's row and (j -> i) in
  * j's row (the dissertation stores i < j once and flips signs; storing
  * both lets the loop over i's row read only i's entries, contiguously).

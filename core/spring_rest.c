@@ -420,23 +420,18 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     float *identity = NULL;
     ssk_attach_bone *rest_bones = NULL;
 
-    /* CSR over the whole rig. */
-    uint32_t ne = 0;
-    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
-        const ssk_mesh *mesh = &rig->meshes[m];
-        ne += mesh->adjacency_offsets[mesh->vertex_count];
-    }
+    /* CSR over the whole rig: the welded adjacency (weld.c), so a UV seam
+     * or a border shared by two meshes is no open boundary for the springs. */
+    const ssk_weld *weld = &rig->weld;
+    uint32_t ne = weld->adjacency_offsets[nv];
     sp->edge_count = ne;
     sp->offsets = spring_alloc(sp, (size_t)nv + 1, sizeof(uint32_t));
     /* padded by the largest degree: the solver's lanes read past the end
      * of the last rows (masked) */
     uint32_t max_deg = 0;
-    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
-        const ssk_mesh *mesh = &rig->meshes[m];
-        for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
-            const uint32_t d = mesh->adjacency_offsets[v + 1] - mesh->adjacency_offsets[v];
-            max_deg = d > max_deg ? d : max_deg;
-        }
+    for (uint32_t v = 0; v < nv; ++v) {
+        const uint32_t d = weld->adjacency_offsets[v + 1] - weld->adjacency_offsets[v];
+        max_deg = d > max_deg ? d : max_deg;
     }
     sp->edges = spring_alloc(sp, (size_t)ne + max_deg, sizeof(ssk_spring_edge));
     sp->rest_bone_angle = spring_alloc(sp, nv, sizeof(float));
@@ -480,16 +475,11 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     }
     {
         uint32_t e = 0, D = 0;
-        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
-            const ssk_mesh *mesh = &rig->meshes[m];
-            for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
-                const uint32_t row = mesh->first_vertex + v;
-                const uint32_t b = mesh->adjacency_offsets[v], end = mesh->adjacency_offsets[v + 1];
-                sp->offsets[row] = e;
-                if (end - b > D) D = end - b;
-                for (uint32_t n = b; n < end; ++n)
-                    sp->edges[e++].neighbor = mesh->first_vertex + mesh->adjacency[n];
-            }
+        for (uint32_t v = 0; v < nv; ++v) {
+            const uint32_t b = weld->adjacency_offsets[v], end = weld->adjacency_offsets[v + 1];
+            sp->offsets[v] = e;
+            if (end - b > D) D = end - b;
+            for (uint32_t n = b; n < end; ++n) sp->edges[e++].neighbor = weld->adjacency[n];
         }
         sp->offsets[nv] = e;
         sp->max_degree = D;
