@@ -1,0 +1,281 @@
+"""Conformance of SpringSkin on Debian's assimp-testmodels against an
+independent reference built from Assimp's own scene.
+
+For each skinned, animated test model, tests/tools/assimp_dump writes the
+raw aiScene (same import flags as SpringSkin) to JSON, and
+assimp_reference.AssimpReference deforms it in numpy (float64) from the
+conventions alone (Assimp's skinning formula; Blender 3.4's Preserve Volume
+for DQS, blended in armature space). Then, on the CPU and GL backends:
+
+- LBS and DQS equal the reference within 1e-4 of the bounding-box diagonal
+  at every compared frame;
+- rigid, IRS, spring and CoR stay finite, keep the bounding-box diagonal
+  within 1.5x of LBS's, and do not tear: vertices that coincide at rest in
+  rig space (within 1e-5 of the diagonal, within and across meshes) stay
+  together (distance exactly 0 on the CPU, at most 1e-6 of the diagonal on
+  GL).
+
+Errors and diagonals are measured in rig space: each mesh's rows mapped by
+its object matrix at the frame (``Rig.sample``'s second result), the same
+matrices for ours and the reference. The measured numbers are printed
+(``pytest -s``) and are in every assertion message.
+
+Run from the build directory (CTest does):
+  cd build && /usr/bin/python3 -m pytest -q ../tests/python/test_conformance_assimp.py
+"""
+
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+try:
+    import springskin
+except ImportError:
+    # Not on PYTHONPATH (CTest sets PYTHONPATH=<build>/python): the build
+    # tree in the working directory (pytest run from build/), else
+    # <source>/build/python.
+    _SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for _candidate in (os.path.join(os.getcwd(), "python"),
+                       os.path.join(_SOURCE, "build", "python")):
+        if os.path.isfile(os.path.join(_candidate, "springskin", "__init__.py")):
+            sys.path.insert(0, _candidate)
+            break
+    import springskin
+
+from api_helpers import MODELS
+from assimp_reference import AssimpReference
+
+FILES = [
+    "X/BCN_Epileptic.X",
+    "X/Testwuson.X",
+    "X/anim_test.x",
+    "FBX/animation_with_skeleton.fbx",
+    "FBX/huesitos.fbx",
+    "glTF2/simple_skin/simple_skin.gltf",
+]
+BACKENDS = ["cpu", "gl"]
+ROBUST_METHODS = ["rigid", "irs", "spring", "cor"]
+FPS = 24
+# Compared frames: every frame on the CPU; on GL (llvmpipe is slower) up to 12,
+# evenly spaced, first and last included.
+MAX_FRAMES = {"cpu": 1000, "gl": 12}
+
+REFERENCE_TOLERANCE = 1e-4   # LBS / DQS vs the reference, of the diagonal
+BBOX_RATIO = 1.5             # robust methods' diagonal vs LBS's
+COINCIDENT = 1e-5            # rest pairs, of the rest diagonal
+GL_TEAR = 1e-6               # GL tear tolerance, of the rest diagonal
+
+
+def _find_dump_tool():
+    """build/tests/assimp_dump: SSK_ASSIMP_DUMP, else next to the build tree
+    springskin was imported from (<build>/python/springskin), else
+    tests/assimp_dump under the working directory (CTest runs in build/)."""
+    candidates = []
+    if os.environ.get("SSK_ASSIMP_DUMP"):
+        candidates.append(os.environ["SSK_ASSIMP_DUMP"])
+    package_dir = os.path.dirname(os.path.abspath(springskin.__file__))
+    candidates.append(os.path.join(package_dir, os.pardir, os.pardir, "tests", "assimp_dump"))
+    candidates.append(os.path.join(os.getcwd(), "tests", "assimp_dump"))
+    for c in candidates:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.normpath(c)
+    return None
+
+
+DUMP_TOOL = _find_dump_tool()
+
+
+def _frames(count, backend):
+    n = min(count, MAX_FRAMES[backend])
+    return sorted(set(int(round(x)) for x in np.linspace(0, count - 1, n)))
+
+
+def _rig_space(rig, positions, objects):
+    """Whole-rig positions (V, 3) mapped to rig space, float64."""
+    out = np.empty(positions.shape, dtype=np.float64)
+    for i, mesh in enumerate(rig.meshes):
+        m = np.asarray(objects[i], dtype=np.float64)
+        out[mesh.rows] = np.asarray(positions[mesh.rows], dtype=np.float64) @ m[:3, :3].T + m[:3, 3]
+    return out
+
+
+def _diagonal(points):
+    return float(np.linalg.norm(points.max(axis=0) - points.min(axis=0)))
+
+
+class Case:
+    """One model: the rig, the reference, a shared binding, rest pairs, and
+    cached per-frame samples and reference results."""
+
+    def __init__(self, relpath, tmpdir):
+        self.relpath = relpath
+        self.path = os.path.join(MODELS, relpath)
+        json_path = os.path.join(tmpdir, os.path.basename(relpath) + ".json")
+        run = subprocess.run([DUMP_TOOL, self.path, json_path], capture_output=True, text=True)
+        assert run.returncode == 0, f"assimp_dump {self.path} failed: {run.stderr.strip()}"
+        self.reference = AssimpReference(json_path)
+        self.rig = springskin.load(self.path)
+        assert self.rig.animation is not None, f"{relpath}: no animation"
+        assert self.rig.vertex_count == len(self.reference.rest_positions()), (
+            f"{relpath}: springskin has {self.rig.vertex_count} vertices, "
+            f"Assimp's meshes with bones {len(self.reference.rest_positions())}")
+        rest_error = float(np.abs(self.rig.rest_positions() - self.reference.rest_positions()).max())
+        assert rest_error < 1e-5 * max(1.0, float(np.abs(self.reference.rest_positions()).max())), (
+            f"{relpath}: springskin's rest vertices differ from Assimp's by {rest_error:g} "
+            f"(vertex order or mesh selection)")
+        self.frame_count = self.rig.animation.frame_count(fps=FPS)
+        self.binding = self.rig.bind(cor=True)
+        rest = _rig_space(self.rig, self.rig.rest_positions(),
+                          [m.object_matrix for m in self.rig.meshes])
+        self.rest_diagonal = _diagonal(rest)
+        from scipy.spatial import cKDTree
+        pairs = cKDTree(rest).query_pairs(COINCIDENT * self.rest_diagonal, output_type="ndarray")
+        self.pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        self.pair_rest_distance = (np.linalg.norm(rest[self.pairs[:, 0]] - rest[self.pairs[:, 1]],
+                                                  axis=1).max() if len(self.pairs) else 0.0)
+        mesh_of = np.empty(len(rest), dtype=np.int64)
+        for mesh in self.rig.meshes:
+            mesh_of[mesh.rows] = mesh.index
+        self.cross_mesh = mesh_of[self.pairs[:, 0]] != mesh_of[self.pairs[:, 1]]
+        self.cross_mesh_pairs = int(self.cross_mesh.sum())
+
+    @functools.lru_cache(maxsize=None)
+    def sample(self, frame):
+        return self.rig.sample(frame=frame, fps=FPS)
+
+    @functools.lru_cache(maxsize=None)
+    def expected(self, method, frame):
+        """The reference's positions in rig space (through our object
+        matrices at the frame) and their diagonal."""
+        positions = self.reference.deform(method, frame / FPS)
+        rig_space = _rig_space(self.rig, positions, self.sample(frame)[1])
+        return rig_space, _diagonal(rig_space)
+
+    def describe(self):
+        return (f"{self.relpath}: {self.rig.vertex_count} vertices in {self.rig.mesh_count} "
+                f"meshes, {self.rig.bone_count} bones, {self.frame_count} frames at {FPS} fps")
+
+
+@functools.lru_cache(maxsize=None)
+def _case(relpath):
+    return Case(relpath, _TMPDIR.name)
+
+
+_TMPDIR = tempfile.TemporaryDirectory(prefix="ssk_conformance_")
+
+
+@functools.lru_cache(maxsize=None)
+def _gl_context():
+    """A shared GL context, or the reason there is none."""
+    try:
+        return springskin.GLContext(), None
+    except (springskin.GLUnavailableError, springskin.GLError) as exc:
+        return None, str(exc)
+
+
+def _setup(relpath, backend):
+    path = os.path.join(MODELS, relpath)
+    if not os.path.exists(path):
+        pytest.skip(f"{path} missing (Debian package assimp-testmodels)")
+    if DUMP_TOOL is None:
+        pytest.skip("tests/tools/assimp_dump is not built (CMake target assimp_dump, "
+                    "with SSK_BUILD_TESTS); set SSK_ASSIMP_DUMP to its path")
+    pytest.importorskip("scipy.spatial", reason="scipy (python3-scipy) is needed for the "
+                        "rest-pair search")
+    gl_context = None
+    if backend == "gl":
+        gl_context, reason = _gl_context()
+        if gl_context is None:
+            pytest.skip(f"springskin cannot create a GL context: {reason}")
+    return _case(relpath), gl_context
+
+
+def _deformer(case, method, backend, gl_context):
+    binding = case.binding if method in ROBUST_METHODS else None
+    return springskin.Deformer(case.rig, method=method, backend=backend, binding=binding,
+                               gl_context=gl_context)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["lbs", "dqs"])
+@pytest.mark.parametrize("relpath", FILES)
+def test_matches_assimp_reference(relpath, method, backend):
+    case, gl_context = _setup(relpath, backend)
+    deformer = _deformer(case, method, backend, gl_context)
+    worst, worst_frame, per_frame = 0.0, None, []
+    for frame in _frames(case.frame_count, backend):
+        skinning, objects = case.sample(frame)
+        ours = _rig_space(case.rig, deformer.deform(skinning, objects), objects)
+        expected, diagonal = case.expected(method, frame)
+        error = float(np.linalg.norm(ours - expected, axis=1).max()) / diagonal
+        per_frame.append((frame, error))
+        if error > worst or worst_frame is None:
+            worst, worst_frame = error, frame
+    message = (f"{case.describe()}; {method} on {backend}: max error {worst:.3g} of the "
+               f"diagonal at frame {worst_frame} (tolerance {REFERENCE_TOLERANCE:g}); per frame "
+               + ", ".join(f"{f}: {e:.2g}" for f, e in per_frame))
+    print("\n" + message)
+    assert worst <= REFERENCE_TOLERANCE, message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ROBUST_METHODS)
+@pytest.mark.parametrize("relpath", FILES)
+def test_robust_method(relpath, method, backend):
+    case, gl_context = _setup(relpath, backend)
+    deformer = _deformer(case, method, backend, gl_context)
+    tear_limit = 0.0 if backend == "cpu" else GL_TEAR * case.rest_diagonal
+    non_finite, ratios, tears = [], [], []
+    for frame in _frames(case.frame_count, backend):
+        skinning, objects = case.sample(frame)
+        positions = deformer.deform(skinning, objects)
+        if not np.isfinite(positions).all():
+            non_finite.append((frame, int((~np.isfinite(positions)).any(axis=1).sum())))
+            continue
+        ours = _rig_space(case.rig, positions, objects)
+        lbs, lbs_diagonal = case.expected("lbs", frame)
+        ratios.append((frame, _diagonal(ours) / lbs_diagonal))
+        if len(case.pairs):
+            gap = np.linalg.norm(ours[case.pairs[:, 0]] - ours[case.pairs[:, 1]], axis=1)
+            k = int(np.argmax(gap))
+            within = float(gap[~case.cross_mesh].max()) if (~case.cross_mesh).any() else 0.0
+            across = float(gap[case.cross_mesh].max()) if case.cross_mesh.any() else 0.0
+            # Context only: the reference LBS's largest gap on the same pairs
+            # (pairs whose rest positions or weights differ move apart under any
+            # weight-based skinning).
+            lbs_gap = float(np.linalg.norm(lbs[case.pairs[:, 0]] - lbs[case.pairs[:, 1]],
+                                           axis=1).max())
+            tears.append((frame, float(gap[k]), tuple(int(i) for i in case.pairs[k]), lbs_gap,
+                          within, across))
+        else:
+            tears.append((frame, 0.0, None, 0.0, 0.0, 0.0))
+
+    lo = min((r for _, r in ratios), default=float("nan"))
+    hi = max((r for _, r in ratios), default=float("nan"))
+    tear_frame, tear, tear_pair = max(tears, key=lambda t: t[1])[:3] if tears else (
+        None, 0.0, None)
+    lbs_tear = max((t[3] for t in tears), default=0.0)
+    within_tear = max((t[4] for t in tears), default=0.0)
+    across_tear = max((t[5] for t in tears), default=0.0)
+    bad_ratios = [(f, r) for f, r in ratios if not (1.0 / BBOX_RATIO <= r <= BBOX_RATIO)]
+    message = (f"{case.describe()}; {method} on {backend}: "
+               f"non-finite rows {non_finite or 'none'}; "
+               f"diagonal / LBS's in [{lo:.4f}, {hi:.4f}] (allowed [{1 / BBOX_RATIO:.4f}, "
+               f"{BBOX_RATIO}]){'; out of range at ' + str(bad_ratios) if bad_ratios else ''}; "
+               f"{len(case.pairs)} coincident rest pairs ({case.cross_mesh_pairs} across meshes, "
+               f"largest rest distance {case.pair_rest_distance / case.rest_diagonal:.3g} of the "
+               f"diagonal): largest gap {tear / case.rest_diagonal:.3g} of the diagonal at frame "
+               f"{tear_frame} (vertices {tear_pair}; within meshes "
+               f"{within_tear / case.rest_diagonal:.3g}, across meshes "
+               f"{across_tear / case.rest_diagonal:.3g}; allowed "
+               f"{'exactly 0' if backend == 'cpu' else f'{GL_TEAR:g}'}; the reference LBS's "
+               f"largest gap on these pairs: {lbs_tear / case.rest_diagonal:.3g})")
+    print("\n" + message)
+    assert not non_finite, message
+    assert not bad_ratios, message
+    assert tear <= tear_limit, message
