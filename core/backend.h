@@ -46,6 +46,19 @@ typedef enum ssk_kernel {
     SSK_KERNEL_COUNT
 } ssk_kernel;
 
+/* Whether a backend welds the output of `kernel` (core/weld.c): every
+ * kernel that writes positions from the binding or from neighbors (rigid,
+ * IRS, radial, spring, CoR). LBS and DQS follow the skin weights alone, as
+ * Blender's Armature modifier does: coincident copies that an importer made
+ * at a seam have the same weights and come out identical anyway, and
+ * coincident vertices that a file gives different weights separate there
+ * as they do in Blender (ssk_scene_check warns). */
+static inline bool ssk_kernel_welds(ssk_kernel kernel)
+{
+    return kernel == SSK_KERNEL_RIGID || kernel == SSK_KERNEL_IRS || kernel == SSK_KERNEL_RADIAL ||
+           kernel == SSK_KERNEL_SPRING || kernel == SSK_KERNEL_COR;
+}
+
 /* One kernel run over the whole rig (all meshes). Buffers hold whole-rig
  * #V by 3 floats, positions in each mesh's object space. Attachment
  * kernels work in rig space internally: object -> rig with

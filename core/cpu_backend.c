@@ -188,14 +188,15 @@ static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_e
     }
 }
 
-/* Runs a kernel, then welds its output positions (weld.c): coincident
- * vertices take their representative's position. */
+/* Runs a kernel, then welds its output positions when the kernel is one
+ * that welds (backend.h): coincident vertices take their representative's
+ * position. */
 static ssk_status cpu_run(void *state, const ssk_kernel_call *call, ssk_error *err)
 {
     cpu_state *s = state;
     ssk_status st = cpu_run_kernel(state, call, err);
     const ssk_weld *weld = &s->rig->weld;
-    if ((st == SSK_OK || st == SSK_ERROR_SPRING_DIVERGED) && call->kernel != SSK_KERNEL_NORMALS &&
+    if ((st == SSK_OK || st == SSK_ERROR_SPRING_DIVERGED) && ssk_kernel_welds(call->kernel) &&
         weld->member_count) {
         bool matrices = false;
         for (uint32_t m = 0; m < s->rig->mesh_count; ++m) matrices |= !s->frame->mesh_identity[m];

@@ -1177,7 +1177,7 @@ static void job_run(void *user)
         job->status = st;
         return;
     }
-    if (call->kernel != SSK_KERNEL_NORMALS && s->rig->weld.member_count) {
+    if (ssk_kernel_welds(call->kernel) && s->rig->weld.member_count) {
         ssk_status ws = run_weld(s, output, job->err);
         if (ws != SSK_OK) {
             job->status = ws;

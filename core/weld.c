@@ -10,10 +10,11 @@
  * At rig creation this file finds the coincident vertices and builds:
  *
  * - point[v]: the representative of v's group (its smallest whole-rig
- *   index); v is a "member" when point[v] != v. The deformer copies the
- *   representative's output onto every member after each kernel that writes
- *   positions, so coincident vertices come out of every method at the same
- *   place, bit for bit;
+ *   index); v is a "member" when point[v] != v. The backends copy the
+ *   representative's output onto every member after each kernel that works
+ *   from the binding or from neighbors (backend.h, ssk_kernel_welds), so
+ *   coincident vertices come out of those methods at the same place, bit
+ *   for bit; LBS and DQS follow the skin weights, as Blender does;
  * - the welded adjacency (whole-rig CSR): the neighbors of v are the
  *   representatives of the triangle-edge neighbors of every vertex of v's
  *   group, v's own representative excluded, sorted. Every vertex of a group

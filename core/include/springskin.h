@@ -213,10 +213,16 @@ typedef struct ssk_mesh_view {
 /* Welded topology. Vertices of a rig that coincide at rest (rig space,
  * within SSK_WELD_RELATIVE_TOLERANCE of the rest bounding-box diagonal, in
  * one mesh or across meshes, closed transitively) are one surface point:
- * - every method's output gives them the same position: after each kernel
- *   that writes positions, the deformer copies the group's representative
- *   (its smallest whole-rig index) onto the others, on every backend, so
- *   the largest distance between coincident vertices is 0;
+ * - the methods that work from the binding or from neighbors (rigid, IRS,
+ *   radial, spring, CoR) give them the same position: after each such
+ *   kernel the backend copies the group's representative (its smallest
+ *   whole-rig index) onto the others, on CPU and GL, so the largest
+ *   distance between coincident vertices is 0 (within one mesh; between
+ *   two meshes with different object matrices, the rounding of moving a
+ *   float through rig space). LBS and DQS follow the skin weights alone,
+ *   as Blender's Armature modifier does: copies that an importer made at a
+ *   seam have the same weights and come out identical; coincident vertices
+ *   that the file gives different weights separate as in Blender;
  * - whatever uses neighbors uses the welded adjacency (attachment smoothing
  *   and reprojection, spring rest data and forces, the CoR integration mesh);
  * - vertex normals sum the triangles around every coincident vertex of the
@@ -224,10 +230,7 @@ typedef struct ssk_mesh_view {
  *   normals (ssk_mesh_desc.normals) differ by more than
  *   SSK_WELD_HARD_EDGE_DEGREES keep their own. Separate meshes keep their
  *   own normals, as separate objects shade.
- * Vertex order and counts are unchanged. For LBS and DQS, copies made by an
- * importer at a UV seam have the same weights and the weld changes nothing;
- * coincident vertices of two meshes with different weights take the
- * representative's result. */
+ * Vertex order and counts are unchanged. */
 #define SSK_WELD_RELATIVE_TOLERANCE 1e-5
 #define SSK_WELD_HARD_EDGE_DEGREES 1.0
 
@@ -1192,6 +1195,18 @@ void ssk_scene_destroy(ssk_scene *scene);
 /* The scene's rig, owned by the scene. */
 const ssk_rig *ssk_scene_rig(const ssk_scene *scene);
 
+/* Name of the armature node whose space is rig space (ssk_scene_import),
+ * owned by the scene; NULL when rig space is the file's root-parent space or
+ * scene is NULL. */
+const char *ssk_scene_armature_name(const ssk_scene *scene);
+
+/* Whether a node of the scene carries rig bone `bone` (*out_has_node 1 or 0), and
+ * how many vertices lost an influence of that bone at import because none
+ * does (*out_dropped_vertices, 0 for a bone with a node).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, bone out of range). */
+ssk_status ssk_scene_bone_node(const ssk_scene *scene, uint32_t bone, int *out_has_node,
+                               uint32_t *out_dropped_vertices, ssk_error *err);
+
 uint32_t ssk_scene_animation_count(const ssk_scene *scene);
 
 typedef struct ssk_animation_info {
@@ -1241,6 +1256,69 @@ ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
  * SSK_ERROR_NONFINITE (time). */
 ssk_status ssk_scene_rig_matrix(const ssk_scene *scene, uint32_t animation,
                                 double time_seconds, float dst[16], ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Check: what a rigger runs on a file before trusting a bake.               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ssk_check_level {
+    SSK_CHECK_OK = 0,
+    SSK_CHECK_WARNING,
+    SSK_CHECK_ERROR
+} ssk_check_level;
+
+/* "ok", "warning", "error"; NULL out of range. */
+const char *ssk_check_level_name(ssk_check_level level);
+
+typedef struct ssk_check_item {
+    ssk_check_level level;
+    char topic[32];     /* "space", "nodes", "seams", "weights", "bones",
+                           "influences", "method <name>" */
+    char message[512];  /* one line, numbers rounded so reports diff well */
+} ssk_check_item;
+
+typedef struct ssk_check_report {
+    uint32_t item_count, warning_count, error_count;
+    uint32_t frame_count;   /* frames the methods ran on */
+    ssk_check_item *items;  /* #item_count, in the order above */
+} ssk_check_report;
+
+typedef struct ssk_check_desc {
+    double fps;                 /* frames per second (default 24) */
+    uint32_t animation;         /* which animation (default 0) */
+    uint32_t frame_count;       /* frames to run each method on, spread evenly
+                                   over the animation, first and last
+                                   included (default 5) */
+    ssk_backend backend;        /* for the methods (default CPU) */
+    ssk_gl_context *gl_context; /* borrowed, or NULL */
+} ssk_check_desc;
+
+void ssk_check_desc_default(ssk_check_desc *out);
+
+/* Checks an imported scene and reports, one item each:
+ * - space: the armature node (rig space) with its scale and rotation;
+ * - nodes: bones with a non-uniform scale in their bind hierarchy (warning:
+ *   DQS and CoR blend a scale matrix), mesh nodes that move relative to the
+ *   armature over the checked frames (warning);
+ * - seams: welded coincident vertices (ssk_rig_weld) and hard edges kept;
+ *   coincident vertices with other weights than their representative
+ *   (warning);
+ * - weights: vertices without weights (warning: they stay at rest);
+ * - bones: bones without a node, their influences dropped (warning, names
+ *   and vertex counts), bones that weight no vertex (names);
+ * - influences: vertices past SSK_MAX_INFLUENCES (warning);
+ * - method lbs, dqs, rigid, irs, spring, cor: each run on the frames; error
+ *   when it fails, gives a non-finite position, a bounding box over 1.5x
+ *   LBS's at a frame, or coincident vertices farther apart than 1e-6 of the
+ *   diagonal; warning when the springs do not converge or diverge.
+ * *out: owned by the caller, ssk_check_report_destroy. A finding is never
+ * a failure of the call. Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, fps <= 0,
+ * frame_count 0), SSK_ERROR_NO_ANIMATION (animation out of range),
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_scene_check(ssk_check_report **out, const ssk_scene *scene,
+                           const ssk_check_desc *desc, ssk_error *err);
+/* NULL allowed. */
+void ssk_check_report_destroy(ssk_check_report *report);
 
 /* ------------------------------------------------------------------------ */
 /* Point cache (.pc2) writer.                                                */
