@@ -2,10 +2,12 @@
  *
  * Rig hash (ssk_rig_hash): XXH3_64bits (seed 0) of this byte stream, every
  * value little-endian (int32/uint32/float32 as 4 bytes):
- *   "SSKRIG1\0", uint32 mesh count;
+ *   "SSKRIG2\0", uint32 mesh count;
  *   per mesh: uint32 #V, uint32 #F, float32[#V*3] rest positions,
  *             float32[16] object matrix, int32[#F*3] triangles, uint32 K,
  *             int32[#V*K] bone indices, float32[#V*K] normalized weights;
+ *   uint32[#V] welded surface point of each vertex (ssk_rig_weld, so a
+ *             binding made before welding is never reused);
  *   uint32 #B; per bone: int32 parent, float32[16] bind matrix,
  *             float32[3] head, float32[3] tail.
  * Names are not hashed (renaming a bone does not change a binding).
@@ -69,7 +71,7 @@ _Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128,
 #define BIND_CHECKSUM_SIZE 8
 /* Bytes per vertex: bone (4), t (4), scale vector (12). */
 #define BIND_BYTES_PER_VERTEX 20
-#define RIG_HASH_TAG "SSKRIG1"   /* with its NUL: 8 bytes */
+#define RIG_HASH_TAG "SSKRIG2"   /* with its NUL: 8 bytes */
 #define RIG_HASH_TAG_SIZE 8
 /* 4-byte words byte-swapped per XXH3 update on big-endian hosts. */
 #define HASH_SWAP_WORDS 1024
@@ -126,6 +128,7 @@ static bool rig_hash(const ssk_rig *rig, uint64_t *out)
              hash_words(state, mesh->bone_indices, nk) == XXH_OK &&
              hash_words(state, mesh->weights, nk) == XXH_OK;
     }
+    ok = ok && hash_words(state, rig->weld.point, rig->vertex_count) == XXH_OK;
     ok = ok && hash_u32(state, rig->bone_count) == XXH_OK;
     for (uint32_t b = 0; ok && b < rig->bone_count; ++b) {
         const ssk_bone *bone = &rig->bones[b];

@@ -67,6 +67,7 @@ typedef struct import_ctx {
     int32_t *mesh_bone_map;         /* aiBone k of mesh m -> rig bone */
     float *object_matrices;         /* #M by 16 */
     float **positions;              /* #M arrays */
+    float **normals;                /* #M arrays or NULL (source normals) */
     int32_t **triangles;
     int32_t **bone_indices;
     float **weights;
@@ -86,11 +87,13 @@ static void import_ctx_free(import_ctx *c)
 {
     for (uint32_t m = 0; m < c->mesh_count; ++m) {
         if (c->positions) free(c->positions[m]);
+        if (c->normals) free(c->normals[m]);
         if (c->triangles) free(c->triangles[m]);
         if (c->bone_indices) free(c->bone_indices[m]);
         if (c->weights) free(c->weights[m]);
     }
     free(c->positions);
+    free(c->normals);
     free(c->triangles);
     free(c->bone_indices);
     free(c->weights);
@@ -506,6 +509,18 @@ static ssk_status build_mesh(import_ctx *c, uint32_t m, ssk_error *err)
         p[2] = (float)mesh->mVertices[v].z;
     }
     d->positions = c->positions[m];
+    /* Source normals: only read by the weld to keep hard edges. */
+    d->normals = NULL;
+    if (mesh->mNormals && nv > 0) {
+        c->normals[m] = malloc((size_t)nv * 3 * sizeof(float));
+        if (!c->normals[m]) return oom(c, err, "normals");
+        for (uint32_t v = 0; v < nv; ++v) {
+            c->normals[m][3 * (size_t)v] = (float)mesh->mNormals[v].x;
+            c->normals[m][3 * (size_t)v + 1] = (float)mesh->mNormals[v].y;
+            c->normals[m][3 * (size_t)v + 2] = (float)mesh->mNormals[v].z;
+        }
+        d->normals = c->normals[m];
+    }
 
     /* Triangles; points and lines left by aiProcess_Triangulate are dropped. */
     uint32_t nf = 0;
@@ -605,6 +620,9 @@ static ssk_status build_mesh(import_ctx *c, uint32_t m, ssk_error *err)
 
     /* More than SSK_MAX_INFLUENCES on a vertex: the smallest are dropped. */
     uint32_t K = max_count < SSK_MAX_INFLUENCES ? max_count : SSK_MAX_INFLUENCES;
+    if (max_count > c->scene->source_max_influences) c->scene->source_max_influences = max_count;
+    for (uint32_t v = 0; v < nv; ++v)
+        c->scene->capped_vertex_count += offsets[v + 1] - offsets[v] > K;
     d->influence_count = K;
     if (K > 0) {
         c->bone_indices[m] = xcalloc((size_t)nv * K, sizeof(int32_t));
@@ -740,6 +758,7 @@ static ssk_status build_rig(import_ctx *c, ssk_error *err)
     uint32_t nm = c->mesh_count;
     c->object_matrices = xcalloc((size_t)nm * 16, sizeof(float));
     c->positions = xcalloc(nm, sizeof *c->positions);
+    c->normals = xcalloc(nm, sizeof *c->normals);
     c->triangles = xcalloc(nm, sizeof *c->triangles);
     c->bone_indices = xcalloc(nm, sizeof *c->bone_indices);
     c->weights = xcalloc(nm, sizeof *c->weights);
@@ -747,7 +766,7 @@ static ssk_status build_rig(import_ctx *c, ssk_error *err)
     c->scene->mesh_nodes = xcalloc(nm, sizeof *c->scene->mesh_nodes);
     c->scene->mesh_uvs = xcalloc(nm, sizeof *c->scene->mesh_uvs);
     if (c->scene->mesh_uvs) c->scene->mesh_uv_count = nm;
-    if (!c->object_matrices || !c->positions || !c->triangles || !c->bone_indices ||
+    if (!c->object_matrices || !c->positions || !c->normals || !c->triangles || !c->bone_indices ||
         !c->weights || !c->mesh_descs || !c->scene->mesh_nodes || !c->scene->mesh_uvs)
         return oom(c, err, "meshes");
     for (uint32_t m = 0; m < nm; ++m) {

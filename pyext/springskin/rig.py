@@ -339,6 +339,27 @@ class Rig:
         return self._bones
 
     @property
+    def weld(self):
+        """dict: the welded topology (``ssk_rig_weld``).
+
+        Vertices that coincide at rest in rig space (within ``tolerance``,
+        ``SSK_WELD_RELATIVE_TOLERANCE`` = 1e-5 of the rest bounding-box
+        diagonal; UV seams, normal splits, borders shared by two meshes)
+        are one surface point: every method gives them the same position,
+        and neighbors (attachment smoothing, springs, CoR) are welded.
+
+        Keys: ``tolerance`` (float, rig-space distance), ``group_count``,
+        ``member_count``, ``across_mesh_group_count``,
+        ``hard_edge_pair_count`` (coincident pairs of one mesh whose source
+        normals differ by more than 1 degree: kept as hard edges for
+        normals), ``points`` ((V,) uint32 read-only: the representative
+        whole-rig row of each vertex, the smallest of its group) and
+        ``members`` ((member_count,) uint32 read-only: rows that are not
+        their group's representative).
+        """
+        return self._core.weld()
+
+    @property
     def animations(self):
         """tuple of Animation: the file's animations (empty for array rigs)."""
         if self._animations is None:

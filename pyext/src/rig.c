@@ -433,6 +433,25 @@ static PyObject *rig_mesh(ssk_py_rig *self, PyObject *arg)
         ssk_py_view(self_obj, NPY_FLOAT32, 2, mdims, view.object_matrix));
 }
 
+/* weld() -> dict: tolerance, counts, points (V,) uint32 and members
+ * (#members,) uint32 as read-only views into the rig (ssk_rig_weld). */
+static PyObject *rig_weld(ssk_py_rig *self, PyObject *unused)
+{
+    (void)unused;
+    ssk_weld_view view;
+    ssk_error err = {0};
+    if (ssk_rig_weld(self->rig, &view, &err) != SSK_OK) return ssk_py_raise(&err, "weld: ", NULL);
+    PyObject *self_obj = (PyObject *)self;
+    const npy_intp pdims[1] = {ssk_rig_vertex_count(self->rig)};
+    const npy_intp mdims[1] = {view.member_count};
+    return Py_BuildValue("{s:d,s:I,s:I,s:I,s:I,s:N,s:N}", "tolerance", (double)view.tolerance,
+                         "group_count", view.group_count, "member_count", view.member_count,
+                         "across_mesh_group_count", view.across_mesh_group_count,
+                         "hard_edge_pair_count", view.hard_edge_pair_count, "points",
+                         ssk_py_view(self_obj, NPY_UINT32, 1, pdims, view.points), "members",
+                         ssk_py_view(self_obj, NPY_UINT32, 1, mdims, view.members));
+}
+
 /* bones() -> dict of names (list), parents (B,) int32, bind_matrices
  * (B, 4, 4), heads and tails (B, 3), all float32 read-only copies. */
 static PyObject *rig_bones(ssk_py_rig *self, PyObject *unused)
@@ -545,6 +564,7 @@ static PyMethodDef rig_methods[] = {
     {"find_bone", (PyCFunction)rig_find_bone, METH_O, "find_bone(name) -> index or -1."},
     {"mesh", (PyCFunction)rig_mesh, METH_O, "mesh(i) -> dict of read-only views."},
     {"bones", (PyCFunction)rig_bones, METH_NOARGS, "bones() -> dict of names and arrays."},
+    {"weld", (PyCFunction)rig_weld, METH_NOARGS, "weld() -> dict (ssk_rig_weld)."},
     {"rest_positions", (PyCFunction)rig_rest_positions, METH_NOARGS,
      "rest_positions() -> (V, 3) float32."},
     {"normals", (PyCFunction)(void (*)(void))rig_normals, METH_VARARGS | METH_KEYWORDS,
