@@ -1,6 +1,8 @@
 /* main.c — the `springskin` command-line tool.
  *
  *   springskin info FILE [--fps FPS] [--backend auto|cpu|gl]
+ *   springskin check FILE [--fps FPS] [--animation N] [--frames N]
+ *                   [--backend auto|cpu|gl] [--strict]
  *   springskin bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor | --graph G.json]
  *                   [--binding B] [--fps FPS] [--frames A:B]
  *                   [--backend auto|cpu|gl] [--animation N] [--normals]
@@ -97,6 +99,9 @@ static void print_main_help(FILE *f)
           "\n"
           "commands:\n"
           "  info FILE [--fps FPS]          meshes, bones and animations of FILE\n"
+          "  check FILE [options]           what to look at before trusting a bake:\n"
+          "                                 node transforms, seams, weights, bones,\n"
+          "                                 and every method on a few frames\n"
           "  bake FILE -o OUT [options]     bake an animation to a .pc2 or .abc cache\n"
           "  preview FILE -o OUT.png [options]\n"
           "                                 render a frame, one panel per method, to PNG\n"
@@ -438,6 +443,29 @@ static int command_info(int argc, char **argv)
            (unsigned)ssk_rig_bone_count(rig),
            (unsigned)ssk_rig_deforming_bone_count(rig),
            (unsigned)ssk_rig_max_influences(rig));
+    for (uint32_t b = 0; b < ssk_rig_bone_count(rig); ++b) {
+        int has_node = 1;
+        uint32_t dropped = 0;
+        ssk_bone_view bone;
+        if (ssk_scene_bone_node(scene, b, &has_node, &dropped, &err) != SSK_OK ||
+            ssk_rig_bone(rig, b, &bone, &err) != SSK_OK) {
+            ssk_scene_destroy(scene);
+            return runtime_error(&err, SSK_ERROR_INVALID_ARGUMENT);
+        }
+        if (!has_node)
+            printf("  bone '%s' has no node: its influences on %u vertices were dropped "
+                   "(Blender's rule)\n",
+                   bone.name, (unsigned)dropped);
+    }
+    const char *armature = ssk_scene_armature_name(scene);
+    if (armature) printf("rig space: armature node '%s'\n", armature);
+    else printf("rig space: the file's root space\n");
+    ssk_weld_view weld;
+    if (ssk_rig_weld(rig, &weld, &err) == SSK_OK)
+        printf("welded: %u groups of coincident vertices (%u vertices joined, %u groups "
+               "across meshes)\n",
+               (unsigned)weld.group_count, (unsigned)weld.member_count,
+               (unsigned)weld.across_mesh_group_count);
     uint32_t anim_count = ssk_scene_animation_count(scene);
     printf("animations: %u (frame counts at %g fps)\n", (unsigned)anim_count, fps);
     for (uint32_t a = 0; a < anim_count; ++a) {
@@ -1052,6 +1080,100 @@ static int command_bind(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
+/* check                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void print_check_help(FILE *f)
+{
+    fputs("usage: " PROGRAM " check FILE [--fps FPS] [--animation N] [--frames N]\n"
+          "                        [--backend auto|cpu|gl] [--strict]\n"
+          "\n"
+          "What to look at before trusting a bake of FILE: the armature node whose\n"
+          "space skinning blends in, node scales and mesh nodes that move, seams\n"
+          "welded and hard edges kept, vertices without weights, bones without a\n"
+          "node or without vertices, influence counts; then every method (lbs, dqs,\n"
+          "rigid, irs, spring, cor) run on N frames spread over the animation and\n"
+          "judged against LBS (finite, bounding box within 1.5x, seams closed).\n"
+          "One line per finding: LEVEL TOPIC: MESSAGE, LEVEL ok, warning or error;\n"
+          "no timings, so two reports diff.\n"
+          "\n"
+          "options:\n"
+          "  --fps FPS        frames per second, > 0 (default 24)\n"
+          "  --animation N    which animation (default 0)\n"
+          "  --frames N       frames each method runs on, 1..1000 (default 5)\n"
+          "  --backend B      auto, cpu (default) or gl, for the methods\n"
+          "  --strict         exit 1 on a warning too\n"
+          "  -h, --help       show this help\n"
+          "\n"
+          "Exit status: 0 when no finding is an error, 1 on an error finding (or a\n"
+          "warning with --strict) or when FILE cannot be imported, 2 on a usage error.\n",
+          f);
+}
+
+static int command_check(int argc, char **argv)
+{
+    const char *fps_text = NULL, *path = NULL, *backend_text = NULL, *animation_text = NULL,
+               *frames_text = NULL, *strict = OPTION_FLAG_UNSET;
+    const option_spec specs[] = {{"fps", 0, &fps_text},
+                                 {"animation", 0, &animation_text},
+                                 {"frames", 0, &frames_text},
+                                 {"backend", 0, &backend_text},
+                                 {"strict", 0, &strict}};
+    int r = parse_options("check", argc, argv, 2, specs, sizeof specs / sizeof specs[0], &path,
+                          print_check_help);
+    if (r != PARSE_CONTINUE) return r;
+    ssk_check_desc desc;
+    ssk_check_desc_default(&desc);
+    if (fps_text && !parse_fps(&desc.fps, fps_text))
+        return usage_error("check", "bad number for --fps: '%s' (expected a number > 0)",
+                           fps_text);
+    long long value = 0;
+    if (animation_text) {
+        if (!parse_count(&value, animation_text, UINT32_MAX))
+            return usage_error("check", "bad --animation: '%s' (expected an index >= 0)",
+                               animation_text);
+        desc.animation = (uint32_t)value;
+    }
+    if (frames_text) {
+        if (!parse_count(&value, frames_text, 1000) || value == 0)
+            return usage_error("check", "bad --frames: '%s' (expected 1..1000)", frames_text);
+        desc.frame_count = (uint32_t)value;
+    }
+    ssk_error err = {0};
+    if (backend_text && ssk_backend_parse(&desc.backend, backend_text, &err) != SSK_OK)
+        return usage_error("check", "--backend: %s", err.message);
+
+    ssk_scene *scene = NULL;
+    ssk_status s = ssk_scene_import(&scene, path, &err);
+    if (s != SSK_OK) return runtime_error(&err, s);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    ssk_check_report *report = NULL;
+    s = ssk_scene_check(&report, scene, &desc, &err);
+    if (s != SSK_OK) {
+        ssk_scene_destroy(scene);
+        return runtime_error(&err, s);
+    }
+    printf("file: %s\n", path);
+    printf("rig: %u mesh(es), %u vertices, %u bones, %u animation(s); methods on %u frame(s) "
+           "at %g fps\n",
+           (unsigned)ssk_rig_mesh_count(rig), (unsigned)ssk_rig_vertex_count(rig),
+           (unsigned)ssk_rig_bone_count(rig), (unsigned)ssk_scene_animation_count(scene),
+           (unsigned)report->frame_count, desc.fps);
+    for (uint32_t i = 0; i < report->item_count; ++i) {
+        const ssk_check_item *it = &report->items[i];
+        printf("%-8s %s: %s\n", ssk_check_level_name(it->level), it->topic, it->message);
+    }
+    printf("summary: %u error(s), %u warning(s)\n", (unsigned)report->error_count,
+           (unsigned)report->warning_count);
+    int code = report->error_count || (strict == OPTION_FLAG_SET && report->warning_count)
+                   ? EXIT_RUNTIME
+                   : 0;
+    ssk_check_report_destroy(report);
+    ssk_scene_destroy(scene);
+    return finish_stdout(code);
+}
+
+/* ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
@@ -1074,6 +1196,10 @@ int main(int argc, char **argv)
     if (strcmp(command, "preview") == 0) return command_preview(argc, argv);
     if (strcmp(command, "gpuinfo") == 0) return command_gpuinfo(argc, argv);
     if (strcmp(command, "bind") == 0) return command_bind(argc, argv);
+    if (strcmp(command, "check") == 0) return command_check(argc, argv);
     if (command[0] == '-') return usage_error(NULL, "unknown option '%s'", command);
-    return usage_error(NULL, "unknown command '%s' (commands: info, bake, preview, gpuinfo, bind)", command);
+    return usage_error(NULL,
+                       "unknown command '%s' (commands: info, check, bake, preview, gpuinfo, "
+                       "bind)",
+                       command);
 }

@@ -217,6 +217,25 @@ const ssk_rig *ssk_scene_rig(const ssk_scene *scene)
     return scene ? scene->rig : NULL;
 }
 
+const char *ssk_scene_armature_name(const ssk_scene *scene)
+{
+    return scene && scene->armature_node >= 0 ? scene->nodes[scene->armature_node].name : NULL;
+}
+
+ssk_status ssk_scene_bone_node(const ssk_scene *scene, uint32_t bone, int *out_has_node,
+                               uint32_t *out_dropped_vertices, ssk_error *err)
+{
+    if (!scene || !out_has_node || !out_dropped_vertices)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_scene_bone_node: NULL argument");
+    if (bone >= scene->rig->bone_count)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_scene_bone_node: bone %u out of range [0, %u)", bone,
+                             scene->rig->bone_count);
+    *out_has_node = scene->bone_nodes[bone] >= 0;
+    *out_dropped_vertices = scene->nodeless_dropped ? scene->nodeless_dropped[bone] : 0;
+    return ssk_error_ok(err);
+}
+
 uint32_t ssk_scene_animation_count(const ssk_scene *scene)
 {
     return scene ? scene->animation_count : 0;

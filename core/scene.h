@@ -72,7 +72,11 @@ struct ssk_scene {
     int32_t armature_node;      /* node whose space is rig space, or -1 for
                                    the root's parent space (import.c) */
     double rig_to_scene[16];    /* G_static(armature node): rig -> scene */
-    uint32_t nodeless_bone_count;    /* weighted bones that no node carries */
+    uint32_t source_max_influences;  /* most influences on one vertex in the
+                                        file (before SSK_MAX_INFLUENCES) */
+    uint32_t capped_vertex_count;    /* vertices that lost their smallest
+                                        influences to SSK_MAX_INFLUENCES */
+    uint32_t nodeless_bone_count;    /* bones that no node carries */
     uint32_t *nodeless_dropped;      /* #B: vertices whose influence of the
                                         bone was dropped (0 for bones with a
                                         node); NULL when none */
