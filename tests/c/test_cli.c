@@ -241,6 +241,53 @@ static void check_bake_summary(const tu_cli_result *r, const fixture *fx, uint32
     assert_string_equal(r->err, "");
 }
 
+/* `check`: one line per finding, a stable report, the exit status. */
+static void test_check(void **state)
+{
+    (void)state;
+    /* anim_test.x: two bones without a node (warnings), nothing wrong. */
+    const char *anim_test = SSK_MODELS_DIR "/X/anim_test.x";
+    tu_cli_result r = run_cli((const char *[]){"check", anim_test, NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "warning  bones: 2 bone(s) have no node"));
+    assert_non_null(strstr(r.out, "joint3 (484 vertices)"));
+    assert_non_null(strstr(r.out, "warning  weights: 1 vertex(es) have no skin weight"));
+    static const char *const methods[] = {"lbs", "dqs", "rigid", "irs", "spring", "cor"};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; ++i) {
+        char line[64];
+        snprintf(line, sizeof line, " method %s: ", methods[i]);
+        assert_non_null(strstr(r.out, line));
+    }
+    assert_non_null(strstr(r.out, "summary: 0 error(s)"));
+    /* The same run again gives the same report (no timings in it). */
+    tu_cli_result again = run_cli((const char *[]){"check", anim_test, NULL});
+    assert_string_equal(again.out, r.out);
+    tu_cli_result_free(&again);
+    tu_cli_result_free(&r);
+
+    /* --strict: the warnings make it exit 1. */
+    r = run_cli((const char *[]){"check", anim_test, "--strict", "--frames", "2", NULL});
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "methods on 2 frame(s)"));
+    tu_cli_result_free(&r);
+
+    /* huesitos.fbx: the armature node with Blender's 100x unit scale. */
+    r = run_cli((const char *[]){"check", SSK_MODELS_DIR "/FBX/huesitos.fbx", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "ok       space: rig space is armature node 'Armature' (scale 100"));
+    assert_non_null(strstr(r.out, "ok       method dqs: finite, bounding box within 1.00x"));
+    tu_cli_result_free(&r);
+
+    /* A file Assimp cannot read: exit 1; a bad option: exit 2. */
+    r = run_cli((const char *[]){"check", "/nonexistent/file.fbx", NULL});
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.err, "springskin: error:"));
+    tu_cli_result_free(&r);
+    r = run_cli((const char *[]){"check", anim_test, "--frames", "0", NULL});
+    assert_int_equal(r.exit_code, 2);
+    tu_cli_result_free(&r);
+}
+
 static void test_bake_lbs_and_dqs(void **state)
 {
     fixture *fx = *state;
@@ -709,6 +756,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_info),
+        cmocka_unit_test(test_check),
         cmocka_unit_test(test_bake_lbs_and_dqs),
         cmocka_unit_test(test_bake_gl_backend_and_gpuinfo),
         cmocka_unit_test(test_bake_frame_range_and_fps),

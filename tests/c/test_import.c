@@ -1056,6 +1056,49 @@ static void probe_file(const char *relative)
     ssk_scene_destroy(scene);
 }
 
+/* X/anim_test.x weights its mesh to joint3 and joint4, which no node
+ * carries: as Blender ignores a vertex group without a bone, their
+ * influences are dropped and the rest renormalized (a vertex weighted to
+ * them alone stays at rest). */
+static void test_bones_without_node(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/X/anim_test.x", SSK_MODELS_DIR);
+    ssk_scene *scene = import_ok(path);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    ssk_error err = {0};
+    int32_t j3 = ssk_rig_find_bone(rig, "joint3"), j4 = ssk_rig_find_bone(rig, "joint4");
+    assert_true(j3 >= 0 && j4 >= 0);
+    int has_node = 1;
+    uint32_t dropped = 0;
+    assert_int_equal(ssk_scene_bone_node(scene, (uint32_t)j3, &has_node, &dropped, &err), SSK_OK);
+    assert_int_equal(has_node, 0);
+    assert_int_equal(dropped, 484);
+    assert_int_equal(ssk_scene_bone_node(scene, 0, &has_node, &dropped, &err), SSK_OK);
+    assert_int_equal(has_node, 1);
+    assert_int_equal(dropped, 0);
+    assert_int_equal(ssk_scene_bone_node(scene, 99, &has_node, &dropped, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    ssk_mesh_view v;
+    assert_int_equal(ssk_rig_mesh(rig, 0, &v, &err), SSK_OK);
+    uint32_t at_rest = 0;
+    for (uint32_t i = 0; i < v.vertex_count; ++i) {
+        float sum = 0.0f;
+        for (uint32_t k = 0; k < v.influence_count; ++k) {
+            float w = v.weights[(size_t)i * v.influence_count + k];
+            int32_t b = v.bone_indices[(size_t)i * v.influence_count + k];
+            if (w > 0.0f) assert_true(b != j3 && b != j4);
+            sum += w;
+        }
+        if (sum == 0.0f) at_rest++;
+        else assert_true(fabsf(sum - 1.0f) < 1e-5f);
+    }
+    assert_int_equal(at_rest, 1);
+    assert_int_equal(ssk_rig_deforming_bone_count(rig), 2);
+    ssk_scene_destroy(scene);
+}
+
 static void test_other_files(void **state)
 {
     (void)state;
@@ -1080,6 +1123,7 @@ int main(void)
         cmocka_unit_test(test_frame_count),
         cmocka_unit_test(test_synthetic_x),
         cmocka_unit_test(test_influence_cap),
+        cmocka_unit_test(test_bones_without_node),
         cmocka_unit_test(test_other_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
