@@ -156,9 +156,12 @@ BODY_RADIUS = {"spine": 0.13, "shoulder": 0.07, "upper_arm": 0.06, "forearm": 0.
                "hand": 0.04, "thigh": 0.09, "shin": 0.065, "foot": 0.05, "toe": 0.04}
 
 
-def rigify_body(resolution=0.03):
+def rigify_body(resolution=0.03, keyer=None):
     """(mesh object, armature object, (first, last)): Rigify's human metarig
-    with a metaball body, automatic weights and keyed poses on frames 1..12."""
+    with a metaball body, automatic weights and keyed poses on frames 1..12.
+
+    `keyer(armature)`, when given, keys other poses instead and returns
+    their (first, last) frames (tests/blender/corpus.py)."""
     empty_scene()
     bpy.ops.preferences.addon_enable(module="rigify")
     bpy.ops.object.armature_human_metarig_add()
@@ -192,11 +195,15 @@ def rigify_body(resolution=0.03):
     weighted = sum(1 for v in me.vertices if any(g.weight > 0 for g in v.groups))
     assert weighted == len(me.vertices), "bone heat left %d of %d vertices unweighted" % (
         len(me.vertices) - weighted, len(me.vertices))
-    _key_poses(arm)
+    if keyer is None:
+        _key_poses(arm)
+        first, last = 1, 12
+    else:
+        first, last = keyer(arm)
     scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 12
-    scene.frame_set(1)
-    return body, arm, (1, 12)
+    scene.frame_start, scene.frame_end = first, last
+    scene.frame_set(first)
+    return body, arm, (first, last)
 
 
 def _key_poses(arm):
