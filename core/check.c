@@ -210,6 +210,16 @@ static bool same_weights(const ssk_rig *rig, const uint32_t *mesh_of, uint32_t a
     return true;
 }
 
+/* A copy: the same mesh, the same rest position and the same weights. */
+static bool is_copy(const ssk_rig *rig, const uint32_t *mesh_of, uint32_t a, uint32_t b)
+{
+    if (mesh_of[a] != mesh_of[b]) return false;
+    const ssk_mesh *m = &rig->meshes[mesh_of[a]];
+    const float *pa = m->positions + 3 * (size_t)(a - m->first_vertex);
+    const float *pb = m->positions + 3 * (size_t)(b - m->first_vertex);
+    return pa[0] == pb[0] && pa[1] == pb[1] && pa[2] == pb[2] && same_weights(rig, mesh_of, a, b);
+}
+
 static ssk_status check_topology(const ssk_scene *sc, const uint32_t *mesh_of,
                                  ssk_check_report *r)
 {
@@ -401,10 +411,11 @@ static ssk_status check_methods_run(const ssk_scene *sc, const ssk_check_desc *d
             const ssk_weld *w = &rig->weld;
             const bool follows_weights = method == SSK_METHOD_LBS || method == SSK_METHOD_DQS;
             for (uint32_t i = 0; i < w->member_count; ++i) {
-                /* LBS and DQS separate what the file weights differently
-                 * (reported under "seams"), as Blender does. */
-                if (follows_weights &&
-                    !same_weights(rig, mesh_of, w->members[i], w->point[w->members[i]]))
+                /* LBS and DQS follow the weights, as Blender does: only
+                 * copies (one mesh, one rest position, the same weights)
+                 * must stay together; the rest keep their rest offset or
+                 * separate (reported under "seams"). */
+                if (follows_weights && !is_copy(rig, mesh_of, w->members[i], w->point[w->members[i]]))
                     continue;
                 const float *a = rigpos + 3 * (size_t)w->members[i];
                 const float *b = rigpos + 3 * (size_t)w->point[w->members[i]];

@@ -21,7 +21,12 @@
  *   first node (depth-first) referencing it (G_static(A)^-1 alone if no node
  *   references it);
  * - influences of bones that no node carries are dropped (Blender ignores a
- *   vertex group without a bone), counted per bone for the report.
+ *   vertex group without a bone), counted per bone for the report;
+ * - glTF (Assimp's metadata SourceAsset_Format "glTF..."): the transform of
+ *   a node that references a skinned mesh is ignored (glTF 2.0, 3.7.3.3:
+ *   only the joint transforms apply), so such a mesh's vertices live in the
+ *   scene's root space: G_static(mesh node) is the identity above and the
+ *   mesh has no node for sampling.
  */
 #include "scene.h"
 
@@ -36,6 +41,11 @@
 #include <string.h>
 
 #define SSK_IMPORT_FLAGS (aiProcess_Triangulate | aiProcess_JoinIdenticalVertices)
+
+/* Assimp's metadata key naming the importer, and the prefix of its glTF
+ * importers' names ("glTF Importer", "glTF2 Importer"). */
+#define SSK_ASSIMP_FORMAT_KEY "SourceAsset_Format"
+#define SSK_ASSIMP_GLTF_PREFIX "glTF"
 
 /* Assimp's FBX importer keeps pivots, offsets and pre/post rotations as extra
  * nodes named "<node>_$AssimpFbx$_<kind>" above the node they belong to. */
@@ -58,6 +68,7 @@ typedef struct import_ctx {
     const struct aiNode **ai_nodes; /* #nodes, pre-order */
     double *globals;                /* #nodes by 16, static G */
     double scene_to_rig[16];        /* inverse(G_static(armature node)) */
+    bool skinned_nodes_ignored;     /* glTF: skinned mesh node transforms */
     int32_t *node_bone;             /* #nodes: rig bone of the node, or -1 */
     int32_t *ai_mesh_node;          /* #aiMeshes: first node, or -1 */
     /* rig meshes */
@@ -466,7 +477,7 @@ static ssk_status build_bones(import_ctx *c, ssk_error *err)
                                  "'%s': bone '%s' of mesh '%s' has a singular offset matrix",
                                  c->path, c->bone_names[b],
                                  c->ai->mMeshes[c->mesh_ai[m]]->mName.data);
-        int32_t mesh_node = c->ai_mesh_node[c->mesh_ai[m]];
+        int32_t mesh_node = c->skinned_nodes_ignored ? -1 : c->ai_mesh_node[c->mesh_ai[m]];
         if (mesh_node >= 0) memcpy(mesh_g, c->globals + 16 * (size_t)mesh_node, sizeof mesh_g);
         else ssk_mat4d_identity(mesh_g);
         ssk_mat4d_mul(mesh_g, c->scene_to_rig, mesh_g);
@@ -490,7 +501,7 @@ static ssk_status build_mesh(import_ctx *c, uint32_t m, ssk_error *err)
     d->vertex_count = nv;
 
     float *om = c->object_matrices + 16 * (size_t)m;
-    int32_t node = c->ai_mesh_node[c->mesh_ai[m]];
+    int32_t node = c->skinned_nodes_ignored ? -1 : c->ai_mesh_node[c->mesh_ai[m]];
     double object[16];
     if (node >= 0) ssk_mat4d_mul(object, c->scene_to_rig, c->globals + 16 * (size_t)node);
     else memcpy(object, c->scene_to_rig, sizeof object);
@@ -748,8 +759,22 @@ static void build_tails(import_ctx *c)
     free(ydir);
 }
 
+/* Whether Assimp's glTF importer read the file (its metadata). */
+static bool is_gltf(const struct aiScene *ai)
+{
+    const struct aiMetadata *md = ai->mMetaData;
+    for (unsigned i = 0; md && i < md->mNumProperties; ++i) {
+        if (strcmp(md->mKeys[i].data, SSK_ASSIMP_FORMAT_KEY) != 0) continue;
+        if (md->mValues[i].mType != AI_AISTRING || !md->mValues[i].mData) return false;
+        const struct aiString *v = md->mValues[i].mData;
+        return strncmp(v->data, SSK_ASSIMP_GLTF_PREFIX, strlen(SSK_ASSIMP_GLTF_PREFIX)) == 0;
+    }
+    return false;
+}
+
 static ssk_status build_rig(import_ctx *c, ssk_error *err)
 {
+    c->skinned_nodes_ignored = is_gltf(c->ai);
     ssk_status st = collect_meshes_and_bones(c, err);
     if (st != SSK_OK) return st;
     st = build_bones(c, err);
@@ -770,7 +795,7 @@ static ssk_status build_rig(import_ctx *c, ssk_error *err)
         !c->weights || !c->mesh_descs || !c->scene->mesh_nodes || !c->scene->mesh_uvs)
         return oom(c, err, "meshes");
     for (uint32_t m = 0; m < nm; ++m) {
-        c->scene->mesh_nodes[m] = c->ai_mesh_node[c->mesh_ai[m]];
+        c->scene->mesh_nodes[m] = c->skinned_nodes_ignored ? -1 : c->ai_mesh_node[c->mesh_ai[m]];
         st = build_mesh(c, m, err);
         if (st != SSK_OK) return st;
     }

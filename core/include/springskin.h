@@ -1170,8 +1170,10 @@ typedef struct ssk_scene ssk_scene;
  * bone is G(A)^-1 · G(mesh node) · inverse(offset) of the first mesh that
  * lists it. Influences of a bone that no node is named after are dropped
  * (Blender ignores a vertex group without a bone) and the remaining weights
- * renormalized; ssk_scene_report counts them. A mesh referenced by several
- * nodes uses the first in
+ * renormalized (ssk_scene_bone_node counts them). In a glTF file the
+ * transform of a node that references a skinned mesh is ignored, as glTF 2.0
+ * requires (only joint transforms apply): such a mesh's object space is the
+ * scene's root space. A mesh referenced by several nodes uses the first in
  * depth-first order (identity if none); faces that are not triangles after
  * triangulation (points, lines) are dropped. A bone's parent is its nearest
  * ancestor node that is a bone; its head is the bind translation, its tail
@@ -1310,7 +1312,9 @@ void ssk_check_desc_default(ssk_check_desc *out);
  * - method lbs, dqs, rigid, irs, spring, cor: each run on the frames; error
  *   when it fails, gives a non-finite position, a bounding box over 1.5x
  *   LBS's at a frame, or coincident vertices farther apart than 1e-6 of the
- *   diagonal; warning when the springs do not converge or diverge.
+ *   diagonal (for LBS and DQS, which follow the weights: copies, i.e.
+ *   vertices of one mesh with one rest position and the same weights);
+ *   warning when the springs do not converge or diverge.
  * *out: owned by the caller, ssk_check_report_destroy. A finding is never
  * a failure of the call. Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, fps <= 0,
  * frame_count 0), SSK_ERROR_NO_ANIMATION (animation out of range),

@@ -212,6 +212,17 @@ static ssk_scene *import_ok(const char *path)
     return scene;
 }
 
+/* Whether Assimp's glTF importer read the scene (its metadata). */
+static bool ref_is_gltf(const struct aiScene *ai)
+{
+    const struct aiMetadata *md = ai->mMetaData;
+    for (unsigned i = 0; md && i < md->mNumProperties; ++i)
+        if (strcmp(md->mKeys[i].data, "SourceAsset_Format") == 0 &&
+            md->mValues[i].mType == AI_AISTRING)
+            return strncmp(((const struct aiString *)md->mValues[i].mData)->data, "glTF", 4) == 0;
+    return false;
+}
+
 /* True when `node` carries a bone of some mesh of the scene. */
 static bool ref_is_bone_node(const struct aiScene *ai, const struct aiNode *node)
 {
@@ -284,7 +295,8 @@ static void check_against_assimp(const ssk_scene *scene, const struct aiScene *a
         assert_true(m < nm);
         ssk_mesh_view view;
         assert_int_equal(ssk_rig_mesh(rig, m, &view, &err), SSK_OK);
-        const struct aiNode *mn = ref_mesh_node(ai->mRootNode, i);
+        /* glTF 2.0 ignores the transform of a skinned mesh's node. */
+        const struct aiNode *mn = ref_is_gltf(ai) ? NULL : ref_mesh_node(ai->mRootNode, i);
         double gm[16], inv_gm[16], o_t[16], inv_o_t[16], o_rest[16];
         if (mn) ref_global(gm, anim, mn, ticks);
         else ref_identity(gm);

@@ -275,6 +275,11 @@ class AssimpReference:
         for i, n in enumerate(nodes):
             for m in n["meshes"]:
                 mesh_node.setdefault(m, i)
+        # glTF 2.0 (3.7.3.3): the transform of a node that references a
+        # skinned mesh is ignored, only the joints' transforms apply; the
+        # mesh's vertices are in the scene's root space.
+        if scene.get("metadata", {}).get("SourceAsset_Format", "").startswith("glTF"):
+            mesh_node = {}
 
         # The animation's channels by node index.
         self.channels = {}

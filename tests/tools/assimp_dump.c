@@ -7,6 +7,8 @@
  * independent numpy reference of tests/python/assimp_reference.py:
  *
  *   {"file": ..., "assimp_version": "M.m.r",
+ *    "metadata": {key: value} (the scene's string metadata, e.g.
+ *                 "SourceAsset_Format": "glTF2 Importer"),
  *    "nodes": [{"name", "parent" (index, -1 for the root; depth-first
  *               pre-order, so a parent comes before its children),
  *               "transform" (16 numbers, row-major a1..d4), "meshes"}],
@@ -233,6 +235,13 @@ int main(int argc, char **argv)
     snprintf(version, sizeof version, "%u.%u.%u", aiGetVersionMajor(), aiGetVersionMinor(),
              aiGetVersionRevision());
     put(root, "assimp_version", json_object_new_string(version));
+    json_object *metadata = obj();
+    const struct aiMetadata *md = scene->mMetaData;
+    for (unsigned i = 0; md && i < md->mNumProperties && !oom; i++)
+        if (md->mValues[i].mType == AI_AISTRING && md->mValues[i].mData)
+            put(metadata, md->mKeys[i].data,
+                json_object_new_string(((const struct aiString *)md->mValues[i].mData)->data));
+    put(root, "metadata", metadata);
     json_object *nodes = arr();
     if (!oom)
         dump_nodes(scene->mRootNode, -1, nodes);
