@@ -25,6 +25,7 @@ build: configure
 demo: build
 	mkdir -p $(BUILD)/demo
 	$(CLI) info $(DEMO_IN)
+	$(CLI) check $(DEMO_IN)
 	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_lbs.pc2 --method lbs
 	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_lbs.abc --method lbs --normals
 	$(CLI) bake $(DEMO_IN) -o $(BUILD)/demo/bcn_epileptic_dqs.pc2 --method dqs

@@ -406,14 +406,22 @@ def read_pc2(path):
     return start, rate, data
 
 
-def vertex_normals(points, faces_ccw):
-    """Area-weighted vertex normals (unnormalized cross products summed)."""
+def vertex_normals(points, faces_ccw, weld=False):
+    """Area-weighted vertex normals (unnormalized cross products summed).
+    weld: vertices at exactly the same position sum their triangles
+    together (the smooth side of SpringSkin's welded shading)."""
     p = points.astype(np.float64)
     a, b, c = p[faces_ccw[:, 0]], p[faces_ccw[:, 1]], p[faces_ccw[:, 2]]
     fn = np.cross(b - a, c - a)
     n = np.zeros_like(p)
     for k in range(3):
         np.add.at(n, faces_ccw[:, k], fn)
+    if weld:
+        _, group = np.unique(points, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        sums = np.zeros((group.max() + 1, 3))
+        np.add.at(sums, group, n)
+        n = sums[group]
     length = np.linalg.norm(n, axis=1)
     ok = length > 0
     n[ok] /= length[ok][:, None]
@@ -558,13 +566,27 @@ def test_normals_match_numpy_normals_of_the_read_triangles(baked):
         cw = geom.props[".faceIndices"].value(0).reshape(-1, 3)
         ccw = cw[:, ::-1]  # Alembic winds front faces clockwise
         for f in (0, N.num_samples // 2, N.num_samples - 1):
-            expected, ok = vertex_normals(geom.props["P"].value(f), ccw)
+            P = geom.props["P"].value(f)
+            expected, ok = vertex_normals(P, ccw)
             got = N.value(f).astype(np.float64)
             assert ok.mean() > 0.99
-            assert np.abs(got[ok] - expected[ok]).max() < 1e-4
+            # Vertices that share their position with another (UV seams,
+            # hard edges) shade welded unless the source marks a hard edge:
+            # each has either the welded normal or its own.
+            _, group, count = np.unique(P, axis=0, return_inverse=True, return_counts=True)
+            shared = count[group.reshape(-1)] > 1
+            alone = ok & ~shared
+            assert alone.mean() > 0.5
+            assert np.abs(got[alone] - expected[alone]).max() < 1e-4
+            welded, _ = vertex_normals(P, ccw, weld=True)
+            on_seam = ok & shared
+            own = np.abs(got - expected).max(axis=1) < 1e-4
+            smooth = np.abs(got - welded).max(axis=1) < 1e-4
+            assert (own | smooth)[on_seam].all()
+            assert smooth[on_seam].any()  # the weld does shade some seams
             # With the winding read as counter-clockwise the normals flip.
-            flipped, _ = vertex_normals(geom.props["P"].value(f), cw)
-            assert np.abs(got[ok] + flipped[ok]).max() < 1e-4
+            flipped, _ = vertex_normals(P, cw)
+            assert np.abs(got[alone] + flipped[alone]).max() < 1e-4
 
 
 def test_uvs_are_per_corner_copies_of_per_vertex_uvs(baked):
