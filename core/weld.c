@@ -155,26 +155,27 @@ static bool find_groups(ssk_weld *w, const ssk_rig *rig, const float *p)
     }
     qsort(cells, nv, sizeof *cells, compare_cells);
     const double tol2 = tol * tol;
+    /* Each pair is found from the vertex whose cell comes first in the sort
+     * order: its own cell (z and z + 1), then the cells at dy = +1 and at
+     * dx = +1, each a contiguous run of z - 1 .. z + 1 in sorted order. */
+    static const int8_t runs[5][3] = {{0, 0, 0}, {0, 1, -1}, {1, -1, -1}, {1, 0, -1}, {1, 1, -1}};
     for (size_t i = 0; i < nv; ++i) {
         const weld_cell *c = &cells[i];
         const float *pi = p + 3 * (size_t)c->vertex;
-        /* Neighbor cells not after this one in sort order are visited by
-         * the other vertex; checking all 27 is simpler and the same cost. */
-        for (int dx = -1; dx <= 1; ++dx)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dz = -1; dz <= 1; ++dz) {
-                    const int64_t key[3] = {c->key[0] + dx, c->key[1] + dy, c->key[2] + dz};
-                    for (size_t j = lower_bound(cells, nv, key);
-                         j < nv && compare_key(key, &cells[j]) == 0; ++j) {
-                        uint32_t u = cells[j].vertex;
-                        if (u <= c->vertex) continue;
-                        const float *pu = p + 3 * (size_t)u;
-                        double d2 = 0.0;
-                        for (int k = 0; k < 3; ++k)
-                            d2 += ((double)pu[k] - pi[k]) * ((double)pu[k] - pi[k]);
-                        if (d2 <= tol2) unite(w->point, c->vertex, u);
-                    }
-                }
+        for (int r = 0; r < 5; ++r) {
+            const int64_t first[3] = {c->key[0] + runs[r][0], c->key[1] + runs[r][1],
+                                      c->key[2] + runs[r][2]};
+            const int64_t last_z = c->key[2] + 1;
+            for (size_t j = r == 0 ? i + 1 : lower_bound(cells, nv, first); j < nv; ++j) {
+                const weld_cell *o = &cells[j];
+                if (o->key[0] != first[0] || o->key[1] != first[1] || o->key[2] > last_z) break;
+                const float *pu = p + 3 * (size_t)o->vertex;
+                double d2 = 0.0;
+                for (int k = 0; k < 3; ++k)
+                    d2 += ((double)pu[k] - pi[k]) * ((double)pu[k] - pi[k]);
+                if (d2 <= tol2) unite(w->point, c->vertex, o->vertex);
+            }
+        }
     }
     free(cells);
     for (uint32_t v = 0; v < nv; ++v) w->point[v] = find_root(w->point, v);
