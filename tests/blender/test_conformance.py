@@ -598,6 +598,50 @@ def _fmt(frame):
     return ("%d" % frame) if float(frame).is_integer() else ("%.3f" % frame)
 
 
+def _read_pc2(path):
+    """(start frame, samples (S, V, 3)) of a .pc2 file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:12] == b"POINTCACHE2\0", "not a .pc2 file"
+    points = int(np.frombuffer(data, "<i4", 1, 16)[0])
+    start = float(np.frombuffer(data, "<f4", 1, 20)[0])
+    samples = int(np.frombuffer(data, "<i4", 1, 28)[0])
+    return start, np.frombuffer(data, "<f4", samples * points * 3, 32).reshape(samples, points, 3)
+
+
+def check_cli_bake(case, method):
+    """`springskin bake FILE --method METHOD` (the command line a pipeline
+    runs) writes, frame by frame, what the deformer compared above gives:
+    with DQS equal to Blender's, the bake is too. (ok, line, failures)"""
+    import subprocess
+    import tempfile
+    frames = [k for k in case.frames if float(k).is_integer()]
+    first, last = int(frames[0]), int(frames[-1])
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bake.pc2")
+        run = subprocess.run([os.path.join(T.BUILD, "springskin"), "bake", case.path, "-o", out,
+                              "--method", method, "--backend", "cpu", "--fps",
+                              repr(case.ref.fps), "--frames", "%d:%d" % (first, last)],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            return False, "bake %s: exit %d" % (method, run.returncode), [run.stderr.strip()]
+        start, samples = _read_pc2(out)
+    deformer = ss.Deformer(case.rig, method=method, backend="cpu")
+    worst = 0.0
+    for k in frames:
+        skinning, objects = case.rig.sample(frame=k, fps=case.ref.fps)
+        expected = deformer.deform(skinning, objects, frame=k)
+        worst = max(worst, float(np.abs(samples[int(k) - first] - expected).max()) / case.diagonal)
+    line = "bake %-4s cpu %d frames  .pc2 vs the deformer: %.1e of the diagonal (start %g)" % (
+        method, len(frames), worst, start)
+    failures = []
+    if start != first:
+        failures.append("the .pc2 starts at frame %g, not %d" % (start, first))
+    if worst > 1e-6:
+        failures.append("the bake differs from the deformer by %.3g of the diagonal" % worst)
+    return not failures, line, failures
+
+
 def _rotation_name(r):
     if np.allclose(r, np.eye(3)):
         return "I"
@@ -677,6 +721,17 @@ def main():
                     print("ok   %-34s %s" % (label, line))
                 else:
                     runner.failed.append(name)
+                    print("FAIL %-34s %s: %s" % (label, line, "; ".join(failures)))
+        if label.startswith("rigify_body_fbx"):
+            # The acceptance of the real-rigs issue: `springskin bake X.fbx
+            # --method dqs|cor` on a Blender FBX export of a Rigify body.
+            for method in ("dqs", "cor"):
+                ok, line, failures = check_cli_bake(case, method)
+                if ok:
+                    runner.passed += 1
+                    print("ok   %-34s %s" % (label, line))
+                else:
+                    runner.failed.append("%s:bake:%s" % (label, method))
                     print("FAIL %-34s %s: %s" % (label, line, "; ".join(failures)))
         print("     %s: %.1f s" % (label, time.perf_counter() - t0))
         sys.stdout.flush()
