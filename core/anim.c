@@ -269,21 +269,32 @@ uint32_t ssk_animation_frame_count(const ssk_animation_info *info, double fps)
     return (uint32_t)last + 1u;
 }
 
-ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
-                            double time_seconds, float *dst_skinning,
-                            float *dst_object_matrices, ssk_error *err)
+/* The arguments every sampling call checks: scene and destination not NULL,
+ * the animation in range, a finite time. */
+static ssk_status check_sample(const char *function, const ssk_scene *scene, const void *dst,
+                               const char *dst_name, uint32_t animation, double time_seconds,
+                               ssk_error *err)
 {
-    if (!scene || !dst_skinning)
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                             "ssk_scene_sample: %s is NULL",
-                             !scene ? "scene" : "dst_skinning");
+    if (!scene || !dst)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", function,
+                             !scene ? "scene" : dst_name);
     if (animation >= scene->animation_count)
         return ssk_error_set(err, SSK_ERROR_NO_ANIMATION,
                              "animation %u out of range: the scene has %u animation(s)",
                              animation, scene->animation_count);
     if (!isfinite(time_seconds))
-        return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                             "ssk_scene_sample: time %g is not finite", time_seconds);
+        return ssk_error_set(err, SSK_ERROR_NONFINITE, "%s: time %g is not finite", function,
+                             time_seconds);
+    return SSK_OK;
+}
+
+ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
+                            double time_seconds, float *dst_skinning,
+                            float *dst_object_matrices, ssk_error *err)
+{
+    ssk_status st = check_sample("ssk_scene_sample", scene, dst_skinning, "dst_skinning",
+                                 animation, time_seconds, err);
+    if (st != SSK_OK) return st;
 
     const ssk_scene_anim *anim = &scene->animations[animation];
     double *globals = NULL;
@@ -300,10 +311,9 @@ ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
     ssk_mat4d_identity(scene_to_rig);
     if (scene->armature_node >= 0 &&
         !ssk_mat4d_invert(scene_to_rig, globals + 16 * (size_t)scene->armature_node)) {
-        ssk_status st = ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                      "ssk_scene_sample: the armature node '%s' is singular at "
-                                      "%g s",
-                                      scene->nodes[scene->armature_node].name, time_seconds);
+        st = ssk_error_set(err, SSK_ERROR_NONFINITE,
+                           "ssk_scene_sample: the armature node '%s' is singular at %g s",
+                           scene->nodes[scene->armature_node].name, time_seconds);
         free(globals);
         return st;
     }
@@ -335,16 +345,9 @@ ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
 ssk_status ssk_scene_rig_matrix(const ssk_scene *scene, uint32_t animation, double time_seconds,
                                 float dst[16], ssk_error *err)
 {
-    if (!scene || !dst)
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_scene_rig_matrix: %s is NULL",
-                             !scene ? "scene" : "dst");
-    if (animation >= scene->animation_count)
-        return ssk_error_set(err, SSK_ERROR_NO_ANIMATION,
-                             "animation %u out of range: the scene has %u animation(s)",
-                             animation, scene->animation_count);
-    if (!isfinite(time_seconds))
-        return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                             "ssk_scene_rig_matrix: time %g is not finite", time_seconds);
+    ssk_status st = check_sample("ssk_scene_rig_matrix", scene, dst, "dst", animation,
+                                 time_seconds, err);
+    if (st != SSK_OK) return st;
     if (scene->armature_node < 0) {
         ssk_mat4_identity(dst);
         return ssk_error_ok(err);
