@@ -196,8 +196,7 @@ void ssk_scene_globals(double *dst, const ssk_scene *scene, const ssk_scene_anim
     /* Pre-order storage: a parent's G is ready before its children. */
     for (uint32_t i = 0; i < scene->node_count; ++i) {
         double *g = dst + 16 * (size_t)i;
-        if (anim) node_local(g, scene, anim, i, t_ticks);
-        else memcpy(g, scene->nodes[i].local, sizeof scene->nodes[i].local);
+        node_local(g, scene, anim, i, t_ticks);
         int32_t p = scene->nodes[i].parent;
         if (p >= 0) ssk_mat4d_mul(g, dst + 16 * (size_t)p, g);
     }

@@ -92,8 +92,8 @@ struct ssk_scene {
  * NULL when the mesh has none or `mesh` is out of range (import.c). */
 const float *ssk_scene_mesh_uvs(const ssk_scene *scene, uint32_t mesh);
 
-/* Global transforms G(node, t) of every node at t_ticks of `anim` (NULL:
- * the static hierarchy), #nodes by 16 into dst (anim.c). */
+/* Global transforms G(node, t) of every node at t_ticks of `anim`, #nodes
+ * by 16 into dst (anim.c). */
 void ssk_scene_globals(double *dst, const ssk_scene *scene, const ssk_scene_anim *anim,
                        double t_ticks);
 
