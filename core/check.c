@@ -106,12 +106,18 @@ static bool nonuniform(const double s[3])
     return hi - lo > SSK_CHECK_SCALE_EPSILON * hi;
 }
 
-/* Angle (degrees) of the rotation of an orthogonal-up-to-scale 3x3 part. */
-static double rotation_degrees(const double m[16], const double s[3])
+/* Angle (degrees) and unit axis of the rotation of an orthogonal-up-to-
+ * scale 3x3 part (axis (0, 0, 0) for no rotation; the angle of a half turn
+ * has no sign). */
+static double rotation_degrees(double axis[3], const double m[16], const double s[3])
 {
-    double trace = 0.0;
-    for (int k = 0; k < 3; ++k) trace += s[k] > 0.0 ? m[5 * k] / s[k] : 0.0;
-    double c = fmax(-1.0, fmin(1.0, 0.5 * (trace - 1.0)));
+    double r[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) r[3 * i + j] = s[j] > 0.0 ? m[4 * i + j] / s[j] : 0.0;
+    double c = fmax(-1.0, fmin(1.0, 0.5 * (r[0] + r[4] + r[8] - 1.0)));
+    double a[3] = {r[7] - r[5], r[2] - r[6], r[3] - r[1]};
+    double len = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    for (int k = 0; k < 3; ++k) axis[k] = len > SSK_CHECK_MATRIX_EPSILON ? a[k] / len : 0.0;
     return acos(c) * 180.0 / 3.14159265358979323846;
 }
 
@@ -123,19 +129,19 @@ static ssk_status check_space(const ssk_scene *sc, ssk_check_report *r)
         ok = add(r, SSK_CHECK_OK, "space",
                  "rig space is the file's root space (no node above the bones)");
     } else {
-        double s[3];
+        double s[3], axis[3];
         scales_of(s, sc->rig_to_scene);
-        double deg = rotation_degrees(sc->rig_to_scene, s);
-        if (nonuniform(s))
-            ok = add(r, SSK_CHECK_OK, "space",
-                     "rig space is armature node '%s' (non-uniform scale %.4g %.4g %.4g, "
-                     "rotation %.1f deg): skinning blends there, as Blender does",
-                     sc->nodes[a].name, s[0], s[1], s[2], deg);
-        else
-            ok = add(r, SSK_CHECK_OK, "space",
-                     "rig space is armature node '%s' (scale %.4g, rotation %.1f deg): "
-                     "skinning blends there, as Blender does",
-                     sc->nodes[a].name, s[0], deg);
+        double deg = rotation_degrees(axis, sc->rig_to_scene, s);
+        /* +0.0: no "-0" in the report */
+        for (int k = 0; k < 3; ++k) axis[k] = round(axis[k] * 1000.0) / 1000.0 + 0.0;
+        char scale[64];
+        if (nonuniform(s)) snprintf(scale, sizeof scale, "non-uniform scale %.4g %.4g %.4g",
+                                    s[0], s[1], s[2]);
+        else snprintf(scale, sizeof scale, "scale %.4g", s[0]);
+        ok = add(r, SSK_CHECK_OK, "space",
+                 "rig space is armature node '%s' (%s, rotation %.1f deg about (%.3g, %.3g, "
+                 "%.3g)): skinning blends there, as Blender does",
+                 sc->nodes[a].name, scale, deg, axis[0], axis[1], axis[2]);
     }
     /* Non-uniform static scales on the nodes between the armature and the
      * bones: DQS and CoR then blend a scale matrix (Blender's rule). */
@@ -152,6 +158,23 @@ static ssk_status check_space(const ssk_scene *sc, ssk_check_report *r)
         ok = add(r, SSK_CHECK_WARNING, "nodes",
                  "%u bone(s) have a non-uniform scale in their bind hierarchy (%s): DQS and CoR "
                  "blend it with a separate scale matrix (Blender's rule), which is not rigid",
+                 listed, names);
+    /* Meshes whose object matrix (object -> armature) scales non-uniformly:
+     * the blend happens in the armature's space, as in Blender. */
+    names[0] = '\0';
+    listed = 0;
+    for (uint32_t m = 0; ok && m < sc->rig->mesh_count; ++m) {
+        double om[16], ms[3];
+        for (int k = 0; k < 16; ++k) om[k] = sc->rig->meshes[m].object_matrix[k];
+        scales_of(ms, om);
+        if (nonuniform(ms))
+            list_name(names, sizeof names, &listed, "%s: %.4g %.4g %.4g", sc->rig->meshes[m].name,
+                      ms[0], ms[1], ms[2]);
+    }
+    if (ok && listed)
+        ok = add(r, SSK_CHECK_OK, "nodes",
+                 "%u mesh(es) scale non-uniformly relative to the armature (%s): skinning "
+                 "blends in the armature's space, as Blender does",
                  listed, names);
     return ok ? SSK_OK : SSK_ERROR_OUT_OF_MEMORY;
 }

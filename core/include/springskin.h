@@ -1300,7 +1300,8 @@ void ssk_check_desc_default(ssk_check_desc *out);
 /* Checks an imported scene and reports, one item each:
  * - space: the armature node (rig space) with its scale and rotation;
  * - nodes: bones with a non-uniform scale in their bind hierarchy (warning:
- *   DQS and CoR blend a scale matrix), mesh nodes that move relative to the
+ *   DQS and CoR blend a scale matrix), meshes that scale non-uniformly
+ *   relative to the armature, mesh nodes that move relative to the
  *   armature over the checked frames (warning);
  * - seams: welded coincident vertices (ssk_rig_weld) and hard edges kept;
  *   coincident vertices with other weights than their representative
