@@ -22,11 +22,15 @@
  *   references it);
  * - influences of bones that no node carries are dropped (Blender ignores a
  *   vertex group without a bone), counted per bone for the report;
- * - glTF (Assimp's metadata SourceAsset_Format "glTF..."): the transform of
- *   a node that references a skinned mesh is ignored (glTF 2.0, 3.7.3.3:
- *   only the joint transforms apply), so such a mesh's vertices live in the
- *   scene's root space: G_static(mesh node) is the identity above and the
- *   mesh has no node for sampling.
+ * - glTF and DirectX .x (Assimp's metadata SourceAsset_Format "glTF..." or
+ *   "Direct3D XFile..."): the transform of a node that references a skinned
+ *   mesh is ignored, so such a mesh's vertices live in the scene's root
+ *   space: G_static(mesh node) is the identity above and the mesh has no
+ *   node for sampling. glTF 2.0 requires it (3.7.3.3: only the joint
+ *   transforms apply); in .x files the bones' offset matrices map root-space
+ *   vertices to bone space (G(bone) · offset is the identity at the bind
+ *   pose for every skinned mesh of assimp-testmodels, while their frames
+ *   carry rotations and translations), as Direct3D's skinned meshes do.
  */
 #include "scene.h"
 
@@ -42,10 +46,12 @@
 
 #define SSK_IMPORT_FLAGS (aiProcess_Triangulate | aiProcess_JoinIdenticalVertices)
 
-/* Assimp's metadata key naming the importer, and the prefix of its glTF
- * importers' names ("glTF Importer", "glTF2 Importer"). */
+/* Assimp's metadata key naming the importer, and the prefixes of the
+ * importers whose skinned meshes ignore their node's transform: glTF
+ * ("glTF Importer", "glTF2 Importer") and DirectX ("Direct3D XFile
+ * Importer"). */
 #define SSK_ASSIMP_FORMAT_KEY "SourceAsset_Format"
-#define SSK_ASSIMP_GLTF_PREFIX "glTF"
+static const char *const skinned_root_space_formats[] = {"glTF", "Direct3D XFile"};
 
 /* Assimp's FBX importer keeps pivots, offsets and pre/post rotations as extra
  * nodes named "<node>_$AssimpFbx$_<kind>" above the node they belong to. */
@@ -68,7 +74,7 @@ typedef struct import_ctx {
     const struct aiNode **ai_nodes; /* #nodes, pre-order */
     double *globals;                /* #nodes by 16, static G */
     double scene_to_rig[16];        /* inverse(G_static(armature node)) */
-    bool skinned_nodes_ignored;     /* glTF: skinned mesh node transforms */
+    bool skinned_nodes_ignored;     /* glTF, .x: skinned mesh node transforms */
     int32_t *node_bone;             /* #nodes: rig bone of the node, or -1 */
     int32_t *ai_mesh_node;          /* #aiMeshes: first node, or -1 */
     /* rig meshes */
@@ -759,22 +765,28 @@ static void build_tails(import_ctx *c)
     free(ydir);
 }
 
-/* Whether Assimp's glTF importer read the file (its metadata). */
-static bool is_gltf(const struct aiScene *ai)
+/* Whether the importer that read the file (Assimp's metadata) is one whose
+ * skinned meshes ignore their node's transform. */
+static bool skinned_meshes_in_root_space(const struct aiScene *ai)
 {
     const struct aiMetadata *md = ai->mMetaData;
     for (unsigned i = 0; md && i < md->mNumProperties; ++i) {
         if (strcmp(md->mKeys[i].data, SSK_ASSIMP_FORMAT_KEY) != 0) continue;
         if (md->mValues[i].mType != AI_AISTRING || !md->mValues[i].mData) return false;
         const struct aiString *v = md->mValues[i].mData;
-        return strncmp(v->data, SSK_ASSIMP_GLTF_PREFIX, strlen(SSK_ASSIMP_GLTF_PREFIX)) == 0;
+        for (size_t k = 0; k < sizeof skinned_root_space_formats / sizeof *skinned_root_space_formats;
+             ++k)
+            if (strncmp(v->data, skinned_root_space_formats[k],
+                        strlen(skinned_root_space_formats[k])) == 0)
+                return true;
+        return false;
     }
     return false;
 }
 
 static ssk_status build_rig(import_ctx *c, ssk_error *err)
 {
-    c->skinned_nodes_ignored = is_gltf(c->ai);
+    c->skinned_nodes_ignored = skinned_meshes_in_root_space(c->ai);
     ssk_status st = collect_meshes_and_bones(c, err);
     if (st != SSK_OK) return st;
     st = build_bones(c, err);

@@ -212,14 +212,17 @@ static ssk_scene *import_ok(const char *path)
     return scene;
 }
 
-/* Whether Assimp's glTF importer read the scene (its metadata). */
-static bool ref_is_gltf(const struct aiScene *ai)
+/* Whether Assimp's glTF or DirectX importer read the scene (its
+ * metadata): their skinned meshes ignore their node's transform. */
+static bool ref_skinned_in_root_space(const struct aiScene *ai)
 {
     const struct aiMetadata *md = ai->mMetaData;
     for (unsigned i = 0; md && i < md->mNumProperties; ++i)
         if (strcmp(md->mKeys[i].data, "SourceAsset_Format") == 0 &&
-            md->mValues[i].mType == AI_AISTRING)
-            return strncmp(((const struct aiString *)md->mValues[i].mData)->data, "glTF", 4) == 0;
+            md->mValues[i].mType == AI_AISTRING) {
+            const char *format = ((const struct aiString *)md->mValues[i].mData)->data;
+            return strncmp(format, "glTF", 4) == 0 || strncmp(format, "Direct3D XFile", 14) == 0;
+        }
     return false;
 }
 
@@ -256,6 +259,21 @@ static const struct aiNode *ref_armature(const struct aiScene *ai)
         }
     while (a && (ref_is_bone_node(ai, a) || strstr(a->mName.data, "_$AssimpFbx$_"))) a = a->mParent;
     return a;
+}
+
+/* The static object matrix the documented conventions give mesh i: the
+ * mesh node's G (the identity for glTF and .x), in the armature's space. */
+static void ref_object_matrix(double out[16], const struct aiScene *ai, unsigned i)
+{
+    double g[16], ga[16], inv_ga[16];
+    const struct aiNode *mn = ref_skinned_in_root_space(ai) ? NULL : ref_mesh_node(ai->mRootNode, i);
+    if (mn) ref_global(g, NULL, mn, 0.0);
+    else ref_identity(g);
+    const struct aiNode *armature = ref_armature(ai);
+    if (armature) ref_global(ga, NULL, armature, 0.0);
+    else ref_identity(ga);
+    ref_inverse(inv_ga, ga);
+    ref_mul(out, inv_ga, g);
 }
 
 /* Checks ssk_scene_sample at `t_seconds` against Assimp's formula for every
@@ -295,8 +313,9 @@ static void check_against_assimp(const ssk_scene *scene, const struct aiScene *a
         assert_true(m < nm);
         ssk_mesh_view view;
         assert_int_equal(ssk_rig_mesh(rig, m, &view, &err), SSK_OK);
-        /* glTF 2.0 ignores the transform of a skinned mesh's node. */
-        const struct aiNode *mn = ref_is_gltf(ai) ? NULL : ref_mesh_node(ai->mRootNode, i);
+        /* glTF 2.0 and .x ignore the transform of a skinned mesh's node. */
+        const struct aiNode *mn =
+            ref_skinned_in_root_space(ai) ? NULL : ref_mesh_node(ai->mRootNode, i);
         double gm[16], inv_gm[16], o_t[16], inv_o_t[16], o_rest[16];
         if (mn) ref_global(gm, anim, mn, ticks);
         else ref_identity(gm);
@@ -389,9 +408,10 @@ static void test_bcn_meshes(void **state)
         for (uint32_t f = 0; f < v.triangle_count; ++f)
             for (int k = 0; k < 3; ++k)
                 assert_int_equal(v.triangles[3 * f + k], mesh->mFaces[f].mIndices[k]);
-        /* Object matrix: static G of the mesh's node. */
+        /* Object matrix: static G of the mesh's node in the armature's
+         * space (.x: the node is ignored). */
         double g[16], o[16];
-        ref_global(g, NULL, ref_mesh_node(ai->mRootNode, m), 0.0);
+        ref_object_matrix(g, ai, m);
         ref_from_float(o, v.object_matrix);
         assert_true(ref_max_diff(g, o, 16) <= MATRIX_TOLERANCE);
     }
@@ -477,7 +497,7 @@ static void test_bcn_skeleton(void **state)
     for (unsigned i = 0; i < ai->mNumMeshes; ++i) {
         const struct aiMesh *mesh = ai->mMeshes[i];
         double gm[16];
-        ref_global(gm, NULL, ref_mesh_node(ai->mRootNode, i), 0.0);
+        ref_object_matrix(gm, ai, i);
         for (unsigned k = 0; k < mesh->mNumBones; ++k) {
             const struct aiBone *bone = mesh->mBones[k];
             int32_t b = ssk_rig_find_bone(rig, bone->mName.data);

@@ -275,10 +275,12 @@ class AssimpReference:
         for i, n in enumerate(nodes):
             for m in n["meshes"]:
                 mesh_node.setdefault(m, i)
-        # glTF 2.0 (3.7.3.3): the transform of a node that references a
-        # skinned mesh is ignored, only the joints' transforms apply; the
-        # mesh's vertices are in the scene's root space.
-        if scene.get("metadata", {}).get("SourceAsset_Format", "").startswith("glTF"):
+        # glTF 2.0 (3.7.3.3) and DirectX .x: the transform of a node that
+        # references a skinned mesh is ignored, only the joints' transforms
+        # apply; the mesh's vertices are in the scene's root space (in .x the
+        # offsets map root-space vertices to bone space).
+        source = scene.get("metadata", {}).get("SourceAsset_Format", "")
+        if source.startswith("glTF") or source.startswith("Direct3D XFile"):
             mesh_node = {}
 
         # The animation's channels by node index.
