@@ -143,6 +143,11 @@ static ssk_status check_space(const ssk_scene *sc, ssk_check_report *r)
                  "%.3g)): skinning blends there, as Blender does",
                  sc->nodes[a].name, scale, deg, axis[0], axis[1], axis[2]);
     }
+    if (ok && sc->skinned_nodes_ignored)
+        ok = add(r, SSK_CHECK_OK, "nodes",
+                 "the transforms of the nodes holding skinned meshes are ignored, as this "
+                 "format (glTF, DirectX .x) wants: the bones place the vertices, which live "
+                 "in the file's root space");
     /* Non-uniform static scales on the nodes between the armature and the
      * bones: DQS and CoR then blend a scale matrix (Blender's rule). */
     char names[256] = "";

@@ -787,6 +787,7 @@ static bool skinned_meshes_in_root_space(const struct aiScene *ai)
 static ssk_status build_rig(import_ctx *c, ssk_error *err)
 {
     c->skinned_nodes_ignored = skinned_meshes_in_root_space(c->ai);
+    c->scene->skinned_nodes_ignored = c->skinned_nodes_ignored;
     ssk_status st = collect_meshes_and_bones(c, err);
     if (st != SSK_OK) return st;
     st = build_bones(c, err);

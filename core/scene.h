@@ -69,6 +69,8 @@ struct ssk_scene {
     int32_t *bone_nodes;        /* #B: node of each rig bone, or -1 */
     double *inverse_binds;      /* #B by 16: inverse of the rig's bind */
     int32_t *mesh_nodes;        /* #M: node of each rig mesh, or -1 */
+    bool skinned_nodes_ignored; /* glTF, .x: skinned meshes' node transforms
+                                   are ignored (import.c) */
     int32_t armature_node;      /* node whose space is rig space, or -1 for
                                    the root's parent space (import.c) */
     double rig_to_scene[16];    /* G_static(armature node): rig -> scene */

@@ -1170,10 +1170,12 @@ typedef struct ssk_scene ssk_scene;
  * bone is G(A)^-1 · G(mesh node) · inverse(offset) of the first mesh that
  * lists it. Influences of a bone that no node is named after are dropped
  * (Blender ignores a vertex group without a bone) and the remaining weights
- * renormalized (ssk_scene_bone_node counts them). In a glTF file the
- * transform of a node that references a skinned mesh is ignored, as glTF 2.0
- * requires (only joint transforms apply): such a mesh's object space is the
- * scene's root space. A mesh referenced by several nodes uses the first in
+ * renormalized (ssk_scene_bone_node counts them). In glTF and DirectX .x
+ * files the transform of a node that references a skinned mesh is ignored,
+ * as glTF 2.0 requires (only joint transforms apply) and as .x offsets
+ * assume (they map root-space vertices to bone space): such a mesh's object
+ * space is the scene's root space. A mesh referenced by several nodes uses
+ * the first in
  * depth-first order (identity if none); faces that are not triangles after
  * triangulation (points, lines) are dropped. A bone's parent is its nearest
  * ancestor node that is a bone; its head is the bind translation, its tail
@@ -1299,6 +1301,7 @@ void ssk_check_desc_default(ssk_check_desc *out);
 
 /* Checks an imported scene and reports, one item each:
  * - space: the armature node (rig space) with its scale and rotation;
+ *   whether the format ignores the nodes of skinned meshes (glTF, .x);
  * - nodes: bones with a non-uniform scale in their bind hierarchy (warning:
  *   DQS and CoR blend a scale matrix), meshes that scale non-uniformly
  *   relative to the armature, mesh nodes that move relative to the
