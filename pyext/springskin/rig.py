@@ -430,9 +430,12 @@ class Rig:
         Returns
         -------
         skinning_matrices : numpy.ndarray, (B, 4, 4) float32
-            ``S_b = G_b(t) @ inverse(bind_b)``, rig space.
+            ``S_b = inverse(G_A(t)) @ G_b(t) @ inverse(bind_b)``, rig space
+            (the armature node A's space, where Blender blends).
         object_matrices : numpy.ndarray, (M, 4, 4) float32
-            Each mesh node's object -> rig matrix at t.
+            Each mesh's object -> rig matrix at t
+            (``inverse(G_A(t)) @ G_mesh(t)``; glTF and .x: the mesh node is
+            ignored). :meth:`rig_matrix` gives rig -> world.
 
         Raises
         ------
@@ -444,6 +447,27 @@ class Rig:
         """
         time, animation = self._check_sample(frame, fps, animation, "sample")
         return self._scene.sample(animation, time)
+
+    def rig_matrix(self, frame, fps=24, animation=0):
+        """Rig space -> the file's world at a frame (``ssk_scene_rig_matrix``).
+
+        The armature node's global transform ``G_A(t)`` (the identity when
+        the rig has none): ``rig_matrix(f) @ object_matrices(f)[m]`` places
+        mesh m in the world, as the Alembic Xforms of :func:`bake` do.
+
+        Parameters are those of :meth:`sample`.
+
+        Returns
+        -------
+        numpy.ndarray, (4, 4) float32
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`sample`.
+        """
+        time, animation = self._check_sample(frame, fps, animation, "rig_matrix")
+        return self._scene.rig_matrix(animation, time)
 
     def skinning_matrices(self, frame, fps=24, animation=0):
         """Skinning matrices at a frame: ``sample(frame, fps, animation)[0]``.

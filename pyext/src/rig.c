@@ -733,6 +733,27 @@ fail:
     return NULL;
 }
 
+/* rig_matrix(animation, time) -> (4, 4) float32: ssk_scene_rig_matrix. */
+static PyObject *scene_rig_matrix(ssk_py_scene *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"animation", "time", NULL};
+    PyObject *anim_obj;
+    double time;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Od:rig_matrix", kwlist, &anim_obj, &time))
+        return NULL;
+    uint32_t index;
+    if (animation_index(self, anim_obj, &index) != 0) return NULL;
+    const npy_intp dims[2] = {4, 4};
+    PyArrayObject *matrix = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    if (!matrix) return NULL;
+    ssk_error err = {0};
+    if (ssk_scene_rig_matrix(self->scene, index, time, PyArray_DATA(matrix), &err) != SSK_OK) {
+        Py_DECREF(matrix);
+        return ssk_py_raise(&err, "rig_matrix: ", NULL);
+    }
+    return (PyObject *)matrix;
+}
+
 static PyGetSetDef scene_getset[] = {
     {"rig", (getter)scene_rig, NULL, "The scene's Rig (a new wrapper per access).", NULL},
     {"path", (getter)scene_path, NULL, "The imported file.", NULL},
@@ -747,6 +768,8 @@ static PyMethodDef scene_methods[] = {
      "frame_count(animation, fps) -> int."},
     {"sample", (PyCFunction)(void (*)(void))scene_sample, METH_VARARGS | METH_KEYWORDS,
      "sample(animation, time) -> (skinning (B,4,4), object matrices (M,4,4))."},
+    {"rig_matrix", (PyCFunction)(void (*)(void))scene_rig_matrix, METH_VARARGS | METH_KEYWORDS,
+     "rig_matrix(animation, time) -> (4,4): rig space -> the file's world."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -335,3 +335,63 @@ def test_robust_method(relpath, method, backend):
     assert not non_finite, message
     assert not bad_ratios, message
     assert within_tear <= within_limit and across_tear <= across_limit, message
+
+
+@pytest.mark.parametrize("relpath", FILES)
+def test_world_placement(relpath):
+    """Rig.rig_matrix(f) @ object_matrices[m] places mesh m in the file's
+    world: the reference's G(mesh node, t), or the identity where the format
+    ignores a skinned mesh's node (glTF, .x); and our LBS output mapped by
+    it equals the reference's world positions (Assimp's formula)."""
+    case, _ = _setup(relpath, "cpu")
+    ref = case.reference
+    deformer = springskin.Deformer(case.rig, method="lbs", backend="cpu")
+    worst = 0.0
+    for frame in _frames(case.frame_count, "robust", "cpu"):
+        skinning, objects = case.sample(frame)
+        rig_to_world = np.asarray(case.rig.rig_matrix(frame, fps=FPS), np.float64)
+        g = ref.global_transforms(frame / FPS)
+        out = deformer.deform(skinning, objects)
+        expected_local = ref.deform("lbs", frame / FPS)
+        for i, (mesh, ref_mesh) in enumerate(zip(case.rig.meshes, ref.meshes)):
+            world = rig_to_world @ np.asarray(objects[i], np.float64)
+            node_world = np.eye(4) if ref_mesh.node is None else g[ref_mesh.node]
+            scale = max(1.0, float(np.abs(node_world).max()))
+            assert np.abs(world - node_world).max() <= 1e-5 * scale, (
+                f"{relpath} frame {frame} mesh {mesh.name}: world matrix\n{world}\n"
+                f"expected\n{node_world}")
+            ours = _rig_space(case.rig, out, objects)[mesh.rows] @ rig_to_world[:3, :3].T \
+                + rig_to_world[:3, 3]
+            theirs = expected_local[mesh.rows] @ node_world[:3, :3].T + node_world[:3, 3]
+            worst = max(worst, float(np.linalg.norm(ours - theirs, axis=1).max()))
+    diagonal = _diagonal(_rig_space(case.rig, case.rig.rest_positions(),
+                                    [m.object_matrix for m in case.rig.meshes]))
+    world_scale = float(np.abs(case.rig.rig_matrix(0, fps=FPS)[:3, :3]).max())
+    print(f"\n{relpath}: world positions within {worst / (diagonal * world_scale):.3g} of the "
+          f"diagonal")
+    assert worst <= REFERENCE_TOLERANCE * diagonal * world_scale
+
+
+def test_alembic_xforms_are_world_matrices(tmp_path):
+    """`springskin bake X.fbx -o X.abc`: each Xform holds the mesh's world
+    matrix at the frame (Assimp's G(mesh node, t)), though rig space is the
+    armature's; read back with the independent reader of test_abc_reader."""
+    from test_abc_reader import Archive, meshes_of
+    relpath = "FBX/huesitos.fbx"
+    case, _ = _setup(relpath, "cpu")
+    cli = os.environ.get("SSK_CLI") or os.path.join(os.path.dirname(DUMP_TOOL), os.pardir,
+                                                     "springskin")
+    out = str(tmp_path / "huesitos.abc")
+    run = subprocess.run([cli, "bake", case.path, "-o", out, "--backend", "cpu"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    archive = Archive(out)
+    pairs = meshes_of(archive)
+    assert len(pairs) == len(case.reference.meshes)
+    for (xf, _), ref_mesh in zip(pairs, case.reference.meshes):
+        vals = xf.properties.props[".xform"].props[".vals"]
+        for i in range(vals.num_samples):
+            got = vals.value(i).reshape(4, 4).T          # row-vector layout
+            expected = case.reference.global_transforms(i / FPS)[ref_mesh.node]
+            scale = max(1.0, float(np.abs(expected).max()))
+            assert np.abs(got - expected).max() <= 1e-5 * scale, (i, got, expected)
