@@ -1,7 +1,7 @@
 #version 430 core
 // cor.comp - skinning with optimized centers of rotation (Le & Hodgins
 // 2016, Algorithm 1), one invocation per vertex of one mesh: the GL twin of
-// cor_vertex in core/cor.c (the same method; not bit-identical, results
+// cor_vertex in core/kernels/cor.c (the same method; not bit-identical, results
 // agree to rounding):
 // - total weight <= SSK_WEIGHT_EPSILON: the vertex stays at rest;
 // - q = running sum of w_i q_i, each term negated when it points away from
@@ -56,7 +56,7 @@ vec3 rotate_unit(vec4 q, vec3 v)
     return v + q.x * t + cross(q.yzw, t);
 }
 
-// R(q) v / |q|^2 for an unnormalized q (0 when q = 0), as core/cor.c.
+// R(q) v / |q|^2 for an unnormalized q (0 when q = 0), as core/kernels/cor.c.
 vec3 rotate_unnormalized(vec4 q, vec3 v)
 {
     float qw = q.x, qx = q.y, qy = q.z, qz = q.w;

@@ -1,10 +1,10 @@
 #version 430 core
 // cor_precompute.comp - the sums of Eq. 4 of Le & Hodgins 2016 for one
-// vertex per invocation (core/cor_gl.c builds the data and explains the
+// vertex per invocation (core/backends/cor_gl.c builds the data and explains the
 // visiting rule):
 //   sum over leaves l of s(w_p, w_l) a_l (c_l, 1),
 // with Eq. 1's similarity divided by sum_{i<j} w_pi w_pj (the same factor
-// in both sums, so the center is unchanged; core/cor_precompute.c):
+// in both sums, so the center is unchanged; core/bind/cor_precompute.c):
 //   s = sum over pairs i < j of the vertex's bones held by the leaf's
 //       triangle of  w_pi w_pj u_i u_j exp(-(w_pi u_j - w_pj u_i)^2 / sigma^2)
 //       / sum_{i<j} w_pi w_pj
@@ -28,7 +28,7 @@ layout(location = 1) uniform uint u_count;
 layout(location = 2) uniform float u_inv_sigma2;
 layout(location = 3) uniform uint u_sections[12];
 
-// Sections of idx (the order of core/cor_gl.c).
+// Sections of idx (the order of core/backends/cor_gl.c).
 #define SEC_VERTICES 0
 #define SEC_CAND_OFFSETS 1
 #define SEC_CAND_LISTS 2
@@ -44,7 +44,7 @@ layout(location = 3) uniform uint u_sections[12];
 
 // SSK_MAX_INFLUENCES: the most bones of one vertex.
 #define COR_MAX_BONES 64
-// exp(-x) below 4e-18 is skipped (COR_EXP_SKIP of core/cor_precompute.c).
+// exp(-x) below 4e-18 is skipped (COR_EXP_SKIP of core/bind/cor_precompute.c).
 #define COR_EXP_SKIP 40.0
 
 uint at(uint section, uint i) { return idx[u_sections[section] + i]; }

@@ -1,7 +1,7 @@
 #version 430 core
 // dqs.comp - dual quaternion skinning as Blender 3.4's Armature modifier
 // with Preserve Volume, one invocation per vertex of one mesh. The GL twin
-// of dqs_vertex in core/dqs.c, with the same arithmetic in the same order:
+// of dqs_vertex in core/kernels/dqs.c, with the same arithmetic in the same order:
 // - influence k's weight is negated when its bone's real part points away
 //   from the running sum of the earlier ones, decided like dqs.c from the
 //   pairwise dots: dot(sum_{j<k} s_j r_j, r_k) = sum_{j<k} s_j dot(r_j, r_k)

@@ -1,7 +1,7 @@
 #version 430 core
 // irs.comp - incremental rotation skinning (Toothman 2020, Eq. 14-18 and
 // Fig. 13), one invocation per vertex of one mesh; the GL twin of
-// core/irs.c (same arithmetic, same order; see that file for the
+// core/kernels/irs.c (same arithmetic, same order; see that file for the
 // derivation and for the reading of the length adjustment), then the
 // mesh's post matrix when it is not the identity.
 #include "skinning_lib.glsl"

@@ -1,6 +1,6 @@
 #version 430 core
 // lbs.comp - linear blend skinning, one invocation per vertex of one mesh
-// (the GL twin of core/lbs.c): the three rows of the bone matrices are
+// (the GL twin of core/kernels/lbs.c): the three rows of the bone matrices are
 // blended with the weights, applied to (x, y, z, 1) and divided by the
 // weight sum; a vertex whose weight sum is <= SSK_WEIGHT_EPSILON (or a mesh
 // with K = 0) stays at rest.

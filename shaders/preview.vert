@@ -1,5 +1,5 @@
 #version 430 core
-// preview.vert — offscreen preview of deformed meshes (core/preview.c).
+// preview.vert — offscreen preview of deformed meshes (core/preview/preview.c).
 // Positions and normals arrive in rig space; u_view_projection is the
 // panel camera (orthographic, row-major on the host, uploaded transposed).
 

@@ -1,6 +1,6 @@
 #version 430 core
 // radial.comp - radial deformation (Toothman 2020, 5.1), one invocation per
-// vertex of one mesh; the GL twin of core/radial.c: the input (object
+// vertex of one mesh; the GL twin of core/kernels/radial.c: the input (object
 // space) goes to rig space with the mesh's object matrix, a vertex whose
 // bone is selected becomes a' + m (v - a') with m = offset + amount f(t),
 // then back with the post matrix.

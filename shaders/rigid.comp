@@ -1,7 +1,7 @@
 #version 430 core
 // rigid.comp - rigid attachment skinning (Toothman 2020, 4.1, first
 // stage), one invocation per vertex of one mesh; the GL twin of
-// core/rigid.c: v' = a' + R_b s in rig space, then the mesh's post matrix
+// core/kernels/rigid.c: v' = a' + R_b s in rig space, then the mesh's post matrix
 // (rig -> object at the frame) when it is not the identity.
 #include "skinning_lib.glsl"
 #include "attach_lib.glsl"

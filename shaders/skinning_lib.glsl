@@ -1,6 +1,6 @@
 // skinning_lib.glsl - code shared by the SpringSkin compute shaders.
 //
-// Included (one level, by ssk_shader_source in core/shaders.c) by a line
+// Included (one level, by ssk_shader_source in core/backends/shaders.c) by a line
 // `#include "skinning_lib.glsl"` right after `#version 430 core`; it has no
 // #version of its own.
 //
@@ -15,7 +15,7 @@
 //   exact for any buffer that fits in a shader storage block.
 //
 // Binding points, uniform locations and the work group size below are
-// mirrored by core/gl_backend.c (enum gl_binding, gl_uniform, and the
+// mirrored by core/backends/gl_backend.c (enum gl_binding, gl_uniform, and the
 // program's queried GL_COMPUTE_WORK_GROUP_SIZE): keep them in sync.
 
 // Work group size of every skinning kernel: 256 invocations (a multiple of
@@ -81,7 +81,7 @@
 // of a position turns a vertex normal by far more than one ulp.
 
 // The 4-term dot product in the order of the CPU's ssk_v4_dot and
-// ssk_v4_sum4 (core/simd.h): (a.x b.x + a.z b.z) + (a.y b.y + a.w b.w).
+// ssk_v4_sum4 (core/kernels/simd.h): (a.x b.x + a.z b.z) + (a.y b.y + a.w b.w).
 float ssk_dot_pairs(vec4 a, vec4 b)
 {
     precise vec4 p = a * b;
@@ -90,7 +90,7 @@ float ssk_dot_pairs(vec4 a, vec4 b)
 }
 
 // Row-major affine transform of a point by the first three rows of a 4x4
-// matrix in the order of ssk_mat4_transform_point (core/mat4.c):
+// matrix in the order of ssk_mat4_transform_point (core/model/mat4.c):
 // ((m0 x + m1 y) + m2 z) + m3 per row.
 vec3 ssk_transform_point(vec4 r0, vec4 r1, vec4 r2, vec3 p)
 {
@@ -113,7 +113,7 @@ vec3 ssk_rows_times_point(vec4 r0, vec4 r1, vec4 r2, vec3 p)
 // Blender's mul_v3m3_dq without the scale part: rotation and translation of
 // the blended, unnormalized dual quaternion (real q = (w, x, y, z), dual t),
 // divided by |q|^2 (multiplied by 0 when |q|^2 is 0, as Blender). The same
-// expressions, in the same order, as dqs_vertex in core/dqs.c.
+// expressions, in the same order, as dqs_vertex in core/kernels/dqs.c.
 vec3 ssk_dq_rigid_transform(vec4 q, vec4 t, vec3 co)
 {
     float qw = q.x, qx = q.y, qy = q.z, qz = q.w;

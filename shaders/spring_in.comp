@@ -1,7 +1,7 @@
 #version 430 core
 // spring_in.comp - the spring deformer's conversions around the solve
-// (core/gl_backend.c run_spring; on the CPU, core/cpu_backend.c and
-// continue_previous in core/spring.c), one invocation per vertex:
+// (core/backends/gl_backend.c run_spring; on the CPU, core/backends/cpu_backend.c and
+// continue_previous in core/kernels/spring.c), one invocation per vertex:
 //   TO_RIG     (one dispatch per mesh) the first stage, object -> rig space
 //              with the mesh's object matrix at the frame when it is not
 //              the identity (else a copy), and the smallest whole-rig row

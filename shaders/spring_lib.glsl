@@ -1,9 +1,9 @@
 // spring_lib.glsl - code shared by the spring deformer's kernels
 // (spring_in.comp, spring_records.comp, spring_step.comp,
-// spring_reduce.comp), the GL twins of core/spring.c (Toothman 2020, 4.2,
+// spring_reduce.comp), the GL twins of core/kernels/spring.c (Toothman 2020, 4.2,
 // 5.2, 6.1, 6.3 and Algorithm 1). Included after skinning_lib.glsl and
-// attach_lib.glsl. The host side is run_spring in core/gl_backend.c; the
-// data is core/spring.h's, uploaded as it is.
+// attach_lib.glsl. The host side is run_spring in core/backends/gl_backend.c; the
+// data is core/kernels/spring.h's, uploaded as it is.
 //
 // Every kernel runs over whole-rig vertex rows (meshes concatenated),
 // positions in rig space except the input of spring_in's object -> rig
@@ -90,10 +90,10 @@
 #define SSK_FORCE_COUNT 5
 #define SSK_ROLE_KINEMATIC 1u
 #define SSK_ROLE_STATIC 3u
-// SSK_SPRING_HANDLE_WEIGHT of core/spring.h (Algorithm 1).
+// SSK_SPRING_HANDLE_WEIGHT of core/kernels/spring.h (Algorithm 1).
 #define SSK_SPRING_HANDLE_WEIGHT 0.5
 
-// atan(x) polynomial of core/spring.h (SSK_SPRING_ATAN_C*), the same float
+// atan(x) polynomial of core/kernels/spring.h (SSK_SPRING_ATAN_C*), the same float
 // constants: GLSL float literals are single precision, rounded from the
 // same decimal text as the C `f` literals.
 #define SSK_SPRING_ATAN_C0 0.9999961115619035
@@ -106,7 +106,7 @@
 #define SSK_SPRING_HALF_PI 1.5707963267948966
 #define SSK_SPRING_PI 3.1415926535897932
 
-// ssk_spring_atan2 (core/spring.h; v8_atan2 of core/spring.c on lanes):
+// ssk_spring_atan2 (core/kernels/spring.h; v8_atan2 of core/kernels/spring.c on lanes):
 // atan2(y, x) for y >= 0 in [0, pi], atan2(0, 0) = 0; the same operations
 // in the same order, so that the angles agree with the CPU's bit for bit
 // on an IEEE device (GLSL's atan() would not).

@@ -1,7 +1,7 @@
 #version 430 core
 // spring_records.comp - the spring solver's per-iteration pre-pass
-// (records / records_lanes8 of core/spring.c, ssk_spring_record of
-// core/spring.h), one invocation per vertex of the whole rig: the record of
+// (records / records_lanes8 of core/kernels/spring.c, ssk_spring_record of
+// core/kernels/spring.h), one invocation per vertex of the whole rig: the record of
 // the current iterate x_v attached at a'_v = p' + t (c' - p') of its posed
 // bone,
 //   rec[2v] = (x, |s|), rec[2v + 1] = (s / |s|, 0), s = x - a'

@@ -1,12 +1,12 @@
 #version 430 core
 // spring_reduce.comp - the reductions of one spring force pass (the
-// ssk_spring_pass that core/spring.c's force_pass returns, from the
+// ssk_spring_pass that core/kernels/spring.c's force_pass returns, from the
 // per-vertex values spring_step.comp leaves in scratch): the largest
 // |x_next - x|^2 and |F|^2, the sums of the energy and the kinetic energy,
 // and whether some step or force is not finite.
 //
 // Two dispatches. Pass 0: #V / (256 x 16) work groups, at most
-// GL_REDUCTION_MAX_GROUPS (core/gl_backend.c spring_reduce), each
+// GL_REDUCTION_MAX_GROUPS (core/backends/gl_backend.c spring_reduce), each
 // invocation looping over the vertices u_base + gl_GlobalInvocationID.x +
 // j u_stride (grid stride), then a two-level shared-memory reduction per
 // group; invocation 0 writes the group's partial. Pass 1: one work group

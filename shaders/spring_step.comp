@@ -1,7 +1,7 @@
 #version 430 core
 // spring_step.comp - one force pass of the spring deformer (Toothman 2020,
 // Eq. 21-23, 5.2, Algorithm 1; the GL twin of spring_lanes8 in
-// core/spring.c, whose header comment derives the forces and the energy).
+// core/kernels/spring.c, whose header comment derives the forces and the energy).
 // One invocation per vertex i of the whole rig, Jacobi: it reads only the
 // records of the current iterate (spring_records.comp) and writes only its
 // own rows of the next iterate, velocity and scratch, so the result does

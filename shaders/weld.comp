@@ -1,5 +1,5 @@
 #version 430 core
-// weld.comp - welded topology (core/weld.c): copies the position of each
+// weld.comp - welded topology (core/model/weld.c): copies the position of each
 // group's representative onto its members, in place, after a kernel that
 // writes positions; the GL twin of ssk_weld_apply. Members never represent
 // a group, so no invocation reads what another writes. Between meshes whose

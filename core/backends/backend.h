@@ -1,4 +1,9 @@
 /*
+ * Stage backends (core/backends/, above kernels): the CPU dispatch over
+ * the kernels (cpu_backend.c), the GL backend (gl_backend.c) on the core's
+ * EGL thread (gl_context.c), the shaders embedded at build time
+ * (shaders.c) and the GL precomputation of centers of rotation (cor_gl.c).
+ *
  * backend.h — what a deformer backend implements. The deformer
  * (deformer.c) runs a deformer graph: it prepares per-bone data once per
  * frame on the host, uploads it, then runs one kernel per graph node on
@@ -8,7 +13,7 @@
 #ifndef SSK_BACKEND_H
 #define SSK_BACKEND_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 /* Per-frame data, prepared by the deformer for every backend. */
 typedef struct ssk_frame_data {
@@ -46,7 +51,7 @@ typedef enum ssk_kernel {
     SSK_KERNEL_COUNT
 } ssk_kernel;
 
-/* Whether a backend welds the output of `kernel` (core/weld.c): every
+/* Whether a backend welds the output of `kernel` (core/model/weld.c): every
  * kernel that writes positions from the binding or from neighbors (rigid,
  * IRS, radial, spring, CoR). LBS and DQS follow the skin weights alone, as
  * Blender's Armature modifier does: coincident copies that an importer made

@@ -22,8 +22,8 @@
  * vec4, and the output (sum s a c, sum s a) per dispatched vertex. The
  * sections' offsets are uniforms (see the shader).
  */
-#include "cor_internal.h"
-#include "gl.h"
+#include "kernels/cor_internal.h"
+#include "backends/gl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * the CPU functions of lbs.c, dqs.c, cor.c, rigid.c, irs.c, radial.c and
  * normals.c, run mesh by mesh over whole-rig buffers.
  */
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <math.h>
 #include <omp.h>

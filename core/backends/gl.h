@@ -6,7 +6,7 @@
 #ifndef SSK_GL_H
 #define SSK_GL_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 #include <GL/glew.h>
 

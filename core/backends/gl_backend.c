@@ -40,9 +40,9 @@
  *   iterates, good iterate, velocities, previous output float[3 #V],
  *   differential transforms, scratch vec4[#V], partial reductions
  */
-#include "backend.h"
-#include "gl.h"
-#include "spring.h"
+#include "backends/backend.h"
+#include "backends/gl.h"
+#include "kernels/spring.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -728,7 +728,7 @@ static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *c
 
 /* --- spring deformer (Toothman 2020, 4.2, 6.3) ---------------------------
  *
- * run_spring is ssk_spring_solve (core/spring.c) with the passes on the
+ * run_spring is ssk_spring_solve (core/kernels/spring.c) with the passes on the
  * device: the first stage is converted to rig space (spring_in.comp), each
  * iteration runs the records pre-pass (spring_records.comp), the force
  * pass (spring_step.comp, writing the next of three rotating iterate
@@ -736,7 +736,7 @@ static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *c
  * (spring_reduce.comp), and reads back only the 32-byte reduction; the
  * decisions (convergence, divergence, which iterate is the result, when to
  * keep a good iterate or zero the velocities) are the CPU solver's own
- * code (ssk_spring_watch_* of core/spring.h), taken on this thread from the
+ * code (ssk_spring_watch_* of core/kernels/spring.h), taken on this thread from the
  * same reductions. The Chebyshev blend (chebyshev_rho) runs in the force
  * pass with the CPU's weight (ssk_spring_watch_omega) and the iterate
  * before the current one bound where the semi-implicit velocities would be
@@ -1133,7 +1133,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     return ssk_spring_watch_finish(&w, sp, call->report, err);
 }
 
-/* Welds a position buffer in place (shaders/weld.comp, core/weld.c). */
+/* Welds a position buffer in place (shaders/weld.comp, core/model/weld.c). */
 static ssk_status run_weld(gl_state *s, GLuint positions, ssk_error *err)
 {
     ssk_status st = program(s, PROG_WELD, err);

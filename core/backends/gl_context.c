@@ -12,7 +12,7 @@
  * (EGL_KHR_surfaceless_context), so a host's current context on another
  * thread (Blender's GLX context) is never touched.
  */
-#include "gl.h"
+#include "backends/gl.h"
 
 #include <EGL/egl.h>
 #include <EGL/eglext.h>

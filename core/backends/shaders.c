@@ -10,7 +10,7 @@
  * embedded table), followed by a newline when that text does not end with
  * one. Included files may not include further files.
  */
-#include "gl.h"
+#include "backends/gl.h"
 
 #include <errno.h>
 #include <stdio.h>

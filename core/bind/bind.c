@@ -56,7 +56,7 @@
  * max_distance > 0, a vertex farther than it from its chosen bone's segment
  * (checked after the last iteration) is an error naming the vertex, its bone
  * and the nearest bone. Projections are OpenMP-parallel over vertices. */
-#include "binding.h"
+#include "bind/binding.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,9 @@
 /*
+ * Stage bind (core/bind/, above backends, whose GL precomputation it may
+ * call): what is computed once per rig — the attachment binding (bind.c),
+ * binding files and the rig hash (binding_io.c), centers of rotation
+ * (cor_precompute.c), spring rest data (spring_rest.c).
+ *
  * binding.h — the attachment binding's storage, shared by bind.c (the
  * binding algorithms) and binding_io.c (rig hash, binding files); not
  * installed.
@@ -6,7 +11,7 @@
 #ifndef SSK_BINDING_H
 #define SSK_BINDING_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 /* Largest accepted ssk_bind_params.smooth_iterations: more is never useful
  * (the dissertation uses fewer than 10) and is rejected as a likely mistake. */

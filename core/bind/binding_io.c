@@ -43,7 +43,7 @@
  * Loading checks, in order: the size of the header, the magic, the version,
  * the size the header implies, the checksum, then every field's range; any
  * failure is SSK_ERROR_IO naming the file and the problem. */
-#include "binding.h"
+#include "bind/binding.h"
 
 #include <errno.h>
 #include <float.h>

@@ -40,8 +40,8 @@
  * the paper gets by shuffling); each vertex's sums run in a fixed order,
  * so the result does not depend on the thread count.
  */
-#include "cor_internal.h"
-#include "gl.h"
+#include "kernels/cor_internal.h"
+#include "backends/gl.h"
 
 #include <math.h>
 #include <stdio.h>

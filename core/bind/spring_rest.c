@@ -27,9 +27,9 @@
  * watches for divergence. The semi-implicit integrator is held to the
  * same bound.
  */
-#include "spring.h"
+#include "kernels/spring.h"
 
-#include "attach_math.h"
+#include "kernels/attach_math.h"
 
 #include <float.h>
 #include <math.h>

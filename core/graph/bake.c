@@ -5,7 +5,7 @@
  * t = f / fps seconds:
  * - ".pc2": start frame = the first baked frame, sample rate 1.0 (one
  *   sample per frame, in PC2's "frames between samples" sense).
- * - ".abc" (Alembic, core/abc.c): one Xform + PolyMesh per rig mesh, the
+ * - ".abc" (Alembic, core/io/abc.c): one Xform + PolyMesh per rig mesh, the
  *   Xform animated with the mesh node's object matrix of each frame (the
  *   positions are in that frame's object space), uniform time sampling of
  *   1/fps s starting at first / fps, the imported UVs, and with
@@ -13,8 +13,8 @@
  * Everything that can be checked is checked before the output is created,
  * so a bad request never touches the disk; a failure during the bake aborts
  * the writer, which removes its temporary file. */
-#include "internal.h"
-#include "scene.h"
+#include "model/internal.h"
+#include "model/scene.h"
 
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
  * item with a level (ok, warning, error), a topic and a one-line message
  * whose numbers are rounded so that the report is stable enough to diff.
  */
-#include "scene.h"
+#include "model/scene.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -12,8 +12,8 @@
  * no attachment node needs one, the deformer computes them once at
  * creation (ssk_cor_precompute, default parameters, CPU) and keeps them.
  */
-#include "backend.h"
-#include "graph.h"
+#include "backends/backend.h"
+#include "graph/graph.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  * here, the stability of the explicit update is checked by
  * ssk_spring_create when a deformer is made (it depends on the mesh).
  */
-#include "graph.h"
+#include "graph/graph.h"
 
 #include <json-c/json.h>
 

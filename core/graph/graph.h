@@ -1,4 +1,8 @@
 /*
+ * Stage graph (core/graph/, above bind): the deformer-graph document
+ * (graph.c), the deformer that compiles it to kernel calls on a backend
+ * (deformer.c), the bake driver (bake.c) and ssk_scene_check (check.c).
+ *
  * graph.h — the parsed deformer graph (internal representation shared by
  * graph.c, which parses, validates and serializes it, and deformer.c,
  * which runs it).
@@ -6,7 +10,7 @@
 #ifndef SSK_GRAPH_H
 #define SSK_GRAPH_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 typedef enum ssk_node_type {
     SSK_NODE_SKINNING = 0, /* source: positions out */

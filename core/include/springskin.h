@@ -613,7 +613,7 @@ ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding
 uint64_t ssk_rig_hash(const ssk_rig *rig);
 
 /* Binary binding file ("SSKBIND1", little-endian; documented in
- * core/binding_io.c): the rig hash, the parameters, and per vertex the bone,
+ * core/bind/binding_io.c): the rig hash, the parameters, and per vertex the bone,
  * t and scale vector; format version 1 without centers of rotation,
  * version 2 with them (and their parameters); both load. Written to a
  * temporary name and renamed.
@@ -688,7 +688,7 @@ void ssk_rigid_deform(float *dst, uint32_t vertex_count, const int32_t *bones,
  * vertex then moves along its rotated scale vector until its distance to
  * the posed skeleton (bone, parent, tail child) is its rest distance
  * (rest_distances, #V from ssk_irs_rest_distances, or NULL for |s|); see
- * core/irs.c for why this reading of the figure. Other arguments as
+ * core/kernels/irs.c for why this reading of the figure. Other arguments as
  * ssk_rigid_deform. */
 void ssk_irs_deform(float *dst, uint32_t vertex_count, const int32_t *bones, const float *t,
                     const float *scale_vectors, const ssk_attach_bone *bones_data,
@@ -757,7 +757,7 @@ void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
  *                  between s_i and s_j, d_ij the unit direction of s_j's
  *                  component orthogonal to s_i (toward j); the paper's
  *                  torque-to-linear conversion m = |F_t| / |s_i| applied to
- *                  the arc |s_i| theta (see core/spring.c)
+ *                  the arc |s_i| theta (see core/kernels/spring.c)
  *   F_b (bone):    k_b |s_i| (phi_i - phi0_i) d_i, phi the angle between
  *                  s_i and the bone c' - p', d_i the unit direction of the
  *                  bone's component orthogonal to s_i
@@ -831,7 +831,7 @@ typedef struct ssk_spring_params {
      * rho this estimate of the plain iteration's spectral radius. It
      * changes the path, not the equilibrium (F = 0 is its only fixed
      * point), and needs fewer iterations to a threshold (2-4x on a limb,
-     * 1.3x on BCN_Epileptic.X; core/spring.c). In [0, 1): 0 (the default)
+     * 1.3x on BCN_Epileptic.X; core/kernels/spring.c). In [0, 1): 0 (the default)
      * is the plain update; 0.99 is a good start, larger suits long limbs
      * and twists. Explicit
      * integrator and the displacement, force or iterations schemes only
@@ -840,7 +840,7 @@ typedef struct ssk_spring_params {
 } ssk_spring_params;
 
 /* Plain (Eq. 23) passes before the Chebyshev acceleration starts, and
- * again after each restart (core/spring.c): the first passes close the
+ * again after each restart (core/kernels/spring.c): the first passes close the
  * first stage's discontinuities, whose large nonlinear steps the blend
  * would amplify. */
 #define SSK_SPRING_CHEBYSHEV_WARMUP 10u
@@ -1360,7 +1360,7 @@ void ssk_pc2_writer_abort(ssk_pc2_writer *writer);
 
 /* Streaming writer of an Alembic archive (Ogawa container, AbcCoreOgawa
  * layout, little-endian; written by the core itself, layout documented in
- * core/abc.c and core/ogawa.h). Per mesh i: an Xform "/NAME" carrying the
+ * core/io/abc.c and core/io/ogawa.h). Per mesh i: an Xform "/NAME" carrying the
  * mesh's object matrix, holding a PolyMesh "/NAME/NAMEShape" with constant
  * topology (triangles, stored with Alembic's clockwise winding), animated P
  * and .selfBnds per frame, optional animated per-vertex normals N and

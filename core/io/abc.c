@@ -41,8 +41,8 @@
  * grows only by the child entries of the property groups (at most 16 bytes
  * per animated property per frame). Groups, headers and the archive's
  * metadata are written by finish, children before parents, the root last. */
-#include "internal.h"
-#include "ogawa.h"
+#include "model/internal.h"
+#include "io/ogawa.h"
 
 #include <math.h>
 #include <murmurhash.h>

@@ -3,7 +3,7 @@
  * Safety mirrors pc2.c: a temporary file next to the destination, renamed
  * only when complete; every failure removes it. The running offset is kept
  * here (no ftell), so block offsets are known without flushing. */
-#include "ogawa.h"
+#include "io/ogawa.h"
 
 #include <errno.h>
 #include <fcntl.h>

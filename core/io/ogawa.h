@@ -1,6 +1,6 @@
 /*
  * ogawa.h — append-only writer of the Ogawa container, the file layer under
- * Alembic's AbcCoreOgawa archives (core/abc.c). Private to the core.
+ * Alembic's AbcCoreOgawa archives (core/io/abc.c). Private to the core.
  *
  * Layout (written from the project's format notes on Alembic 1.8.12's
  * lib/Alembic/Ogawa, no Alembic code; little-endian except the version):
@@ -27,7 +27,7 @@
 #ifndef SSK_OGAWA_H
 #define SSK_OGAWA_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 #include <stdio.h>
 

@@ -1,10 +1,14 @@
 /* output_file.c - the temporary name and the directory sync shared by every
  * file the core writes (.pc2, .abc, binding files, preview PNGs).
  *
+ * Stage io (core/io/, above model): the streamed writers (.pc2 in pc2.c,
+ * the Ogawa container in ogawa.c and Alembic on it in abc.c) and this
+ * helper. Nothing here deforms: the writers take finished positions.
+ *
  * Each writer writes "<path>.tmp-<pid>" in the destination's directory,
  * flushes it, renames it onto `path` and then syncs the directory, so a
  * failure or a crash never leaves a truncated file under `path`. */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  * written under "<path>.tmp-<pid>" in the destination's directory; finish
  * patches the sample count, flushes, fsyncs, closes and renames it onto
  * `path` (atomic on POSIX file systems), and every failure removes it. */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

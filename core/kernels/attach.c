@@ -30,7 +30,7 @@
  * with w >= 0); a rotation smaller than SSK_ATTACH_AXIS_EPSILON (sine of
  * the half angle) is stored as angle 0 about (1, 0, 0).
  */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #ifndef SSK_ATTACH_MATH_H
 #define SSK_ATTACH_MATH_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 

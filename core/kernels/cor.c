@@ -3,7 +3,7 @@
  * (Le & Hodgins, "Real-time Skeletal Skinning with Optimized Centers of
  * Rotation", TOG 2016, sec. 3.3, Algorithm 1; also Eq. 6 of the 2019
  * skeleton/cage paper, which restates it), and the parameters of the
- * precomputation (core/cor_precompute.c).
+ * precomputation (core/bind/cor_precompute.c).
  *
  * Per vertex with weights w_i (sum W) of bones with rigid parts
  * [R_i t_i] (unit quaternions q_i) and CoR p* (rig space):
@@ -30,8 +30,8 @@
  * integral) is skinned by LBS with the skinning matrices (the paper's
  * Fig. 7 draws CoRs only for vertices with two or more weights).
  */
-#include "internal.h"
-#include "simd.h"
+#include "model/internal.h"
+#include "kernels/simd.h"
 
 #include <math.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #ifndef SSK_COR_INTERNAL_H
 #define SSK_COR_INTERNAL_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 /* Deepest recursive bisection of one triangle. With epsilon >=
  * SSK_COR_MIN_EPSILON and weight distances <= sqrt 2, longest-edge

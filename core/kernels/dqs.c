@@ -8,8 +8,8 @@
  * Matrices here are row-major (r[row * 4 + col]); Blender's are column-major,
  * so Blender's "axis i" m[i] is our column i.
  */
-#include "internal.h"
-#include "simd.h"
+#include "model/internal.h"
+#include "kernels/simd.h"
 
 #include <math.h>
 #include <string.h>

@@ -61,8 +61,8 @@
  * free, and its only data-dependent choices are selects (the GLSL port
  * uses the same order of operations).
  */
-#include "attach_math.h"
-#include "simd.h"
+#include "kernels/attach_math.h"
+#include "kernels/simd.h"
 
 /* Fixed-point steps of the length adjustment. */
 #define SSK_IRS_LENGTH_STEPS 2

@@ -1,5 +1,12 @@
 /*
  * lbs.c — linear blend skinning kernel (CPU, OpenMP).
+ *
+ * Stage kernels (core/kernels/, above model and io): one pure function per
+ * deformer over caller-owned arrays (lbs, dqs, rigid, irs, radial, spring,
+ * cor, normals; attach.c prepares the per-frame attachment bones), and
+ * their shared inline helpers (simd.h, attach_math.h, spring.h). No
+ * backend state: the backends call them.
+ *
  * Source: Magnenat-Thalmann et al. 1988; matches Blender 3.4's
  * armature_deform.c with Preserve Volume off (weights normalized by their
  * sum, unweighted vertices left at rest).
@@ -7,8 +14,8 @@
  * Per vertex the three matrix rows are blended with the weights (3 vector
  * loads and multiply-adds per influence), then applied to (x, y, z, 1).
  */
-#include "internal.h"
-#include "simd.h"
+#include "model/internal.h"
+#include "kernels/simd.h"
 
 SSK_TARGET_CLONES
 static void lbs_block(float *restrict dst, const float *restrict positions, int64_t begin,

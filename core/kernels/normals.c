@@ -6,7 +6,7 @@
  * normals use its welded shading triangles (weld.c): coincident vertices of
  * one mesh share the triangles around all of them, hard edges excepted.
  */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 

@@ -13,7 +13,7 @@
  *   m = 1 + amount f(t)        for the easing profiles (f(0) = 0: no change
  *                               at the bone's head, growing to 1 + amount).
  */
-#include "attach_math.h"
+#include "kernels/attach_math.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * Per vertex (the GLSL port does the same): one bone fetch, a lerp, one
  * quaternion rotation (two cross products). No allocation, no branch.
  */
-#include "attach_math.h"
+#include "kernels/attach_math.h"
 
 void ssk_rigid_deform(float *restrict dst, uint32_t vertex_count, const int32_t *restrict bones,
                       const float *restrict t, const float *restrict scale_vectors,

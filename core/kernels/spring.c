@@ -62,7 +62,7 @@
  * ITERATIONS) of the last pass that produced the result. These decisions
  * (and the divergence rule below) are ssk_spring_watch_pass, and the
  * per-frame set-up is ssk_spring_prepare_frame (spring.h): the GL backend,
- * which runs the passes as compute shaders (core/gl_backend.c run_spring,
+ * which runs the passes as compute shaders (core/backends/gl_backend.c run_spring,
  * shaders/spring_*.comp), calls the same functions on the same reductions.
  *
  * Divergence: a pass that meets non-finite values, or an energy that grew
@@ -107,8 +107,8 @@
  *
  * Speed: per iteration one pre-pass writes each vertex's record (x, |s|,
  * s/|s|; 8 lanes, bone ends gathered and transposed), then the force pass
- * takes 8 consecutive vertices at once (lanes = vertices, as core/dqs.c
- * and core/irs.c) and for k = 0 .. (their largest degree - 1) loads each
+ * takes 8 consecutive vertices at once (lanes = vertices, as core/kernels/dqs.c
+ * and core/kernels/irs.c) and for k = 0 .. (their largest degree - 1) loads each
  * lane's k-th 16-byte edge record (one load per lane, a 4x8 transpose;
  * lanes past their last edge read on into the next rows, which the edge
  * array's padding keeps in bounds, and are masked off), then the 8
@@ -121,10 +121,10 @@
  * element by element from four separate rest arrays and reduced per lane
  * in scalars, took 3.9).
  */
-#include "spring.h"
+#include "kernels/spring.h"
 
-#include "attach_math.h"
-#include "simd.h"
+#include "kernels/attach_math.h"
+#include "kernels/simd.h"
 
 #include <math.h>
 #include <stdlib.h>

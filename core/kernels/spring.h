@@ -76,7 +76,7 @@
 #ifndef SSK_SPRING_H
 #define SSK_SPRING_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 
@@ -273,7 +273,7 @@ static inline __attribute__((always_inline)) float ssk_spring_edge_length(const 
 }
 
 /* --- the per-frame set-up and the per-iteration decisions, shared by the
- * CPU solver (ssk_spring_solve) and the GL backend (core/gl_backend.c, whose
+ * CPU solver (ssk_spring_solve) and the GL backend (core/backends/gl_backend.c, whose
  * compute shaders do the passes; shaders/spring_*.comp) so that both take
  * the same decisions from the same reductions ------------------------- */
 

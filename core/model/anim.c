@@ -2,7 +2,7 @@
  * a time (linear positions and scales, slerp rotations, clamped keys), their
  * composition from the root (G), skinning and object matrices. Also the small
  * scene accessors and the double-precision 4x4 helpers of scene.h. */
-#include "scene.h"
+#include "model/scene.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -32,7 +32,7 @@
  *   pose for every skinned mesh of assimp-testmodels, while their frames
  *   carry rotations and translations), as Direct3D's skinned meshes do.
  */
-#include "scene.h"
+#include "model/scene.h"
 
 #include <assimp/cimport.h>
 #include <assimp/postprocess.h>

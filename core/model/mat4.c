@@ -1,6 +1,6 @@
 /* mat4.c — the few row-major 4x4 operations the core needs on the host side
  * (per-bone, per-frame work; the per-vertex kernels inline their own). */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

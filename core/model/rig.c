@@ -2,7 +2,7 @@
  * rig.c — the rig model: validation, copying, weight normalization, vertex
  * adjacency and vertex-to-triangle CSR, default bone segments.
  */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,12 +2,12 @@
  * rotation.c — rotation helpers shared by the DQS preparation (dqs.c) and
  * the attachment deformers' per-bone preparation (attach.c); host side,
  * per bone and frame (the per-vertex kernels inline their own quaternion
- * math, core/attach_math.h).
+ * math, core/kernels/attach_math.h).
  *
  * Matrices are row-major (r[row * 4 + col]); a matrix's "axis i" is its
  * column i (Blender's m[i] in its column-major storage).
  */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 

@@ -1,5 +1,5 @@
 /*
- * scene.h — the imported scene (core/import.c builds it, core/anim.c samples
+ * scene.h — the imported scene (core/model/import.c builds it, core/model/anim.c samples
  * it). Private to the core: the public API only sees the opaque ssk_scene.
  *
  * The scene keeps no Assimp object: it owns the rig, a copy of the node
@@ -10,7 +10,7 @@
 #ifndef SSK_SCENE_H
 #define SSK_SCENE_H
 
-#include "internal.h"
+#include "model/internal.h"
 
 /* Ticks per second assumed when a file stores 0 (Assimp's own default). */
 #define SSK_DEFAULT_TICKS_PER_SECOND 25.0

@@ -1,5 +1,5 @@
 /* status.c — status names and messages (from SSK_STATUS_LIST), error setter. */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -32,7 +32,7 @@
  * matrices), closed transitively (union-find). Found on a uniform grid of
  * that cell size: a pair closer than the tolerance lies in neighboring cells.
  */
-#include "internal.h"
+#include "model/internal.h"
 
 #include <math.h>
 #include <stdlib.h>

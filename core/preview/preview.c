@@ -1,4 +1,7 @@
 /*
+ * Stage preview (core/preview/, the highest): the offscreen renderer,
+ * above the deformer that it runs once per method.
+ *
  * preview.c — offscreen preview of an animation frame: every mesh of the
  * scene deformed by each requested method, rendered side by side with the
  * core's own headless GL context, labelled with cairo, written with libpng.
@@ -43,7 +46,7 @@
  * the panels are directly comparable pixel for pixel) with a margin, below
  * the label band, with the same scale in pixels per unit for every panel.
  */
-#include "gl.h"
+#include "backends/gl.h"
 
 #include <cairo.h>
 #include <png.h>

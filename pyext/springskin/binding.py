@@ -78,7 +78,7 @@ class Binding:
 
     def save(self, path):
         """Write the binding file ("SSKBIND1", little-endian, see
-        ``core/binding_io.c``): the rig hash, the parameters and per vertex
+        ``core/bind/binding_io.c``): the rig hash, the parameters and per vertex
         the bone, t and scale vector; written to a temporary name and
         renamed.
 

@@ -1,7 +1,7 @@
 /* test_abc.c — the Alembic writer (ssk_abc_writer) and .abc bakes.
  *
  * A small Ogawa/AbcCoreOgawa reader written here from the format notes
- * (sharing no code with core/abc.c or core/ogawa.c) reads back what the
+ * (sharing no code with core/io/abc.c or core/io/ogawa.c) reads back what the
  * writer produced: hierarchy and names, topology with its winding, every P
  * and N sample, bounds, uv, the Xform's matrix channels, sample storage
  * (constant properties, repeats), time sampling and archive metadata.

@@ -28,7 +28,7 @@
 #define ERROR_PREFIX "springskin: error: "
 /* float32 geometry computed in different orders agrees to about this. */
 #define GEOM_TOL 1e-5
-/* Binding file layout (documented in core/binding_io.c). */
+/* Binding file layout (documented in core/bind/binding_io.c). */
 #define FILE_HEADER_BYTES 40
 #define FILE_CHECKSUM_BYTES 8
 #define FILE_BYTES_PER_VERTEX 20

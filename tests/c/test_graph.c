@@ -1,4 +1,4 @@
-/* test_graph.c — the deformer graph document (core/graph.c, Toothman 2020,
+/* test_graph.c — the deformer graph document (core/graph/graph.c, Toothman 2020,
  * 6.1; format in docs/deformer-graph.md):
  * - every validation error is SSK_ERROR_GRAPH with a message naming the
  *   node and field at fault (JSON syntax errors: the byte offset);
@@ -21,7 +21,7 @@
  *   IRS. */
 #include "testutil.h"
 
-#include "graph.h"
+#include "graph/graph.h"
 
 #include <math.h>
 #include <stdbool.h>

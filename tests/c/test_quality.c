@@ -216,7 +216,7 @@ static void test_bend_135_irs_bulges_less_than_dqs(void **state)
  * stretch beats every other method in every pose; IRS closes the tear (both
  * sides of a joint meet), with and without the length adjustment (which
  * moves vertices along their own scale vectors, continuous over the mesh;
- * see core/irs.c). */
+ * see core/kernels/irs.c). */
 static void test_rigid_has_the_largest_discontinuity(void **state)
 {
     (void)state;

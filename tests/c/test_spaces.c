@@ -29,7 +29,7 @@
  * the CPU, 1e-6 of the diagonal on GL), and LBS and DQS keep the copies
  * (same weights) together too. */
 #include "testutil.h"
-#include "internal.h" /* ssk_mat4_invert, ssk_mat4_transform_point */
+#include "model/internal.h" /* ssk_mat4_invert, ssk_mat4_transform_point */
 
 #include <math.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * computed here in double precision), and the two-bone limb of testutil
  * (40 rings x 16 segments, length 2, radius 0.25; joint J = (0, 1, 0); the
  * cap centers have degree 16, the other vertices 6). The neighbor forces
- * are means over the one ring, k(i, j) = k / deg(i) (core/spring.c): the
+ * are means over the one ring, k(i, j) = k / deg(i) (core/kernels/spring.c): the
  * independent references below divide by the degree themselves.
  */
 #include "testutil.h"

@@ -10,7 +10,7 @@
  * over half a bone length around the joint, K = 4; bound with
  * ssk_binding_create's defaults. The caps' center vertices have degree
  * 16 (= segments), every other vertex 6. The neighbor forces are means over
- * the one ring (k(i, j) = k / deg(i), core/spring.c), so the default
+ * the one ring (k(i, j) = k / deg(i), core/kernels/spring.c), so the default
  * k_s 6, k_l 18, k_t 18 act on the degree-6 vertices (the whole joint
  * region) as 1, 3, 3 per edge did in the per-edge formulation: the
  * equilibrium measures below are those of that formulation to the 3

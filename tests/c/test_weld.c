@@ -1,4 +1,4 @@
-/* test_weld.c — welded topology of rigs made from arrays (core/weld.c):
+/* test_weld.c — welded topology of rigs made from arrays (core/model/weld.c):
  * coincident vertices found within and across meshes, the welded adjacency,
  * shading across UV seams and hard edges kept where the source normals
  * differ, the tolerance, and a binding that treats a seam as one surface. */

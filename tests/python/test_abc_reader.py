@@ -1,8 +1,8 @@
 """Independent reader of SpringSkin's Alembic (.abc) output.
 
 Written from the format notes on Alembic 1.8.12's Ogawa container and
-AbcCoreOgawa layout; it shares no code with the writer (core/abc.c,
-core/ogawa.c). It reads every file the CLI writes, checks the container and
+AbcCoreOgawa layout; it shares no code with the writer (core/io/abc.c,
+core/io/ogawa.c). It reads every file the CLI writes, checks the container and
 the archive structure, and compares what it reads with values obtained
 independently:
 
