@@ -9,7 +9,9 @@ The order, lowest first (README, Architecture):
     model < io < kernels < backends < bind < graph < preview
 
 and above the core, the programs and bindings (`cli/`, `pyext/src/`,
-`bench/`), which include the public header `springskin.h` only. Inside
+`bench/`), which include the public header `springskin.h` only; and no
+import cycles between the modules of the Python package and of the Blender
+addon (deferred imports inside functions count). Inside
 `core/`, an internal header is named with its stage (`"kernels/spring.h"`);
 `springskin.h` (core/include) is below every stage. Prints one line per
 violation and exits 1 when there is one (CTest runs it as `layers`).
@@ -77,10 +79,51 @@ def check(repo):
     return problems
 
 
+PY_PACKAGES = [os.path.join("pyext", "springskin"), os.path.join("addon", "springskin_blender")]
+PY_IMPORT = re.compile(r"^\s*from\s+\.(\w*)\s+import\s+([\w, ]+)", re.M)
+
+
+def python_cycles(repo):
+    """Import cycles between the modules of each Python package, counting
+    imports inside functions too (a deferred import hides a circle, it does
+    not remove it)."""
+    problems = []
+    for package in PY_PACKAGES:
+        directory = os.path.join(repo, package)
+        modules = {n[:-3] for n in os.listdir(directory) if n.endswith(".py")}
+        edges = {}
+        for m in sorted(modules):
+            with open(os.path.join(directory, m + ".py"), encoding="utf-8") as f:
+                text = f.read()
+            targets = set()
+            for module, names in PY_IMPORT.findall(text):
+                if module:
+                    targets.add(module)
+                else:
+                    targets.update(n.strip().split(" as ")[0] for n in names.split(","))
+            edges[m] = {t for t in targets if t in modules and t != m and m != "__init__"}
+        state = {}
+
+        def visit(m, path):
+            state[m] = 1
+            for t in sorted(edges[m]):
+                if state.get(t) == 1:
+                    cycle = path[path.index(t):] + [t]
+                    problems.append("%s: import cycle %s" % (package, " -> ".join(cycle)))
+                elif not state.get(t):
+                    visit(t, path + [t])
+            state[m] = 2
+
+        for m in sorted(edges):
+            if not state.get(m):
+                visit(m, [m])
+    return problems
+
+
 def main():
     repo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
-    problems = check(repo)
+    problems = check(repo) + python_cycles(repo)
     for p in problems:
         print("layers: " + p)
     stage_files = sum(1 for s in STAGES for _ in sources(os.path.join(repo, "core", s)))

@@ -56,8 +56,8 @@ properties. Trees made by :func:`new_graph_tree` get a fake user, so a graph
 is saved even while no object uses it.
 
 Changes to a property, to the links (a tree update) or to the keyframes of the
-tree's action call ``runtime.graph_changed(tree)`` of the addon, when that
-module exists.
+tree's action call the functions registered with :func:`add_change_listener`
+(the addon's ``runtime.graph_changed``).
 """
 
 import functools
@@ -124,20 +124,31 @@ class GraphError(Exception):
 _suspended = 0  # > 0 while new_graph_tree builds a tree
 
 
+# Functions called with a tree when it changed (the runtime registers one,
+# so that this module, below it, never imports it).
+_change_listeners = []
+
+
+def add_change_listener(fn):
+    """Call `fn(tree)` whenever a Spring Skin graph tree changes (a property,
+    the links, the keyframes of its action). Idempotent."""
+    if fn not in _change_listeners:
+        _change_listeners.append(fn)
+
+
+def remove_change_listener(fn):
+    """Undo :func:`add_change_listener` (no error when `fn` is not there)."""
+    if fn in _change_listeners:
+        _change_listeners.remove(fn)
+
+
 def _notify(tree):
-    """Tell the addon's runtime that `tree` changed (re-evaluate the meshes
-    using it). Without the runtime module (standalone use), nothing."""
+    """Tell the listeners (the addon's runtime: re-evaluate the meshes using
+    it) that `tree` changed. With none (standalone use), nothing."""
     if _suspended or tree is None or getattr(tree, "bl_idname", None) != TREE_IDNAME:
         return
-    if not __package__:
-        return
-    try:
-        from . import runtime
-    except ImportError:
-        return
-    graph_changed = getattr(runtime, "graph_changed", None)
-    if graph_changed is not None:
-        graph_changed(tree)
+    for fn in list(_change_listeners):
+        fn(tree)
 
 
 def _on_property_update(self, _context):

@@ -44,6 +44,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from . import native
+from . import nodes
 from . import rig as rigmod
 
 __all__ = ["ATTRIBUTE", "MODIFIER_NAME", "NODE_GROUP_NAME", "ObjectState", "bind",
@@ -217,7 +218,6 @@ def _graph_document(obj, scene):
     if s.graph is None:
         raise rigmod.SetupError("graph '%s': no Spring Skin Graph node tree of that name (renamed "
                                 "or deleted? pick the graph again)" % s.graph_name)
-    from . import nodes
     try:
         doc = nodes.compile_tree(s.graph, obj, scene)
     except nodes.GraphError as exc:
@@ -601,10 +601,12 @@ def register():
     _remove_handlers()
     for list_name, fn in _HANDLERS:
         getattr(bpy.app.handlers, list_name).append(fn)
+    nodes.add_change_listener(graph_changed)
 
 
 def unregister():
     global _gl_context, _gl_error
+    nodes.remove_change_listener(graph_changed)
     _remove_handlers()
     _states.clear()
     _tree_revisions.clear()

@@ -1,11 +1,11 @@
 /*
  * Stage bind (core/bind/, above backends, whose GL precomputation it may
  * call): what is computed once per rig — the attachment binding (bind.c),
- * binding files and the rig hash (binding_io.c), centers of rotation
+ * binding files (binding_io.c), centers of rotation
  * (cor_precompute.c), spring rest data (spring_rest.c).
  *
  * binding.h — the attachment binding's storage, shared by bind.c (the
- * binding algorithms) and binding_io.c (rig hash, binding files); not
+ * binding algorithms) and binding_io.c (binding files); not
  * installed.
  */
 #ifndef SSK_BINDING_H
@@ -51,10 +51,5 @@ ssk_bind_method ssk_bind_resolve_method(const ssk_rig *rig, ssk_bind_method meth
  * compute_cor the CoR parameters, ssk_cor_params_check).
  * Errors: SSK_ERROR_INVALID_ARGUMENT naming the field. */
 ssk_status ssk_bind_params_check(const ssk_bind_params *params, ssk_error *err);
-
-/* ssk_rig_hash with a status (binding_io.c).
- * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_OUT_OF_MEMORY (the
- * XXH3 state). */
-ssk_status ssk_rig_hash_checked(const ssk_rig *rig, uint64_t *out, ssk_error *err);
 
 #endif /* SSK_BINDING_H */

@@ -613,7 +613,7 @@ ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding
 uint64_t ssk_rig_hash(const ssk_rig *rig);
 
 /* Binary binding file ("SSKBIND1", little-endian; documented in
- * core/bind/binding_io.c): the rig hash, the parameters, and per vertex the bone,
+ * core/bind/binding_io.c; the hash: core/model/rig_hash.c): the rig hash, the parameters, and per vertex the bone,
  * t and scale vector; format version 1 without centers of rotation,
  * version 2 with them (and their parameters); both load. Written to a
  * temporary name and renamed.

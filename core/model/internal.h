@@ -111,6 +111,11 @@ void ssk_axes_to_quat(float q[4], const float axes[3][3]);
 /* Determinant magnitude below which a matrix counts as singular. */
 #define SSK_SINGULAR_EPSILON 1e-20
 
+/* ssk_rig_hash with a status (rig_hash.c).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_OUT_OF_MEMORY (the
+ * XXH3 state). */
+ssk_status ssk_rig_hash_checked(const ssk_rig *rig, uint64_t *out, ssk_error *err);
+
 /* Wall clock in seconds (monotonic). */
 double ssk_time_seconds(void);
 

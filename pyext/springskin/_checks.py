@@ -86,6 +86,16 @@ def existing_file(value, name):
     return text
 
 
+def rig(value, name="rig"):
+    """Return `value` when it is a springskin.Rig (the Python wrapper of a
+    ``_core.Rig``); TypeError naming `name` otherwise. Checked through the
+    wrapped core object, so the modules below ``rig.py`` (binding, graph,
+    deformer, bake) need not import it."""
+    if not isinstance(getattr(value, "_core", None), _core.Rig):
+        raise TypeError(f"{name}: expected a springskin.Rig, got {type(value).__name__}")
+    return value
+
+
 def instance(value, name, cls, what=None):
     """Return `value` when it is a `cls`; TypeError naming `name` otherwise."""
     if not isinstance(value, cls):

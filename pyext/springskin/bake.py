@@ -107,9 +107,7 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
     GLUnavailableError, GLError, SpringDivergedError
         As :class:`Deformer`.
     """
-    from .rig import Rig
-
-    _checks.instance(rig, "rig", Rig)
+    _checks.rig(rig)
     path = _checks.path(path, "path")
     if rig._scene is None:
         raise ValueError("bake: this rig was built from arrays and has no animation; "

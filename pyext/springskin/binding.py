@@ -71,14 +71,12 @@ class Binding:
 
     def matches(self, rig):
         """True when this binding was made for `rig` (same :attr:`Rig.hash`)."""
-        from .rig import Rig
-
-        _checks.instance(rig, "rig", Rig)
+        _checks.rig(rig)
         return self.rig_hash == rig.hash
 
     def save(self, path):
         """Write the binding file ("SSKBIND1", little-endian, see
-        ``core/bind/binding_io.c``): the rig hash, the parameters and per vertex
+        ``core/bind/binding_io.c``, the hash ``core/model/rig_hash.c``): the rig hash, the parameters and per vertex
         the bone, t and scale vector; written to a temporary name and
         renamed.
 
@@ -114,9 +112,7 @@ class Binding:
         ValueError
             The binding is not `rig`'s.
         """
-        from .rig import Rig
-
-        _checks.instance(rig, "rig", Rig)
+        _checks.rig(rig)
         return self._core.report(rig._core)
 
     def __repr__(self):
@@ -147,10 +143,8 @@ def load_binding(path, rig=None):
     ValueError
         Made for another rig (``status`` ``"SSK_ERROR_BINDING_MISMATCH"``).
     """
-    from .rig import Rig
-
     path = _checks.existing_file(path, "path")
     core_rig = None
     if rig is not None:
-        core_rig = _checks.instance(rig, "rig", Rig)._core
+        core_rig = _checks.rig(rig)._core
     return Binding._wrap(_core.load_binding(path, core_rig))

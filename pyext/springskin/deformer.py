@@ -109,9 +109,7 @@ class Deformer:
 
     def __init__(self, rig, method=None, graph=None, backend="auto", binding=None,
                  gl_context=None):
-        from .rig import Rig
-
-        _checks.instance(rig, "rig", Rig)
+        _checks.rig(rig)
         if method is not None and graph is not None:
             raise ValueError("method, graph: give one of them (a graph names its skinning "
                              "method)")

@@ -62,9 +62,7 @@ class Graph:
     """
 
     def __init__(self, source, rig):
-        from .rig import Rig
-
-        _checks.instance(rig, "rig", Rig)
+        _checks.rig(rig)
         self._rig = rig
         if isinstance(source, Graph):
             if source._rig is rig:
@@ -93,9 +91,7 @@ class Graph:
         ValueError
             As :class:`Graph`.
         """
-        from .rig import Rig
-
-        _checks.instance(rig, "rig", Rig)
+        _checks.rig(rig)
         if not isinstance(text, str):
             raise TypeError(f"text: expected a str, got {type(text).__name__}")
         graph = cls.__new__(cls)
@@ -114,9 +110,7 @@ class Graph:
             One of :data:`springskin.METHODS`.
         rig : Rig
         """
-        from .rig import Rig
-
-        _checks.instance(rig, "rig", Rig)
+        _checks.rig(rig)
         _checks.choice(method, "method", _checks.METHODS)
         graph = cls.__new__(cls)
         graph._rig = rig

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _checks
 from . import _core
+from .binding import Binding
 
 __all__ = ["Rig", "Mesh", "Bones", "Animation", "load"]
 
@@ -541,8 +542,6 @@ class Rig:
         OSError
             The cache file cannot be written.
         """
-        from .binding import Binding  # circular import at module load
-
         _checks.choice(method, "method", _checks.BIND_METHODS)
         smooth_iterations = _checks.integer(smooth_iterations, "smooth_iterations", 0, 1000)
         max_distance = _checks.real(max_distance, "max_distance", non_negative=True)

@@ -63,7 +63,9 @@ class FakeRuntime(types.ModuleType):
 
 def load_nodes():
     """nodes.py as PKG.nodes, PKG a package over the addon folder whose
-    __init__ is not run; PKG.runtime the recording stand-in."""
+    __init__ is not run; the recording stand-in of the runtime listens to
+    the tree's changes (nodes.add_change_listener, as runtime.register
+    does)."""
     if PKG + ".nodes" in sys.modules:
         return sys.modules[PKG + ".nodes"], sys.modules[PKG + ".runtime"]
     pkg = types.ModuleType(PKG)
@@ -74,6 +76,7 @@ def load_nodes():
     sys.modules[PKG + ".runtime"] = runtime
     pkg.runtime = runtime
     module = importlib.import_module(PKG + ".nodes")
+    module.add_change_listener(runtime.graph_changed)
     return module, runtime
 
 
@@ -350,6 +353,10 @@ def registration_is_idempotent():
     old_classes = nodes.classes
     importlib.reload(nodes)
     nodes.register()
+    # the reloaded module starts without listeners; the addon's
+    # runtime.register adds its own again, as here the stand-in's
+    check(nodes._change_listeners == [], "a reload keeps no stale listener")
+    nodes.add_change_listener(Ctx.runtime.graph_changed)
     check(all(cls.is_registered for cls in nodes.classes), "reloaded classes registered")
     check(not any(cls.is_registered for cls in old_classes), "stale classes left registered")
     check(sum(1 for h in bpy.app.handlers.load_post if h.__name__ == "_on_load_post") == 1,
