@@ -1,5 +1,5 @@
 #version 430 core
-// max_displacement.comp - max_v |p_v - r_v| over the whole rig, p the
+// backends_max_displacement.comp - max_v |p_v - r_v| over the whole rig, p the
 // deformed positions and r the reference (the convergence measure of the
 // iterative deformers).
 //
@@ -16,7 +16,7 @@
 // distance) orders like its bit pattern read as an unsigned integer, so the
 // largest uint is the bits of the largest float. The host zeroes result[0]
 // (the bits of +0.0) before the dispatch and reads it back as a float.
-#include "skinning_lib.glsl"
+#include "kernels_skinning_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

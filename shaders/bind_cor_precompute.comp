@@ -1,5 +1,5 @@
 #version 430 core
-// cor_precompute.comp - the sums of Eq. 4 of Le & Hodgins 2016 for one
+// bind_cor_precompute.comp - the sums of Eq. 4 of Le & Hodgins 2016 for one
 // vertex per invocation (core/backends/cor_gl.c builds the data and explains the
 // visiting rule):
 //   sum over leaves l of s(w_p, w_l) a_l (c_l, 1),

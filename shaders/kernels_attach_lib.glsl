@@ -1,6 +1,6 @@
-// attach_lib.glsl - code shared by the attachment kernels (rigid.comp,
-// irs.comp, radial.comp), the GL twins of core/kernels/rigid.c, core/kernels/irs.c and
-// core/kernels/radial.c with core/kernels/attach_math.h. Included after skinning_lib.glsl.
+// kernels_attach_lib.glsl - code shared by the attachment kernels (kernels_rigid.comp,
+// kernels_irs.comp, kernels_radial.comp), the GL twins of core/kernels/rigid.c, core/kernels/irs.c and
+// core/kernels/radial.c with core/kernels/attach_math.h. Included after kernels_skinning_lib.glsl.
 //
 // Binding points of the attachment kernels (each kernel uses its own set,
 // all below 8, the guaranteed GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS):

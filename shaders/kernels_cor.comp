@@ -1,5 +1,5 @@
 #version 430 core
-// cor.comp - skinning with optimized centers of rotation (Le & Hodgins
+// kernels_cor.comp - skinning with optimized centers of rotation (Le & Hodgins
 // 2016, Algorithm 1), one invocation per vertex of one mesh: the GL twin of
 // cor_vertex in core/kernels/cor.c (the same method; not bit-identical, results
 // agree to rounding):
@@ -19,7 +19,7 @@
 // Bone data: #B ssk_cor_bone of 9 vec4: rotation quaternion (w, x, y, z),
 // translation, the skinning matrix's 3 rows, the scale matrix's 3 rows,
 // scale weight in .x of the last.
-#include "skinning_lib.glsl"
+#include "kernels_skinning_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

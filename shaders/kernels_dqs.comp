@@ -1,5 +1,5 @@
 #version 430 core
-// dqs.comp - dual quaternion skinning as Blender 3.4's Armature modifier
+// kernels_dqs.comp - dual quaternion skinning as Blender 3.4's Armature modifier
 // with Preserve Volume, one invocation per vertex of one mesh. The GL twin
 // of dqs_vertex in core/kernels/dqs.c, with the same arithmetic in the same order:
 // - influence k's weight is negated when its bone's real part points away
@@ -15,12 +15,12 @@
 //   total weight and the rigid part divided by |real|^2.
 //
 // Every value is `precise` and computed in dqs.c's order (see
-// skinning_lib.glsl).
+// kernels_skinning_lib.glsl).
 //
 // Bone data: #B dual quaternions of 6 vec4 (ssk_dual_quat: real, dual,
 // three scale rows, scale weight in .x of the last). Pre/post: #M pre
 // matrices then #M post matrices, 4 vec4 rows each.
-#include "skinning_lib.glsl"
+#include "kernels_skinning_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

@@ -1,10 +1,10 @@
 #version 430 core
-// face_normals.comp - one invocation per triangle of the whole rig: the
+// kernels_face_normals.comp - one invocation per triangle of the whole rig: the
 // unnormalized face normal (b - a) x (c - a), twice the triangle's area
 // times its unit normal, of the deformed positions (core/kernels/normals.c).
 // Triangle vertex indices are whole-rig rows (the mesh's first vertex added
 // at upload), so one dispatch covers every mesh.
-#include "skinning_lib.glsl"
+#include "kernels_skinning_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

@@ -1,11 +1,11 @@
 #version 430 core
-// irs.comp - incremental rotation skinning (Toothman 2020, Eq. 14-18 and
+// kernels_irs.comp - incremental rotation skinning (Toothman 2020, Eq. 14-18 and
 // Fig. 13), one invocation per vertex of one mesh; the GL twin of
 // core/kernels/irs.c (same arithmetic, same order; see that file for the
 // derivation and for the reading of the length adjustment), then the
 // mesh's post matrix when it is not the identity.
-#include "skinning_lib.glsl"
-#include "attach_lib.glsl"
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

@@ -1,17 +1,17 @@
 #version 430 core
-// lbs.comp - linear blend skinning, one invocation per vertex of one mesh
+// kernels_lbs.comp - linear blend skinning, one invocation per vertex of one mesh
 // (the GL twin of core/kernels/lbs.c): the three rows of the bone matrices are
 // blended with the weights, applied to (x, y, z, 1) and divided by the
 // weight sum; a vertex whose weight sum is <= SSK_WEIGHT_EPSILON (or a mesh
 // with K = 0) stays at rest.
 //
-// Arithmetic in lbs.c's order (see skinning_lib.glsl): rows accumulated
+// Arithmetic in lbs.c's order (see kernels_skinning_lib.glsl): rows accumulated
 // with w * row then +, the rows applied with ssk_rows_times_point, times
 // 1 / sum.
 //
 // Bone data: #M by #B row-major 4x4 matrices (4 vec4 rows each), already
 // folded with the mesh's object matrices, so they act in object space.
-#include "skinning_lib.glsl"
+#include "kernels_skinning_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

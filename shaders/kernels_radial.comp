@@ -1,11 +1,11 @@
 #version 430 core
-// radial.comp - radial deformation (Toothman 2020, 5.1), one invocation per
+// kernels_radial.comp - radial deformation (Toothman 2020, 5.1), one invocation per
 // vertex of one mesh; the GL twin of core/kernels/radial.c: the input (object
 // space) goes to rig space with the mesh's object matrix, a vertex whose
 // bone is selected becomes a' + m (v - a') with m = offset + amount f(t),
 // then back with the post matrix.
-#include "skinning_lib.glsl"
-#include "attach_lib.glsl"
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

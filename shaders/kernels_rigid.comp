@@ -1,10 +1,10 @@
 #version 430 core
-// rigid.comp - rigid attachment skinning (Toothman 2020, 4.1, first
+// kernels_rigid.comp - rigid attachment skinning (Toothman 2020, 4.1, first
 // stage), one invocation per vertex of one mesh; the GL twin of
 // core/kernels/rigid.c: v' = a' + R_b s in rig space, then the mesh's post matrix
 // (rig -> object at the frame) when it is not the identity.
-#include "skinning_lib.glsl"
-#include "attach_lib.glsl"
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

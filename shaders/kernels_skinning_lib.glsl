@@ -1,7 +1,7 @@
-// skinning_lib.glsl - code shared by the SpringSkin compute shaders.
+// kernels_skinning_lib.glsl - code shared by the SpringSkin compute shaders.
 //
 // Included (one level, by ssk_shader_source in core/backends/shaders.c) by a line
-// `#include "skinning_lib.glsl"` right after `#version 430 core`; it has no
+// `#include "kernels_skinning_lib.glsl"` right after `#version 430 core`; it has no
 // #version of its own.
 //
 // Buffer layout conventions (std430 shader storage blocks):
@@ -48,10 +48,10 @@
 // of u_count items.
 #define SSK_LOC_BASE 0
 #define SSK_LOC_COUNT 1
-// Grid-stride kernels (max_displacement.comp) also take the number of
+// Grid-stride kernels (backends_max_displacement.comp) also take the number of
 // invocations dispatched, and each handles every u_stride-th item.
 #define SSK_LOC_STRIDE 2
-// Further uniforms of the deformation kernels (lbs.comp, dqs.comp), which
+// Further uniforms of the deformation kernels (kernels_lbs.comp, kernels_dqs.comp), which
 // run once per mesh with u_count = the mesh's #V:
 #define SSK_LOC_FIRST_VERTEX 2   // row of the mesh's vertex 0 in whole-rig buffers
 #define SSK_LOC_INFLUENCES 3     // K of the mesh (0: every vertex stays at rest)

@@ -1,5 +1,5 @@
 #version 430 core
-// spring_in.comp - the spring deformer's conversions around the solve
+// kernels_spring_in.comp - the spring deformer's conversions around the solve
 // (core/backends/gl_backend.c run_spring; on the CPU, core/backends/cpu_backend.c and
 // continue_previous in core/kernels/spring.c), one invocation per vertex:
 //   TO_RIG     (one dispatch per mesh) the first stage, object -> rig space
@@ -15,10 +15,10 @@
 //              S_b(n-1)^-1 of the vertex's bone; static vertices take the
 //              first stage.
 // Transforms are ssk_mat4_transform_point's arithmetic
-// (ssk_transform_point of skinning_lib.glsl).
-#include "skinning_lib.glsl"
-#include "attach_lib.glsl"
-#include "spring_lib.glsl"
+// (ssk_transform_point of kernels_skinning_lib.glsl).
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
+#include "kernels_spring_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

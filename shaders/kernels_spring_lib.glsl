@@ -1,8 +1,8 @@
-// spring_lib.glsl - code shared by the spring deformer's kernels
-// (spring_in.comp, spring_records.comp, spring_step.comp,
-// spring_reduce.comp), the GL twins of core/kernels/spring.c (Toothman 2020, 4.2,
-// 5.2, 6.1, 6.3 and Algorithm 1). Included after skinning_lib.glsl and
-// attach_lib.glsl. The host side is run_spring in core/backends/gl_backend.c; the
+// kernels_spring_lib.glsl - code shared by the spring deformer's kernels
+// (kernels_spring_in.comp, kernels_spring_records.comp, kernels_spring_step.comp,
+// kernels_spring_reduce.comp), the GL twins of core/kernels/spring.c (Toothman 2020, 4.2,
+// 5.2, 6.1, 6.3 and Algorithm 1). Included after kernels_skinning_lib.glsl and
+// kernels_attach_lib.glsl. The host side is run_spring in core/backends/gl_backend.c; the
 // data is core/kernels/spring.h's, uploaded as it is.
 //
 // Every kernel runs over whole-rig vertex rows (meshes concatenated),
@@ -24,7 +24,7 @@
 // Frame: vec4[]: #B unit posed bone directions, then (with surface edits)
 //   #V edit targets (target xyz, K_i).
 
-// --- spring_in.comp ---------------------------------------------------------
+// --- kernels_spring_in.comp ---------------------------------------------------------
 #define SSK_SPRING_IN_VERTEX 0   // uvec4[#V] vertex data (bone in .z)
 #define SSK_SPRING_IN_INPUT 1    // float[3 #V] input positions
 #define SSK_SPRING_IN_OUTPUT 2   // float[3 #V] output positions
@@ -39,16 +39,16 @@
 #define SSK_LOC_SPRING_IN_MODE 3
 #define SSK_LOC_SPRING_IN_MESH 4
 #define SSK_LOC_SPRING_IN_MESH_COUNT 5
-#define SSK_LOC_SPRING_IN_FLAGS 6 // SSK_FLAG_MESH_MATRICES of attach_lib.glsl
+#define SSK_LOC_SPRING_IN_FLAGS 6 // SSK_FLAG_MESH_MATRICES of kernels_attach_lib.glsl
 
-// --- spring_records.comp ----------------------------------------------------
+// --- kernels_spring_records.comp ----------------------------------------------------
 #define SSK_SPRING_REC_VERTEX 0    // uvec4[#V] vertex data (bone in .z)
 #define SSK_SPRING_REC_T 1         // float[#V] binding t
 #define SSK_SPRING_REC_BONES 2     // vec4[8 #B] ssk_attach_bone of the frame
 #define SSK_SPRING_REC_POSITIONS 3 // float[3 #V] the current iterate
 #define SSK_SPRING_REC_RECORDS 4   // vec4[2 #V] out
 
-// --- spring_step.comp -------------------------------------------------------
+// --- kernels_spring_step.comp -------------------------------------------------------
 #define SSK_SPRING_STEP_VERTEX 0   // uvec4[#V] vertex data
 #define SSK_SPRING_STEP_EDGES 1    // ssk_spring_edge[#E]
 #define SSK_SPRING_STEP_RECORDS 2  // vec4[2 #V] records of the current iterate
@@ -59,7 +59,7 @@
                                    // the previous iterate x_{k-1} (Chebyshev, in)
 #define SSK_SPRING_STEP_SCRATCH 7  // vec4[#V] out: |step|^2, |F|^2, energy, kinetic
 
-// --- spring_reduce.comp -----------------------------------------------------
+// --- kernels_spring_reduce.comp -----------------------------------------------------
 #define SSK_SPRING_RED_SCRATCH 0  // vec4[#V] the step's per-vertex values
 #define SSK_SPRING_RED_PARTIALS 1 // SpringPartial[groups of pass 0]
 #define SSK_SPRING_RED_RESULT 2   // SpringPartial[1] out

@@ -1,5 +1,5 @@
 #version 430 core
-// spring_records.comp - the spring solver's per-iteration pre-pass
+// kernels_spring_records.comp - the spring solver's per-iteration pre-pass
 // (records / records_lanes8 of core/kernels/spring.c, ssk_spring_record of
 // core/kernels/spring.h), one invocation per vertex of the whole rig: the record of
 // the current iterate x_v attached at a'_v = p' + t (c' - p') of its posed
@@ -8,9 +8,9 @@
 // (s / |s| = 0 when |s| <= the length epsilon), so the step kernel's loop
 // over neighbors reads two vec4 per neighbor and computes no square root
 // of its own for them. Same operations in the same order as the CPU.
-#include "skinning_lib.glsl"
-#include "attach_lib.glsl"
-#include "spring_lib.glsl"
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
+#include "kernels_spring_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

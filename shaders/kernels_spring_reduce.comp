@@ -1,7 +1,7 @@
 #version 430 core
-// spring_reduce.comp - the reductions of one spring force pass (the
+// kernels_spring_reduce.comp - the reductions of one spring force pass (the
 // ssk_spring_pass that core/kernels/spring.c's force_pass returns, from the
-// per-vertex values spring_step.comp leaves in scratch): the largest
+// per-vertex values kernels_spring_step.comp leaves in scratch): the largest
 // |x_next - x|^2 and |F|^2, the sums of the energy and the kinetic energy,
 // and whether some step or force is not finite.
 //
@@ -25,9 +25,9 @@
 // "E(x_{k-1}) >= E(x_{k-2})" near a minimum, where successive energies
 // differ by that much; in double the CPU and GL sums (different orders)
 // agree to ~1e-13 and the decisions are the CPU's.
-#include "skinning_lib.glsl"
-#include "attach_lib.glsl"
-#include "spring_lib.glsl"
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
+#include "kernels_spring_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 
@@ -52,7 +52,7 @@ layout(location = SSK_LOC_SPRING_RED_PASS) uniform uint u_pass;
 // sqrt(SSK_LOCAL_SIZE): the fan-in of each level of the group's reduction
 #define SSK_SPRING_RED_FAN 16u
 #if SSK_LOCAL_SIZE != 256
-#error "spring_reduce.comp: SSK_SPRING_RED_FAN^2 must be SSK_LOCAL_SIZE"
+#error "kernels_spring_reduce.comp: SSK_SPRING_RED_FAN^2 must be SSK_LOCAL_SIZE"
 #endif
 
 shared double s_energy[SSK_LOCAL_SIZE];

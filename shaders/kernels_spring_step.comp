@@ -1,9 +1,9 @@
 #version 430 core
-// spring_step.comp - one force pass of the spring deformer (Toothman 2020,
+// kernels_spring_step.comp - one force pass of the spring deformer (Toothman 2020,
 // Eq. 21-23, 5.2, Algorithm 1; the GL twin of spring_lanes8 in
 // core/kernels/spring.c, whose header comment derives the forces and the energy).
 // One invocation per vertex i of the whole rig, Jacobi: it reads only the
-// records of the current iterate (spring_records.comp) and writes only its
+// records of the current iterate (kernels_spring_records.comp) and writes only its
 // own rows of the next iterate, velocity and scratch, so the result does
 // not depend on the scheduling (double buffering, 6.3).
 //
@@ -27,12 +27,12 @@
 //
 // scratch[i] = (|x_next - x|^2, |F|^2, E_i, 1/2 |u|^2 before the update),
 // E_i this vertex's share of the energy (its directed edges' halves and its
-// bone and edit terms); spring_reduce.comp takes the maxima and sums.
+// bone and edit terms); kernels_spring_reduce.comp takes the maxima and sums.
 // Without SSK_SPRING_FLAG_WRITE only E_i is written (the energy of a
 // result that no pass measured), the rest of scratch[i] being 0.
-#include "skinning_lib.glsl"
-#include "attach_lib.glsl"
-#include "spring_lib.glsl"
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
+#include "kernels_spring_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

@@ -1,10 +1,10 @@
 #version 430 core
-// vertex_normals.comp - one invocation per vertex of the whole rig: the sum
+// kernels_vertex_normals.comp - one invocation per vertex of the whole rig: the sum
 // of the face normals of the vertex's triangles (vertex-to-triangle CSR,
 // whole-rig offsets and triangle indices), normalized; a vertex with no
 // triangle or a zero sum gets (0, 0, 0) (core/kernels/normals.c). A gather, so no
 // atomics are needed.
-#include "skinning_lib.glsl"
+#include "kernels_skinning_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

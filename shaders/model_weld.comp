@@ -1,11 +1,11 @@
 #version 430 core
-// weld.comp - welded topology (core/model/weld.c): copies the position of each
+// model_weld.comp - welded topology (core/model/weld.c): copies the position of each
 // group's representative onto its members, in place, after a kernel that
 // writes positions; the GL twin of ssk_weld_apply. Members never represent
 // a group, so no invocation reads what another writes. Between meshes whose
 // object matrices differ at the frame, the row goes through rig space:
 // post(member mesh) * objects(representative mesh) * p.
-#include "skinning_lib.glsl"
+#include "kernels_skinning_lib.glsl"
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 

@@ -1,7 +1,7 @@
 /*
  * cor_gl.c — the GL integration of the centers-of-rotation precomputation
  * (Le & Hodgins 2016, Eq. 1 and 4) over the integration mesh of
- * cor_precompute.c, by shaders/cor_precompute.comp.
+ * cor_precompute.c, by shaders/bind_cor_precompute.comp.
  *
  * Instead of the CPU's seeds and breadth-first search (a serial, branchy
  * walk that suits a GPU poorly), every vertex visits exactly the triangles
@@ -31,7 +31,7 @@
 /* Vertices per dispatch (short jobs on GPUs with a watchdog). */
 #define COR_GL_BATCH 4096u
 
-/* Uniform locations and binding points of cor_precompute.comp. */
+/* Uniform locations and binding points of bind_cor_precompute.comp. */
 enum {
     LOC_BASE = 0,
     LOC_COUNT = 1,
@@ -90,7 +90,7 @@ static void job_integrate(void *user)
     gl_cor_job *job = user;
     const ssk_gl_info *info = ssk_gl_context_info_ref(job->gl);
     GLuint program = 0;
-    job->status = ssk_gl_compute_program(job->gl, "cor_precompute.comp", &program, job->err);
+    job->status = ssk_gl_compute_program(job->gl, "bind_cor_precompute.comp", &program, job->err);
     if (job->status != SSK_OK) return;
     const size_t bytes[BIND_COUNT] = {job->index_count * sizeof(uint32_t),
                                       job->value_count * sizeof(float),
@@ -132,7 +132,7 @@ static void job_integrate(void *user)
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffers[BIND_SUMS]);
         glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes[BIND_SUMS], job->sums);
-        job->status = ssk_gl_check("running cor_precompute.comp", job->err);
+        job->status = ssk_gl_check("running bind_cor_precompute.comp", job->err);
     }
     glDeleteBuffers(BIND_COUNT, buffers);
     glGetError();

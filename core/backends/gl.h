@@ -21,7 +21,7 @@ void ssk_gl_context_run(ssk_gl_context *ctx, ssk_gl_job_fn fn, void *user);
 const ssk_gl_info *ssk_gl_context_info_ref(const ssk_gl_context *ctx);
 
 /* GL thread. The compute program built from shader file `name` (e.g.
- * "lbs.comp"), compiled and linked on first use and cached in the context
+ * "kernels_lbs.comp"), compiled and linked on first use and cached in the context
  * until it is destroyed. Errors: SSK_ERROR_GL_SHADER with the file name and
  * the GLSL info log, SSK_ERROR_IO when the source cannot be found. */
 ssk_status ssk_gl_compute_program(ssk_gl_context *ctx, const char *name, GLuint *out_program,

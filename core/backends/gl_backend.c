@@ -19,7 +19,7 @@
  * struct, runs it and returns the status the job left there.
  *
  * Device layout (all meshes concatenated in mesh order; the binding points
- * are those of shaders/skinning_lib.glsl):
+ * are those of shaders/kernels_skinning_lib.glsl):
  *   rest, reference, position buffers  float[3 #V] (position buffers are
  *                                      bound to the kernels' input/output
  *                                      binding points per call)
@@ -63,7 +63,7 @@
 #define DUAL_QUAT_FLOATS (sizeof(ssk_dual_quat) / sizeof(float))
 
 /* Buffers; each value is also the buffer's binding point (SSK_BINDING_* of
- * shaders/skinning_lib.glsl). */
+ * shaders/kernels_skinning_lib.glsl). */
 typedef enum gl_binding {
     BIND_REST = 0,
     BIND_BONE_INDICES = 1,
@@ -114,7 +114,7 @@ static const char *const buffer_names[BUF_COUNT] = {
     "binding scale vectors", "attachment bones", "radial bone mask", "rest distances",
     "CoR bones", "centers of rotation", "weld members"};
 
-/* Uniform locations (SSK_LOC_* of shaders/skinning_lib.glsl). */
+/* Uniform locations (SSK_LOC_* of shaders/kernels_skinning_lib.glsl). */
 enum gl_uniform {
     LOC_BASE = 0,
     LOC_COUNT = 1,
@@ -127,7 +127,7 @@ enum gl_uniform {
     LOC_MESH_COUNT = 7,
     LOC_FLAGS = 8,
 };
-/* SSK_FLAG_PRE_POST of dqs.comp. */
+/* SSK_FLAG_PRE_POST of kernels_dqs.comp. */
 #define FLAG_PRE_POST 1u
 
 typedef enum gl_program {
@@ -149,16 +149,16 @@ typedef enum gl_program {
 } gl_program;
 
 static const char *const program_files[PROG_COUNT] = {
-    "lbs.comp", "dqs.comp", "face_normals.comp", "vertex_normals.comp",
-    "max_displacement.comp", "rigid.comp", "irs.comp", "radial.comp",
-    "spring_in.comp", "spring_records.comp", "spring_step.comp", "spring_reduce.comp",
-    "cor.comp", "weld.comp"};
-/* COR_FLAG_SCALED of cor.comp: some bone has scale or shear this frame. */
+    "kernels_lbs.comp", "kernels_dqs.comp", "kernels_face_normals.comp", "kernels_vertex_normals.comp",
+    "backends_max_displacement.comp", "kernels_rigid.comp", "kernels_irs.comp", "kernels_radial.comp",
+    "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
+    "kernels_cor.comp", "model_weld.comp"};
+/* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
 
 /* Binding points and uniforms of the attachment kernels
- * (shaders/attach_lib.glsl). */
+ * (shaders/kernels_attach_lib.glsl). */
 enum gl_attach_binding {
     ATTACH_BONES_OF_VERTEX = 0,
     ATTACH_T = 1,
@@ -180,7 +180,7 @@ enum gl_attach_uniform {
 #define FLAG_LENGTH_ADJUST 2u
 #define ATTACH_BONE_FLOATS (sizeof(ssk_attach_bone) / sizeof(float))
 
-/* Binding points and uniforms of the spring kernels (shaders/spring_lib.glsl). */
+/* Binding points and uniforms of the spring kernels (shaders/kernels_spring_lib.glsl). */
 enum gl_spring_binding {
     SPRING_IN_VERTEX = 0,
     SPRING_IN_INPUT = 1,
@@ -240,11 +240,11 @@ enum gl_spring_uniform {
 #define SPRING_REDUCE_ITEMS_PER_INVOCATION 16u
 /* Roles packed per uint of the scalars buffer (one byte each). */
 #define SPRING_ROLES_PER_WORD 4u
-/* What spring_in.comp's TO_RIG pass leaves in result[0] when every
+/* What kernels_spring_in.comp's TO_RIG pass leaves in result[0] when every
  * position is finite (atomicMin of the rows that are not). */
 #define SPRING_ALL_FINITE 0xffffffffu
 
-/* The spring reduction's result (SpringPartial of spring_reduce.comp, std430:
+/* The spring reduction's result (SpringPartial of kernels_spring_reduce.comp, std430:
  * two doubles, two floats, two uints). */
 typedef struct gl_spring_partial {
     double energy, kinetic;
@@ -336,7 +336,7 @@ typedef struct gl_upload {
     float *weights;
     uint32_t *triangles, *vt_offsets, *vt_triangles;
     size_t shading_count; /* entries of vt_triangles */
-    uint32_t *weld;       /* #members by 4 (shaders/weld.comp) */
+    uint32_t *weld;       /* #members by 4 (shaders/model_weld.comp) */
     float *cor;                      /* #V vec4 (center, flag), or NULL */
     size_t weight_count;
 } gl_upload;
@@ -610,7 +610,7 @@ static ssk_status run_blend(gl_state *s, gl_program p, GLuint output, ssk_error 
     return SSK_OK;
 }
 
-/* CoR skinning (cor.comp) of the rest positions into `output`, one
+/* CoR skinning (kernels_cor.comp) of the rest positions into `output`, one
  * dispatch per mesh, as run_blend's DQS. */
 static ssk_status run_cor(gl_state *s, GLuint output, ssk_error *err)
 {
@@ -729,11 +729,11 @@ static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *c
 /* --- spring deformer (Toothman 2020, 4.2, 6.3) ---------------------------
  *
  * run_spring is ssk_spring_solve (core/kernels/spring.c) with the passes on the
- * device: the first stage is converted to rig space (spring_in.comp), each
- * iteration runs the records pre-pass (spring_records.comp), the force
- * pass (spring_step.comp, writing the next of three rotating iterate
+ * device: the first stage is converted to rig space (kernels_spring_in.comp), each
+ * iteration runs the records pre-pass (kernels_spring_records.comp), the force
+ * pass (kernels_spring_step.comp, writing the next of three rotating iterate
  * buffers: Jacobi, double-buffered as 6.3) and the two-pass reduction
- * (spring_reduce.comp), and reads back only the 32-byte reduction; the
+ * (kernels_spring_reduce.comp), and reads back only the 32-byte reduction; the
  * decisions (convergence, divergence, which iterate is the result, when to
  * keep a good iterate or zero the velocities) are the CPU solver's own
  * code (ssk_spring_watch_* of core/kernels/spring.h), taken on this thread from the
@@ -873,7 +873,7 @@ static void clear_buffer(GLuint buffer)
     glClearBufferData(GL_SHADER_STORAGE_BUFFER, GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
 }
 
-/* spring_in.comp: `mode` from `input` to `output` (per mesh for the
+/* kernels_spring_in.comp: `mode` from `input` to `output` (per mesh for the
  * conversions, whole rig for CONTINUE with `matrices` = the differential
  * transforms). */
 static void spring_in(gl_state *s, gl_spring *g, GLuint mode, GLuint input, GLuint output,
@@ -910,7 +910,7 @@ static void spring_in(gl_state *s, gl_spring *g, GLuint mode, GLuint input, GLui
     spring_barrier();
 }
 
-/* The records of `positions` (spring_records.comp). */
+/* The records of `positions` (kernels_spring_records.comp). */
 static void spring_records(gl_state *s, gl_spring *g, GLuint positions)
 {
     glUseProgram(s->programs[PROG_SPRING_RECORDS]);
@@ -967,7 +967,7 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     spring_barrier();
 }
 
-/* The reductions of the last step (spring_reduce.comp), read back. */
+/* The reductions of the last step (kernels_spring_reduce.comp), read back. */
 static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out, ssk_error *err)
 {
     const uint32_t nv = s->rig->vertex_count;
@@ -1133,7 +1133,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     return ssk_spring_watch_finish(&w, sp, call->report, err);
 }
 
-/* Welds a position buffer in place (shaders/weld.comp, core/model/weld.c). */
+/* Welds a position buffer in place (shaders/model_weld.comp, core/model/weld.c). */
 static ssk_status run_weld(gl_state *s, GLuint positions, ssk_error *err)
 {
     ssk_status st = program(s, PROG_WELD, err);

@@ -304,7 +304,7 @@ static inline bool ssk_spring_continues(const ssk_spring_params *p, int has_prev
 }
 
 /* The reductions of one force pass k (forces at iterate x_{k-1}, writing
- * x_k; spring.c's force pass, or shaders/spring_reduce.comp). */
+ * x_k; spring.c's force pass, or shaders/kernels_spring_reduce.comp). */
 typedef struct ssk_spring_pass {
     double energy;    /* potential energy of x_{k-1} */
     double kinetic;   /* 1/2 sum |u|^2 before the update (semi-implicit) */

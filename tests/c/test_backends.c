@@ -714,7 +714,7 @@ static void test_shader_compile_error_is_reported(void **state)
     need_gl();
     char *dir = tu_temp_dir();
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cp %s/* %s/ && printf '#version 430 core\\nvoid main() { this is not glsl; }\\n' > %s/lbs.comp",
+    snprintf(cmd, sizeof cmd, "cp %s/* %s/ && printf '#version 430 core\\nvoid main() { this is not glsl; }\\n' > %s/kernels_lbs.comp",
              SSK_SOURCE_SHADERS_DIR, dir, dir);
     assert_int_equal(system(cmd), 0);
     setenv("SSK_SHADER_DIR", dir, 1);
@@ -737,7 +737,7 @@ static void test_shader_compile_error_is_reported(void **state)
         ssk_deformer_destroy(d);
     }
     assert_int_equal(st, SSK_ERROR_GL_SHADER);
-    if (!strstr(err.message, "lbs.comp")) fail_msg("message lacks the file: %s", err.message);
+    if (!strstr(err.message, "kernels_lbs.comp")) fail_msg("message lacks the file: %s", err.message);
     print_message("reported: %s\n", err.message);
     /* DQS, whose shader is intact, still works on the same context */
     desc.method = SSK_METHOD_DQS;
