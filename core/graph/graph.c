@@ -47,17 +47,14 @@
 /* Ranges of the spring node's integer fields. */
 #define SPRING_MAX_ITERATIONS_LIMIT 100000
 #define EDIT_GROW_LIMIT 1000
+/* Room for a field path in messages ("edits[12].stiffness"). */
+#define FIELD_PATH_SIZE 64
 /* Largest graph file ssk_graph_load reads (a graph is a few kilobytes). */
 #define GRAPH_FILE_MAX_BYTES (64u * 1024u * 1024u)
 /* Significant decimal digits that always round-trip a float (FLT_DECIMAL_DIG). */
 #define FLOAT_ROUND_TRIP_DIGITS 9
 /* Whole numbers below this magnitude are written in fixed notation. */
 #define INTEGRAL_FIXED_LIMIT 1e15f
-/* Room for the text of one number / one input list in messages. */
-#define NUMBER_TEXT_SIZE 40
-#define NAME_LIST_SIZE 160
-/* Room for a field path in messages ("edits[12].stiffness"). */
-#define FIELD_PATH_SIZE 64
 
 static const char *const node_type_names[SSK_NODE_TYPE_COUNT] = {
     "skinning", "radial", "normals", "output", "spring"};
@@ -159,31 +156,25 @@ static float *influences_alloc(uint32_t bone_count, float parent, float child)
     return v;
 }
 
-static void *memdup(const void *src, size_t bytes)
+void *ssk_graph_memdup(const void *src, size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
     if (p && bytes) memcpy(p, src, bytes);
     return p;
 }
 
-/* A spring node's parameters before its fields: ssk_spring_params_default,
- * with an automatic threshold written as 0 (springskin.h: any value <= 0
- * means automatic; the document allows 0 only). */
-static void spring_defaults(ssk_spring_params *p)
+void ssk_graph_spring_defaults(ssk_spring_params *p)
 {
     ssk_spring_params_default(p);
     if (!(p->threshold > 0.0f)) p->threshold = 0.0f;
 }
 
-/* Deep copy of a spring node's maps and edits into `d` (a shallow copy of
- * `s` whose map and edit pointers are cleared), re-pointing d->spring and
- * the edits at the copies. SSK_ERROR_OUT_OF_MEMORY, else SSK_OK; on failure
- * `d` owns what was copied so far. */
-static ssk_status spring_copy(ssk_graph_node *d, const ssk_graph_node *s, uint32_t vertex_count)
+ssk_status ssk_graph_spring_copy(ssk_graph_node *d, const ssk_graph_node *s, uint32_t vertex_count)
 {
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
         if (!s->stiffness_maps[f]) continue;
-        d->stiffness_maps[f] = memdup(s->stiffness_maps[f], (size_t)vertex_count * sizeof(float));
+        d->stiffness_maps[f] =
+            ssk_graph_memdup(s->stiffness_maps[f], (size_t)vertex_count * sizeof(float));
         if (!d->stiffness_maps[f]) return SSK_ERROR_OUT_OF_MEMORY;
         d->spring.stiffness_maps[f] = d->stiffness_maps[f];
     }
@@ -196,12 +187,13 @@ static ssk_status spring_copy(ssk_graph_node *d, const ssk_graph_node *s, uint32
         ssk_graph_edit *de = &d->edits[e];
         size_t count = se->edit.kinematic_count;
         de->edit = se->edit;
-        de->kinematic = memdup(se->kinematic, count * sizeof *de->kinematic);
+        de->kinematic = ssk_graph_memdup(se->kinematic, count * sizeof *de->kinematic);
         if (!de->kinematic) return SSK_ERROR_OUT_OF_MEMORY;
-        if (se->offsets && !(de->offsets = memdup(se->offsets, count * 3 * sizeof(float))))
+        if (se->offsets &&
+            !(de->offsets = ssk_graph_memdup(se->offsets, count * 3 * sizeof(float))))
             return SSK_ERROR_OUT_OF_MEMORY;
-        if (se->keys && !(de->keys = memdup(se->keys, (size_t)se->edit.key_count * 2 *
-                                                          sizeof(float))))
+        if (se->keys && !(de->keys = ssk_graph_memdup(se->keys, (size_t)se->edit.key_count *
+                                                                    2 * sizeof(float))))
             return SSK_ERROR_OUT_OF_MEMORY;
         de->edit.kinematic = de->kinematic;
         de->edit.offsets = se->edit.offsets ? de->offsets : NULL;
@@ -222,7 +214,7 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
     g->bone_count = src->bone_count;
     g->vertex_count = src->vertex_count;
     g->nodes = calloc((size_t)src->node_count + 1, sizeof *g->nodes);
-    g->order = memdup(src->order, (size_t)src->node_count * sizeof *g->order);
+    g->order = ssk_graph_memdup(src->order, (size_t)src->node_count * sizeof *g->order);
     g->bone_names = calloc((size_t)src->bone_count + 1, sizeof *g->bone_names);
     if (!g->nodes || !g->order || !g->bone_names) goto oom;
     for (uint32_t b = 0; b < src->bone_count; ++b) {
@@ -248,13 +240,15 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
         d->id = ssk_strdup(s->id ? s->id : "");
         if (!d->id) goto oom;
         if (s->joint_influences &&
-            !(d->joint_influences = memdup(s->joint_influences, bones * 2 * sizeof(float))))
+            !(d->joint_influences =
+                  ssk_graph_memdup(s->joint_influences, bones * 2 * sizeof(float))))
             goto oom;
-        if (s->bone_mask && !(d->bone_mask = memdup(s->bone_mask, bones)))
+        if (s->bone_mask && !(d->bone_mask = ssk_graph_memdup(s->bone_mask, bones)))
             goto oom;
-        if (s->keys && !(d->keys = memdup(s->keys, (size_t)s->key_count * 2 * sizeof(float))))
+        if (s->keys &&
+            !(d->keys = ssk_graph_memdup(s->keys, (size_t)s->key_count * 2 * sizeof(float))))
             goto oom;
-        if (spring_copy(d, s, src->vertex_count) != SSK_OK) goto oom;
+        if (ssk_graph_spring_copy(d, s, src->vertex_count) != SSK_OK) goto oom;
     }
     *out = g;
     return ssk_error_ok(err);
@@ -309,9 +303,7 @@ int ssk_graph_needs_cor(const ssk_graph *graph)
 /* Parsing helpers.                                                          */
 /* ------------------------------------------------------------------------ */
 
-#define GRAPH_ERROR(...) ssk_error_set(err, SSK_ERROR_GRAPH, __VA_ARGS__)
-
-static const char *json_kind(json_object *o)
+const char *ssk_json_kind(json_object *o)
 {
     /* json-c represents JSON null as a NULL object. */
     return o ? json_type_to_name(json_object_get_type(o)) : "null";
@@ -323,15 +315,13 @@ static bool json_is_number(json_object *o)
     return o && (t == json_type_int || t == json_type_double);
 }
 
-/* A JSON string without embedded NUL characters. */
-static bool json_is_plain_string(json_object *o)
+bool ssk_json_is_plain_string(json_object *o)
 {
     return o && json_object_get_type(o) == json_type_string &&
            (size_t)json_object_get_string_len(o) == strlen(json_object_get_string(o));
 }
 
-/* A finite number that fits a float. */
-static bool json_get_float(json_object *o, float *out)
+bool ssk_json_get_float(json_object *o, float *out)
 {
     if (!json_is_number(o)) return false;
     double v = json_object_get_double(o);
@@ -340,8 +330,7 @@ static bool json_get_float(json_object *o, float *out)
     return true;
 }
 
-/* "lbs, dqs, rigid or irs" from a name table. */
-static void name_list(char *dst, size_t size, const char *(*name_of)(int), int count)
+void ssk_graph_name_list(char *dst, size_t size, const char *(*name_of)(int), int count)
 {
     dst[0] = '\0';
     size_t used = 0;
@@ -373,11 +362,9 @@ static const char *integrator_name_at(int i) { return integrator_names[i]; }
 static const char *convergence_name_at(int i) { return convergence_names[i]; }
 static const char *mode_name_at(int i) { return mode_names[i]; }
 
-/* What a JSON value is, for messages: the number itself ("-1", "1e+39",
- * "nan"), else its JSON type ("string", "null"). */
-static const char *json_describe(json_object *o, char *text, size_t size)
+const char *ssk_json_describe(json_object *o, char *text, size_t size)
 {
-    if (!json_is_number(o)) return json_kind(o);
+    if (!json_is_number(o)) return ssk_json_kind(o);
     snprintf(text, size, "%.*g", FLOAT_ROUND_TRIP_DIGITS, json_object_get_double(o));
     return text;
 }
@@ -470,7 +457,7 @@ static bool is_irs_field(const char *field)
 static bool valid_influence(json_object *o, float *out)
 {
     float v;
-    if (!json_get_float(o, &v) || !(v > 0.0f) || v > 1.0f) return false;
+    if (!ssk_json_get_float(o, &v) || !(v > 0.0f) || v > 1.0f) return false;
     *out = v;
     return true;
 }
@@ -486,11 +473,11 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
     json_object *v = NULL;
     if (!json_object_object_get_ex(obj, "method", &v))
         return GRAPH_ERROR("node '%s': missing field 'method' (a skinning node needs one)", id);
-    char list[NAME_LIST_SIZE];
-    name_list(list, sizeof list, method_name_at, SSK_METHOD_COUNT);
-    if (!json_is_plain_string(v))
+    char list[GRAPH_NAME_LIST_SIZE];
+    ssk_graph_name_list(list, sizeof list, method_name_at, SSK_METHOD_COUNT);
+    if (!ssk_json_is_plain_string(v))
         return GRAPH_ERROR("node '%s': field 'method': expected a string (%s), got %s", id,
-                           list, json_kind(v));
+                           list, ssk_json_kind(v));
     if (strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_SPRING)) == 0)
         return GRAPH_ERROR("node '%s': field 'method': 'spring' is a node type, not a skinning "
                            "method (expected %s; add a node of type 'spring' fed by this one)",
@@ -512,7 +499,7 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
         if (!v || json_object_get_type(v) != json_type_boolean)
             return GRAPH_ERROR("node '%s': field 'length_adjust': expected true or false, "
                                "got %s",
-                               id, json_kind(v));
+                               id, ssk_json_kind(v));
         n->length_adjust = json_object_get_boolean(v) ? 1 : 0;
     }
     n->joint_influences = influences_alloc(g->bone_count, n->parent_influence,
@@ -524,7 +511,7 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
         if (!v || json_object_get_type(v) != json_type_object)
             return GRAPH_ERROR("node '%s': field 'joint_influences': expected an object "
                                "{bone name: [parent, child]}, got %s",
-                               id, json_kind(v));
+                               id, ssk_json_kind(v));
         json_object_object_foreach(v, bone_name, pair)
         {
             int32_t b = find_bone(g, bone_name);
@@ -546,16 +533,13 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
     return SSK_OK;
 }
 
-/* A key list `v` of node `id`'s field `field`: [[frame, value], ...], frames
- * strictly increasing, values finite (weights: also >= 0). *keys (owned by
- * the node, freed with it) gets key_count (frame, value) pairs. */
-static ssk_status parse_keys(json_object *v, const char *id, const char *field, bool weights,
-                             float **keys, uint32_t *key_count, ssk_error *err)
+ssk_status ssk_graph_parse_keys(json_object *v, const char *id, const char *field, bool weights,
+                                float **keys, uint32_t *key_count, ssk_error *err)
 {
     const char *value_name = weights ? "weight" : "value";
     if (!v || json_object_get_type(v) != json_type_array)
         return GRAPH_ERROR("node '%s': field '%s': expected an array of [frame, %s], got %s", id,
-                           field, value_name, json_kind(v));
+                           field, value_name, ssk_json_kind(v));
     size_t count = json_object_array_length(v);
     if (count > UINT32_MAX / 2)
         return GRAPH_ERROR("node '%s': field '%s': too many keys", id, field);
@@ -568,8 +552,8 @@ static ssk_status parse_keys(json_object *v, const char *id, const char *field, 
         float frame, value;
         if (!key || json_object_get_type(key) != json_type_array ||
             json_object_array_length(key) != 2 ||
-            !json_get_float(json_object_array_get_idx(key, 0), &frame) ||
-            !json_get_float(json_object_array_get_idx(key, 1), &value) ||
+            !ssk_json_get_float(json_object_array_get_idx(key, 0), &frame) ||
+            !ssk_json_get_float(json_object_array_get_idx(key, 1), &value) ||
             (weights && !(value >= 0.0f)))
             return GRAPH_ERROR("node '%s': field '%s': key %zu: expected [frame, %s], %s", id,
                                field, i, value_name,
@@ -600,7 +584,7 @@ static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj
                            "names, got %s",
                            id,
                            v && json_object_get_type(v) == json_type_array ? "an empty array"
-                                                                          : json_kind(v));
+                                                                          : ssk_json_kind(v));
     n->bone_mask = calloc((size_t)g->bone_count + 1, 1);
     if (!n->bone_mask)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
@@ -608,10 +592,10 @@ static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj
     size_t count = json_object_array_length(v);
     for (size_t i = 0; i < count; ++i) {
         json_object *name = json_object_array_get_idx(v, i);
-        if (!json_is_plain_string(name))
+        if (!ssk_json_is_plain_string(name))
             return GRAPH_ERROR("node '%s': field 'bones': entry %zu: expected a bone name, "
                                "got %s",
-                               id, i, json_kind(name));
+                               id, i, ssk_json_kind(name));
         int32_t b = find_bone(g, json_object_get_string(name));
         if (b < 0)
             return GRAPH_ERROR("node '%s': field 'bones': unknown bone '%s'", id,
@@ -622,20 +606,20 @@ static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj
         n->bone_mask[b] = 1;
     }
     if (json_object_object_get_ex(obj, "profile", &v)) {
-        char list[NAME_LIST_SIZE];
-        name_list(list, sizeof list, profile_name_at, SSK_RADIAL_PROFILE_COUNT);
-        if (!json_is_plain_string(v))
+        char list[GRAPH_NAME_LIST_SIZE];
+        ssk_graph_name_list(list, sizeof list, profile_name_at, SSK_RADIAL_PROFILE_COUNT);
+        if (!ssk_json_is_plain_string(v))
             return GRAPH_ERROR("node '%s': field 'profile': expected a string (%s), got %s", id,
-                               list, json_kind(v));
+                               list, ssk_json_kind(v));
         if (!find_profile(json_object_get_string(v), &n->profile))
             return GRAPH_ERROR("node '%s': field 'profile': unknown profile '%s' (expected %s)",
                                id, json_object_get_string(v), list);
     }
-    if (json_object_object_get_ex(obj, "amount", &v) && !json_get_float(v, &n->amount))
+    if (json_object_object_get_ex(obj, "amount", &v) && !ssk_json_get_float(v, &n->amount))
         return GRAPH_ERROR("node '%s': field 'amount': expected a finite number, got %s", id,
-                           json_kind(v));
+                           ssk_json_kind(v));
     if (json_object_object_get_ex(obj, "keys", &v))
-        return parse_keys(v, id, "keys", false, &n->keys, &n->key_count, err);
+        return ssk_graph_parse_keys(v, id, "keys", false, &n->keys, &n->key_count, err);
     return SSK_OK;
 }
 
@@ -646,10 +630,10 @@ static ssk_status get_nonnegative(json_object *v, const char *id, const char *fi
                                   ssk_error *err)
 {
     float x;
-    if (!json_get_float(v, &x) || !(x >= 0.0f)) {
-        char text[NUMBER_TEXT_SIZE];
+    if (!ssk_json_get_float(v, &x) || !(x >= 0.0f)) {
+        char text[GRAPH_NUMBER_TEXT_SIZE];
         return GRAPH_ERROR("node '%s': field '%s': expected a number >= 0, got %s", id, field,
-                           json_describe(v, text, sizeof text));
+                           ssk_json_describe(v, text, sizeof text));
     }
     *out = x;
     return SSK_OK;
@@ -666,10 +650,10 @@ static ssk_status get_integer(json_object *v, const char *id, const char *field,
         ok = x >= lo && x <= hi;
     }
     if (!ok) {
-        char text[NUMBER_TEXT_SIZE];
+        char text[GRAPH_NUMBER_TEXT_SIZE];
         return GRAPH_ERROR("node '%s': field '%s': expected an integer in [%lld, %lld], got %s",
                            id, field, (long long)lo, (long long)hi,
-                           json_describe(v, text, sizeof text));
+                           ssk_json_describe(v, text, sizeof text));
     }
     *out = x;
     return SSK_OK;
@@ -681,11 +665,11 @@ static ssk_status get_name(json_object *obj, const char *id, const char *field,
 {
     json_object *v = NULL;
     if (!json_object_object_get_ex(obj, field, &v)) return SSK_OK;
-    char list[NAME_LIST_SIZE];
-    name_list(list, sizeof list, name_of, count);
-    if (!json_is_plain_string(v))
+    char list[GRAPH_NAME_LIST_SIZE];
+    ssk_graph_name_list(list, sizeof list, name_of, count);
+    if (!ssk_json_is_plain_string(v))
         return GRAPH_ERROR("node '%s': field '%s': expected a string (%s), got %s", id, field,
-                           list, json_kind(v));
+                           list, ssk_json_kind(v));
     int i = find_name(json_object_get_string(v), name_of, count);
     if (i < 0)
         return GRAPH_ERROR("node '%s': field '%s': unknown value '%s' (expected %s)", id, field,
@@ -698,19 +682,19 @@ static ssk_status get_name(json_object *obj, const char *id, const char *field,
 static ssk_status parse_stiffness(ssk_graph_node *n, json_object *v, ssk_error *err)
 {
     const char *id = n->id;
-    char list[NAME_LIST_SIZE];
-    name_list(list, sizeof list, force_name_at, SSK_FORCE_COUNT);
+    char list[GRAPH_NAME_LIST_SIZE];
+    ssk_graph_name_list(list, sizeof list, force_name_at, SSK_FORCE_COUNT);
     if (!v || json_object_get_type(v) != json_type_object)
         return GRAPH_ERROR("node '%s': field 'stiffness': expected an object {force: number} "
                            "(forces %s), got %s",
-                           id, list, json_kind(v));
+                           id, list, ssk_json_kind(v));
     json_object_object_foreach(v, force, value)
     {
         int f = find_name(force, force_name_at, SSK_FORCE_COUNT);
         if (f < 0)
             return GRAPH_ERROR("node '%s': field 'stiffness': unknown force '%s' (expected %s)",
                                id, force, list);
-        char field[NAME_LIST_SIZE];
+        char field[GRAPH_NAME_LIST_SIZE];
         snprintf(field, sizeof field, "stiffness.%s", force);
         ssk_status s = get_nonnegative(value, id, field, &n->spring.stiffness[f], err);
         if (s != SSK_OK) return s;
@@ -723,12 +707,12 @@ static ssk_status parse_stiffness_maps(ssk_graph *g, ssk_graph_node *n, json_obj
                                        ssk_error *err)
 {
     const char *id = n->id;
-    char list[NAME_LIST_SIZE];
-    name_list(list, sizeof list, force_name_at, SSK_FORCE_COUNT);
+    char list[GRAPH_NAME_LIST_SIZE];
+    ssk_graph_name_list(list, sizeof list, force_name_at, SSK_FORCE_COUNT);
     if (!v || json_object_get_type(v) != json_type_object)
         return GRAPH_ERROR("node '%s': field 'stiffness_maps': expected an object {force: "
                            "[one number per vertex]} (forces %s), got %s",
-                           id, list, json_kind(v));
+                           id, list, ssk_json_kind(v));
     json_object_object_foreach(v, force, map)
     {
         int f = find_name(force, force_name_at, SSK_FORCE_COUNT);
@@ -738,11 +722,11 @@ static ssk_status parse_stiffness_maps(ssk_graph *g, ssk_graph_node *n, json_obj
                                id, force, list);
         if (!map || json_object_get_type(map) != json_type_array ||
             json_object_array_length(map) != g->vertex_count) {
-            char got[NUMBER_TEXT_SIZE];
+            char got[GRAPH_NUMBER_TEXT_SIZE];
             if (map && json_object_get_type(map) == json_type_array)
                 snprintf(got, sizeof got, "%zu entries", json_object_array_length(map));
             else
-                snprintf(got, sizeof got, "%s", json_kind(map));
+                snprintf(got, sizeof got, "%s", ssk_json_kind(map));
             return GRAPH_ERROR("node '%s': field 'stiffness_maps.%s': expected an array of %u "
                                "numbers >= 0 (one per vertex of the rig), got %s",
                                id, force, (unsigned)g->vertex_count, got);
@@ -752,16 +736,17 @@ static ssk_status parse_stiffness_maps(ssk_graph *g, ssk_graph_node *n, json_obj
         if (!n->stiffness_maps[f])
             return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
                                  id);
-        char field[NAME_LIST_SIZE];
+        char field[GRAPH_NAME_LIST_SIZE];
         for (uint32_t i = 0; i < g->vertex_count; ++i) {
             json_object *value = json_object_array_get_idx(map, i);
             float x;
-            if (!json_get_float(value, &x) || !(x >= 0.0f)) {
+            if (!ssk_json_get_float(value, &x) || !(x >= 0.0f)) {
                 snprintf(field, sizeof field, "stiffness_maps.%s", force);
-                char text[NUMBER_TEXT_SIZE];
+                char text[GRAPH_NUMBER_TEXT_SIZE];
                 return GRAPH_ERROR("node '%s': field '%s': entry %u: expected a number >= 0, "
                                    "got %s",
-                                   id, field, (unsigned)i, json_describe(value, text, sizeof text));
+                                   id, field, (unsigned)i,
+                                   ssk_json_describe(value, text, sizeof text));
             }
             n->stiffness_maps[f][i] = x;
         }
@@ -780,7 +765,7 @@ static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json
     if (!obj || json_object_get_type(obj) != json_type_object)
         return GRAPH_ERROR("node '%s': field '%s': expected an object {kinematic, offsets or "
                            "push, grow, stiffness, keys}, got %s",
-                           id, field, json_kind(obj));
+                           id, field, ssk_json_kind(obj));
     json_object_object_foreach(obj, key, value)
     {
         (void)value;
@@ -808,7 +793,7 @@ static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json
                            "vertex rows, got %s",
                            id, field,
                            v && json_object_get_type(v) == json_type_array ? "an empty array"
-                                                                          : json_kind(v));
+                                                                          : ssk_json_kind(v));
     size_t count = json_object_array_length(v);
     if (count > g->vertex_count)
         return GRAPH_ERROR("node '%s': field '%s.kinematic': %zu rows, more than the rig's %u "
@@ -824,11 +809,12 @@ static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json
                         ? json_object_get_int64(row)
                         : -1;
         if (r < 0 || r >= (int64_t)g->vertex_count) {
-            char text[NUMBER_TEXT_SIZE];
+            char text[GRAPH_NUMBER_TEXT_SIZE];
             return GRAPH_ERROR("node '%s': field '%s.kinematic': entry %zu: expected a vertex "
                                "row, an integer in [0, %u] (the rig has %u vertices), got %s",
                                id, field, i, (unsigned)g->vertex_count - 1,
-                               (unsigned)g->vertex_count, json_describe(row, text, sizeof text));
+                               (unsigned)g->vertex_count,
+                               ssk_json_describe(row, text, sizeof text));
         }
         if (listed[r])
             return GRAPH_ERROR("node '%s': field '%s.kinematic': entry %zu: vertex row %lld is "
@@ -854,11 +840,11 @@ static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json
     if (has_offsets) {
         if (!offsets || json_object_get_type(offsets) != json_type_array ||
             json_object_array_length(offsets) != count) {
-            char got[NUMBER_TEXT_SIZE];
+            char got[GRAPH_NUMBER_TEXT_SIZE];
             if (offsets && json_object_get_type(offsets) == json_type_array)
                 snprintf(got, sizeof got, "%zu entries", json_object_array_length(offsets));
             else
-                snprintf(got, sizeof got, "%s", json_kind(offsets));
+                snprintf(got, sizeof got, "%s", ssk_json_kind(offsets));
             return GRAPH_ERROR("node '%s': field '%s.offsets': expected an array of %zu [x, y, "
                                "z] (one per kinematic vertex), got %s",
                                id, field, count, got);
@@ -871,18 +857,18 @@ static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json
             json_object *xyz = json_object_array_get_idx(offsets, i);
             if (!xyz || json_object_get_type(xyz) != json_type_array ||
                 json_object_array_length(xyz) != 3 ||
-                !json_get_float(json_object_array_get_idx(xyz, 0), &e->offsets[3 * i]) ||
-                !json_get_float(json_object_array_get_idx(xyz, 1), &e->offsets[3 * i + 1]) ||
-                !json_get_float(json_object_array_get_idx(xyz, 2), &e->offsets[3 * i + 2]))
+                !ssk_json_get_float(json_object_array_get_idx(xyz, 0), &e->offsets[3 * i]) ||
+                !ssk_json_get_float(json_object_array_get_idx(xyz, 1), &e->offsets[3 * i + 1]) ||
+                !ssk_json_get_float(json_object_array_get_idx(xyz, 2), &e->offsets[3 * i + 2]))
                 return GRAPH_ERROR("node '%s': field '%s.offsets': entry %zu: expected [x, y, "
                                    "z], three finite numbers",
                                    id, field, i);
         }
         e->edit.offsets = e->offsets;
-    } else if (!json_get_float(push_value, &e->edit.push)) {
-        char text[NUMBER_TEXT_SIZE];
+    } else if (!ssk_json_get_float(push_value, &e->edit.push)) {
+        char text[GRAPH_NUMBER_TEXT_SIZE];
         return GRAPH_ERROR("node '%s': field '%s.push': expected a finite number, got %s", id,
-                           field, json_describe(push_value, text, sizeof text));
+                           field, ssk_json_describe(push_value, text, sizeof text));
     }
 
     ssk_status s = SSK_OK;
@@ -903,20 +889,17 @@ static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json
     if (json_object_object_get_ex(obj, "keys", &v)) {
         char name[FIELD_PATH_SIZE];
         snprintf(name, sizeof name, "%s.keys", field);
-        s = parse_keys(v, id, name, true, &e->keys, &e->edit.key_count, err);
+        s = ssk_graph_parse_keys(v, id, name, true, &e->keys, &e->edit.key_count, err);
         if (s != SSK_OK) return s;
         e->edit.keys = e->edit.key_count ? e->keys : NULL;
     }
     return SSK_OK;
 }
 
-/* A spring node (Toothman 2020, 4.2, 5.2): ssk_spring_params_default, then
- * the fields given. Ranges only; stability is ssk_spring_create's check. */
-static ssk_status parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *obj,
-                               ssk_error *err)
+ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *obj, ssk_error *err)
 {
     const char *id = n->id;
-    spring_defaults(&n->spring);
+    ssk_graph_spring_defaults(&n->spring);
     json_object *v = NULL;
     ssk_status s = SSK_OK;
     if (json_object_object_get_ex(obj, "stiffness", &v) &&
@@ -926,22 +909,22 @@ static ssk_status parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *obj
         (s = parse_stiffness_maps(g, n, v, err)) != SSK_OK)
         return s;
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) n->spring.stiffness_maps[f] = n->stiffness_maps[f];
-    char text[NUMBER_TEXT_SIZE];
+    char text[GRAPH_NUMBER_TEXT_SIZE];
     if (json_object_object_get_ex(obj, "dt", &v) &&
-        (!json_get_float(v, &n->spring.dt) || !(n->spring.dt > 0.0f)))
+        (!ssk_json_get_float(v, &n->spring.dt) || !(n->spring.dt > 0.0f)))
         return GRAPH_ERROR("node '%s': field 'dt': expected a number > 0 (the time step), got "
                            "%s",
-                           id, json_describe(v, text, sizeof text));
+                           id, ssk_json_describe(v, text, sizeof text));
     int name = (int)n->spring.integrator;
     if ((s = get_name(obj, id, "integrator", integrator_name_at, SSK_SPRING_INTEGRATOR_COUNT,
                       &name, err)) != SSK_OK)
         return s;
     n->spring.integrator = (ssk_spring_integrator)name;
     if (json_object_object_get_ex(obj, "damping", &v) &&
-        (!json_get_float(v, &n->spring.damping) || !(n->spring.damping >= 0.0f) ||
+        (!ssk_json_get_float(v, &n->spring.damping) || !(n->spring.damping >= 0.0f) ||
          !(n->spring.damping < 1.0f)))
         return GRAPH_ERROR("node '%s': field 'damping': expected a number in [0, 1), got %s", id,
-                           json_describe(v, text, sizeof text));
+                           ssk_json_describe(v, text, sizeof text));
     if (json_object_object_get_ex(obj, "max_iterations", &v)) {
         int64_t iterations = 0;
         if ((s = get_integer(v, id, "max_iterations", 1, SPRING_MAX_ITERATIONS_LIMIT,
@@ -963,17 +946,17 @@ static ssk_status parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *obj
         return s;
     n->spring.mode = (ssk_spring_mode)name;
     if (json_object_object_get_ex(obj, "chebyshev_rho", &v) &&
-        (!json_get_float(v, &n->spring.chebyshev_rho) || !(n->spring.chebyshev_rho >= 0.0f) ||
+        (!ssk_json_get_float(v, &n->spring.chebyshev_rho) || !(n->spring.chebyshev_rho >= 0.0f) ||
          !(n->spring.chebyshev_rho < 1.0f)))
         return GRAPH_ERROR("node '%s': field 'chebyshev_rho': expected a number in [0, 1) (0: "
                            "no acceleration), got %s",
-                           id, json_describe(v, text, sizeof text));
+                           id, ssk_json_describe(v, text, sizeof text));
 
     if (!json_object_object_get_ex(obj, "edits", &v)) return SSK_OK;
     if (!v || json_object_get_type(v) != json_type_array)
         return GRAPH_ERROR("node '%s': field 'edits': expected an array of surface edits, got "
                            "%s",
-                           id, json_kind(v));
+                           id, ssk_json_kind(v));
     size_t count = json_object_array_length(v);
     if (count > UINT32_MAX) return GRAPH_ERROR("node '%s': field 'edits': too many edits", id);
     n->edits = calloc(count + 1, sizeof *n->edits);
@@ -996,14 +979,14 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
     ssk_graph_node *n = &g->nodes[index];
     if (!obj || json_object_get_type(obj) != json_type_object)
         return GRAPH_ERROR("node #%u: expected an object, got %s", (unsigned)index,
-                           json_kind(obj));
+                           ssk_json_kind(obj));
     json_object *v = NULL;
     if (!json_object_object_get_ex(obj, "id", &v))
         return GRAPH_ERROR("node #%u: missing field 'id'", (unsigned)index);
-    if (!json_is_plain_string(v) || json_object_get_string_len(v) == 0)
+    if (!ssk_json_is_plain_string(v) || json_object_get_string_len(v) == 0)
         return GRAPH_ERROR("node #%u: field 'id': expected a non-empty string, got %s",
                            (unsigned)index,
-                           json_is_plain_string(v) ? "an empty string" : json_kind(v));
+                           ssk_json_is_plain_string(v) ? "an empty string" : ssk_json_kind(v));
     const char *id = json_object_get_string(v);
     int32_t earlier = find_node(g, id, index);
     if (earlier >= 0)
@@ -1014,13 +997,13 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
                              id);
 
-    char types[NAME_LIST_SIZE];
-    name_list(types, sizeof types, type_name_at, SSK_NODE_TYPE_COUNT);
+    char types[GRAPH_NAME_LIST_SIZE];
+    ssk_graph_name_list(types, sizeof types, type_name_at, SSK_NODE_TYPE_COUNT);
     if (!json_object_object_get_ex(obj, "type", &v))
         return GRAPH_ERROR("node '%s': missing field 'type' (%s)", id, types);
-    if (!json_is_plain_string(v))
+    if (!ssk_json_is_plain_string(v))
         return GRAPH_ERROR("node '%s': field 'type': expected a string (%s), got %s", id, types,
-                           json_kind(v));
+                           ssk_json_kind(v));
     int type = -1;
     for (int t = 0; t < SSK_NODE_TYPE_COUNT; ++t)
         if (strcmp(json_object_get_string(v), node_type_names[t]) == 0) type = t;
@@ -1033,7 +1016,7 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
      * reported by parse_skinning, before fields that depend on it. */
     bool irs = false;
     if (n->type == SSK_NODE_SKINNING && json_object_object_get_ex(obj, "method", &v) &&
-        json_is_plain_string(v))
+        ssk_json_is_plain_string(v))
         irs = strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_IRS)) == 0;
     json_object_object_foreach(obj, field, value)
     {
@@ -1041,8 +1024,8 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
         if (field_allowed(n->type, irs, field)) continue;
         if (n->type == SSK_NODE_SKINNING && is_irs_field(field)) {
             ssk_method m;
-            bool known = json_object_object_get_ex(obj, "method", &v) && json_is_plain_string(v) &&
-                         find_method(json_object_get_string(v), &m);
+            bool known = json_object_object_get_ex(obj, "method", &v) &&
+                         ssk_json_is_plain_string(v) && find_method(json_object_get_string(v), &m);
             if (known)
                 return GRAPH_ERROR("node '%s': field '%s' applies to irs skinning only, not "
                                    "'%s'",
@@ -1055,7 +1038,7 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
     switch (n->type) {
     case SSK_NODE_SKINNING: return parse_skinning(g, n, obj, err);
     case SSK_NODE_RADIAL: return parse_radial(g, n, obj, err);
-    case SSK_NODE_SPRING: return parse_spring(g, n, obj, err);
+    case SSK_NODE_SPRING: return ssk_graph_parse_spring(g, n, obj, err);
     default: return SSK_OK;
     }
 }
@@ -1103,9 +1086,9 @@ static ssk_status edge_string(json_object *edge, const char *name, bool required
         if (!required) return SSK_OK;
         return GRAPH_ERROR("edge #%zu: missing field '%s'", index, name);
     }
-    if (!json_is_plain_string(v))
+    if (!ssk_json_is_plain_string(v))
         return GRAPH_ERROR("edge #%zu: field '%s': expected a string, got %s", index, name,
-                           json_kind(v));
+                           ssk_json_kind(v));
     *out = json_object_get_string(v);
     return SSK_OK;
 }
@@ -1114,7 +1097,7 @@ static ssk_status parse_edge(ssk_graph *g, size_t index, json_object *edge, ssk_
 {
     if (!edge || json_object_get_type(edge) != json_type_object)
         return GRAPH_ERROR("edge #%zu: expected an object {\"from\", \"to\", \"input\"}, got %s",
-                           index, json_kind(edge));
+                           index, ssk_json_kind(edge));
     json_object_object_foreach(edge, field, value)
     {
         (void)value;
@@ -1357,7 +1340,7 @@ static ssk_status parse_document(ssk_graph **out, json_object *root, const ssk_r
     if (!root || json_object_get_type(root) != json_type_object)
         return GRAPH_ERROR("the document must be a JSON object {\"version\", \"nodes\", "
                            "\"edges\"}, got %s",
-                           json_kind(root));
+                           ssk_json_kind(root));
     json_object_object_foreach(root, field, value)
     {
         (void)value;
@@ -1379,11 +1362,13 @@ static ssk_status parse_document(ssk_graph **out, json_object *root, const ssk_r
     if (!json_object_object_get_ex(root, "nodes", &nodes))
         return GRAPH_ERROR("missing field 'nodes'");
     if (!nodes || json_object_get_type(nodes) != json_type_array)
-        return GRAPH_ERROR("field 'nodes': expected an array of nodes, got %s", json_kind(nodes));
+        return GRAPH_ERROR("field 'nodes': expected an array of nodes, got %s",
+                           ssk_json_kind(nodes));
     if (!json_object_object_get_ex(root, "edges", &edges))
         return GRAPH_ERROR("missing field 'edges'");
     if (!edges || json_object_get_type(edges) != json_type_array)
-        return GRAPH_ERROR("field 'edges': expected an array of edges, got %s", json_kind(edges));
+        return GRAPH_ERROR("field 'edges': expected an array of edges, got %s",
+                           ssk_json_kind(edges));
     size_t node_count = json_object_array_length(nodes);
     if (node_count > INT32_MAX) return GRAPH_ERROR("field 'nodes': too many nodes");
 
@@ -1510,7 +1495,7 @@ ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_r
         relax->id = ssk_strdup("relax");
         if (!relax->id) goto oom;
         relax->type = SSK_NODE_SPRING;
-        spring_defaults(&relax->spring);
+        ssk_graph_spring_defaults(&relax->spring);
         relax->input_positions = 0;
     }
     output->type = SSK_NODE_OUTPUT;
@@ -1528,11 +1513,9 @@ oom:
 /* Canonical JSON.                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* A float as the shortest decimal that reads back as the same float, with
- * a decimal point (or exponent) so that it reads as a real number. */
-static json_object *new_float(float value)
+json_object *ssk_json_new_float(float value)
 {
-    char text[NUMBER_TEXT_SIZE];
+    char text[GRAPH_NUMBER_TEXT_SIZE];
     if (value == truncf(value) && fabsf(value) < INTEGRAL_FIXED_LIMIT) {
         /* Whole numbers as "20.0", never "2e+01". */
         snprintf(text, sizeof text, "%.1f", (double)value);
@@ -1551,8 +1534,7 @@ static json_object *new_float(float value)
     return json_object_new_double_s((double)value, text);
 }
 
-/* Adds `value` to `obj` under `key`; false (value released) on failure. */
-static bool put(json_object *obj, const char *key, json_object *value)
+bool ssk_json_put(json_object *obj, const char *key, json_object *value)
 {
     if (!value) return false;
     if (json_object_object_add(obj, key, value) != 0) {
@@ -1562,7 +1544,7 @@ static bool put(json_object *obj, const char *key, json_object *value)
     return true;
 }
 
-static bool push(json_object *array, json_object *value)
+bool ssk_json_push(json_object *array, json_object *value)
 {
     if (!value) return false;
     if (json_object_array_add(array, value) != 0) {
@@ -1577,7 +1559,7 @@ static json_object *float_array(const float *values, size_t count)
 {
     json_object *a = json_object_new_array();
     for (size_t i = 0; a && i < count; ++i)
-        if (!push(a, new_float(values[i]))) {
+        if (!ssk_json_push(a, ssk_json_new_float(values[i]))) {
             json_object_put(a);
             return NULL;
         }
@@ -1589,7 +1571,7 @@ static json_object *float_rows(const float *values, size_t count, size_t width)
 {
     json_object *a = json_object_new_array();
     for (size_t i = 0; a && i < count; ++i)
-        if (!push(a, float_array(values + i * width, width))) {
+        if (!ssk_json_push(a, float_array(values + i * width, width))) {
             json_object_put(a);
             return NULL;
         }
@@ -1600,17 +1582,17 @@ static json_object *edit_to_json(const ssk_graph_edit *e)
 {
     json_object *o = json_object_new_object();
     json_object *rows = json_object_new_array();
-    bool ok = o && put(o, "kinematic", rows);
+    bool ok = o && ssk_json_put(o, "kinematic", rows);
     if (!ok) json_object_put(rows);
     for (uint32_t i = 0; ok && i < e->edit.kinematic_count; ++i)
-        ok = push(rows, json_object_new_int64(e->edit.kinematic[i]));
+        ok = ssk_json_push(rows, json_object_new_int64(e->edit.kinematic[i]));
     if (ok && e->edit.offsets)
-        ok = put(o, "offsets", float_rows(e->edit.offsets, e->edit.kinematic_count, 3));
+        ok = ssk_json_put(o, "offsets", float_rows(e->edit.offsets, e->edit.kinematic_count, 3));
     else if (ok)
-        ok = put(o, "push", new_float(e->edit.push));
-    ok = ok && put(o, "grow", json_object_new_int64(e->edit.grow)) &&
-         put(o, "stiffness", new_float(e->edit.stiffness)) &&
-         put(o, "keys", float_rows(e->edit.keys, e->edit.keys ? e->edit.key_count : 0, 2));
+        ok = ssk_json_put(o, "push", ssk_json_new_float(e->edit.push));
+    ok = ok && ssk_json_put(o, "grow", json_object_new_int64(e->edit.grow)) &&
+         ssk_json_put(o, "stiffness", ssk_json_new_float(e->edit.stiffness)) &&
+         ssk_json_put(o, "keys", float_rows(e->edit.keys, e->edit.keys ? e->edit.key_count : 0, 2));
     if (!ok) {
         json_object_put(o);
         return NULL;
@@ -1618,32 +1600,32 @@ static json_object *edit_to_json(const ssk_graph_edit *e)
     return o;
 }
 
-/* The spring node's fields, all written (defaults included), in the
- * order of docs/deformer-graph.md. */
-static bool spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_object *o)
+bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_object *o)
 {
     const ssk_spring_params *p = &n->spring;
     json_object *stiffness = json_object_new_object();
-    bool ok = put(o, "stiffness", stiffness);
+    bool ok = ssk_json_put(o, "stiffness", stiffness);
     for (int f = 0; ok && f < SSK_FORCE_COUNT; ++f)
-        ok = put(stiffness, force_names[f], new_float(p->stiffness[f]));
+        ok = ssk_json_put(stiffness, force_names[f], ssk_json_new_float(p->stiffness[f]));
     json_object *maps = ok ? json_object_new_object() : NULL;
-    ok = ok && put(o, "stiffness_maps", maps);
+    ok = ok && ssk_json_put(o, "stiffness_maps", maps);
     for (int f = 0; ok && f < SSK_FORCE_COUNT; ++f)
         if (p->stiffness_maps[f])
-            ok = put(maps, force_names[f], float_array(p->stiffness_maps[f], g->vertex_count));
-    ok = ok && put(o, "dt", new_float(p->dt)) &&
-         put(o, "integrator", json_object_new_string(integrator_names[p->integrator])) &&
-         put(o, "damping", new_float(p->damping)) &&
-         put(o, "max_iterations", json_object_new_int64(p->max_iterations)) &&
-         put(o, "convergence", json_object_new_string(convergence_names[p->convergence])) &&
-         put(o, "threshold", new_float(p->threshold)) &&
-         put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
-         put(o, "chebyshev_rho", new_float(p->chebyshev_rho));
+            ok = ssk_json_put(maps, force_names[f],
+                              float_array(p->stiffness_maps[f], g->vertex_count));
+    ok = ok && ssk_json_put(o, "dt", ssk_json_new_float(p->dt)) &&
+         ssk_json_put(o, "integrator", json_object_new_string(integrator_names[p->integrator])) &&
+         ssk_json_put(o, "damping", ssk_json_new_float(p->damping)) &&
+         ssk_json_put(o, "max_iterations", json_object_new_int64(p->max_iterations)) &&
+         ssk_json_put(o, "convergence",
+                      json_object_new_string(convergence_names[p->convergence])) &&
+         ssk_json_put(o, "threshold", ssk_json_new_float(p->threshold)) &&
+         ssk_json_put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
+         ssk_json_put(o, "chebyshev_rho", ssk_json_new_float(p->chebyshev_rho));
     json_object *edits = ok ? json_object_new_array() : NULL;
-    ok = ok && put(o, "edits", edits);
+    ok = ok && ssk_json_put(o, "edits", edits);
     for (uint32_t e = 0; ok && n->edits && e < n->edit_count; ++e)
-        ok = push(edits, edit_to_json(&n->edits[e]));
+        ok = ssk_json_push(edits, edit_to_json(&n->edits[e]));
     return ok;
 }
 
@@ -1651,41 +1633,46 @@ static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
 {
     json_object *o = json_object_new_object();
     if (!o) return NULL;
-    bool ok = put(o, "id", json_object_new_string(n->id)) &&
-              put(o, "type", json_object_new_string(node_type_names[n->type]));
+    bool ok = ssk_json_put(o, "id", json_object_new_string(n->id)) &&
+              ssk_json_put(o, "type", json_object_new_string(node_type_names[n->type]));
     if (ok && n->type == SSK_NODE_SKINNING) {
-        ok = put(o, "method", json_object_new_string(ssk_method_name(n->method)));
+        ok = ssk_json_put(o, "method", json_object_new_string(ssk_method_name(n->method)));
         if (ok && n->method == SSK_METHOD_IRS) {
-            ok = put(o, "parent_influence", new_float(n->parent_influence)) &&
-                 put(o, "child_influence", new_float(n->child_influence)) &&
-                 put(o, "length_adjust", json_object_new_boolean(n->length_adjust != 0));
+            ok = ssk_json_put(o, "parent_influence", ssk_json_new_float(n->parent_influence)) &&
+                 ssk_json_put(o, "child_influence", ssk_json_new_float(n->child_influence)) &&
+                 ssk_json_put(o, "length_adjust", json_object_new_boolean(n->length_adjust != 0));
             json_object *joints = ok ? json_object_new_object() : NULL;
-            ok = put(o, "joint_influences", joints);
+            ok = ssk_json_put(o, "joint_influences", joints);
             for (uint32_t b = 0; ok && n->joint_influences && b < g->bone_count; ++b) {
                 float p = n->joint_influences[2 * b], c = n->joint_influences[2 * b + 1];
                 if (p == n->parent_influence && c == n->child_influence) continue;
                 json_object *pair = json_object_new_array();
-                ok = put(joints, g->bone_names[b], pair) && push(pair, new_float(p)) &&
-                     push(pair, new_float(c));
+                ok = ssk_json_put(joints, g->bone_names[b], pair) &&
+                     ssk_json_push(pair, ssk_json_new_float(p)) &&
+                     ssk_json_push(pair, ssk_json_new_float(c));
             }
         }
     }
     if (ok && n->type == SSK_NODE_RADIAL) {
         json_object *bones = json_object_new_array();
-        ok = put(o, "bones", bones);
+        ok = ssk_json_put(o, "bones", bones);
         for (uint32_t b = 0; ok && n->bone_mask && b < g->bone_count; ++b)
-            if (n->bone_mask[b]) ok = push(bones, json_object_new_string(g->bone_names[b]));
-        ok = ok && put(o, "profile", json_object_new_string(ssk_radial_profile_name(n->profile))) &&
-             put(o, "amount", new_float(n->amount));
+            if (n->bone_mask[b])
+                ok = ssk_json_push(bones, json_object_new_string(g->bone_names[b]));
+        ok = ok &&
+             ssk_json_put(o, "profile",
+                          json_object_new_string(ssk_radial_profile_name(n->profile))) &&
+             ssk_json_put(o, "amount", ssk_json_new_float(n->amount));
         json_object *keys = ok ? json_object_new_array() : NULL;
-        ok = ok && put(o, "keys", keys);
+        ok = ok && ssk_json_put(o, "keys", keys);
         for (uint32_t k = 0; ok && n->keys && k < n->key_count; ++k) {
             json_object *key = json_object_new_array();
-            ok = push(keys, key) && push(key, new_float(n->keys[2 * k])) &&
-                 push(key, new_float(n->keys[2 * k + 1]));
+            ok = ssk_json_push(keys, key) &&
+                 ssk_json_push(key, ssk_json_new_float(n->keys[2 * k])) &&
+                 ssk_json_push(key, ssk_json_new_float(n->keys[2 * k + 1]));
         }
     }
-    if (ok && n->type == SSK_NODE_SPRING) ok = spring_to_json(g, n, o);
+    if (ok && n->type == SSK_NODE_SPRING) ok = ssk_graph_spring_to_json(g, n, o);
     if (!ok) {
         json_object_put(o);
         return NULL;
@@ -1733,9 +1720,9 @@ static json_object *edge_object(const ssk_graph *g, int32_t from, uint32_t to,
 {
     json_object *e = json_object_new_object();
     if (!e) return NULL;
-    if (!put(e, "from", json_object_new_string(g->nodes[from].id)) ||
-        !put(e, "to", json_object_new_string(g->nodes[to].id)) ||
-        !put(e, "input", json_object_new_string(input_names[input]))) {
+    if (!ssk_json_put(e, "from", json_object_new_string(g->nodes[from].id)) ||
+        !ssk_json_put(e, "to", json_object_new_string(g->nodes[to].id)) ||
+        !ssk_json_put(e, "input", json_object_new_string(input_names[input]))) {
         json_object_put(e);
         return NULL;
     }
@@ -1757,7 +1744,7 @@ char *ssk_graph_to_json(const ssk_graph *graph)
      *   ]
      * } */
     text_buffer b = {0};
-    char version[NUMBER_TEXT_SIZE];
+    char version[GRAPH_NUMBER_TEXT_SIZE];
     snprintf(version, sizeof version, "{\n  \"version\": %d,\n  \"nodes\": [",
              GRAPH_FORMAT_VERSION);
     bool ok = append(&b, version);

@@ -66,11 +66,93 @@ struct ssk_graph {
     char **bone_names;   /* #B copies of the rig's bone names (to_json) */
 };
 
-/* The radial amount at `frame`: linear interpolation of the keys, clamped
- * outside them; `amount` without keys. */
+/* The radial amount at `frame` (graph.c): linear interpolation of the
+ * keys, clamped outside them (a NaN frame gets the first key's value);
+ * `amount` without keys; 0 for a NULL node. */
 float ssk_graph_node_amount(const ssk_graph_node *node, double frame);
 
 /* Deep copy (the deformer keeps its own). */
 ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Shared by the document's files.                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Helpers of the document (graph.c), declared here for the files it is
+ * split into along its seams (key lists, the spring node). JSON values are
+ * json-c's, where a NULL json_object is JSON null: the reading functions
+ * and ssk_graph_parse_keys take one. */
+struct json_object;
+
+/* Sets `err` (the ssk_error * in scope) to SSK_ERROR_GRAPH with a
+ * printf-style message; evaluates to SSK_ERROR_GRAPH. */
+#define GRAPH_ERROR(...) ssk_error_set(err, SSK_ERROR_GRAPH, __VA_ARGS__)
+/* Room for the text of one number / one name list in messages. */
+#define GRAPH_NUMBER_TEXT_SIZE 40
+#define GRAPH_NAME_LIST_SIZE 160
+
+/* Reading (graph.c). The JSON type of `o` for messages: "string", "null"... */
+const char *ssk_json_kind(struct json_object *o);
+/* Whether `o` is a JSON string without embedded NUL characters. */
+bool ssk_json_is_plain_string(struct json_object *o);
+/* A finite number that fits a float into *out; false (*out unchanged) for
+ * anything else (non-numbers, NaN, infinities, |x| > FLT_MAX). */
+bool ssk_json_get_float(struct json_object *o, float *out);
+/* What a JSON value is, for messages: the number itself written into
+ * text[size] and returned ("-1", "1e+39", "nan"), else its JSON type
+ * ("string", "null"). */
+const char *ssk_json_describe(struct json_object *o, char *text, size_t size);
+/* The non-NULL names of name_of(0 .. count - 1) into dst[size] as "lbs, dqs,
+ * rigid or irs" (messages; size GRAPH_NAME_LIST_SIZE, cut short when the
+ * names do not fit). */
+void ssk_graph_name_list(char *dst, size_t size, const char *(*name_of)(int), int count);
+
+/* Writing (graph.c). A float as the shortest decimal that reads back as the
+ * same float, with a decimal point or an exponent so that it reads as a real
+ * number ("20.0", "0.1"); NULL when out of memory. */
+struct json_object *ssk_json_new_float(float value);
+/* Adds `value` to the object `obj` under `key` / to the end of `array`.
+ * False when `value` is NULL (a failed constructor) or out of memory; the
+ * value is released on failure, so a call always takes it. */
+bool ssk_json_put(struct json_object *obj, const char *key, struct json_object *value);
+bool ssk_json_push(struct json_object *array, struct json_object *value);
+
+/* A malloc'ed copy of `bytes` bytes of `src` (graph.c); a 1-byte block for
+ * 0 bytes, so NULL means out of memory. */
+void *ssk_graph_memdup(const void *src, size_t bytes);
+
+/* A key list `v` of node `id`'s field `field` (graph.c): [[frame,
+ * value], ...], frames strictly increasing, values finite (`weights`: also
+ * >= 0; messages say "weight" instead of "value"). *keys gets key_count
+ * (frame, value) pairs; it is set as soon as allocated and is the caller's
+ * (freed with the node) on failure too. SSK_ERROR_GRAPH (a message naming
+ * the node, the field and the key at fault), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_graph_parse_keys(struct json_object *v, const char *id, const char *field,
+                                bool weights, float **keys, uint32_t *key_count, ssk_error *err);
+
+/* Spring node (graph.c). A spring node's parameters before its
+ * fields: ssk_spring_params_default, with an automatic threshold written
+ * as 0 (springskin.h: any value <= 0 means automatic; the document allows 0
+ * only). */
+void ssk_graph_spring_defaults(ssk_spring_params *p);
+/* The fields of spring node `n` (id set) from its object `obj`, whose
+ * field names parse_node has checked (Toothman 2020, 4.2, 5.2): the
+ * defaults, then the fields given; stiffness maps and edit rows are
+ * checked against g->vertex_count. Ranges only; stability is
+ * ssk_spring_create's check. SSK_ERROR_GRAPH (a message naming the node
+ * and field), SSK_ERROR_OUT_OF_MEMORY; on failure `n` owns what was parsed
+ * (node_free frees it). */
+ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, struct json_object *obj,
+                                  ssk_error *err);
+/* Deep copy of a spring node's maps and edits into `d` (a shallow copy of
+ * `s` whose map and edit pointers are cleared), re-pointing d->spring and
+ * the edits at the copies; maps hold `vertex_count` floats.
+ * SSK_ERROR_OUT_OF_MEMORY (no message), else SSK_OK; on failure `d` owns
+ * what was copied so far. */
+ssk_status ssk_graph_spring_copy(ssk_graph_node *d, const ssk_graph_node *s, uint32_t vertex_count);
+/* Adds the spring node's fields to its object `o`, all written (defaults
+ * included), in the order of docs/deformer-graph.md; false when out of
+ * memory (`o` then holds part of them). */
+bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, struct json_object *o);
 
 #endif /* SSK_GRAPH_H */
