@@ -1,8 +1,8 @@
 /*
  * graph.c — the deformer graph document (Toothman 2020, 6.1): parsing
- * (json-c), validation against a rig, canonical serialization, copies, and
- * the keyed radial amount. The format is documented in
- * docs/deformer-graph.md; deformer.c runs the parsed graph.
+ * (json-c), validation against a rig, canonical serialization and copies;
+ * key lists and the keyed radial amount are in graph_keys.c. The format is
+ * documented in docs/deformer-graph.md; deformer.c runs the parsed graph.
  *
  * Toothman 2020, 6.1: "each node represents a deformation operation, and
  * the directed edges between them represent the execution order and
@@ -261,21 +261,6 @@ oom:
 /* Small queries.                                                            */
 /* ------------------------------------------------------------------------ */
 
-float ssk_graph_node_amount(const ssk_graph_node *node, double frame)
-{
-    if (!node) return 0.0f;
-    if (node->key_count == 0 || !node->keys) return node->amount;
-    const float *k = node->keys;
-    uint32_t last = node->key_count - 1;
-    if (!(frame > k[0])) return k[1]; /* before the first key (and NaN) */
-    if (frame >= k[2 * last]) return k[2 * last + 1];
-    uint32_t i = 0;
-    while (i + 1 < last && frame >= k[2 * (i + 1)]) ++i;
-    double f0 = k[2 * i], v0 = k[2 * i + 1], f1 = k[2 * i + 2], v1 = k[2 * i + 3];
-    double u = (frame - f0) / (f1 - f0); /* f1 > f0: frames strictly increase */
-    return (float)(v0 + u * (v1 - v0));
-}
-
 int ssk_graph_needs_binding(const ssk_graph *graph)
 {
     if (!graph) return 0;
@@ -530,43 +515,6 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
             n->joint_influences[2 * b + 1] = c;
         }
     }
-    return SSK_OK;
-}
-
-ssk_status ssk_graph_parse_keys(json_object *v, const char *id, const char *field, bool weights,
-                                float **keys, uint32_t *key_count, ssk_error *err)
-{
-    const char *value_name = weights ? "weight" : "value";
-    if (!v || json_object_get_type(v) != json_type_array)
-        return GRAPH_ERROR("node '%s': field '%s': expected an array of [frame, %s], got %s", id,
-                           field, value_name, ssk_json_kind(v));
-    size_t count = json_object_array_length(v);
-    if (count > UINT32_MAX / 2)
-        return GRAPH_ERROR("node '%s': field '%s': too many keys", id, field);
-    *keys = malloc((count * 2 + 1) * sizeof **keys);
-    if (!*keys)
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'", id);
-    float *k = *keys;
-    for (size_t i = 0; i < count; ++i) {
-        json_object *key = json_object_array_get_idx(v, i);
-        float frame, value;
-        if (!key || json_object_get_type(key) != json_type_array ||
-            json_object_array_length(key) != 2 ||
-            !ssk_json_get_float(json_object_array_get_idx(key, 0), &frame) ||
-            !ssk_json_get_float(json_object_array_get_idx(key, 1), &value) ||
-            (weights && !(value >= 0.0f)))
-            return GRAPH_ERROR("node '%s': field '%s': key %zu: expected [frame, %s], %s", id,
-                               field, i, value_name,
-                               weights ? "a finite frame and a finite weight >= 0"
-                                       : "two finite numbers");
-        if (i > 0 && !(frame > k[2 * (i - 1)]))
-            return GRAPH_ERROR("node '%s': field '%s': key %zu: frame %g does not come after "
-                               "the previous key's frame %g (frames must strictly increase)",
-                               id, field, i, (double)frame, (double)k[2 * (i - 1)]);
-        k[2 * i] = frame;
-        k[2 * i + 1] = value;
-    }
-    *key_count = (uint32_t)count;
     return SSK_OK;
 }
 

@@ -1,11 +1,12 @@
 /*
  * Stage graph (core/graph/, above bind): the deformer-graph document
- * (graph.c), the deformer that compiles it to kernel calls on a backend
- * (deformer.c), the bake driver (bake.c) and ssk_scene_check (check.c).
+ * (graph.c; its keyed values in graph_keys.c), the deformer that compiles
+ * it to kernel calls on a backend (deformer.c), the bake driver (bake.c)
+ * and ssk_scene_check (check.c).
  *
  * graph.h — the parsed deformer graph (internal representation shared by
- * graph.c, which parses, validates and serializes it, and deformer.c,
- * which runs it).
+ * the document's files, which parse, validate and serialize it, and
+ * deformer.c, which runs it), and the helpers the document's files share.
  */
 #ifndef SSK_GRAPH_H
 #define SSK_GRAPH_H
@@ -66,7 +67,7 @@ struct ssk_graph {
     char **bone_names;   /* #B copies of the rig's bone names (to_json) */
 };
 
-/* The radial amount at `frame` (graph.c): linear interpolation of the
+/* The radial amount at `frame` (graph_keys.c): linear interpolation of the
  * keys, clamped outside them (a NaN frame gets the first key's value);
  * `amount` without keys; 0 for a NULL node. */
 float ssk_graph_node_amount(const ssk_graph_node *node, double frame);
@@ -78,8 +79,8 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
 /* Shared by the document's files.                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Helpers of the document (graph.c), declared here for the files it is
- * split into along its seams (key lists, the spring node). JSON values are
+/* graph.c (allocation, parsing, canonical JSON, copies, the spring node)
+ * and graph_keys.c (key lists) share what follows. JSON values are
  * json-c's, where a NULL json_object is JSON null: the reading functions
  * and ssk_graph_parse_keys take one. */
 struct json_object;
@@ -121,7 +122,7 @@ bool ssk_json_push(struct json_object *array, struct json_object *value);
  * 0 bytes, so NULL means out of memory. */
 void *ssk_graph_memdup(const void *src, size_t bytes);
 
-/* A key list `v` of node `id`'s field `field` (graph.c): [[frame,
+/* A key list `v` of node `id`'s field `field` (graph_keys.c): [[frame,
  * value], ...], frames strictly increasing, values finite (`weights`: also
  * >= 0; messages say "weight" instead of "value"). *keys gets key_count
  * (frame, value) pairs; it is set as soon as allocated and is the caller's
