@@ -82,7 +82,7 @@ _CATEGORY_ID = "SPRINGSKIN_GRAPH_NODES"
 
 #: The core's graph document version (docs/deformer-graph.md).
 GRAPH_VERSION = 1
-#: Core limits and defaults (core/graph/graph.c, core/bind/spring_rest.c), so that a
+#: Core limits and defaults (core/graph/graph_spring.c, core/bind/spring_rest.c), so that a
 #: property cannot hold a value the core's parser refuses.
 MAX_ITERATIONS_LIMIT = 100000
 EDIT_GROW_LIMIT = 1000

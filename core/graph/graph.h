@@ -1,8 +1,9 @@
 /*
  * Stage graph (core/graph/, above bind): the deformer-graph document
- * (graph.c; its keyed values in graph_keys.c), the deformer that compiles
- * it to kernel calls on a backend (deformer.c), the bake driver (bake.c)
- * and ssk_scene_check (check.c).
+ * (graph.c; its spring node in graph_spring.c, its keyed values in
+ * graph_keys.c), the deformer that compiles it to kernel calls on a
+ * backend (deformer.c), the bake driver (bake.c) and ssk_scene_check
+ * (check.c).
  *
  * graph.h — the parsed deformer graph (internal representation shared by
  * the document's files, which parse, validate and serialize it, and
@@ -79,10 +80,10 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
 /* Shared by the document's files.                                           */
 /* ------------------------------------------------------------------------ */
 
-/* graph.c (allocation, parsing, canonical JSON, copies, the spring node)
- * and graph_keys.c (key lists) share what follows. JSON values are
- * json-c's, where a NULL json_object is JSON null: the reading functions
- * and ssk_graph_parse_keys take one. */
+/* graph.c (allocation, parsing, canonical JSON, copies), graph_keys.c (key
+ * lists) and graph_spring.c (the spring node) share what follows. JSON
+ * values are json-c's, where a NULL json_object is JSON null: the reading
+ * functions and ssk_graph_parse_keys take one. */
 struct json_object;
 
 /* Sets `err` (the ssk_error * in scope) to SSK_ERROR_GRAPH with a
@@ -131,7 +132,7 @@ void *ssk_graph_memdup(const void *src, size_t bytes);
 ssk_status ssk_graph_parse_keys(struct json_object *v, const char *id, const char *field,
                                 bool weights, float **keys, uint32_t *key_count, ssk_error *err);
 
-/* Spring node (graph.c). A spring node's parameters before its
+/* Spring node (graph_spring.c). A spring node's parameters before its
  * fields: ssk_spring_params_default, with an automatic threshold written
  * as 0 (springskin.h: any value <= 0 means automatic; the document allows 0
  * only). */
