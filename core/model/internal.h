@@ -90,7 +90,10 @@ struct ssk_rig {
 };
 
 /* --- small row-major 4x4 helpers (mat4.c) ------------------------------ */
-/* All take/return row-major float[16]; dst may alias an input. */
+/* All take/return row-major float[16]; dst may alias an input. Identity,
+ * product and inverse are cglm's in single precision (model/glm_bridge.h
+ * converts to and from its column-major mat4); transform_point is
+ * hand-written to match the shaders' operation order. */
 void ssk_mat4_identity(float dst[16]);
 void ssk_mat4_mul(float dst[16], const float a[16], const float b[16]);
 /* Returns false (dst untouched) when |det| is below SSK_SINGULAR_EPSILON. */

@@ -1,6 +1,11 @@
 /* mat4.c — the few row-major 4x4 operations the core needs on the host side
- * (per-bone, per-frame work; the per-vertex kernels inline their own). */
+ * (per-bone, per-frame work; the per-vertex kernels inline their own).
+ * Identity, product and inverse are cglm's (single precision), through the
+ * row-major <-> column-major bridge of model/glm_bridge.h. The importer's
+ * double-precision matrices (ssk_mat4d_*, model/anim.c) stay hand-written:
+ * cglm has no double type. */
 #include "model/internal.h"
+#include "model/glm_bridge.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,65 +14,37 @@
 
 void ssk_mat4_identity(float dst[16])
 {
-    memset(dst, 0, 16 * sizeof(float));
-    dst[0] = dst[5] = dst[10] = dst[15] = 1.0f;
+    CGLM_ALIGN_MAT mat4 m;
+    glm_mat4_identity(m);
+    ssk_glm_store(dst, m);
 }
 
 void ssk_mat4_mul(float dst[16], const float a[16], const float b[16])
 {
-    float r[16];
-    for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-            double s = 0.0;
-            for (int k = 0; k < 4; ++k) s += (double)a[i * 4 + k] * b[k * 4 + j];
-            r[i * 4 + j] = (float)s;
-        }
-    memcpy(dst, r, sizeof r);
+    CGLM_ALIGN_MAT mat4 ga, gb, r;
+    ssk_glm_load(ga, a);
+    ssk_glm_load(gb, b);
+    glm_mat4_mul(ga, gb, r);
+    ssk_glm_store(dst, r);
 }
 
 bool ssk_mat4_invert(float dst[16], const float m[16])
 {
-    /* Cofactor expansion in double precision. */
-    double a[16], inv[16];
-    for (int i = 0; i < 16; ++i) a[i] = m[i];
-    inv[0] = a[5] * a[10] * a[15] - a[5] * a[11] * a[14] - a[9] * a[6] * a[15] +
-             a[9] * a[7] * a[14] + a[13] * a[6] * a[11] - a[13] * a[7] * a[10];
-    inv[4] = -a[4] * a[10] * a[15] + a[4] * a[11] * a[14] + a[8] * a[6] * a[15] -
-             a[8] * a[7] * a[14] - a[12] * a[6] * a[11] + a[12] * a[7] * a[10];
-    inv[8] = a[4] * a[9] * a[15] - a[4] * a[11] * a[13] - a[8] * a[5] * a[15] +
-             a[8] * a[7] * a[13] + a[12] * a[5] * a[11] - a[12] * a[7] * a[9];
-    inv[12] = -a[4] * a[9] * a[14] + a[4] * a[10] * a[13] + a[8] * a[5] * a[14] -
-              a[8] * a[6] * a[13] - a[12] * a[5] * a[10] + a[12] * a[6] * a[9];
-    inv[1] = -a[1] * a[10] * a[15] + a[1] * a[11] * a[14] + a[9] * a[2] * a[15] -
-             a[9] * a[3] * a[14] - a[13] * a[2] * a[11] + a[13] * a[3] * a[10];
-    inv[5] = a[0] * a[10] * a[15] - a[0] * a[11] * a[14] - a[8] * a[2] * a[15] +
-             a[8] * a[3] * a[14] + a[12] * a[2] * a[11] - a[12] * a[3] * a[10];
-    inv[9] = -a[0] * a[9] * a[15] + a[0] * a[11] * a[13] + a[8] * a[1] * a[15] -
-             a[8] * a[3] * a[13] - a[12] * a[1] * a[11] + a[12] * a[3] * a[9];
-    inv[13] = a[0] * a[9] * a[14] - a[0] * a[10] * a[13] - a[8] * a[1] * a[14] +
-              a[8] * a[2] * a[13] + a[12] * a[1] * a[10] - a[12] * a[2] * a[9];
-    inv[2] = a[1] * a[6] * a[15] - a[1] * a[7] * a[14] - a[5] * a[2] * a[15] +
-             a[5] * a[3] * a[14] + a[13] * a[2] * a[7] - a[13] * a[3] * a[6];
-    inv[6] = -a[0] * a[6] * a[15] + a[0] * a[7] * a[14] + a[4] * a[2] * a[15] -
-             a[4] * a[3] * a[14] - a[12] * a[2] * a[7] + a[12] * a[3] * a[6];
-    inv[10] = a[0] * a[5] * a[15] - a[0] * a[7] * a[13] - a[4] * a[1] * a[15] +
-              a[4] * a[3] * a[13] + a[12] * a[1] * a[7] - a[12] * a[3] * a[5];
-    inv[14] = -a[0] * a[5] * a[14] + a[0] * a[6] * a[13] + a[4] * a[1] * a[14] -
-              a[4] * a[2] * a[13] - a[12] * a[1] * a[6] + a[12] * a[2] * a[5];
-    inv[3] = -a[1] * a[6] * a[11] + a[1] * a[7] * a[10] + a[5] * a[2] * a[11] -
-             a[5] * a[3] * a[10] - a[9] * a[2] * a[7] + a[9] * a[3] * a[6];
-    inv[7] = a[0] * a[6] * a[11] - a[0] * a[7] * a[10] - a[4] * a[2] * a[11] +
-             a[4] * a[3] * a[10] + a[8] * a[2] * a[7] - a[8] * a[3] * a[6];
-    inv[11] = -a[0] * a[5] * a[11] + a[0] * a[7] * a[9] + a[4] * a[1] * a[11] -
-              a[4] * a[3] * a[9] - a[8] * a[1] * a[7] + a[8] * a[3] * a[5];
-    inv[15] = a[0] * a[5] * a[10] - a[0] * a[6] * a[9] - a[4] * a[1] * a[10] +
-              a[4] * a[2] * a[9] + a[8] * a[1] * a[6] - a[8] * a[2] * a[5];
-    double det = a[0] * inv[0] + a[1] * inv[4] + a[2] * inv[8] + a[3] * inv[12];
-    if (!(fabs(det) > SSK_SINGULAR_EPSILON)) return false;
-    for (int i = 0; i < 16; ++i) dst[i] = (float)(inv[i] / det);
+    CGLM_ALIGN_MAT mat4 g, inv;
+    ssk_glm_load(g, m);
+    /* det(m) = det(m^T): the check does not depend on the layout. */
+    if (!(fabs((double)glm_mat4_det(g)) > SSK_SINGULAR_EPSILON)) return false;
+    glm_mat4_inv(g, inv);
+    ssk_glm_store(dst, inv);
     return true;
 }
 
+/* Hand-written on purpose, not glm_mat4_mulv3: the GL shaders repeat this
+ * exact order, ((m0 x + m1 y) + m2 z) + m3 per row (a `precise` result, so
+ * no fused multiply-add; shaders/kernels_skinning_lib.glsl,
+ * ssk_transform_point), so that GL and the CPU give bit-identical positions
+ * on llvmpipe (test_backends). cglm's SIMD sums of scaled columns (with FMA
+ * where the target has it) round differently. */
 void ssk_mat4_transform_point(float dst[3], const float m[16], const float p[3])
 {
     float x = p[0], y = p[1], z = p[2];
@@ -76,6 +53,7 @@ void ssk_mat4_transform_point(float dst[3], const float m[16], const float p[3])
     dst[2] = m[8] * x + m[9] * y + m[10] * z + m[11];
 }
 
+/* Exact comparison with the identity (cglm 0.8 has no matrix comparison). */
 bool ssk_mat4_is_identity(const float m[16])
 {
     for (int i = 0; i < 16; ++i)
