@@ -108,7 +108,8 @@ bool ssk_floats_finite(const float *values, size_t count);
  * are returned as axes[axis][component]. A zero Y column gives zero axes. */
 void ssk_orthogonalize_keep_y(float axes[3][3], const float m[16]);
 /* Unit quaternion (w, x, y, z) of the rotation whose unit axes (columns)
- * are axes[0..2] (Shepperd's method, in double). */
+ * are axes[0..2] (Shepperd's method, in double; hand-written on purpose,
+ * see rotation.c). */
 void ssk_axes_to_quat(float q[4], const float axes[3][3]);
 
 /* Determinant magnitude below which a matrix counts as singular. */
