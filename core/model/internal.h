@@ -100,7 +100,6 @@ void ssk_mat4_mul(float dst[16], const float a[16], const float b[16]);
 bool ssk_mat4_invert(float dst[16], const float m[16]);
 void ssk_mat4_transform_point(float dst[3], const float m[16], const float p[3]);
 bool ssk_mat4_is_identity(const float m[16]);
-bool ssk_floats_finite(const float *values, size_t count);
 
 /* --- rotations (rotation.c) --------------------------------------------- */
 /* Orthonormal frame of the 3x3 part of row-major m that keeps the direction
@@ -120,9 +119,11 @@ void ssk_axes_to_quat(float q[4], const float axes[3][3]);
  * XXH3 state). */
 ssk_status ssk_rig_hash_checked(const ssk_rig *rig, uint64_t *out, ssk_error *err);
 
+/* --- utilities (util.c) ------------------------------------------------- */
+/* Whether all `count` values are finite (no NaN, no infinity). */
+bool ssk_floats_finite(const float *values, size_t count);
 /* Wall clock in seconds (monotonic). */
 double ssk_time_seconds(void);
-
 /* Strdup that returns NULL on allocation failure. */
 char *ssk_strdup(const char *s);
 

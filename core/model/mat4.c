@@ -60,25 +60,3 @@ bool ssk_mat4_is_identity(const float m[16])
         if (m[i] != ((i % 5 == 0) ? 1.0f : 0.0f)) return false;
     return true;
 }
-
-bool ssk_floats_finite(const float *values, size_t count)
-{
-    for (size_t i = 0; i < count; ++i)
-        if (!isfinite(values[i])) return false;
-    return true;
-}
-
-double ssk_time_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-char *ssk_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
