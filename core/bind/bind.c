@@ -797,9 +797,12 @@ ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding
             if (best >= 0 && best != binding->bones[row]) moff++;
             const ssk_bone *bv = &rig->bones[binding->bones[row]];
             double tv = binding->t[row];
-            for (uint32_t i = mesh->adjacency_offsets[v]; i < mesh->adjacency_offsets[v + 1];
+            /* Neighbors on the welded adjacency, as the smoothing sees them
+             * (across UV seams and shared mesh borders). */
+            const ssk_weld *weld = &rig->weld;
+            for (uint32_t i = weld->adjacency_offsets[row]; i < weld->adjacency_offsets[row + 1];
                  ++i) {
-                size_t other = base + mesh->adjacency[i];
+                size_t other = weld->adjacency[i];
                 const ssk_bone *bo = &rig->bones[binding->bones[other]];
                 double to = binding->t[other], g2 = 0.0;
                 for (int c = 0; c < 3; ++c) {

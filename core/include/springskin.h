@@ -593,8 +593,9 @@ typedef struct ssk_binding_view {
 ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ssk_error *err);
 
 /* Binding quality (Toothman 2020, Fig. 7-9): scale vector lengths, the
- * largest distance between the attachment points of two vertices that share
- * an edge, and the share of vertices attached to a bone other than their
+ * largest distance between the attachment points of two neighbors (on the
+ * welded adjacency, ssk_rig_weld: across UV seams and shared mesh borders
+ * too), and the share of vertices attached to a bone other than their
  * largest-weight bone (0 for vertices without weights). */
 typedef struct ssk_binding_report {
     double mean_scale_length;   /* mean |s_i|, model units */
