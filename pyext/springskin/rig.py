@@ -585,8 +585,12 @@ def load(path):
     Every mesh with bones joins one rig (bones matched by name), meshes
     without bones are skipped; vertex order is Assimp's after
     ``aiProcess_Triangulate | aiProcess_JoinIdenticalVertices``. Rig space
-    is the file's root node space; each mesh's object matrix is the global
-    transform of its node.
+    is the armature node's space (the node above the bones, where Blender
+    blends; :meth:`Rig.rig_matrix` maps it to the file's world); each mesh's
+    object matrix is the global transform of its node in that space (glTF
+    and .x: the node of a skinned mesh is ignored). Influences of bones that
+    no node carries are dropped, and coincident vertices are welded
+    (:attr:`Rig.weld`).
 
     Parameters
     ----------
