@@ -1035,6 +1035,15 @@ static int command_bind(int argc, char **argv)
     s = ssk_binding_get(binding, &view, &err);
     if (s == SSK_OK && report == OPTION_FLAG_SET)
         s = ssk_binding_report_compute(&quality, binding, rig, &err);
+    /* The names of the bone pair the report names (the rig goes with the
+     * scene below). */
+    char pair_names[2][128] = {"", ""};
+    for (int i = 0; s == SSK_OK && report == OPTION_FLAG_SET && i < 2; ++i) {
+        ssk_bone_view bone;
+        if (quality.unrelated_bones[i] >= 0 &&
+            ssk_rig_bone(rig, (uint32_t)quality.unrelated_bones[i], &bone, NULL) == SSK_OK)
+            snprintf(pair_names[i], sizeof pair_names[i], "%s", bone.name);
+    }
     const bool has_cor = s == SSK_OK && view.cor_centers;
     uint32_t with_cor = 0;
     for (uint32_t v = 0; has_cor && v < view.vertex_count; ++v) with_cor += view.cor_flags[v] != 0;
@@ -1075,6 +1084,17 @@ static int command_bind(int argc, char **argv)
         printf("max |s|: %.6g\n", quality.max_scale_length);
         printf("largest attachment gap: %.6g\n", quality.max_attachment_gap);
         printf("off-weight share: %.2f%%\n", quality.off_weight_share * PERCENT);
+        /* Vertices likely to give artifacts to rigid, IRS and the springs. */
+        printf("next to an unrelated bone: %u vertices",
+               (unsigned)quality.unrelated_neighbor_vertices);
+        if (quality.unrelated_bones[0] >= 0)
+            printf(" (most between '%s' and '%s': %u)", pair_names[0], pair_names[1],
+                   (unsigned)quality.unrelated_pair_vertices);
+        printf("\n");
+        printf("on a non-deforming or short bone: %u vertices\n",
+               (unsigned)quality.weak_bone_vertices);
+        printf("attached far from the weights' center: %u vertices\n",
+               (unsigned)quality.far_from_weights_vertices);
     }
     return finish_stdout(0);
 }

@@ -746,6 +746,132 @@ fail:
 /* Report.                                                                   */
 /* ------------------------------------------------------------------------ */
 
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Point of bone b's segment closest to x (rig space). */
+static void closest_on_bone(double dst[3], const ssk_bone *bone, const double x[3])
+{
+    double d[3], w[3], dd = 0.0, wd = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        d[k] = (double)bone->tail[k] - bone->head[k];
+        w[k] = x[k] - bone->head[k];
+        dd += d[k] * d[k];
+        wd += w[k] * d[k];
+    }
+    double t = dd > 0.0 ? wd / dd : 0.0;
+    t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
+    for (int k = 0; k < 3; ++k) dst[k] = bone->head[k] + t * d[k];
+}
+
+/* The artifact-risk fields of ssk_binding_report (see springskin.h); false
+ * when out of memory. */
+static bool artifact_risks(ssk_binding_report *out, const ssk_binding *binding,
+                           const ssk_rig *rig)
+{
+    const uint32_t nb = rig->bone_count, nv = rig->vertex_count;
+    const ssk_weld *weld = &rig->weld;
+    uint8_t *weights_some = calloc((size_t)nb + 1, 1);
+    uint64_t *pairs = malloc(((size_t)nv + 1) * sizeof *pairs);
+    if (!weights_some || !pairs) {
+        free(weights_some);
+        free(pairs);
+        return false;
+    }
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (uint32_t b = 0; b < nb; ++b)
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = fmin(lo[k], fmin(rig->bones[b].head[k], rig->bones[b].tail[k]));
+            hi[k] = fmax(hi[k], fmax(rig->bones[b].head[k], rig->bones[b].tail[k]));
+        }
+    double size = nb ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                            (hi[2] - lo[2]) * (hi[2] - lo[2]))
+                     : 0.0;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const ssk_mesh *mesh = &rig->meshes[m];
+        for (size_t i = 0; i < (size_t)mesh->vertex_count * mesh->influence_count; ++i)
+            if (mesh->weights[i] > 0.0f) weights_some[mesh->bone_indices[i]] = 1;
+    }
+    uint32_t unrelated = 0, weak = 0, far = 0, npairs = 0;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const ssk_mesh *mesh = &rig->meshes[m];
+        const uint32_t k = mesh->influence_count;
+        for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
+            const uint32_t row = mesh->first_vertex + v;
+            const int32_t b = binding->bones[row];
+            const ssk_bone *bone = &rig->bones[b];
+            double len = 0.0;
+            for (int c = 0; c < 3; ++c)
+                len += ((double)bone->tail[c] - bone->head[c]) * ((double)bone->tail[c] - bone->head[c]);
+            if (!weights_some[b] || sqrt(len) < SSK_BIND_SHORT_BONE_FRACTION * size) weak++;
+            /* a neighbor on a bone that is not b, its parent or its child */
+            int32_t other_bone = -1;
+            for (uint32_t e = weld->adjacency_offsets[row]; e < weld->adjacency_offsets[row + 1];
+                 ++e) {
+                const int32_t o = binding->bones[weld->adjacency[e]];
+                if (o != b && rig->bones[b].parent != o && rig->bones[o].parent != b) {
+                    other_bone = o;
+                    break;
+                }
+            }
+            if (other_bone >= 0) {
+                uint64_t lo_b = (uint64_t)(b < other_bone ? b : other_bone);
+                uint64_t hi_b = (uint64_t)(b < other_bone ? other_bone : b);
+                pairs[npairs++] = lo_b << 32 | hi_b;
+                unrelated++;
+            }
+            /* attachment vs the weights' center */
+            double x[3], a[3], c[3] = {0.0, 0.0, 0.0}, wsum = 0.0;
+            float xf[3];
+            ssk_mat4_transform_point(xf, mesh->object_matrix, mesh->positions + 3 * (size_t)v);
+            for (int q = 0; q < 3; ++q) {
+                x[q] = xf[q];
+                a[q] = x[q] - binding->scale_vectors[3 * (size_t)row + q];
+            }
+            for (uint32_t i = 0; i < k; ++i) {
+                const float w = mesh->weights[(size_t)v * k + i];
+                if (!(w > 0.0f)) continue;
+                double p[3];
+                closest_on_bone(p, &rig->bones[mesh->bone_indices[(size_t)v * k + i]], x);
+                for (int q = 0; q < 3; ++q) c[q] += w * p[q];
+                wsum += w;
+            }
+            if (wsum > 0.0) {
+                double d2 = 0.0, s2 = 0.0;
+                for (int q = 0; q < 3; ++q) {
+                    d2 += (a[q] - c[q] / wsum) * (a[q] - c[q] / wsum);
+                    s2 += (x[q] - a[q]) * (x[q] - a[q]);
+                }
+                far += d2 > s2;
+            }
+        }
+    }
+    /* the most frequent unrelated pair */
+    qsort(pairs, npairs, sizeof *pairs, compare_u64);
+    uint32_t best = 0;
+    out->unrelated_bones[0] = out->unrelated_bones[1] = -1;
+    for (uint32_t i = 0; i < npairs;) {
+        uint32_t j = i;
+        while (j < npairs && pairs[j] == pairs[i]) ++j;
+        if (j - i > best) {
+            best = j - i;
+            out->unrelated_bones[0] = (int32_t)(pairs[i] >> 32);
+            out->unrelated_bones[1] = (int32_t)(pairs[i] & 0xffffffffu);
+        }
+        i = j;
+    }
+    out->unrelated_neighbor_vertices = unrelated;
+    out->unrelated_pair_vertices = best;
+    out->weak_bone_vertices = weak;
+    out->far_from_weights_vertices = far;
+    free(weights_some);
+    free(pairs);
+    return true;
+}
+
 ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding *binding,
                                       const ssk_rig *rig, ssk_error *err)
 {
@@ -823,5 +949,8 @@ ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding
     out->max_scale_length = max_len;
     out->max_attachment_gap = sqrt(max_gap2);
     out->off_weight_share = nv ? (double)off / nv : 0.0;
+    if (!artifact_risks(out, binding, rig))
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                             "binding report: out of memory for %u vertices", (unsigned)nv);
     return ssk_error_ok(err);
 }

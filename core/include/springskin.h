@@ -602,7 +602,30 @@ typedef struct ssk_binding_report {
     double max_scale_length;    /* max |s_i| */
     double max_attachment_gap;  /* max over edges (i, j) of |a_i - a_j| */
     double off_weight_share;    /* in [0, 1] */
+    /* Vertices likely to give artifacts to the attachment methods (rigid,
+     * IRS, springs), so that a rigger sees them before baking:
+     * - unrelated_neighbor_vertices: vertices with a neighbor attached to a
+     *   bone that is neither theirs nor its parent or child (IRS blends
+     *   rotations only across a joint: the two sides move apart, a spike);
+     *   unrelated_bones: the bone pair (indices, lower first) most of them
+     *   sit between, -1 when none; unrelated_pair_vertices: how many;
+     * - weak_bone_vertices: vertices attached to a bone that weights no
+     *   vertex or is shorter than SSK_BIND_SHORT_BONE_FRACTION of the
+     *   skeleton size (the diagonal of every head and tail);
+     * - far_from_weights_vertices: vertices whose attachment point is
+     *   farther from the weights' center (sum_b w_b times the vertex's
+     *   projection on bone b's segment) than the vertex is from its
+     *   attachment point (|a - c| > |s|). */
+    uint32_t unrelated_neighbor_vertices;
+    int32_t unrelated_bones[2];
+    uint32_t unrelated_pair_vertices;
+    uint32_t weak_bone_vertices;
+    uint32_t far_from_weights_vertices;
 } ssk_binding_report;
+
+/* Bones shorter than this fraction of the skeleton size count as short in
+ * ssk_binding_report.weak_bone_vertices. */
+#define SSK_BIND_SHORT_BONE_FRACTION 0.02
 
 /* Errors: SSK_ERROR_BINDING_MISMATCH when the binding is not the rig's. */
 ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding *binding,

@@ -104,8 +104,18 @@ class Binding:
         dict
             ``mean_scale_length``, ``max_scale_length`` (``|s_i|``, model
             units), ``max_attachment_gap`` (largest ``|a_i - a_j|`` over
-            mesh edges), ``off_weight_share`` (share of vertices attached to
-            a bone other than their largest-weight bone, in [0, 1]).
+            neighbors, welded across seams), ``off_weight_share`` (share of
+            vertices attached to a bone other than their largest-weight
+            bone, in [0, 1]); and the vertices likely to give artifacts to
+            rigid, IRS and the springs (``ssk_binding_report``):
+            ``unrelated_neighbor_vertices`` (a neighbor attached to a bone
+            that is neither theirs nor its parent or child),
+            ``unrelated_bones`` (the bone index pair most of them sit
+            between, ``(-1, -1)`` when none) and
+            ``unrelated_pair_vertices``, ``weak_bone_vertices`` (attached to
+            a bone that weights nothing or shorter than 2% of the skeleton),
+            ``far_from_weights_vertices`` (attachment point farther from the
+            weights' center than the vertex is from it).
 
         Raises
         ------

@@ -190,10 +190,15 @@ static PyObject *binding_report(ssk_py_binding *self, PyObject *rig_obj)
     status = ssk_binding_report_compute(&report, self->binding, rig, &err);
     Py_END_ALLOW_THREADS
     if (status != SSK_OK) return ssk_py_raise(&err, "report: ", NULL);
-    return Py_BuildValue("{s:d,s:d,s:d,s:d}", "mean_scale_length", report.mean_scale_length,
-                         "max_scale_length", report.max_scale_length, "max_attachment_gap",
-                         report.max_attachment_gap, "off_weight_share",
-                         report.off_weight_share);
+    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:I,s:(ii),s:I,s:I,s:I}", "mean_scale_length",
+                         report.mean_scale_length, "max_scale_length", report.max_scale_length,
+                         "max_attachment_gap", report.max_attachment_gap, "off_weight_share",
+                         report.off_weight_share, "unrelated_neighbor_vertices",
+                         report.unrelated_neighbor_vertices, "unrelated_bones",
+                         report.unrelated_bones[0], report.unrelated_bones[1],
+                         "unrelated_pair_vertices", report.unrelated_pair_vertices,
+                         "weak_bone_vertices", report.weak_bone_vertices,
+                         "far_from_weights_vertices", report.far_from_weights_vertices);
 }
 
 static PyMethodDef binding_methods[] = {

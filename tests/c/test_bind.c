@@ -321,6 +321,12 @@ static void test_direct_on_limb_is_the_analytic_projection(void **state)
     assert_true(fabs(rep.max_scale_length - LIMB_RADIUS) < GEOM_TOL);
     /* adjacent rings are 0.375 apart along the axis; caps join ring 0 / 8 */
     assert_true(fabs(rep.max_attachment_gap - LIMB_RING_STEP) < GEOM_TOL);
+    /* A parent and its child, both long and weighted: no artifact risk
+     * from unrelated neighbors or weak bones. */
+    assert_int_equal(rep.unrelated_neighbor_vertices, 0);
+    assert_int_equal(rep.unrelated_bones[0], -1);
+    assert_int_equal(rep.unrelated_pair_vertices, 0);
+    assert_int_equal(rep.weak_bone_vertices, 0);
     ssk_binding_destroy(b);
     ssk_rig_destroy(rig);
 }
@@ -467,6 +473,18 @@ static void test_planar_siblings_get_their_own_planes(void **state)
      * d_c = ((0,1,0) - v) . (1,1,0)/sqrt(2) = 0.6/sqrt(2) */
     assert_int_equal(v.bones[2], 0);
     assert_true(fabs(v.t[2] - 0.4 / (0.4 + 0.6 / sqrt(2.0))) < GEOM_TOL);
+    /* The report names the risk: vertices 0 and 1 share an edge but sit on
+     * sibling bones (neither is the other's parent); vertex 2 on the root
+     * only has children's vertices as neighbors. No bone carries weight
+     * (this rig has none): all three vertices are on non-deforming bones,
+     * and none has a weights' center to be far from. */
+    ssk_binding_report rep = report_of(b, rig);
+    assert_int_equal(rep.unrelated_neighbor_vertices, 2);
+    assert_int_equal(rep.unrelated_bones[0], 1);
+    assert_int_equal(rep.unrelated_bones[1], 2);
+    assert_int_equal(rep.unrelated_pair_vertices, 2);
+    assert_int_equal(rep.weak_bone_vertices, 3);
+    assert_int_equal(rep.far_from_weights_vertices, 0);
     ssk_binding_destroy(b);
     ssk_rig_destroy(rig);
     parts_free(&p);
@@ -1141,6 +1159,12 @@ static void test_cli_bind_report_and_cache(void **state)
     assert_true(fabs(number_after(r.out, "off-weight share:") - 100 * rep.off_weight_share) <=
                 0.006);
     assert_true(contains(r.out, "%\n"));
+    assert_true(number_after(r.out, "next to an unrelated bone:") ==
+                (double)rep.unrelated_neighbor_vertices);
+    assert_true(number_after(r.out, "on a non-deforming or short bone:") ==
+                (double)rep.weak_bone_vertices);
+    assert_true(number_after(r.out, "attached far from the weights' center:") ==
+                (double)rep.far_from_weights_vertices);
     tu_cli_result_free(&r);
 
     /* -o: bound, then reused; a different option rebinds */

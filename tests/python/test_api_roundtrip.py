@@ -270,6 +270,11 @@ def test_binding_report(rig):
     binding = rig.bind()
     report = binding.report(rig)
     assert 0.0 <= report["off_weight_share"] <= 1.0
+    # a chain of long, weighted bones: no vertex next to an unrelated bone
+    assert report["unrelated_neighbor_vertices"] == 0
+    assert report["unrelated_bones"] == (-1, -1)
+    assert report["weak_bone_vertices"] == 0
+    assert 0 <= report["far_from_weights_vertices"] <= rig.vertex_count
     # the limb's radius is 0.4: every scale vector is about that long
     assert report["mean_scale_length"] == pytest.approx(
         np.linalg.norm(binding.scale_vectors, axis=1).mean(), rel=1e-5)
