@@ -12,14 +12,18 @@
 #define SSK_ATTACH_OUTPUT 5          // float[3 #V] output positions (object space)
 #define SSK_ATTACH_EXTRA 6           // IRS: float[#V] rest distances; radial: uint[#B] mask
 #define SSK_ATTACH_INPUT 7           // radial: float[3 #V] input positions
+#define SSK_ATTACH_SLOTS 0           // weights attachment: vec4[2 per slot] records
 // Uniforms beyond SSK_LOC_BASE/COUNT/FIRST_VERTEX (one dispatch per mesh):
 #define SSK_LOC_ATTACH_MESH 5        // mesh index m
 #define SSK_LOC_ATTACH_MESH_COUNT 7  // #M
 #define SSK_LOC_ATTACH_FLAGS 8       // SSK_FLAG_MESH_MATRICES | SSK_FLAG_LENGTH_ADJUST
 #define SSK_LOC_ATTACH_PROFILE 9     // radial: ssk_radial_profile
 #define SSK_LOC_ATTACH_AMOUNT 10     // radial: amount at the frame
+#define SSK_LOC_ATTACH_SLOTS_PER_VERTEX 3 // weights attachment: max(K, 1)
+#define SSK_LOC_ATTACH_FIRST_SLOT 4  // weights attachment: the mesh's first record
 #define SSK_FLAG_MESH_MATRICES 1u    // the mesh's object matrices are not identities
 #define SSK_FLAG_LENGTH_ADJUST 2u    // IRS Fig. 13
+#define SSK_FLAG_INCREMENTAL 4u      // weights attachment: IRS (else rigid)
 
 // ssk_attach_bone: 8 vec4 per bone.
 #define SSK_AB_VEC4S 8u

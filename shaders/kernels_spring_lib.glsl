@@ -42,9 +42,7 @@
 #define SSK_LOC_SPRING_IN_FLAGS 6 // SSK_FLAG_MESH_MATRICES of kernels_attach_lib.glsl
 
 // --- kernels_spring_records.comp ----------------------------------------------------
-#define SSK_SPRING_REC_VERTEX 0    // uvec4[#V] vertex data (bone in .z)
-#define SSK_SPRING_REC_T 1         // float[#V] binding t
-#define SSK_SPRING_REC_BONES 2     // vec4[8 #B] ssk_attach_bone of the frame
+#define SSK_SPRING_REC_ANCHOR 1    // vec4[#V] anchors a' of the frame
 #define SSK_SPRING_REC_POSITIONS 3 // float[3 #V] the current iterate
 #define SSK_SPRING_REC_RECORDS 4   // vec4[2 #V] out
 
@@ -52,7 +50,7 @@
 #define SSK_SPRING_STEP_VERTEX 0   // uvec4[#V] vertex data
 #define SSK_SPRING_STEP_EDGES 1    // ssk_spring_edge[#E]
 #define SSK_SPRING_STEP_RECORDS 2  // vec4[2 #V] records of the current iterate
-#define SSK_SPRING_STEP_FRAME 3    // vec4[#B (+ #V)] bone directions (+ edit targets)
+#define SSK_SPRING_STEP_FRAME 3    // vec4[#V (+ #V)] anchor bone directions (+ edit targets)
 #define SSK_SPRING_STEP_SCALARS 4  // uint[] roles and maps
 #define SSK_SPRING_STEP_NEXT 5     // float[3 #V] the next iterate (out)
 #define SSK_SPRING_STEP_VELOCITY 6 // float[3 #V] velocities (semi-implicit, in/out), or
@@ -72,7 +70,7 @@
 #define SSK_LOC_SPRING_KEEP 10       // 1 - damping
 #define SSK_LOC_SPRING_EPS_LEN 11    // sp->length_epsilon
 #define SSK_LOC_SPRING_EPS_PAR 12    // SSK_SPRING_PARALLEL_EPSILON
-#define SSK_LOC_SPRING_BONE_COUNT 13 // #B: first edit target in the frame buffer
+#define SSK_LOC_SPRING_EDIT_FIRST 13 // #V: first edit target in the frame buffer
 #define SSK_LOC_SPRING_MAP_OFFSET 14 // uint[5] first scalar of map f (locations 14..18)
 #define SSK_LOC_SPRING_OMEGA 19      // Chebyshev weight w_k (ssk_spring_watch_omega)
 #define SSK_SPRING_FLAG_WRITE 1u     // write the next iterate (else energy only)

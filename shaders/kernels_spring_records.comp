@@ -2,8 +2,8 @@
 // kernels_spring_records.comp - the spring solver's per-iteration pre-pass
 // (records / records_lanes8 of core/kernels/spring.c, ssk_spring_record of
 // core/kernels/spring.h), one invocation per vertex of the whole rig: the record of
-// the current iterate x_v attached at a'_v = p' + t (c' - p') of its posed
-// bone,
+// the current iterate x_v anchored at a'_v (the frame's anchor, spring.c
+// "Anchors"),
 //   rec[2v] = (x, |s|), rec[2v + 1] = (s / |s|, 0), s = x - a'
 // (s / |s| = 0 when |s| <= the length epsilon), so the step kernel's loop
 // over neighbors reads two vec4 per neighbor and computes no square root
@@ -14,9 +14,7 @@
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 
-layout(std430, binding = SSK_SPRING_REC_VERTEX) readonly buffer VertexData { uvec4 vertex_data[]; };
-layout(std430, binding = SSK_SPRING_REC_T) readonly buffer VT { float vt[]; };
-layout(std430, binding = SSK_SPRING_REC_BONES) readonly buffer BoneData { vec4 bone_data[]; };
+layout(std430, binding = SSK_SPRING_REC_ANCHOR) readonly buffer Anchors { vec4 anchors[]; };
 layout(std430, binding = SSK_SPRING_REC_POSITIONS) readonly buffer Positions { float positions[]; };
 layout(std430, binding = SSK_SPRING_REC_RECORDS) writeonly buffer Records { vec4 records[]; };
 
@@ -28,13 +26,12 @@ void main()
 {
     uint v = u_base + gl_GlobalInvocationID.x;
     if (v >= u_count) return;
-    uint bb = SSK_AB_VEC4S * vertex_data[v].z;
-    precise vec3 a = ssk_am_attachment(bone_data[bb + SSK_AB_HEAD].xyz,
-                                       bone_data[bb + SSK_AB_TAIL].xyz, vt[v]);
+    vec4 anchor = anchors[v];
+    vec3 a = anchor.xyz;
     vec3 x = SSK_LOAD3(positions, v);
     precise vec3 s = vec3(x.x - a.x, x.y - a.y, x.z - a.z);
     precise float l = sqrt(s.x * s.x + s.y * s.y + s.z * s.z);
-    precise float inv = l > u_eps_len ? 1.0 / l : 0.0;
+    precise float inv = l > u_eps_len && anchor.w > 0.0 ? 1.0 / l : 0.0;
     records[2u * v] = vec4(x, l);
     records[2u * v + 1u] = vec4(s.x * inv, s.y * inv, s.z * inv, 0.0);
 }

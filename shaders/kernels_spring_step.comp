@@ -11,7 +11,8 @@
 // order) accumulates the same sums as one lane of spring_lanes8:
 //   F_s:  fs += c_s (v_j - v_i), c_s = (L - L0) / L (0 when L <= eps)
 //   F_l:  sdl += (|s_i| - |s_j|) - D0
-//   F_t:  t += w u_j, twd += w (u_i . u_j), w = (theta - theta0) / |u_i x u_j|
+//   F_t:  t += w u_j, twd += w (u_i . u_j), w = lever (theta - theta0) / |u_i x u_j|,
+//         lever = min(|s_i|, |s_j|)^2 / |s_i| (core/kernels/spring.c)
 //         (0 when parallel)
 // and the energy terms es, el, et; then the neighbor stiffness k / deg(i)
 // (the one-ring means), the control handle weight of a kinematic vertex,
@@ -60,7 +61,7 @@ layout(location = SSK_LOC_SPRING_DT) uniform float u_dt;
 layout(location = SSK_LOC_SPRING_KEEP) uniform float u_keep;
 layout(location = SSK_LOC_SPRING_EPS_LEN) uniform float u_eps_len;
 layout(location = SSK_LOC_SPRING_EPS_PAR) uniform float u_eps_par;
-layout(location = SSK_LOC_SPRING_BONE_COUNT) uniform uint u_bone_count;
+layout(location = SSK_LOC_SPRING_EDIT_FIRST) uniform uint u_edit_first;
 layout(location = SSK_LOC_SPRING_OMEGA) uniform float u_omega;
 layout(location = SSK_LOC_SPRING_MAP_OFFSET) uniform uint u_map_offset[SSK_FORCE_COUNT];
 
@@ -112,13 +113,15 @@ void main()
         precise float d = uxi * uxj + uyi * uyj + uzi * uzj;
         precise float dtheta = ssk_spring_atan2(c, d) - edge.rest_angle;
         bool okT = c > u_eps_par;
-        precise float w = okT ? dtheta / c : 0.0;
+        precise float m = li < lj ? li : lj;
+        precise float lever = m * m / (li > u_eps_len ? li : 1.0);
+        precise float w = okT ? lever * dtheta / c : 0.0;
         tx += w * uxj;
         ty += w * uyj;
         tz += w * uzj;
         twd += w * d;
         bool defined = li > u_eps_len && lj > u_eps_len;
-        et += defined ? dtheta * dtheta : 0.0;
+        et += defined ? m * m * dtheta * dtheta : 0.0;
     }
 
     float ks = stiffness(SSK_FORCE_SURFACE, i);
@@ -130,15 +133,15 @@ void main()
     precise float inv_deg = deg < 1 ? 0.0 : 1.0 / float(deg);
     precise float ksn = ks * inv_deg;
     precise float cl = -(kl * inv_deg * sdl);
-    precise float ct = kt * inv_deg * li;
+    precise float ct = kt * inv_deg;
     precise float fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi);
     precise float fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi);
     precise float fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi);
-    precise float energy = 0.25 * (ks * es + kl * el + kt * (li * li) * et);
+    precise float energy = 0.25 * (ks * es + kl * el + kt * et);
 
     uint role = (scalars[i >> 2u] >> (8u * (i & 3u))) & 0xffu;
     bool kinematic = role == SSK_ROLE_KINEMATIC, fixed_ = role == SSK_ROLE_STATIC;
-    vec4 bdir = frame_data[vd.z];
+    vec4 bdir = frame_data[i];
     float bx = bdir.x, by = bdir.y, bz = bdir.z;
     float phi0 = uintBitsToFloat(vd.w);
     // Algorithm 1: handle weight, then F_e, then F_b
@@ -147,7 +150,7 @@ void main()
     fy *= hw;
     fz *= hw;
     if ((u_flags & SSK_SPRING_FLAG_EDITS) != 0u) {
-        vec4 g = frame_data[u_bone_count + i];
+        vec4 g = frame_data[u_edit_first + i];
         precise float ex = g.x - xi, ey = g.y - yi, ez = g.z - zi;
         fx += g.w * ex;
         fy += g.w * ey;

@@ -75,6 +75,11 @@ typedef struct ssk_kernel_call {
     const ssk_attach_bone *attach_bones; /* #B (RIGID, IRS, RADIAL) */
     int length_adjust;                   /* IRS */
     const float *rest_distances;         /* #V (IRS with length_adjust) */
+    const float *weight_slots;           /* RIGID, IRS with attachment WEIGHTS:
+                                            per mesh #V by max(K, 1) records,
+                                            concatenated (ssk_attach_weight_slots);
+                                            NULL: the binding's attachment */
+    size_t weight_slot_count;            /* records in weight_slots */
     const uint8_t *bone_mask;            /* #B (RADIAL) */
     ssk_radial_profile profile;          /* RADIAL */
     float amount;                        /* RADIAL, at this frame */

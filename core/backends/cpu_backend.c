@@ -154,6 +154,18 @@ static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_e
                                    rig->meshes[m].vertex_count, frame->objects + 16 * (size_t)m);
             ssk_radial_deform(out, out, nv, s->bind_bones, s->bind_t, call->attach_bones,
                               call->bone_mask, call->profile, call->amount);
+        } else if (call->weight_slots) {
+            size_t slot = 0;
+            for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+                const ssk_mesh *mesh = &rig->meshes[m];
+                const uint32_t k = mesh->influence_count;
+                ssk_attach_weights_deform(out + 3 * (size_t)mesh->first_vertex,
+                                          mesh->vertex_count, k,
+                                          call->weight_slots + SSK_ATTACH_SLOT_FLOATS * slot,
+                                          call->attach_bones, call->kernel == SSK_KERNEL_IRS,
+                                          call->length_adjust);
+                slot += (size_t)mesh->vertex_count * (k ? k : 1);
+            }
         } else if (call->kernel == SSK_KERNEL_RIGID) {
             ssk_rigid_deform(out, nv, s->bind_bones, s->bind_t, s->bind_s, call->attach_bones);
         } else {

@@ -104,6 +104,7 @@ typedef enum gl_buffer {
     BUF_COR_BONES,      /* CoR: #B ssk_cor_bone of the frame */
     BUF_COR_CENTERS,    /* CoR: vec4 (center in rig space, flag) per vertex */
     BUF_WELD_MEMBERS,   /* weld: uvec4 (member, representative, their meshes) */
+    BUF_WEIGHT_SLOTS,   /* attachment per skin weight influence: slot records */
     BUF_COUNT
 } gl_buffer;
 
@@ -112,7 +113,7 @@ static const char *const buffer_names[BUF_COUNT] = {
     "pre/post matrices", "triangles", "face normals", "vertex-triangle offsets",
     "vertex triangles", "reference positions", "result", "binding bones", "binding t",
     "binding scale vectors", "attachment bones", "radial bone mask", "rest distances",
-    "CoR bones", "centers of rotation", "weld members"};
+    "CoR bones", "centers of rotation", "weld members", "weight attachment slots"};
 
 /* Uniform locations (SSK_LOC_* of shaders/kernels_skinning_lib.glsl). */
 enum gl_uniform {
@@ -145,6 +146,7 @@ typedef enum gl_program {
     PROG_SPRING_REDUCE,
     PROG_COR,
     PROG_WELD,
+    PROG_ATTACH_WEIGHTS,
     PROG_COUNT
 } gl_program;
 
@@ -152,7 +154,7 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_lbs.comp", "kernels_dqs.comp", "kernels_face_normals.comp", "kernels_vertex_normals.comp",
     "backends_max_displacement.comp", "kernels_rigid.comp", "kernels_irs.comp", "kernels_radial.comp",
     "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
-    "kernels_cor.comp", "model_weld.comp"};
+    "kernels_cor.comp", "model_weld.comp", "kernels_attach_weights.comp"};
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -168,6 +170,7 @@ enum gl_attach_binding {
     ATTACH_OUTPUT = 5,
     ATTACH_EXTRA = 6,
     ATTACH_INPUT = 7,
+    ATTACH_SLOTS = 0, /* weights attachment */
 };
 enum gl_attach_uniform {
     LOC_ATTACH_MESH = 5,
@@ -175,9 +178,12 @@ enum gl_attach_uniform {
     LOC_ATTACH_FLAGS = 8,
     LOC_ATTACH_PROFILE = 9,
     LOC_ATTACH_AMOUNT = 10,
+    LOC_ATTACH_SLOTS_PER_VERTEX = 3,
+    LOC_ATTACH_FIRST_SLOT = 4,
 };
 #define FLAG_MESH_MATRICES 1u
 #define FLAG_LENGTH_ADJUST 2u
+#define FLAG_INCREMENTAL 4u
 #define ATTACH_BONE_FLOATS (sizeof(ssk_attach_bone) / sizeof(float))
 
 /* Binding points and uniforms of the spring kernels (shaders/kernels_spring_lib.glsl). */
@@ -189,9 +195,7 @@ enum gl_spring_binding {
     SPRING_IN_SCALARS = 4,
     SPRING_IN_FIRST = 5,
     SPRING_IN_RESULT = 6,
-    SPRING_REC_VERTEX = 0,
-    SPRING_REC_T = 1,
-    SPRING_REC_BONES = 2,
+    SPRING_REC_ANCHOR = 1,
     SPRING_REC_POSITIONS = 3,
     SPRING_REC_RECORDS = 4,
     SPRING_STEP_VERTEX = 0,
@@ -218,7 +222,7 @@ enum gl_spring_uniform {
     LOC_SPRING_KEEP = 10,
     LOC_SPRING_EPS_LEN = 11,
     LOC_SPRING_EPS_PAR = 12,
-    LOC_SPRING_BONE_COUNT = 13,
+    LOC_SPRING_EDIT_FIRST = 13,
     LOC_SPRING_MAP_OFFSET = 14, /* uint[SSK_FORCE_COUNT] */
     LOC_SPRING_OMEGA = 19,
 };
@@ -257,9 +261,9 @@ _Static_assert(sizeof(gl_spring_partial) == 32, "SpringPartial is 32 bytes in st
 typedef enum gl_spring_buffer {
     SB_VERTEX = 0, /* uvec4 per vertex: CSR row, bone, rest bone angle */
     SB_EDGES,      /* ssk_spring_edge[#E] as they are */
-    SB_T,          /* binding t */
+    SB_ANCHOR,     /* #V anchors a' of the frame (vec4) */
     SB_SCALARS,    /* roles (4 per uint), then the stiffness maps */
-    SB_FRAME,      /* #B bone directions, then #V edit targets */
+    SB_FRAME,      /* #V anchor bone directions, then #V edit targets */
     SB_RECORDS,    /* 2 vec4 per vertex */
     SB_FIRST,      /* the first stage in rig space */
     SB_POS0,       /* the three rotating iterates */
@@ -276,7 +280,7 @@ typedef enum gl_spring_buffer {
 } gl_spring_buffer;
 
 static const char *const spring_buffer_names[SB_COUNT] = {
-    "spring vertices", "spring edges", "spring t", "spring roles and maps",
+    "spring vertices", "spring edges", "spring anchors", "spring roles and maps",
     "spring frame data", "spring records", "spring first stage", "spring iterate 0",
     "spring iterate 1", "spring iterate 2", "spring good iterate", "spring velocities",
     "spring previous output", "spring differential transforms", "spring scratch",
@@ -322,6 +326,7 @@ typedef struct gl_state {
     bool has_cor;                  /* BUF_COR_CENTERS holds the binding's CoRs */
     bool cor_scaled;               /* a bone of the frame has scale or shear */
     const float *rest_distances;   /* host array uploaded to BUF_REST_DISTANCES */
+    const float *weight_slots;     /* host array uploaded to BUF_WEIGHT_SLOTS */
     gl_spring *springs;            /* spring nodes seen so far */
     int spring_count;
     bool pre_post;                 /* some mesh has non-identity matrices */
@@ -726,6 +731,51 @@ static ssk_status run_attach(gl_state *s, gl_program p, const ssk_kernel_call *c
     return SSK_OK;
 }
 
+/* Rigid or IRS with the attachment per skin weight influence
+ * (kernels_attach_weights.comp), one dispatch per mesh; the slot records
+ * are uploaded on first use (they depend on the rig and the binding only). */
+static ssk_status run_attach_weights(gl_state *s, const ssk_kernel_call *call, GLuint output,
+                                     ssk_error *err)
+{
+    const ssk_rig *rig = s->rig;
+    ssk_status st = program(s, PROG_ATTACH_WEIGHTS, err);
+    if (st != SSK_OK) return st;
+    if (s->weight_slots != call->weight_slots) {
+        st = buffer_allocate(s, BUF_WEIGHT_SLOTS,
+                             call->weight_slot_count * SSK_ATTACH_SLOT_FLOATS * sizeof(float),
+                             call->weight_slots, GL_STATIC_DRAW, err);
+        if (st != SSK_OK) return st;
+        s->weight_slots = call->weight_slots;
+    }
+    const size_t nb = rig->bone_count;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_ATTACH]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(nb * sizeof(ssk_attach_bone)),
+                    call->attach_bones);
+    glUseProgram(s->programs[PROG_ATTACH_WEIGHTS]);
+    bind(ATTACH_SLOTS, s->buffers[BUF_WEIGHT_SLOTS]);
+    bind(ATTACH_BONE_DATA, s->buffers[BUF_ATTACH]);
+    bind(ATTACH_PRE_POST, s->buffers[BUF_PRE_POST]);
+    bind(ATTACH_OUTPUT, output);
+    glUniform1ui(LOC_ATTACH_MESH_COUNT, rig->mesh_count);
+    GLuint first_slot = 0;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const gl_mesh *mesh = &s->meshes[m];
+        const uint32_t k = rig->meshes[m].influence_count ? rig->meshes[m].influence_count : 1;
+        GLuint flags = s->pre_post && !s->frame->mesh_identity[m] ? FLAG_MESH_MATRICES : 0u;
+        if (call->kernel == SSK_KERNEL_IRS) flags |= FLAG_INCREMENTAL;
+        if (call->kernel == SSK_KERNEL_IRS && call->length_adjust) flags |= FLAG_LENGTH_ADJUST;
+        glUniform1ui(LOC_COUNT, mesh->vertex_count);
+        glUniform1ui(LOC_FIRST_VERTEX, mesh->first_vertex);
+        glUniform1ui(LOC_ATTACH_SLOTS_PER_VERTEX, k);
+        glUniform1ui(LOC_ATTACH_FIRST_SLOT, first_slot);
+        glUniform1ui(LOC_ATTACH_MESH, m);
+        glUniform1ui(LOC_ATTACH_FLAGS, flags);
+        dispatch(s, PROG_ATTACH_WEIGHTS, mesh->vertex_count);
+        first_slot += mesh->vertex_count * k;
+    }
+    return SSK_OK;
+}
+
 /* --- spring deformer (Toothman 2020, 4.2, 6.3) ---------------------------
  *
  * run_spring is ssk_spring_solve (core/kernels/spring.c) with the passes on the
@@ -815,9 +865,9 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
         } const allocations[] = {
             {SB_VERTEX, 4 * nv * sizeof(uint32_t), vertex, GL_STATIC_DRAW},
             {SB_EDGES, (size_t)sp->edge_count * sizeof(ssk_spring_edge), sp->edges, GL_STATIC_DRAW},
-            {SB_T, nv * sizeof(float), sp->t, GL_STATIC_DRAW},
+            {SB_ANCHOR, 4 * nv * sizeof(float), NULL, GL_DYNAMIC_DRAW},
             {SB_SCALARS, scalar_words * sizeof(uint32_t), scalars, GL_DYNAMIC_DRAW},
-            {SB_FRAME, 4 * (nb + (sp->edit_target ? nv : 0)) * sizeof(float), NULL, GL_DYNAMIC_DRAW},
+            {SB_FRAME, 4 * (nv + (sp->edit_target ? nv : 0)) * sizeof(float), NULL, GL_DYNAMIC_DRAW},
             {SB_RECORDS, 8 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
             {SB_FIRST, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_POS0, pos_bytes, NULL, GL_DYNAMIC_COPY},
@@ -914,9 +964,7 @@ static void spring_in(gl_state *s, gl_spring *g, GLuint mode, GLuint input, GLui
 static void spring_records(gl_state *s, gl_spring *g, GLuint positions)
 {
     glUseProgram(s->programs[PROG_SPRING_RECORDS]);
-    bind(SPRING_REC_VERTEX, g->buffers[SB_VERTEX]);
-    bind(SPRING_REC_T, g->buffers[SB_T]);
-    bind(SPRING_REC_BONES, s->buffers[BUF_ATTACH]);
+    bind(SPRING_REC_ANCHOR, g->buffers[SB_ANCHOR]);
     bind(SPRING_REC_POSITIONS, positions);
     bind(SPRING_REC_RECORDS, g->buffers[SB_RECORDS]);
     glUniform1ui(LOC_COUNT, s->rig->vertex_count);
@@ -936,7 +984,7 @@ static void spring_step_setup(gl_state *s, gl_spring *g)
     glUniform1f(LOC_SPRING_KEEP, 1.0f - sp->params.damping);
     glUniform1f(LOC_SPRING_EPS_LEN, sp->length_epsilon);
     glUniform1f(LOC_SPRING_EPS_PAR, SSK_SPRING_PARALLEL_EPSILON);
-    glUniform1ui(LOC_SPRING_BONE_COUNT, sp->bone_count);
+    glUniform1ui(LOC_SPRING_EDIT_FIRST, sp->vertex_count);
     glUniform1uiv(LOC_SPRING_MAP_OFFSET, SSK_FORCE_COUNT, g->map_offset);
 }
 
@@ -1028,17 +1076,17 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     const bool semi = p->integrator == SSK_SPRING_SEMI_IMPLICIT;
     const size_t bytes = 3 * nv * sizeof(float);
 
-    /* The frame: posed bones, bone directions, edit targets and roles (the
-     * CPU solver's own set-up, ssk_spring_prepare_frame). */
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_ATTACH]);
-    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(nb * sizeof(ssk_attach_bone)),
-                    call->attach_bones);
+    /* The frame: anchors, their bone directions, edit targets and roles
+     * (the CPU solver's own set-up, ssk_spring_prepare_frame). */
     const uint8_t *roles = ssk_spring_prepare_frame(sp, call->attach_bones, call->frame);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_ANCHOR]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nv * sizeof(float)),
+                    sp->anchor);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_FRAME]);
-    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nb * sizeof(float)),
-                    sp->bone_dir);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nv * sizeof(float)),
+                    sp->vertex_dir);
     if (sp->edit_target)
-        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(4 * nb * sizeof(float)),
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(4 * nv * sizeof(float)),
                         (GLsizeiptr)(4 * nv * sizeof(float)), sp->edit_target);
     if (!(roles == sp->roles && g->base_roles_on_device)) {
         memset(g->roles_packed, 0, g->role_words * sizeof(uint32_t));
@@ -1162,8 +1210,14 @@ static void job_run(void *user)
     case SSK_KERNEL_LBS: st = run_blend(s, PROG_LBS, output, job->err); break;
     case SSK_KERNEL_DQS: st = run_blend(s, PROG_DQS, output, job->err); break;
     case SSK_KERNEL_NORMALS: st = run_normals(s, input, output, job->err); break;
-    case SSK_KERNEL_RIGID: st = run_attach(s, PROG_RIGID, call, 0, output, job->err); break;
-    case SSK_KERNEL_IRS: st = run_attach(s, PROG_IRS, call, 0, output, job->err); break;
+    case SSK_KERNEL_RIGID:
+    case SSK_KERNEL_IRS:
+        if (call->weight_slots)
+            st = run_attach_weights(s, call, output, job->err);
+        else
+            st = run_attach(s, call->kernel == SSK_KERNEL_IRS ? PROG_IRS : PROG_RIGID, call, 0,
+                            output, job->err);
+        break;
     case SSK_KERNEL_RADIAL: st = run_attach(s, PROG_RADIAL, call, input, output, job->err); break;
     case SSK_KERNEL_SPRING: st = run_spring(s, call, input, output, job->err); break;
     case SSK_KERNEL_COR: st = run_cor(s, output, job->err); break;

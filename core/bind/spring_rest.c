@@ -121,6 +121,11 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->prev_skinning);
     free(sp->bone_dir);
     free(sp->bone_inv);
+    free(sp->anchor);
+    free(sp->scale_defined);
+    free(sp->vertex_dir);
+    free(sp->slots);
+    free(sp->slot_offsets);
     free(sp);
 }
 
@@ -142,6 +147,9 @@ static ssk_status check_params(const ssk_spring_params *p, ssk_error *err)
     if (!(isfinite(p->dt) && p->dt > 0.0f))
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: dt = %g must be finite and > 0", (double)p->dt);
+    if ((unsigned)p->attachment >= SSK_ATTACHMENT_MODE_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: attachment %d out of range", (int)p->attachment);
     if ((unsigned)p->integrator >= SSK_SPRING_INTEGRATOR_COUNT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: integrator %d out of range", (int)p->integrator);
@@ -444,6 +452,22 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     sp->rec = spring_alloc(sp, 8 * (size_t)nv, sizeof(float));
     sp->bone_dir = spring_alloc(sp, 4 * (size_t)nb, sizeof(float));
     sp->bone_inv = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
+    sp->anchor = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
+    sp->vertex_dir = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
+    sp->scale_defined = spring_alloc(sp, nv, sizeof(uint8_t));
+    /* Anchors from the skin weights (spring.c "Anchors") when asked and
+     * the rig has skin weights; else from the binding. */
+    const bool per_weight =
+        params->attachment == SSK_ATTACHMENT_WEIGHTS && ssk_rig_deforming_bone_count(rig) > 0;
+    size_t slot_count = 0;
+    if (per_weight) {
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+            const uint32_t k = rig->meshes[m].influence_count;
+            slot_count += (size_t)rig->meshes[m].vertex_count * (k ? k : 1);
+        }
+        sp->slots = spring_alloc(sp, SSK_ATTACH_SLOT_FLOATS * slot_count, sizeof(float));
+        sp->slot_offsets = spring_alloc(sp, (size_t)nv + 1, sizeof(uint32_t));
+    }
     if (params->integrator == SSK_SPRING_SEMI_IMPLICIT)
         sp->velocity = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
     if (params->mode == SSK_SPRING_FRAME_DEPENDENT) {
@@ -452,7 +476,10 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     }
     bool ok = sp->offsets && sp->edges && sp->rest_bone_angle && sp->rest_scale_length &&
               sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
-              sp->good && sp->rec && sp->bone_dir && sp->bone_inv &&
+              sp->good && sp->rec && sp->bone_dir && sp->bone_inv && sp->anchor &&
+              sp->scale_defined &&
+              sp->vertex_dir && (!per_weight || (sp->slots && sp->slot_offsets)) &&
+              slot_count <= UINT32_MAX &&
               (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
               (params->mode != SSK_SPRING_FRAME_DEPENDENT ||
                (sp->prev_output && sp->prev_skinning));
@@ -485,25 +512,51 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
         sp->max_degree = D;
     }
 
-    /* Rest pose: attachment on the rest bones, v = a + s. */
+    /* Rest pose: the rest bones (identity skinning); rest positions and
+     * anchors below. */
     for (uint32_t b = 0; b < nb; ++b) ssk_mat4_identity(identity + 16 * (size_t)b);
     if (nb > 0 && (st = ssk_attach_prepare(rest_bones, rig, identity, NULL, err)) != SSK_OK)
         goto fail;
-    float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
     float *rest_pos = sp->pos[0]; /* scratch until the first solve */
-    float *rest_att = sp->pos[1];
     for (uint32_t i = 0; i < nv; ++i) {
-        const int32_t b = bv.bones[i];
-        sp->bones[i] = b;
+        sp->bones[i] = bv.bones[i];
         sp->t[i] = bv.t[i];
-        float *a = rest_att + 3 * (size_t)i, *x = rest_pos + 3 * (size_t)i;
-        ssk_am_attachment(a, &rest_bones[b], bv.t[i]);
-        for (int k = 0; k < 3; ++k) {
-            x[k] = a[k] + bv.scale_vectors[3 * (size_t)i + k];
-            lo[k] = x[k] < lo[k] ? x[k] : lo[k];
-            hi[k] = x[k] > hi[k] ? x[k] : hi[k];
+    }
+    if (per_weight) {
+        /* the rig's rest positions; slot records per mesh */
+        size_t slot = 0;
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+            const ssk_mesh *mesh = &rig->meshes[m];
+            const size_t v0 = mesh->first_vertex;
+            const uint32_t k = mesh->influence_count ? mesh->influence_count : 1;
+            ssk_attach_weight_slots(sp->slots + SSK_ATTACH_SLOT_FLOATS * slot, mesh->positions,
+                                    mesh->vertex_count, mesh->bone_indices, mesh->weights,
+                                    mesh->influence_count, mesh->object_matrix, bv.bones + v0,
+                                    bv.t + v0, bv.scale_vectors + 3 * v0, rest_bones);
+            for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
+                sp->slot_offsets[v0 + v] = (uint32_t)(slot + (size_t)v * k);
+                ssk_mat4_transform_point(rest_pos + 3 * (v0 + v), mesh->object_matrix,
+                                         mesh->positions + 3 * (size_t)v);
+            }
+            slot += (size_t)mesh->vertex_count * k;
+        }
+        sp->slot_offsets[nv] = (uint32_t)slot;
+    } else {
+        /* the binding's v = a + s on the rest bones */
+        for (uint32_t i = 0; i < nv; ++i) {
+            float a[3];
+            ssk_am_attachment(a, &rest_bones[bv.bones[i]], bv.t[i]);
+            for (int k = 0; k < 3; ++k)
+                rest_pos[3 * (size_t)i + k] = a[k] + bv.scale_vectors[3 * (size_t)i + k];
         }
     }
+    float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX};
+    for (uint32_t i = 0; i < nv; ++i)
+        for (int k = 0; k < 3; ++k) {
+            const float x = rest_pos[3 * (size_t)i + k];
+            lo[k] = x < lo[k] ? x : lo[k];
+            hi[k] = x > hi[k] ? x : hi[k];
+        }
     {
         double diag2 = 0.0;
         float smallest = FLT_MAX, largest = 0.0f;
@@ -521,16 +574,23 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
                             ? params->threshold
                             : sp->aabb_min * SSK_SPRING_THRESHOLD_FRACTION;
     }
+    /* Which rest scale vectors have a direction (spring.h `anchor`), then
+     * the rest records with the flags. */
+    memset(sp->scale_defined, 1, nv);
+    ssk_spring_anchors(sp, rest_bones);
+    for (uint32_t i = 0; i < nv; ++i) {
+        const float *a = sp->anchor + 4 * (size_t)i, *x = rest_pos + 3 * (size_t)i;
+        const float d[3] = {x[0] - a[0], x[1] - a[1], x[2] - a[2]};
+        sp->scale_defined[i] = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) > sp->length_epsilon;
+    }
+    ssk_spring_anchors(sp, rest_bones);
     for (uint32_t i = 0; i < nv; ++i)
         ssk_spring_record(sp->rec + 8 * (size_t)i, rest_pos + 3 * (size_t)i,
-                          rest_att + 3 * (size_t)i, sp->length_epsilon);
-    for (uint32_t b = 0; b < nb; ++b)
-        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, rest_bones[b].head,
-                                  rest_bones[b].tail);
+                          sp->anchor + 4 * (size_t)i, sp->length_epsilon);
     for (uint32_t i = 0; i < nv; ++i) {
         const float *ri = sp->rec + 8 * (size_t)i;
         sp->rest_scale_length[i] = ri[3];
-        sp->rest_bone_angle[i] = ssk_spring_angle(ri + 4, sp->bone_dir + 4 * (size_t)sp->bones[i]);
+        sp->rest_bone_angle[i] = ssk_spring_angle(ri + 4, sp->vertex_dir + 4 * (size_t)i);
         for (uint32_t e = sp->offsets[i]; e < sp->offsets[i + 1]; ++e) {
             ssk_spring_edge *edge = &sp->edges[e];
             const float *rj = sp->rec + 8 * (size_t)edge->neighbor;

@@ -49,6 +49,9 @@ struct ssk_deformer {
     ssk_spring **springs;         /* per node: its solver (spring nodes) */
     ssk_spring_report *reports;   /* per node: the last solve's report */
     float *rest_distances;        /* #V, IRS length adjustment (Fig. 13) */
+    float *weight_slots;          /* attachment per skin weight influence
+                                     (ssk_attach_weight_slots), all meshes */
+    size_t weight_slot_count;
     bool needs_lbs, needs_dqs, needs_cor;
 
     float *lbs_matrices;          /* #M by #B by 16 */
@@ -213,6 +216,51 @@ static ssk_status rest_distances(ssk_deformer *d, ssk_error *err)
     return st;
 }
 
+/* Slot records of the attachment per skin weight influence
+ * (ssk_attach_weight_slots) of every mesh, concatenated; computed once. */
+static ssk_status weight_slots(ssk_deformer *d, ssk_error *err)
+{
+    if (d->weight_slots) return SSK_OK;
+    const ssk_rig *rig = d->rig;
+    const uint32_t nb = rig->bone_count;
+    size_t count = 0;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const uint32_t k = rig->meshes[m].influence_count;
+        count += (size_t)rig->meshes[m].vertex_count * (k ? k : 1);
+    }
+    float *identity = malloc(((size_t)nb * 16 + 1) * sizeof(float));
+    ssk_attach_bone *rest = malloc(((size_t)nb + 1) * sizeof(ssk_attach_bone));
+    float *slots = malloc((SSK_ATTACH_SLOT_FLOATS * count + 1) * sizeof(float));
+    ssk_status st = SSK_OK;
+    if (!identity || !rest || !slots) {
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    } else {
+        for (uint32_t b = 0; b < nb; ++b) ssk_mat4_identity(identity + 16 * (size_t)b);
+        st = ssk_attach_prepare(rest, rig, identity, NULL, err);
+        size_t slot = 0;
+        for (uint32_t m = 0; st == SSK_OK && m < rig->mesh_count; ++m) {
+            const ssk_mesh *mesh = &rig->meshes[m];
+            const size_t v0 = mesh->first_vertex;
+            ssk_attach_weight_slots(slots + SSK_ATTACH_SLOT_FLOATS * slot, mesh->positions,
+                                    mesh->vertex_count, mesh->bone_indices, mesh->weights,
+                                    mesh->influence_count, mesh->object_matrix,
+                                    d->binding.bones + v0, d->binding.t + v0,
+                                    d->binding.scale_vectors + 3 * v0, rest);
+            const uint32_t k = mesh->influence_count;
+            slot += (size_t)mesh->vertex_count * (k ? k : 1);
+        }
+    }
+    free(identity);
+    free(rest);
+    if (st == SSK_OK) {
+        d->weight_slots = slots;
+        d->weight_slot_count = count;
+    } else {
+        free(slots);
+    }
+    return st;
+}
+
 /* One kernel call per node in topological order, each writing a buffer of
  * its own on the backend. */
 static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
@@ -288,7 +336,15 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
                 return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
             call.attach_bones = d->attach[n];
         }
-        if (call.kernel == SSK_KERNEL_IRS && call.length_adjust) {
+        const bool per_weight = node->type == SSK_NODE_SKINNING &&
+                                (call.kernel == SSK_KERNEL_RIGID || call.kernel == SSK_KERNEL_IRS) &&
+                                node->attachment == SSK_ATTACHMENT_WEIGHTS;
+        if (per_weight) {
+            ssk_status st = weight_slots(d, err);
+            if (st != SSK_OK) return st;
+            call.weight_slots = d->weight_slots;
+            call.weight_slot_count = d->weight_slot_count;
+        } else if (call.kernel == SSK_KERNEL_IRS && call.length_adjust) {
             ssk_status st = rest_distances(d, err);
             if (st != SSK_OK) return st;
             call.rest_distances = d->rest_distances;
@@ -379,6 +435,7 @@ void ssk_deformer_destroy(ssk_deformer *d)
     free(d->springs);
     free(d->reports);
     free(d->rest_distances);
+    free(d->weight_slots);
     free(d->steps);
     free(d->node_buffer);
     ssk_graph_destroy(d->graph);

@@ -304,6 +304,16 @@ static bool find_method(const char *name, ssk_method *out)
     return false;
 }
 
+static bool find_attachment(const char *name, ssk_attachment_mode *out)
+{
+    for (int m = 0; m < SSK_ATTACHMENT_MODE_COUNT; ++m)
+        if (strcmp(ssk_attachment_mode_name((ssk_attachment_mode)m), name) == 0) {
+            *out = (ssk_attachment_mode)m;
+            return true;
+        }
+    return false;
+}
+
 static bool find_profile(const char *name, ssk_radial_profile *out)
 {
     for (int p = 0; p < SSK_RADIAL_PROFILE_COUNT; ++p) {
@@ -331,7 +341,7 @@ static int32_t find_node(const ssk_graph *g, const char *id, uint32_t node_count
 }
 
 /* Whether `field` is allowed on a node of this type (and method). */
-static bool field_allowed(ssk_node_type type, bool irs, const char *field)
+static bool field_allowed(ssk_node_type type, bool irs, bool attach, const char *field)
 {
     static const char *const common[] = {"id", "type"};
     static const char *const skinning[] = {"method"};
@@ -341,7 +351,7 @@ static bool field_allowed(ssk_node_type type, bool irs, const char *field)
     static const char *const spring[] = {"stiffness",   "stiffness_maps", "dt",
                                          "integrator",  "damping",        "max_iterations",
                                          "convergence", "threshold",      "mode",
-                                         "chebyshev_rho", "edits"};
+                                         "chebyshev_rho", "attachment", "edits"};
     for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i)
         if (strcmp(field, common[i]) == 0) return true;
     if (type == SSK_NODE_SKINNING) {
@@ -350,6 +360,7 @@ static bool field_allowed(ssk_node_type type, bool irs, const char *field)
         if (irs)
             for (size_t i = 0; i < sizeof irs_only / sizeof irs_only[0]; ++i)
                 if (strcmp(field, irs_only[i]) == 0) return true;
+        if (attach && strcmp(field, "attachment") == 0) return true;
     }
     if (type == SSK_NODE_RADIAL)
         for (size_t i = 0; i < sizeof radial / sizeof radial[0]; ++i)
@@ -398,6 +409,13 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
     if (!find_method(json_object_get_string(v), &n->method))
         return GRAPH_ERROR("node '%s': field 'method': unknown method '%s' (expected %s)", id,
                            json_object_get_string(v), list);
+    if (json_object_object_get_ex(obj, "attachment", &v)) {
+        const char *name = ssk_json_is_plain_string(v) ? json_object_get_string(v) : NULL;
+        if (!name || !find_attachment(name, &n->attachment))
+            return GRAPH_ERROR("node '%s': field 'attachment': expected \"weights\" or "
+                               "\"binding\", got %s",
+                               id, name ? name : ssk_json_kind(v));
+    }
     if (n->method != SSK_METHOD_IRS) return SSK_OK;
 
     if (json_object_object_get_ex(obj, "parent_influence", &v) &&
@@ -541,14 +559,25 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
 
     /* The method decides which skinning fields exist; an unknown method is
      * reported by parse_skinning, before fields that depend on it. */
-    bool irs = false;
+    bool irs = false, attach = false;
     if (n->type == SSK_NODE_SKINNING && json_object_object_get_ex(obj, "method", &v) &&
-        ssk_json_is_plain_string(v))
+        ssk_json_is_plain_string(v)) {
         irs = strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_IRS)) == 0;
+        attach = irs || strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_RIGID)) == 0;
+    }
     json_object_object_foreach(obj, field, value)
     {
         (void)value;
-        if (field_allowed(n->type, irs, field)) continue;
+        if (field_allowed(n->type, irs, attach, field)) continue;
+        if (n->type == SSK_NODE_SKINNING && strcmp(field, "attachment") == 0) {
+            ssk_method m;
+            if (json_object_object_get_ex(obj, "method", &v) && ssk_json_is_plain_string(v) &&
+                find_method(json_object_get_string(v), &m))
+                return GRAPH_ERROR("node '%s': field 'attachment' applies to rigid and irs "
+                                   "skinning only, not '%s'",
+                                   id, ssk_method_name(m));
+            continue; /* parse_skinning reports the missing or unknown method */
+        }
         if (n->type == SSK_NODE_SKINNING && is_irs_field(field)) {
             ssk_method m;
             bool known = json_object_object_get_ex(obj, "method", &v) &&
@@ -1089,6 +1118,9 @@ static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
               ssk_json_put(o, "type", json_object_new_string(node_type_names[n->type]));
     if (ok && n->type == SSK_NODE_SKINNING) {
         ok = ssk_json_put(o, "method", json_object_new_string(ssk_method_name(n->method)));
+        if (ok && (n->method == SSK_METHOD_IRS || n->method == SSK_METHOD_RIGID))
+            ok = ssk_json_put(o, "attachment",
+                              json_object_new_string(ssk_attachment_mode_name(n->attachment)));
         if (ok && n->method == SSK_METHOD_IRS) {
             ok = ssk_json_put(o, "parent_influence", ssk_json_new_float(n->parent_influence)) &&
                  ssk_json_put(o, "child_influence", ssk_json_new_float(n->child_influence)) &&

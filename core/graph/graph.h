@@ -38,7 +38,8 @@ typedef struct ssk_graph_node {
     /* SKINNING */
     ssk_method method;
     float *joint_influences; /* #B by 2 (p_i, c_i), IRS only, else NULL */
-    int length_adjust;       /* IRS, default 1 */
+    ssk_attachment_mode attachment; /* RIGID, IRS; default WEIGHTS */
+    int length_adjust;       /* IRS, default 0 */
     float parent_influence;  /* IRS: the node's default p_i, c_i (joint_influences */
     float child_influence;   /* rows equal to them are not listed by to_json) */
     /* RADIAL */

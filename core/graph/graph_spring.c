@@ -85,6 +85,7 @@ static const char *force_name_at(int i) { return force_names[i]; }
 static const char *integrator_name_at(int i) { return integrator_names[i]; }
 static const char *convergence_name_at(int i) { return convergence_names[i]; }
 static const char *mode_name_at(int i) { return mode_names[i]; }
+static const char *attachment_name_at(int i) { return ssk_attachment_mode_name((ssk_attachment_mode)i); }
 
 /* Index of `name` in name_of(0 .. count - 1), or -1. */
 static int find_name(const char *name, const char *(*name_of)(int), int count)
@@ -418,6 +419,11 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
         SSK_OK)
         return s;
     n->spring.mode = (ssk_spring_mode)name;
+    name = (int)n->spring.attachment;
+    if ((s = get_name(obj, id, "attachment", attachment_name_at, SSK_ATTACHMENT_MODE_COUNT,
+                      &name, err)) != SSK_OK)
+        return s;
+    n->spring.attachment = (ssk_attachment_mode)name;
     if (json_object_object_get_ex(obj, "chebyshev_rho", &v) &&
         (!ssk_json_get_float(v, &n->spring.chebyshev_rho) || !(n->spring.chebyshev_rho >= 0.0f) ||
          !(n->spring.chebyshev_rho < 1.0f)))
@@ -516,7 +522,9 @@ bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_
                       json_object_new_string(convergence_names[p->convergence])) &&
          ssk_json_put(o, "threshold", ssk_json_new_float(p->threshold)) &&
          ssk_json_put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
-         ssk_json_put(o, "chebyshev_rho", ssk_json_new_float(p->chebyshev_rho));
+         ssk_json_put(o, "chebyshev_rho", ssk_json_new_float(p->chebyshev_rho)) &&
+         ssk_json_put(o, "attachment",
+                      json_object_new_string(ssk_attachment_mode_name(p->attachment)));
     json_object *edits = ok ? json_object_new_array() : NULL;
     ok = ok && ssk_json_put(o, "edits", edits);
     for (uint32_t e = 0; ok && n->edits && e < n->edit_count; ++e)

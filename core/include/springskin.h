@@ -360,6 +360,22 @@ typedef enum ssk_method {
     SSK_METHOD_COUNT
 } ssk_method;
 
+/* Where rigid and IRS skinning take each vertex's attachment (the
+ * "attachment" field of a rigid or irs skinning node):
+ * - WEIGHTS (default): one attachment per skin weight influence, each
+ *   deformed by the method and blended with the skin weights
+ *   (ssk_attach_weights_deform; a departure from the paper for real
+ *   characters, core/kernels/attach_weights.c); vertices without skin
+ *   weight (and every vertex of a rig without weights) fall back to the
+ *   binding;
+ * - BINDING: the attachment binding's one bone per vertex (Toothman 2020,
+ *   ch. 3 and 4.1, as the paper does). */
+typedef enum ssk_attachment_mode {
+    SSK_ATTACHMENT_WEIGHTS = 0,
+    SSK_ATTACHMENT_BINDING = 1,
+    SSK_ATTACHMENT_MODE_COUNT
+} ssk_attachment_mode;
+
 /* ------------------------------------------------------------------------ */
 /* Skinning with optimized centers of rotation (Le & Hodgins 2016).          */
 /* ------------------------------------------------------------------------ */
@@ -726,6 +742,48 @@ void ssk_irs_rest_distances(float *dst, uint32_t vertex_count, const int32_t *bo
                             const float *t, const float *scale_vectors,
                             const ssk_attach_bone *rest_bones);
 
+/* Attachment per skin weight influence (core/kernels/attach_weights.c; a
+ * departure from Toothman 2020's one attachment per vertex, made for real
+ * characters, issue #15): the rest data of one mesh. For vertex v and
+ * influence slot i (bone b = bone_indices[v K + i]) with rig-space rest
+ * position x = object_matrix · positions[v]:
+ *   t = clamp((x - p_b) . (c_b - p_b) / |c_b - p_b|^2, 0, 1),
+ *   record = (t, x - a_b(t), w / sum of w, b as int32 bits, rest distance, 0)
+ * (a_b(t) = p_b + t (c_b - p_b); the rest distance is x's distance to the
+ * segments of b, its parent and its tail child). A vertex whose weights sum
+ * to at most SSK_WEIGHT_EPSILON gets one record of weight 1 from the
+ * binding (bind_bones, bind_t, bind_s: the mesh's rows), the rest zero.
+ * - dst: #V by K' by SSK_ATTACH_SLOT_FLOATS floats, K' = max(K, 1),
+ *   caller-owned;
+ * - positions: #V by 3 object-space rest positions of the mesh;
+ *   bone_indices, weights: #V by K (the mesh's, every index < #B);
+ *   object_matrix: the mesh's object -> rig matrix (row-major);
+ *   rest_bones: #B from ssk_attach_prepare of the identity pose.
+ * OpenMP over vertices; model units. */
+#define SSK_ATTACH_SLOT_FLOATS 8
+void ssk_attach_weight_slots(float *dst, const float *positions, uint32_t vertex_count,
+                             const int32_t *bone_indices, const float *weights,
+                             uint32_t influence_count, const float object_matrix[16],
+                             const int32_t *bind_bones, const float *bind_t,
+                             const float *bind_s, const ssk_attach_bone *rest_bones);
+
+/* Rigid attachment (incremental = 0) or IRS (incremental = 1, Eq. 15-18,
+ * with Fig. 13's length adjustment when length_adjust) per skin weight
+ * influence, blended with the weights:
+ *   v' = sum_i w_i (a'_b(t_i) + Delta_i R_b s_i)
+ * (Delta = identity for rigid). Eq. 14's p_w, c_w of term i come from the
+ * weights: p_w = (w_parent / (w_i + w_parent)) / p_i, c_w = (w_tailchild /
+ * (w_i + w_tailchild)) / (1 - c_i), so the terms at a joint share one
+ * rotation (core/kernels/attach_weights.c).
+ * - dst: #V by 3 rig-space positions (caller-owned);
+ * - influence_count: the mesh's K (records per vertex: max(K, 1));
+ *   slots: from ssk_attach_weight_slots;
+ * - bones_data: #B prepared bones of the pose.
+ * OpenMP over vertices. */
+void ssk_attach_weights_deform(float *dst, uint32_t vertex_count, uint32_t influence_count,
+                               const float *slots, const ssk_attach_bone *bones_data,
+                               int incremental, int length_adjust);
+
 /* Radial profile f(t) of Toothman 2020, 5.1 (Fig. 22). The scale vector of
  * a vertex on a selected bone becomes (1 + amount (f(t) - 1)) times as long
  * for BULGE, (1 + amount f(t)) for the easing profiles. */
@@ -861,6 +919,15 @@ typedef struct ssk_spring_params {
      * integrator and the displacement, force or iterations schemes only
      * (the energy of an accelerated iteration is not monotone). */
     float chebyshev_rho;
+    /* Where the scale vectors s = v - a' of the length, torsion and bone
+     * springs start (ssk_attachment_mode): WEIGHTS (default) anchors each
+     * vertex at the weighted mean of its attachments on its skin-weight
+     * bones, a' = sum_k w_k a'_k(t_k), with the bone direction the
+     * normalized weighted mean of those bones' directions (a departure from
+     * the paper for real characters, core/kernels/spring.c "Anchors");
+     * BINDING uses the attachment binding's one bone per vertex (Toothman
+     * 2020, 4.2). A rig without skin weights always uses the binding. */
+    ssk_attachment_mode attachment;
 } ssk_spring_params;
 
 /* Plain (Eq. 23) passes before the Chebyshev acceleration starts, and
@@ -1049,6 +1116,8 @@ const char *ssk_method_name(ssk_method method);
 ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err);
 /* "auto", "cpu", "gl"; NULL when out of range. */
 const char *ssk_backend_name(ssk_backend backend);
+/* "weights", "binding" (ssk_attachment_mode); NULL when out of range. */
+const char *ssk_attachment_mode_name(ssk_attachment_mode mode);
 ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err);
 
 /* Centers of rotation of a whole rig (Le & Hodgins 2016, Eq. 1 and 4): the

@@ -64,48 +64,6 @@
 #include "kernels/attach_math.h"
 #include "kernels/simd.h"
 
-/* Fixed-point steps of the length adjustment. */
-#define SSK_IRS_LENGTH_STEPS 2
-/* Squared length below which a scale vector has no direction to move
- * along: its vertex is left as it is (it lies on the skeleton). */
-#define SSK_IRS_DIRECTION_EPSILON 1e-12f
-
-static inline __attribute__((always_inline)) float clamp01(float x)
-{
-    return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
-}
-
-/* Distance from v to the nearest point of the posed segments of the bone,
- * its parent and its tail child (a missing one is the bone's own). */
-static inline __attribute__((always_inline)) float
-skeleton_distance(const float v[3], const ssk_attach_bone *restrict bones_data, int32_t b)
-{
-    const ssk_attach_bone *bone = &bones_data[b];
-    const ssk_attach_bone *parent = &bones_data[bone->parent >= 0 ? bone->parent : b];
-    const ssk_attach_bone *child = &bones_data[bone->tail_child >= 0 ? bone->tail_child : b];
-    float q[3];
-    float best = ssk_am_segment_nearest(q, v, parent->head, parent->tail, parent->head[3]);
-    float d2 = ssk_am_segment_nearest(q, v, bone->head, bone->tail, bone->head[3]);
-    best = d2 < best ? d2 : best;
-    d2 = ssk_am_segment_nearest(q, v, child->head, child->tail, child->head[3]);
-    best = d2 < best ? d2 : best;
-    return sqrtf(best);
-}
-
-/* Fig. 13 as documented above: steps along the unit direction `dir` of
- * the rotated scale vector toward the rest distance. */
-static inline __attribute__((always_inline)) void
-length_adjust(float v[3], const float dir[3], float rest_distance,
-              const ssk_attach_bone *restrict bones_data, int32_t b)
-{
-    for (int step = 0; step < SSK_IRS_LENGTH_STEPS; ++step) {
-        const float k = rest_distance - skeleton_distance(v, bones_data, b);
-        v[0] += k * dir[0];
-        v[1] += k * dir[1];
-        v[2] += k * dir[2];
-    }
-}
-
 void ssk_irs_rest_distances(float *restrict dst, uint32_t vertex_count,
                             const int32_t *restrict bones, const float *restrict t,
                             const float *restrict scale_vectors,
@@ -118,22 +76,8 @@ void ssk_irs_rest_distances(float *restrict dst, uint32_t vertex_count,
         ssk_am_attachment(a, &rest_bones[bones[v]], t[v]);
         const float *s = scale_vectors + 3 * v;
         const float p[3] = {a[0] + s[0], a[1] + s[1], a[2] + s[2]};
-        dst[v] = skeleton_distance(p, rest_bones, bones[v]);
+        dst[v] = ssk_am_skeleton_distance(p, rest_bones, bones[v]);
     }
-}
-
-/* sin and cos of |x| <= pi/4 (the Delta half-angles: theta <= pi and
- * weights <= 1 give |phi| <= pi/4) by their Taylor polynomials to degree
- * 9 and 10: the truncation error there is below 3e-9, under float
- * rounding; unlike libm calls, the polynomials vectorize. */
-static inline __attribute__((always_inline)) void sincos_quarter(float x, float *s, float *c)
-{
-    const float x2 = x * x;
-    *s = x * (1.0f + x2 * (-1.0f / 6.0f + x2 * (1.0f / 120.0f +
-                                              x2 * (-1.0f / 5040.0f + x2 * (1.0f / 362880.0f)))));
-    *c = 1.0f + x2 * (-0.5f + x2 * (1.0f / 24.0f +
-                                    x2 * (-1.0f / 720.0f + x2 * (1.0f / 40320.0f +
-                                                                  x2 * (-1.0f / 3628800.0f)))));
 }
 
 /* One vertex of IRS (steps 1-6 of the header comment). */
@@ -143,59 +87,9 @@ irs_vertex(float *restrict dst, int64_t v, const int32_t *restrict bones,
            const ssk_attach_bone *restrict bones_data, const int length_adjust_on,
            const float *restrict rest_distances)
 {
-    const int32_t b = bones[v];
-    const ssk_attach_bone *bone = &bones_data[b];
-    const float tv = t[v];
     const float s[3] = {scale_vectors[3 * v], scale_vectors[3 * v + 1], scale_vectors[3 * v + 2]};
-
-    /* Eq. 14 */
-    const float ci = bone->influence[1];
-    const float pw = clamp01(1.0f - tv * bone->influence[2]);
-    const float cw = clamp01((tv - ci) * bone->influence[3]);
-
-    /* Eq. 15-16 as quaternions (half of each Delta angle). */
-    const float phi_p = -0.25f * pw * bone->head_joint[3];
-    const float phi_c = 0.25f * cw * bone->tail_joint[3];
-    float sp, cp, sc, cc;
-    sincos_quarter(phi_p, &sp, &cp);
-    sincos_quarter(phi_c, &sc, &cc);
-    const float qp[4] = {cp, sp * bone->head_joint[0], sp * bone->head_joint[1],
-                         sp * bone->head_joint[2]};
-    const float qc[4] = {cc, sc * bone->tail_joint[0], sc * bone->tail_joint[1],
-                         sc * bone->tail_joint[2]};
-
-    /* Eq. 17: normalized, sign-aligned blend. */
-    const float wsum = pw + cw;
-    const float alpha = wsum > 0.0f ? pw / (wsum > 0.0f ? wsum : 1.0f) : 1.0f;
-    const float dot = qp[0] * qc[0] + qp[1] * qc[1] + qp[2] * qc[2] + qp[3] * qc[3];
-    const float beta = dot < 0.0f ? alpha - 1.0f : 1.0f - alpha;
-    float q[4] = {alpha * qp[0] + beta * qc[0], alpha * qp[1] + beta * qc[1],
-                  alpha * qp[2] + beta * qc[2], alpha * qp[3] + beta * qc[3]};
-    const float inv = 1.0f / sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    q[0] *= inv;
-    q[1] *= inv;
-    q[2] *= inv;
-    q[3] *= inv;
-
-    /* Eq. 18: v'' = a' + Delta R_b s. */
-    ssk_am_qmul(q, q, bone->rotation);
-    float a[3], r[3];
-    ssk_am_attachment(a, bone, tv);
-    ssk_am_rotate(r, q, s);
-    float out[3] = {a[0] + r[0], a[1] + r[1], a[2] + r[2]};
-
-    if (length_adjust_on) {
-        const float rlen2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-        const int has_dir = rlen2 > SSK_IRS_DIRECTION_EPSILON;
-        const float rlen = sqrtf(has_dir ? rlen2 : 1.0f);
-        const float inv_len = has_dir ? 1.0f / rlen : 0.0f; /* no direction: no move */
-        const float dir[3] = {r[0] * inv_len, r[1] * inv_len, r[2] * inv_len};
-        const float rest = rest_distances ? rest_distances[v] : rlen;
-        length_adjust(out, dir, rest, bones_data, b);
-    }
-    dst[3 * v] = out[0];
-    dst[3 * v + 1] = out[1];
-    dst[3 * v + 2] = out[2];
+    ssk_am_irs_point(dst + 3 * v, bones_data, bones[v], t[v], s, length_adjust_on,
+                     rest_distances ? rest_distances[v] : -1.0f);
 }
 
 /* Lane helpers for irs_lanes8. */
@@ -256,7 +150,7 @@ irs_lanes8(float *restrict dst, int64_t v0, const int32_t *restrict bones,
     const v8 pw = v8_clamp01(V8(1.0f) - tv * c2[6]);
     const v8 cw = v8_clamp01((tv - c2[5]) * c2[7]);
 
-    /* Eq. 15-16: sincos polynomials of sincos_quarter */
+    /* Eq. 15-16: the polynomials of ssk_am_sincos_quarter */
     const v8 phi_p = V8(-0.25f) * pw * c1[7];
     const v8 phi_c = V8(0.25f) * cw * c2[3];
 #define SIN_Q(x, x2) ((x) * (V8(1.0f) + (x2) * (V8(-1.0f / 6.0f) + (x2) * (V8(1.0f / 120.0f) + (x2) * (V8(-1.0f / 5040.0f) + (x2) * V8(1.0f / 362880.0f))))))

@@ -5,15 +5,47 @@
  * MIG 2019 paper "Spring Rigs for Skinning". Set-up (rest data, regions,
  * checks) is spring_rest.c; the data layout is spring.h.
  *
- * Forces on vertex i (rig space; s = v - a', a' the posed attachment
- * point; every force a displacement rate, so v += dt F moves model units):
+ * Forces on vertex i (rig space; s = v - a', a' the vertex's posed anchor,
+ * below; every force a displacement rate, so v += dt F moves model units):
  *
  *   F_s = k_s sum_j (L_ij - L0_ij) (v_j - v_i) / L_ij
  *   F_l = -k_l sum_j ((|s_i| - |s_j|) - (|s_i| - |s_j|)_rest) s_i/|s_i|
- *   F_t = k_t |s_i| sum_j (theta_ij - theta0_ij) d_ij,
- *         d_ij = (u_j - (u_i.u_j) u_i) / |u_i x u_j|, u = s/|s|
+ *   F_t = k_t sum_j (m_ij^2 / |s_i|) (theta_ij - theta0_ij) d_ij,
+ *         d_ij = (u_j - (u_i.u_j) u_i) / |u_i x u_j|, u = s/|s|,
+ *         m_ij = min(|s_i|, |s_j|)
  *   F_b = k_b |s_i| (phi_i - phi0_i) (beta - (u_i.beta) u_i) / |u_i x beta|,
- *         beta the unit posed bone direction (c' - p')/|c' - p'|
+ *         beta the unit posed bone direction of the anchor
+ *
+ * Anchors. The paper's a' is the posed attachment point p' + t (c' - p')
+ * of the binding's bone, and beta that bone's direction (attachment
+ * "binding"). With attachment "weights" (the default on a rig with skin
+ * weights; a departure from the paper, issue #15) a' is the weighted mean
+ * of the vertex's attachment points on its skin-weight bones,
+ * a' = sum_k w_k a'_k(t_k) (core/kernels/attach_weights.c's slots), and
+ * beta the normalized weighted mean of those bones' directions (the bone
+ * of the largest weight where they cancel, SSK_SPRING_DIRECTION_EPSILON).
+ * Why: on a real rig neighbors bound to one bone each are often bound to
+ * bones that move apart (thigh.L and thigh.R, pelvis and spine), and the
+ * length, torsion and bone springs then pull the skin between them toward
+ * two incompatible rest relations; the weighted anchor moves continuously
+ * over the surface, as the weights do. Measured with the default 50
+ * iterations (bench/real_quality.py, triangles turned > 60 degrees from
+ * LBS / largest edge stretch over LBS's): Rigify body 2.20% / 104 with the
+ * binding, 1.17% / 39 with the weights; BCN_Epileptic.X 0.58% / 1.11 and
+ * 0.44% / 1.00. ssk_spring_anchors computes a' and beta once per frame
+ * (and at rest with the same arithmetic).
+ *
+ * The torsion lever m_ij^2 / |s_i|. Read as acting on the arc (below),
+ * the force would be k_t |s_i| (theta - theta0); its derivative with
+ * respect to the NEIGHBOR's position is k_t |s_i| / |s_j|, unbounded when
+ * |s_j| is small. Weighted anchors make short scale vectors common (skin
+ * between two legs, whose anchor lies between the bones), and the Jacobi
+ * iteration then diverged on 8 of the 10 frames of the Rigify body at
+ * 2000 iterations. With m_ij = min(|s_i|, |s_j|) both derivatives are at
+ * most k_t, the force is -dE/dv_i of E_t = 1/2 k_t m_ij^2 (theta -
+ * theta0)^2 per edge (up to the variation of m), and where |s_i| = |s_j|
+ * it is the arc reading's force unchanged: 0 divergent frames, and every
+ * frame converged by 2000 iterations.
  *   F_e = K_i (target_i - v_i)   (kinematic vertices; spring.h)
  *
  * Eq. 21 writes every force as k (Delta_current - Delta_bind); Eq. 22 sums
@@ -24,8 +56,8 @@
  * scale vector grows, which is not what a torque at lever arm |s_i| does
  * to the arc length |s_i| theta; we read the conversion as acting on the
  * arc, k |s_i| (theta - theta0), so that a stiffness means the same
- * displacement per unit time on a thin and a thick limb (the header's
- * formulas). Angles are atan2(|a x b|, a . b) (accurate at 0 and pi,
+ * displacement per unit time on a thin and a thick limb, and bound the
+ * torsion's lever by the shorter scale vector of the pair (above). Angles are atan2(|a x b|, a . b) (accurate at 0 and pi,
  * unlike acos), through a polynomial (spring.h). Degenerate terms (a
  * zero-length edge or scale vector, parallel directions) contribute no
  * force.
@@ -41,12 +73,12 @@
  * u = (1 - damping)(u + dt F), v += dt u.
  *
  * Energy: E = sum over edges of 1/2 k_s (L - L0)^2 + 1/2 k_l (dl - dl0)^2
- * + 1/4 k_t (|s_i|^2 + |s_j|^2) (theta - theta0)^2, plus per vertex
+ * + 1/2 k_t min(|s_i|, |s_j|)^2 (theta - theta0)^2, plus per vertex
  * 1/2 k_b |s_i|^2 (phi - phi0)^2 and 1/2 K_i |target_i - v_i|^2; each
  * directed edge adds half its edge's terms with its own vertex's
  * stiffness. F_s, F_l and F_e are exactly -dE/dv_i; F_t and F_b are
- * -dE/dv_i up to the variation of the |s|^2 weights (the arc reading
- * above) and the handle weight. It is accumulated in the force pass, so it
+ * -dE/dv_i up to the variation of the |s|^2 and m^2 weights (the arc
+ * reading above) and the handle weight. It is accumulated in the force pass, so it
  * costs a few multiply-adds per edge. With the semi-implicit integrator
  * the convergence scheme and the divergence watch use E plus the kinetic
  * energy 1/2 sum |u|^2 (the potential energy alone oscillates); the
@@ -140,11 +172,10 @@ typedef struct pass_args {
     const uint32_t *offsets;
     const ssk_spring_edge *edges;
     const float *rest_bone_angle;
-    const int32_t *bones;
     const uint8_t *roles;
     const float *maps[SSK_FORCE_COUNT];
     const float *rec;         /* records of the current iterate */
-    const float *bone_dir;    /* #B by 4 */
+    const float *vertex_dir;  /* #V by 4: each vertex's bone direction */
     const float *edit_target; /* #V by 4 or NULL */
     float *next;              /* #V by 3: the next iterate */
     float *velocity;          /* semi-implicit, or NULL */
@@ -315,13 +346,15 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
         const v8 d = uxi * uxj + uyi * uyj + uzi * uzj;
         const v8 dtheta = v8_atan2(c, d) - T0;
         const i8 okT = act & (c > eps_par);
-        const v8 w = SEL(okT, dtheta / SEL(okT, c, V8(1.0f)), V8(0.0f));
+        const v8 m = SEL(li < lj, li, lj);
+        const v8 lever = m * m / SEL(li > eps_len, li, V8(1.0f));
+        const v8 w = SEL(okT, lever * dtheta / SEL(okT, c, V8(1.0f)), V8(0.0f));
         tx += w * uxj;
         ty += w * uyj;
         tz += w * uzj;
         twd += w * d;
         const i8 defined = act & (li > eps_len) & (lj > eps_len);
-        et += SEL(defined, dtheta * dtheta, V8(0.0f));
+        et += SEL(defined, m * m * dtheta * dtheta, V8(0.0f));
     }
 
     const v8 ks = lane_map(a->maps[SSK_FORCE_SURFACE], a->k[SSK_FORCE_SURFACE], vi, n);
@@ -336,24 +369,17 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
     const i8 no_edges = degv < ones;
     const v8 degf = __builtin_convertvector((no_edges & ones) | (~no_edges & degv), v8);
     const v8 inv_deg = SEL(no_edges, V8(0.0f), V8(1.0f) / degf);
-    const v8 ksn = ks * inv_deg, cl = -(kl * inv_deg * sdl), ct = kt * inv_deg * li;
+    const v8 ksn = ks * inv_deg, cl = -(kl * inv_deg * sdl), ct = kt * inv_deg;
     v8 fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi);
     v8 fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi);
     v8 fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi);
-    v8 energy = V8(0.25f) * (ks * es + kl * el + kt * (li * li) * et);
+    v8 energy = V8(0.25f) * (ks * es + kl * el + kt * et);
 
-    i8 role, bi;
-    for (int l = 0; l < 8; ++l) {
-        role[l] = a->roles[vi[l]];
-        bi[l] = a->bones[vi[l]];
-    }
+    i8 role;
+    for (int l = 0; l < 8; ++l) role[l] = a->roles[vi[l]];
     const i8 kinematic = role == SSK_ROLE_KINEMATIC, fixed = role == SSK_ROLE_STATIC;
     v8 bx, by, bz, bpad;
-    {
-        int32_t bidx[8];
-        memcpy(bidx, &bi, sizeof bidx);
-        lane_rows4(a->bone_dir, bidx, &bx, &by, &bz, &bpad);
-    }
+    lane_rows4(a->vertex_dir, vi, &bx, &by, &bz, &bpad);
     const v8 phi0 = lane_load(a->rest_bone_angle, vi, n);
     /* Algorithm 1: handle weight, then F_e, then F_b. */
     const v8 hw = SEL(kinematic, V8(SSK_SPRING_HANDLE_WEIGHT), V8(1.0f));
@@ -511,24 +537,20 @@ static pass_result force_pass(const pass_args *a, uint32_t nv, int write)
 }
 
 /* The pre-pass on 8 vertices (ssk_spring_record on lanes, same
- * operations): bone heads and tails gathered per lane and transposed. */
+ * operations): the anchors are rows of 4 floats, transposed. */
 static inline __attribute__((always_inline)) void
-records_lanes8(float *restrict rec, const float *restrict x, const int32_t *restrict bi,
-               const float *restrict t, const ssk_attach_bone *restrict bones, int64_t v0,
-               float eps)
+records_lanes8(float *restrict rec, const float *restrict x, const float *restrict anchor,
+               int64_t v0, float eps)
 {
-    v8 c[8];
-    for (int l = 0; l < 8; ++l) c[l] = ssk_v8_load((const float *)&bones[bi[v0 + l]]);
-    ssk_v8_transpose8(c); /* head xyz_, tail xyz_ */
-    const v8 tv = ssk_v8_load(t + v0);
+    int32_t vi[8];
+    for (int l = 0; l < 8; ++l) vi[l] = (int32_t)(v0 + l);
+    v8 ax, ay, az, apad;
+    lane_rows4(anchor, vi, &ax, &ay, &az, &apad);
     v8 px, py, pz;
     ssk_v8_load_xyz(x + 3 * v0, &px, &py, &pz);
-    const v8 ax = c[0] + tv * (c[4] - c[0]);
-    const v8 ay = c[1] + tv * (c[5] - c[1]);
-    const v8 az = c[2] + tv * (c[6] - c[2]);
     const v8 sx = px - ax, sy = py - ay, sz = pz - az;
     const v8 l = v8_sqrt(sx * sx + sy * sy + sz * sz);
-    const i8 ok = l > V8(eps);
+    const i8 ok = (l > V8(eps)) & (apad > V8(0.0f));
     const v8 inv = SEL(ok, V8(1.0f) / SEL(ok, l, V8(1.0f)), V8(0.0f));
     v8 r[8] = {px, py, pz, l, sx * inv, sy * inv, sz * inv, V8(0.0f)};
     ssk_v8_transpose8(r);
@@ -537,27 +559,21 @@ records_lanes8(float *restrict rec, const float *restrict x, const int32_t *rest
 
 SSK_TARGET_CLONES
 static void records_block(float *restrict rec, const float *restrict x,
-                          const int32_t *restrict bi, const float *restrict t,
-                          const ssk_attach_bone *restrict bones, int64_t begin, int64_t end,
-                          float eps)
+                          const float *restrict anchor, int64_t begin, int64_t end, float eps)
 {
     int64_t i = begin;
-    for (; i + 8 <= end; i += 8) records_lanes8(rec, x, bi, t, bones, i, eps);
-    for (; i < end; ++i) {
-        float a[3];
-        ssk_am_attachment(a, &bones[bi[i]], t[i]);
-        ssk_spring_record(rec + 8 * i, x + 3 * i, a, eps);
-    }
+    for (; i + 8 <= end; i += 8) records_lanes8(rec, x, anchor, i, eps);
+    for (; i < end; ++i) ssk_spring_record(rec + 8 * i, x + 3 * i, anchor + 4 * i, eps);
 }
 
-/* The pre-pass: records of positions x (posed attachment points). */
-static void records(ssk_spring *sp, const float *x, const ssk_attach_bone *bones)
+/* The pre-pass: records of positions x (the frame's anchors). */
+static void records(ssk_spring *sp, const float *x)
 {
     const int64_t n = sp->vertex_count;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < n; b += SSK_VERTEX_BLOCK) {
         const int64_t e = b + SSK_VERTEX_BLOCK < n ? b + SSK_VERTEX_BLOCK : n;
-        records_block(sp->rec, x, sp->bones, sp->t, bones, b, e, sp->length_epsilon);
+        records_block(sp->rec, x, sp->anchor, b, e, sp->length_epsilon);
     }
 }
 
@@ -622,11 +638,57 @@ static const uint8_t *edit_frame(ssk_spring *sp, const ssk_attach_bone *bones, d
     return roles;
 }
 
-const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
-                                        double frame)
+void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
 {
     for (uint32_t b = 0; b < sp->bone_count; ++b)
         ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
+    const int64_t n = sp->vertex_count;
+    const float *slots = sp->slots;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        float *a = sp->anchor + 4 * i, *d = sp->vertex_dir + 4 * i;
+        if (!slots) { /* the binding's bone */
+            ssk_am_attachment(a, &bones[sp->bones[i]], sp->t[i]);
+            memcpy(d, sp->bone_dir + 4 * (size_t)sp->bones[i], 4 * sizeof(float));
+            a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
+            continue;
+        }
+        float acc[3] = {0.0f, 0.0f, 0.0f}, dir[3] = {0.0f, 0.0f, 0.0f}, best = -1.0f;
+        int32_t dominant = 0;
+        for (uint32_t k = sp->slot_offsets[i]; k < sp->slot_offsets[i + 1]; ++k) {
+            const float *o = slots + SSK_ATTACH_SLOT_FLOATS * (size_t)k;
+            const float w = o[4];
+            if (!(w > 0.0f)) continue;
+            int32_t b;
+            memcpy(&b, o + 5, sizeof b);
+            float p[3];
+            ssk_am_attachment(p, &bones[b], o[0]);
+            const float *u = sp->bone_dir + 4 * (size_t)b;
+            for (int c = 0; c < 3; ++c) {
+                acc[c] += w * p[c];
+                dir[c] += w * u[c];
+            }
+            if (w > best) {
+                best = w;
+                dominant = b;
+            }
+        }
+        const float len = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+        if (len > SSK_SPRING_DIRECTION_EPSILON) {
+            for (int c = 0; c < 3; ++c) d[c] = dir[c] / len;
+        } else { /* opposite bones cancel: the largest weight's bone */
+            memcpy(d, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+        }
+        d[3] = 0.0f;
+        memcpy(a, acc, sizeof acc);
+        a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
+    }
+}
+
+const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
+                                        double frame)
+{
+    ssk_spring_anchors(sp, bones);
     return sp->edit_target ? edit_frame(sp, bones, frame) : sp->roles;
 }
 
@@ -667,14 +729,13 @@ static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
     a->offsets = sp->offsets;
     a->edges = sp->edges;
     a->rest_bone_angle = sp->rest_bone_angle;
-    a->bones = sp->bones;
     a->roles = roles;
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
         a->maps[f] = sp->maps[f];
         a->k[f] = sp->params.stiffness[f];
     }
     a->rec = sp->rec;
-    a->bone_dir = sp->bone_dir;
+    a->vertex_dir = sp->vertex_dir;
     a->edit_target = sp->edit_target;
     a->velocity = sp->velocity;
     a->dt = sp->params.dt;
@@ -853,7 +914,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     ssk_spring_watch w;
     ssk_spring_watch_begin(&w);
     for (uint32_t k = 1; k <= p->max_iterations; ++k) {
-        records(sp, cx, bones);
+        records(sp, cx);
         a.next = nx;
         a.omega = ssk_spring_watch_omega(&w, sp, k);
         a.prev = a.omega != 1.0f ? px : NULL;
@@ -874,7 +935,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
                           : w.result == SSK_SPRING_PICK_GOOD     ? sp->good
                                                                  : positions;
     if (!w.energy_known && report) {
-        records(sp, result, bones);
+        records(sp, result);
         w.result_energy = force_pass(&a, nv, 0).energy;
     }
     if (result != positions) memcpy(positions, result, bytes);

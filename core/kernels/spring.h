@@ -97,6 +97,10 @@
  * than this fraction (float rounding and the non-gradient parts of the
  * forces move it a little near an equilibrium; see spring.c). */
 #define SSK_SPRING_GROWTH_TOLERANCE 1e-3
+/* Length below which the weighted mean of an anchor's bone directions
+ * counts as zero (opposite bones of equal weight): the bone of the largest
+ * weight gives the direction (spring.c "Anchors"). */
+#define SSK_SPRING_DIRECTION_EPSILON 1e-3f
 /* Largest accepted max_iterations (a larger value is a likely mistake). */
 #define SSK_SPRING_MAX_ITERATIONS 1000000u
 /* Explicit update stability bound: dt times the curvature <= 2. */
@@ -170,6 +174,25 @@ struct ssk_spring {
     float *bone_dir;         /* #B by 4 */
     float *bone_inv;         /* #B by 16 */
 
+    /* anchors (spring.c "Anchors"): per vertex the posed attachment point
+     * a'_i and the unit bone direction of its bone springs, written by
+     * ssk_spring_prepare_frame from the binding (bones, t) or, when
+     * slots != NULL, from the attachment per skin weight influence */
+    float *anchor;           /* #V by 4 (xyz, defined): defined = 1 when
+                                the vertex's rest scale vector is longer
+                                than length_epsilon, else 0: a vertex on
+                                the skeleton at rest (a limb's cap center)
+                                has no direction, and its length, torsion
+                                and bone terms stay off in every pose (its
+                                direction would flip about the anchor from
+                                one iteration to the next) */
+    uint8_t *scale_defined;  /* #V: that flag */
+    float *vertex_dir;       /* #V by 4 (xyz, 0) */
+    float *slots;            /* ssk_attach_weight_slots records, or NULL */
+    uint32_t *slot_offsets;  /* #V + 1: vertex i's records are
+                                slots[SSK_ATTACH_SLOT_FLOATS x offsets[i] ..
+                                offsets[i + 1]) */
+
     size_t bytes;            /* everything above that the solver owns */
 };
 
@@ -208,15 +231,16 @@ static inline __attribute__((always_inline)) float ssk_spring_atan2(float y, flo
     return x < 0.0f ? SSK_SPRING_PI - r : r;
 }
 
-/* The vertex record of position x attached at a (see `rec` above):
- * rec[0..3) = x, rec[3] = |s|, rec[4..7) = s/|s| (0 when |s| <= eps),
- * rec[7] = 0. */
+/* The vertex record of position x anchored at a = (a', defined) (see
+ * `rec` and `anchor` above): rec[0..3) = x, rec[3] = |s|, rec[4..7) =
+ * s/|s| (0 when |s| <= eps or the anchor's scale vector is undefined,
+ * a[3] = 0), rec[7] = 0. */
 static inline __attribute__((always_inline)) void
-ssk_spring_record(float rec[8], const float x[3], const float a[3], float eps)
+ssk_spring_record(float rec[8], const float x[3], const float a[4], float eps)
 {
     const float sx = x[0] - a[0], sy = x[1] - a[1], sz = x[2] - a[2];
     const float l = sqrtf(sx * sx + sy * sy + sz * sz);
-    const float inv = l > eps ? 1.0f / l : 0.0f;
+    const float inv = l > eps && a[3] > 0.0f ? 1.0f / l : 0.0f;
     rec[0] = x[0];
     rec[1] = x[1];
     rec[2] = x[2];
@@ -279,13 +303,19 @@ static inline __attribute__((always_inline)) float ssk_spring_edge_length(const 
 
 /* Per-frame state of a solve from the frame's posed attachment bones
  * (#B, ssk_attach_prepare): sp->bone_dir (#B by 4, the unit posed bone
- * directions, ssk_spring_bone_direction) and, with surface edits,
+ * directions, ssk_spring_bone_direction), the anchors sp->anchor and
+ * sp->vertex_dir (#V by 4 each, spring.c "Anchors") and, with surface edits,
  * sp->edit_target (#V by 4, target xyz and K_i at `frame`: see "Surface
  * edits" above). Returns the roles of the frame: sp->roles when every ROI's
  * weight is > 0 at `frame`, else sp->frame_roles (the roles of the active
  * ROIs only; both #V bytes, owned by sp). */
 const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
                                         double frame);
+
+/* sp->bone_dir, sp->anchor and sp->vertex_dir of the posed bones (the
+ * first part of ssk_spring_prepare_frame; spring_rest.c calls it with the
+ * rest bones so that the rest pose is an equilibrium bit for bit). */
+void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones);
 
 /* Differential bone transforms of frame-dependent mode (6.1): out[b] =
  * S_b(n) S_b(n-1)^-1, #B by 16 row-major each (rig space). false when a

@@ -1,5 +1,6 @@
 /* names.c — the names of the skinning methods and of the backends
- * (ssk_method_name, ssk_method_parse, ssk_backend_name, ssk_backend_parse),
+ * (ssk_method_name, ssk_method_parse, ssk_backend_name, ssk_backend_parse)
+ * and of the attachment modes (ssk_attachment_mode_name),
  * shared by the deformer-graph document, the deformer, the bake, `check`
  * and the command line, so that none of them reaches into another for
  * them. */
@@ -10,10 +11,16 @@
 static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs",
                                                             "spring", "cor"};
 static const char *const backend_names[SSK_BACKEND_COUNT] = {"auto", "cpu", "gl"};
+static const char *const attachment_names[SSK_ATTACHMENT_MODE_COUNT] = {"weights", "binding"};
 
 const char *ssk_method_name(ssk_method method)
 {
     return (unsigned)method < SSK_METHOD_COUNT ? method_names[method] : NULL;
+}
+
+const char *ssk_attachment_mode_name(ssk_attachment_mode mode)
+{
+    return (unsigned)mode < SSK_ATTACHMENT_MODE_COUNT ? attachment_names[mode] : NULL;
 }
 
 const char *ssk_backend_name(ssk_backend backend)

@@ -574,7 +574,7 @@ static void test_spring_parity_schemes(void **state)
                               "\"max_iterations\": 400",
                               "\"max_iterations\": 400, \"convergence\": \"force\", "
                               "\"threshold\": 0.002",
-                              "\"max_iterations\": 400, \"convergence\": \"energy\", "
+                              "\"max_iterations\": 2000, \"convergence\": \"energy\", "
                               "\"integrator\": \"semi_implicit\", \"damping\": 0.05",
                               "\"max_iterations\": 400, \"integrator\": \"semi_implicit\"",
                               map};

@@ -117,8 +117,8 @@ static void test_lbs_normals_graph(void **state)
     ssk_rig_destroy(rig);
 }
 
-/* IRS, then a keyed radial bulge on the middle bone: equal to the IRS and
- * radial kernels composed by hand (identity object matrices: rig space is
+/* IRS (the binding's attachment, as the paper), then a keyed radial bulge
+ * on the middle bone: equal to the IRS and radial kernels composed by hand (identity object matrices: rig space is
  * object space), the bulge following the keys over frames. */
 static void test_irs_radial_chain_follows_keys(void **state)
 {
@@ -134,7 +134,7 @@ static void test_irs_radial_chain_follows_keys(void **state)
     assert_int_equal(ssk_binding_get(binding, &bv, &err), SSK_OK);
     ssk_graph *g = parse("{\"version\": 1, \"nodes\": ["
                          "{\"id\": \"skin\", \"type\": \"skinning\", \"method\": \"irs\","
-                         " \"length_adjust\": false},"
+                         " \"length_adjust\": false, \"attachment\": \"binding\"},"
                          "{\"id\": \"bulge\", \"type\": \"radial\", \"bones\": [\"bone_1\"],"
                          " \"profile\": \"bulge\", \"keys\": [[0, 0.0], [10, 2.0]]},"
                          "{\"id\": \"out\", \"type\": \"output\"}],"
@@ -168,6 +168,61 @@ static void test_irs_radial_chain_follows_keys(void **state)
     ssk_binding_destroy(binding);
     free(out);
     free(want);
+    ssk_rig_destroy(rig);
+}
+
+/* The default attachment of rigid and irs nodes is one per skin weight
+ * influence: the graph gives what ssk_attach_weight_slots and
+ * ssk_attach_weights_deform give by hand; rigid with it is LBS (an
+ * unstretched bone's a'_k + R_k s_k is S_k x), and at rest IRS is the
+ * rest mesh. */
+static void test_weights_attachment_matches_kernels(void **state)
+{
+    const backend_case *c = backend_of(state);
+    ssk_rig *rig = limb();
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    ssk_binding *binding = NULL;
+    ssk_bind_params params;
+    ssk_bind_params_default(&params);
+    assert_int_equal(ssk_binding_create(&binding, rig, &params, NULL), SSK_OK);
+    ssk_binding_view bv;
+    assert_int_equal(ssk_binding_get(binding, &bv, NULL), SSK_OK);
+    ssk_mesh_view mv;
+    assert_int_equal(ssk_rig_mesh(rig, 0, &mv, NULL), SSK_OK);
+    float skin[48], *out = malloc(3 * nv * sizeof(float)), *want = malloc(3 * nv * sizeof(float));
+    float *slots = malloc(SSK_ATTACH_SLOT_FLOATS * (size_t)nv * mv.influence_count * sizeof(float));
+    ssk_attach_bone ab[3];
+    ssk_error err = {0};
+    for (int b = 0; b < 3; ++b) tu_mat4_identity(skin + 16 * b); /* rest */
+    assert_int_equal(ssk_attach_prepare(ab, rig, skin, NULL, &err), SSK_OK);
+    ssk_attach_weight_slots(slots, mv.positions, nv, mv.bone_indices, mv.weights,
+                            mv.influence_count, mv.object_matrix, bv.bones, bv.t,
+                            bv.scale_vectors, ab);
+    ssk_deformer *irs = make(c, rig, NULL, SSK_METHOD_IRS, binding);
+    ssk_deformer *rigid = make(c, rig, NULL, SSK_METHOD_RIGID, binding);
+    ssk_deformer *lbs = make(c, rig, NULL, SSK_METHOD_LBS, binding);
+    deform(irs, out, skin);
+    if (!(tu_max_abs_diff(out, mv.positions, 3 * nv) < 1e-5))
+        fail_msg("IRS at rest moves the mesh by %g", tu_max_abs_diff(out, mv.positions, 3 * nv));
+    for (int k = 1; k < 4; ++k) {
+        pose(skin, 0.6f * (float)k);
+        assert_int_equal(ssk_attach_prepare(ab, rig, skin, NULL, &err), SSK_OK);
+        deform(irs, out, skin);
+        ssk_attach_weights_deform(want, nv, mv.influence_count, slots, ab, 1, 0);
+        double diff = tu_max_abs_diff(out, want, 3 * nv);
+        if (!(diff < TOL)) fail_msg("pose %d: IRS graph vs kernels differ by %g", k, diff);
+        deform(rigid, out, skin);
+        deform(lbs, want, skin);
+        diff = tu_max_abs_diff(out, want, 3 * nv);
+        if (!(diff < TOL)) fail_msg("pose %d: rigid (weights) vs LBS differ by %g", k, diff);
+    }
+    ssk_deformer_destroy(irs);
+    ssk_deformer_destroy(rigid);
+    ssk_deformer_destroy(lbs);
+    ssk_binding_destroy(binding);
+    free(out);
+    free(want);
+    free(slots);
     ssk_rig_destroy(rig);
 }
 
@@ -315,6 +370,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         BOTH(test_lbs_normals_graph),
         BOTH(test_irs_radial_chain_follows_keys),
+        BOTH(test_weights_attachment_matches_kernels),
         BOTH(test_method_shorthands_bind_by_default),
         BOTH(test_irs_rest_exact_and_twist_keeps_radius),
         BOTH(test_mismatched_binding_and_graph),

@@ -700,6 +700,7 @@ static void assert_spring_params_equal(const ssk_spring_params *x, const ssk_spr
     assert_int_equal(x->convergence, y->convergence);
     assert_true(x->threshold == y->threshold);
     assert_int_equal(x->mode, y->mode);
+    assert_int_equal(x->attachment, y->attachment);
 }
 
 /* Spring nodes: parameters, maps (and the params' pointers at the node's
@@ -760,6 +761,7 @@ static void assert_graphs_equal(const ssk_graph *a, const ssk_graph *b)
         assert_int_equal(x->input_normals, y->input_normals);
         if (x->type == SSK_NODE_SKINNING) {
             assert_int_equal(x->method, y->method);
+            assert_int_equal(x->attachment, y->attachment);
             assert_int_equal(x->joint_influences == NULL, y->joint_influences == NULL);
             if (x->joint_influences) {
                 assert_int_equal(x->length_adjust, y->length_adjust);
@@ -820,6 +822,45 @@ static void test_parse_fields(void **state)
     assert_int_equal(arm->input_normals, -1);
     assert_int_equal(ssk_graph_needs_binding(g), 1);
     ssk_graph_destroy(g);
+}
+
+/* "attachment" of rigid and irs skinning nodes and of spring nodes: weights
+ * by default, "binding" for the paper's one bone per vertex; written by
+ * to_json and read back; other methods and values are errors. */
+static void test_attachment_field(void **state)
+{
+    fixture *fx = *state;
+    const ssk_rig *rig = fx->limb;
+    ssk_graph *g = parse_ok(DOC(SKIN_IRS "," OUT, SKIN_TO_OUT), rig);
+    assert_int_equal(g->nodes[0].attachment, SSK_ATTACHMENT_WEIGHTS);
+    char *json = ssk_graph_to_json(g);
+    assert_non_null(strstr(json, "\"attachment\": \"weights\""));
+    free(json);
+    ssk_graph_destroy(g);
+    g = parse_ok(DOC("{'id': 'skin', 'type': 'skinning', 'method': 'rigid', 'attachment': "
+                     "'binding'},{'id': 'relax', 'type': 'spring', 'attachment': 'binding'},"
+                     OUT,
+                     "{'from': 'skin', 'to': 'relax'}, {'from': 'relax', 'to': 'out'}"),
+                 rig);
+    assert_int_equal(g->nodes[0].attachment, SSK_ATTACHMENT_BINDING);
+    assert_int_equal(g->nodes[1].spring.attachment, SSK_ATTACHMENT_BINDING);
+    json = ssk_graph_to_json(g);
+    ssk_graph *back = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_graph_parse(&back, json, rig, &err), SSK_OK);
+    assert_graphs_equal(g, back);
+    free(json);
+    ssk_graph_destroy(back);
+    ssk_graph_destroy(g);
+    expect_error(rig, DOC("{'id': 'skin', 'type': 'skinning', 'method': 'lbs', 'attachment': "
+                          "'weights'}," OUT, SKIN_TO_OUT),
+                 "node 'skin'", "field 'attachment' applies to rigid and irs skinning only",
+                 "'lbs'");
+    expect_error(rig, DOC("{'id': 'skin', 'type': 'skinning', 'method': 'irs', 'attachment': "
+                          "'bones'}," OUT, SKIN_TO_OUT),
+                 "node 'skin'", "field 'attachment'", "\"weights\" or \"binding\"",
+                 "bones");
+    expect_error(rig, SPRING_DOC(", 'attachment': 3"), "node 'relax'", "'attachment'");
 }
 
 static void test_round_trip(void **state)
@@ -1553,6 +1594,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_syntax_errors),
+        cmocka_unit_test(test_attachment_field),
         cmocka_unit_test(test_document_errors),
         cmocka_unit_test(test_node_field_errors),
         cmocka_unit_test(test_edge_errors),

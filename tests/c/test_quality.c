@@ -53,9 +53,10 @@
 /* Joint region: rest |y - 1| within half the weight blend zone. */
 #define JOINT_HALF_WIDTH 0.25
 
-enum { M_RIGID, M_LBS, M_DQS, M_IRS, M_IRS_RAW, M_COUNT };
+enum { M_RIGID, M_LBS, M_DQS, M_IRS, M_IRS_RAW, M_IRS_W, M_IRS_WA, M_COUNT };
 static const char *const method_label[M_COUNT] = {"rigid", "lbs", "dqs", "irs",
-                                                  "irs (no adjust)"};
+                                                  "irs (no adjust)", "irs weights",
+                                                  "irs weights+adj"};
 enum { P_REST, P_BEND90, P_BEND135, P_TWIST90, P_TWIST180, P_COUNT };
 static const char *const pose_label[P_COUNT] = {"rest", "bend 90", "bend 135", "twist 90",
                                                 "twist 180"};
@@ -137,6 +138,10 @@ static int group_setup(void **state)
     tu_mat4_identity(skin + 16);
     assert_int_equal(ssk_attach_prepare(ab, rig, skin, NULL, NULL), SSK_OK);
     ssk_irs_rest_distances(rest_distance, nv, bd.bones, bd.t, bd.s, ab);
+    float *slots =
+        malloc(SSK_ATTACH_SLOT_FLOATS * (size_t)nv * mv.influence_count * sizeof(float));
+    ssk_attach_weight_slots(slots, mv.positions, nv, mv.bone_indices, mv.weights,
+                            mv.influence_count, mv.object_matrix, bd.bones, bd.t, bd.s, ab);
     for (int p = 0; p < P_COUNT; ++p) {
         pose_matrices(skin, p);
         ssk_error err = {0};
@@ -148,6 +153,11 @@ static int group_setup(void **state)
             case M_LBS: tu_deform(def, rig, SSK_METHOD_LBS, skin); break;
             case M_DQS: tu_deform(def, rig, SSK_METHOD_DQS, skin); break;
             case M_IRS: ssk_irs_deform(def, nv, bd.bones, bd.t, bd.s, ab, 1, rest_distance); break;
+            case M_IRS_W:
+            case M_IRS_WA:
+                ssk_attach_weights_deform(def, nv, mv.influence_count, slots, ab, 1,
+                                          m == M_IRS_WA);
+                break;
             default: ssk_irs_deform(def, nv, bd.bones, bd.t, bd.s, ab, 0, NULL); break;
             }
             measure(table[m][p], &mv, def, skin);
@@ -166,6 +176,7 @@ static int group_setup(void **state)
         }
     fflush(stdout);
     free(def);
+    free(slots);
     q_binding_free(&bd);
     ssk_rig_destroy(rig);
     return 0;
