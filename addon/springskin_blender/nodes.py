@@ -269,6 +269,14 @@ def _active_armature(context):
     return _armature_of(obj)
 
 
+_ATTACHMENTS = (
+    ("WEIGHTS", "Skin Weights",
+     "One attachment per skin weight bone, blended with the weights: no tears where "
+     "neighbors are weighted to bones that move apart (the default)"),
+    ("BINDING", "Binding (Paper)",
+     "The attachment binding's one bone per vertex, as Toothman 2020 does"),
+)
+
 _METHODS = (
     ("LBS", "Linear Blend", "Linear blend skinning"),
     ("DQS", "Dual Quaternion", "Dual quaternion skinning (Blender's Preserve Volume)"),
@@ -314,6 +322,10 @@ class SpringSkinSkinningNode(_SpringSkinNode, Node):
         description="IRS: move each vertex back to its rest distance from the posed "
                     "skeleton along its scale vector", default=False,
         update=_on_property_update)
+    attachment: EnumProperty(
+        name="Attachment", items=_ATTACHMENTS, default="WEIGHTS",
+        description="Rigid and IRS: where each vertex is attached to the skeleton",
+        update=_on_property_update)
     joint_influences: CollectionProperty(type=SpringSkinJointInfluence)
 
     def init(self, _context):
@@ -324,6 +336,8 @@ class SpringSkinSkinningNode(_SpringSkinNode, Node):
 
     def draw_settings(self, context, layout, extended):
         layout.prop(self, "method", text="")
+        if self.method in ("RIGID", "IRS"):
+            layout.prop(self, "attachment", text="")
         if self.method != "IRS":
             return
         col = layout.column(align=True)
@@ -487,6 +501,11 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
         "estimated spectral radius rho of the plain iteration, 0 for none; 0.99 reaches the "
         "same equilibrium in fewer iterations (not with Semi-Implicit or the Energy scheme)",
         default=0.0, min=0.0, max=MAX_CHEBYSHEV_RHO, precision=4, update=_on_property_update)
+    attachment: EnumProperty(
+        name="Attachment", items=_ATTACHMENTS, default="WEIGHTS",
+        description="Where the scale vectors of the length, torsion and bone springs start: "
+                    "the weighted mean of the skin-weight bones' attachments, or the "
+                    "binding's one bone", update=_on_property_update)
 
     def init(self, _context):
         self.inputs.new(POSITIONS_SOCKET, "Positions")
@@ -522,6 +541,7 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
         if self.convergence in ("DISPLACEMENT", "FORCE"):
             layout.prop(self, "threshold")
         layout.prop(self, "mode", text="")
+        layout.prop(self, "attachment", text="")
 
 
 def _sync_edit_inputs(node):
@@ -975,6 +995,8 @@ def _bone_names(obj):
 
 def _compile_skinning(node, obj):
     out = {"method": node.method.lower()}
+    if node.method in ("RIGID", "IRS"):
+        out["attachment"] = node.attachment.lower()
     if node.method == "IRS":
         out["parent_influence"] = node.parent_influence
         out["child_influence"] = node.child_influence
@@ -1059,6 +1081,7 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
         "threshold": node.threshold,
         "mode": node.mode.lower(),
         "chebyshev_rho": node.chebyshev_rho,
+        "attachment": node.attachment.lower(),
         "edits": edits,
     }
 

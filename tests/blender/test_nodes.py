@@ -306,11 +306,13 @@ DEFAULT_SPRING = {
     "stiffness": {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
     "max_iterations": 50, "convergence": "displacement", "threshold": 0.0,
-    "mode": "frame_independent", "chebyshev_rho": 0.0, "edits": []}
+    "mode": "frame_independent", "chebyshev_rho": 0.0, "attachment": "weights", "edits": []}
 
 
 def default_doc(method):
     skin = {"id": "Skinning", "type": "skinning", "method": method}
+    if method in ("rigid", "irs", "spring"):
+        skin["attachment"] = "weights"
     if method == "irs":
         skin.update(parent_influence=0.5, child_influence=0.5, length_adjust=False)
     last = "Skinning"
@@ -439,8 +441,9 @@ def full_graph_compiles_to_every_field():
     doc = compile_(tree)
     soft_rows = [r for r in range(RINGS * SEGMENTS) if soft_weight(r) > 0.0]
     expected = {"version": 1, "nodes": [
-        {"id": "Skin", "type": "skinning", "method": "irs", "parent_influence": 0.25,
-         "child_influence": 0.75, "length_adjust": True, "joint_influences": {"Mid": [0.3, 0.7]}},
+        {"id": "Skin", "type": "skinning", "method": "irs", "attachment": "weights",
+         "parent_influence": 0.25, "child_influence": 0.75, "length_adjust": True,
+         "joint_influences": {"Mid": [0.3, 0.7]}},
         {"id": "Bulge", "type": "radial", "bones": ["Mid", "Tip"], "profile": "cubic_out",
          "amount": 0.5},
         {"id": "Relax", "type": "spring",
@@ -448,7 +451,7 @@ def full_graph_compiles_to_every_field():
          "stiffness_maps": {"surface": [soft_weight(r) for r in range(RINGS * SEGMENTS)]},
          "dt": 0.02, "integrator": "semi_implicit", "damping": 0.25, "max_iterations": 80,
          "convergence": "force", "threshold": 0.001, "mode": "frame_dependent",
-         "chebyshev_rho": 0.0,
+         "chebyshev_rho": 0.0, "attachment": "weights",
          "edits": [
              {"kinematic": BELLY_ROWS, "push": 0.02, "grow": 2, "stiffness": 0.4},
              {"kinematic": soft_rows, "push": -0.01, "grow": 0, "stiffness": 1.5,
