@@ -211,7 +211,8 @@ static void print_preview_help(FILE *f)
 {
     fputs("usage: " PROGRAM " preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]\n"
           "                          [--size WxH] [--fps FPS] [--animation N]\n"
-          "                          [--backend auto|cpu|gl]\n"
+          "                          [--backend auto|cpu|gl] [--focus BONE]\n"
+          "                          [--focus-radius F]\n"
           "\n"
           "Renders one frame of the animation offscreen (headless OpenGL, no window):\n"
           "every skinned mesh deformed by each method, side by side, one labelled\n"
@@ -225,11 +226,17 @@ static void print_preview_help(FILE *f)
           "                     auto: the frame where the first two methods differ\n"
           "                     most (largest distance of one vertex between them)\n"
           "  --methods LIST     comma-separated methods, one panel each, 1 to 8\n"
-          "                     (lbs, dqs, rigid, irs, spring, cor; default lbs,dqs)\n"
+          "                     (lbs, dqs, rigid, irs, spring, cor; default lbs,dqs);\n"
+          "                     rigid, irs and spring may end in @binding: the\n"
+          "                     paper's attachment (one bone per vertex) instead of\n"
+          "                     one per skin weight bone, labelled \"(paper)\"\n"
           "  --size WxH         image size in pixels, each 16..8192 (default: 480\n"
           "                     wide per panel by 640 high)\n"
           "  --fps FPS          frames per second, > 0 (default 24)\n"
           "  --animation N      animation index (default 0; see 'info')\n"
+          "  --focus BONE       frame a close-up of BONE's posed head joint\n"
+          "  --focus-radius F   half-size of that close-up over the rest bounding-box\n"
+          "                     diagonal (default 0.12)\n"
           "  -h, --help         show this help\n"
           "\n"
           "Needs an OpenGL 4.3 context through EGL (a GPU, or Mesa's llvmpipe).\n"
@@ -745,11 +752,17 @@ static int command_bake(int argc, char **argv)
 #define PREVIEW_MAX_SIZE 8192
 #define PREVIEW_PANEL_WIDTH 480
 #define PREVIEW_HEIGHT 640
+/* --focus-radius default: a close-up of a joint, 0.12 of the diagonal. */
+#define PREVIEW_FOCUS_RADIUS 0.12f
 
 /* "lbs,dqs": 1..PREVIEW_MAX_METHODS names. Returns false after printing a
  * usage error into `message`. */
+/* Comma-separated method names; with `attachments` a name may end in
+ * "@binding" (the paper's attachment for rigid, irs, spring) or
+ * "@weights". */
 static bool parse_methods(ssk_method *out, uint32_t *count, const char *text,
-                          char *message, size_t message_size)
+                          char *message, size_t message_size,
+                          ssk_attachment_mode *attachments)
 {
     *count = 0;
     const char *p = text;
@@ -771,6 +784,20 @@ static bool parse_methods(ssk_method *out, uint32_t *count, const char *text,
         }
         memcpy(name, p, len);
         name[len] = '\0';
+        char *at = attachments ? strchr(name, '@') : NULL;
+        if (attachments) attachments[*count] = SSK_ATTACHMENT_WEIGHTS;
+        if (at) {
+            *at = '\0';
+            if (strcmp(at + 1, "binding") == 0) {
+                attachments[*count] = SSK_ATTACHMENT_BINDING;
+            } else if (strcmp(at + 1, "weights") != 0) {
+                snprintf(message, message_size,
+                         "--methods: unknown attachment '%s' in '%.*s' (expected @weights or "
+                         "@binding)",
+                         at + 1, (int)len, p);
+                return false;
+            }
+        }
         ssk_error err = {0};
         if (ssk_method_parse(&out[*count], name, &err) != SSK_OK) {
             snprintf(message, message_size, "--methods: %s", err.message);
@@ -865,12 +892,13 @@ static int command_preview(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *frame_text = NULL, *methods_text = NULL,
                *size_text = NULL, *fps_text = NULL, *animation_text = NULL,
-               *backend_text = NULL;
+               *backend_text = NULL, *focus = NULL, *focus_radius_text = NULL;
     const option_spec specs[] = {
         {"output", 'o', &output},      {"frame", 0, &frame_text},
         {"methods", 0, &methods_text}, {"size", 0, &size_text},
         {"fps", 0, &fps_text},         {"animation", 0, &animation_text},
-        {"backend", 0, &backend_text},
+        {"backend", 0, &backend_text}, {"focus", 0, &focus},
+        {"focus-radius", 0, &focus_radius_text},
     };
     int r = parse_options("preview", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_preview_help);
@@ -879,9 +907,24 @@ static int command_preview(int argc, char **argv)
     if (!output[0]) return usage_error("preview", "empty output path");
 
     ssk_method methods[PREVIEW_MAX_METHODS] = {SSK_METHOD_LBS, SSK_METHOD_DQS};
+    ssk_attachment_mode attachments[PREVIEW_MAX_METHODS] = {SSK_ATTACHMENT_WEIGHTS};
     ssk_preview_desc desc = {0};
     desc.output_path = output;
     desc.methods = methods;
+    desc.attachments = attachments;
+    desc.focus_bone = focus;
+    desc.focus_radius = PREVIEW_FOCUS_RADIUS;
+    if (focus_radius_text) {
+        char *end = NULL;
+        const double r = strtod(focus_radius_text, &end);
+        if (!end || *end || end == focus_radius_text || !(r > 0.0) || !(r <= 10.0))
+            return usage_error("preview",
+                               "bad number for --focus-radius: '%s' (expected a number in "
+                               "(0, 10])",
+                               focus_radius_text);
+        desc.focus_radius = (float)r;
+    }
+    if (focus && !focus[0]) return usage_error("preview", "empty bone name for --focus");
     desc.method_count = 2;
     desc.fps = DEFAULT_FPS;
     ssk_error backend_err = {0};
@@ -889,7 +932,8 @@ static int command_preview(int argc, char **argv)
         return usage_error("preview", "--backend: %s", backend_err.message);
     char message[SSK_ERROR_MESSAGE_SIZE + 64];
     if (methods_text &&
-        !parse_methods(methods, &desc.method_count, methods_text, message, sizeof message))
+        !parse_methods(methods, &desc.method_count, methods_text, message, sizeof message,
+                       attachments))
         return usage_error("preview", "%s", message);
     desc.width = PREVIEW_PANEL_WIDTH * desc.method_count;
     desc.height = PREVIEW_HEIGHT;
@@ -950,7 +994,8 @@ static int command_preview(int argc, char **argv)
            (double)desc.frame / desc.fps, (unsigned)desc.method_count,
            desc.method_count == 1 ? "" : "s");
     for (uint32_t i = 0; i < desc.method_count; ++i)
-        printf("%s%s", i ? ", " : "", ssk_method_name(methods[i]));
+        printf("%s%s%s", i ? ", " : "", ssk_method_name(methods[i]),
+               attachments[i] == SSK_ATTACHMENT_BINDING ? "@binding" : "");
     printf("), %ux%u -> %s\n", (unsigned)desc.width, (unsigned)desc.height, output);
     return finish_stdout(0);
 }

@@ -1611,6 +1611,16 @@ typedef struct ssk_preview_desc {
     uint32_t method_count;     /* 1 .. 8 */
     ssk_gl_context *gl_context; /* borrowed; NULL creates one for the call */
     ssk_backend backend;       /* where to deform (AUTO: as ssk_deformer) */
+    /* per panel (method_count entries) or NULL: the attachment of rigid,
+     * irs and spring panels (ssk_attachment_mode; WEIGHTS is the method's
+     * default, BINDING the paper's, labelled "(paper)"); ignored for the
+     * other methods */
+    const ssk_attachment_mode *attachments;
+    /* NULL: frame every panel whole; else a bone name: frame a cube of
+     * half-side focus_radius x the rest bounding-box diagonal around the
+     * bone's posed head (a close-up of one joint) */
+    const char *focus_bone;
+    float focus_radius;        /* > 0 with focus_bone (e.g. 0.12) */
 } ssk_preview_desc;
 
 /* Renders every mesh of the scene, deformed by each method at the frame,

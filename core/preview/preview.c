@@ -470,9 +470,15 @@ static ssk_status flip_rows(uint32_t *pixels, uint32_t width, uint32_t height,
     return SSK_OK;
 }
 
+/* The attachment of panel p (WEIGHTS, the default, without a list). */
+static ssk_attachment_mode panel_attachment(const ssk_preview_desc *desc, uint32_t p)
+{
+    return desc->attachments ? desc->attachments[p] : SSK_ATTACHMENT_WEIGHTS;
+}
+
 /* Draws the panel labels and separators over the top-down image. */
 static ssk_status draw_labels(uint32_t *pixels, uint32_t width, uint32_t height,
-                              const ssk_method *methods, uint32_t count, uint32_t band,
+                              const ssk_preview_desc *desc, uint32_t count, uint32_t band,
                               ssk_error *err)
 {
     int stride = cairo_format_stride_for_width(CAIRO_FORMAT_RGB24, (int)width);
@@ -491,13 +497,18 @@ static ssk_status draw_labels(uint32_t *pixels, uint32_t width, uint32_t height,
         cairo_set_source_rgb(cr, PREVIEW_LABEL_GRAY, PREVIEW_LABEL_GRAY,
                              PREVIEW_LABEL_GRAY);
         for (uint32_t p = 0; p < count; ++p) {
-            const char *name = ssk_method_name(methods[p]);
-            char label[16];
+            const ssk_method method = desc->methods[p];
+            const char *name = ssk_method_name(method);
+            char label[32];
             size_t n = 0;
             for (; name[n] && n + 1 < sizeof label; ++n)
                 label[n] = (name[n] >= 'a' && name[n] <= 'z') ? (char)(name[n] - 'a' + 'A')
                                                               : name[n];
             label[n] = '\0';
+            if (panel_attachment(desc, p) == SSK_ATTACHMENT_BINDING &&
+                (method == SSK_METHOD_RIGID || method == SSK_METHOD_IRS ||
+                 method == SSK_METHOD_SPRING))
+                snprintf(label + n, sizeof label - n, " (paper)");
             double x0 = panel_left(p, count, width), x1 = panel_left(p + 1, count, width);
             cairo_text_extents_t ext;
             cairo_text_extents(cr, label, &ext);
@@ -668,6 +679,11 @@ static ssk_status validate_desc(const ssk_scene *scene, const ssk_preview_desc *
             return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                                  "preview: method %d (panel %u) out of range",
                                  (int)desc->methods[i], (unsigned)i);
+    for (uint32_t i = 0; desc->attachments && i < desc->method_count; ++i)
+        if ((unsigned)desc->attachments[i] >= (unsigned)SSK_ATTACHMENT_MODE_COUNT)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "preview: attachment %d of panel %u is out of range",
+                                 (int)desc->attachments[i], (unsigned)i);
     if (!isfinite(desc->fps) || !(desc->fps > 0.0))
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "preview: fps must be finite and > 0, got %g", desc->fps);
@@ -690,14 +706,46 @@ static ssk_status validate_desc(const ssk_scene *scene, const ssk_preview_desc *
 /* Deforms the whole rig by `method` with sampled skinning and object
  * matrices (`deformed`: #V by 3 scratch, object space) and writes rig-space
  * positions O_m(t) · p to `dst` (#V by 3), growing `box` with them. */
-static ssk_status deform_to_rig(const ssk_rig *rig, ssk_method method, ssk_backend backend,
+/* The paper's attachment for rigid, IRS and spring panels: a graph whose
+ * nodes say "attachment": "binding" (NULL for every other case). */
+static ssk_status paper_graph(ssk_graph **out, const ssk_rig *rig, ssk_method method,
+                              ssk_attachment_mode attachment, ssk_error *err)
+{
+    *out = NULL;
+    if (attachment != SSK_ATTACHMENT_BINDING ||
+        !(method == SSK_METHOD_RIGID || method == SSK_METHOD_IRS || method == SSK_METHOD_SPRING))
+        return SSK_OK;
+    char json[512];
+    if (method == SSK_METHOD_SPRING)
+        snprintf(json, sizeof json,
+                 "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+                 "\"method\": \"rigid\", \"attachment\": \"binding\"}, {\"id\": \"relax\", "
+                 "\"type\": \"spring\", \"attachment\": \"binding\"}, {\"id\": \"out\", "
+                 "\"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", \"to\": "
+                 "\"relax\"}, {\"from\": \"relax\", \"to\": \"out\"}]}");
+    else
+        snprintf(json, sizeof json,
+                 "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+                 "\"method\": \"%s\", \"attachment\": \"binding\"}, {\"id\": \"out\", "
+                 "\"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", \"to\": "
+                 "\"out\"}]}",
+                 ssk_method_name(method));
+    return ssk_graph_parse(out, json, rig, err);
+}
+
+static ssk_status deform_to_rig(const ssk_rig *rig, ssk_method method,
+                                ssk_attachment_mode attachment, ssk_backend backend,
                                 ssk_gl_context *gl, const float *skinning,
                                 const float *objects, float *deformed, float *dst, bbox *box,
                                 ssk_error *err)
 {
     ssk_deformer *deformer = NULL;
-    ssk_deformer_desc ddesc = {method, backend, gl, NULL, NULL};
-    ssk_status s = ssk_deformer_create(&deformer, rig, &ddesc, err);
+    ssk_graph *graph = NULL;
+    ssk_status s = paper_graph(&graph, rig, method, attachment, err);
+    if (s != SSK_OK) return s;
+    ssk_deformer_desc ddesc = {method, backend, gl, graph, NULL};
+    s = ssk_deformer_create(&deformer, rig, &ddesc, err);
+    ssk_graph_destroy(graph);
     if (s != SSK_OK) return s;
     s = ssk_deformer_deform(deformer, deformed, skinning, objects, err);
     ssk_deformer_destroy(deformer);
@@ -761,6 +809,19 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
         return ssk_error_set(err, SSK_ERROR_NO_SKELETON, "preview: scene has no rig");
     uint32_t panels = desc->method_count;
     uint32_t bones = rig->bone_count, meshes = rig->mesh_count;
+    int32_t focus = -1;
+    if (desc->focus_bone) {
+        for (uint32_t b = 0; b < bones && focus < 0; ++b)
+            if (rig->bones[b].name && strcmp(rig->bones[b].name, desc->focus_bone) == 0)
+                focus = (int32_t)b;
+        if (focus < 0)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "preview: no bone named '%s' to focus on", desc->focus_bone);
+        if (!(desc->focus_radius > 0.0f) || !isfinite(desc->focus_radius))
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "preview: focus radius %g must be finite and > 0",
+                                 (double)desc->focus_radius);
+    }
     uint32_t vertices = rig->vertex_count;
     if (vertices == 0)
         return ssk_error_set(err, SSK_ERROR_EMPTY_MESH, "preview: the rig has no vertex");
@@ -796,8 +857,8 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     bbox_empty(&reference);
     s = ssk_scene_sample(scene, desc->animation, 0.0, skinning, objects, err);
     if (s == SSK_OK)
-        s = deform_to_rig(rig, desc->methods[0], desc->backend, ctx, skinning, objects,
-                          deformed, positions, &reference, err);
+        s = deform_to_rig(rig, desc->methods[0], panel_attachment(desc, 0), desc->backend,
+                          ctx, skinning, objects, deformed, positions, &reference, err);
     if (s != SSK_OK) goto done;
 
     double t = (double)desc->frame / desc->fps;
@@ -807,8 +868,8 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     bbox_empty(&framed);
     for (uint32_t p = 0; p < panels; ++p) {
         float *dst = positions + p * floats;
-        s = deform_to_rig(rig, desc->methods[p], desc->backend, ctx, skinning, objects,
-                          deformed, dst, &framed, err);
+        s = deform_to_rig(rig, desc->methods[p], panel_attachment(desc, p), desc->backend,
+                          ctx, skinning, objects, deformed, dst, &framed, err);
         if (s == SSK_OK) s = ssk_rig_normals(rig, normals + p * floats, dst, err);
         if (s != SSK_OK) goto done;
     }
@@ -817,6 +878,18 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
                           "preview: deformed positions of frame %d are not finite",
                           (int)desc->frame);
         goto done;
+    }
+    if (focus >= 0) { /* a cube around the focused bone's posed head */
+        float head[3];
+        ssk_mat4_transform_point(head, skinning + 16 * (size_t)focus, rig->bones[focus].head);
+        float diag2 = 0.0f;
+        for (int k = 0; k < 3; ++k)
+            diag2 += (reference.hi[k] - reference.lo[k]) * (reference.hi[k] - reference.lo[k]);
+        const float r = desc->focus_radius * sqrtf(diag2);
+        for (int k = 0; k < 3; ++k) {
+            framed.lo[k] = head[k] - r;
+            framed.hi[k] = head[k] + r;
+        }
     }
     uint32_t band = label_band(desc->height);
     uint32_t view_height = desc->height - band;
@@ -854,7 +927,7 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
 
     s = flip_rows(pixels, desc->width, desc->height, err);
     if (s != SSK_OK) goto done;
-    s = draw_labels(pixels, desc->width, desc->height, desc->methods, panels, band, err);
+    s = draw_labels(pixels, desc->width, desc->height, desc, panels, band, err);
     if (s != SSK_OK) goto done;
     s = preview_png_save(desc->output_path, pixels, desc->width, desc->height, err);
     if (s == SSK_OK) s = ssk_error_ok(err);

@@ -628,6 +628,58 @@ static void test_bad_descriptions(void **state)
     free(dir);
 }
 
+/* The paper's attachment as a panel (IRS@binding | IRS, labelled "IRS
+ * (paper)") and a close-up (focus on B_Spine2, 0.25 of the diagonal): the
+ * two panels differ (BCN_Epileptic.X's frame 33 tears with the paper's
+ * attachment, bench/real_quality.py), a control IRS | IRS does not; the
+ * close-up's mesh runs off the panel (it is larger than the whole-body
+ * framing); a bone that does not exist and a radius <= 0 are errors. */
+static void test_paper_attachment_and_focus(void **state)
+{
+    fixture *fx = *state;
+    REQUIRE_GL(fx);
+    char *dir = fresh_dir(fx, "focus");
+    char *path = tu_path_join(dir, "irs.png"), *control = tu_path_join(dir, "control.png");
+    const ssk_method methods[2] = {SSK_METHOD_IRS, SSK_METHOD_IRS};
+    const ssk_attachment_mode paper[2] = {SSK_ATTACHMENT_BINDING, SSK_ATTACHMENT_WEIGHTS};
+    ssk_preview_desc desc = make_desc(fx, path, methods, 2);
+    desc.frame = 33;
+    desc.attachments = paper;
+    desc.focus_bone = "B_Spine2";
+    desc.focus_radius = 0.25f;
+    ssk_error err = {0};
+    ssk_status s = ssk_scene_preview(fx->scene, &desc, &err);
+    if (s != SSK_OK) fprintf(stderr, "preview failed: %s\n", err.message);
+    assert_int_equal(s, SSK_OK);
+    desc.output_path = control;
+    desc.attachments = NULL;
+    assert_int_equal(ssk_scene_preview(fx->scene, &desc, &err), SSK_OK);
+    image img = read_png(path), ctl = read_png(control);
+    const uint32_t half = IMAGE_W / 2, row0 = (uint32_t)(MESH_ROWS_FRACTION * IMAGE_H);
+    const uint32_t differ = count_differing(&img, 0, half, half, row0, IMAGE_H);
+    const uint32_t same = count_differing(&ctl, 0, half, half, row0, IMAGE_H);
+    printf("IRS (paper) | IRS: %u pixels differ; IRS | IRS: %u\n", differ, same);
+    assert_true(differ >= MIN_DIFFERING_PIXELS);
+    assert_true(same * CONTROL_RATIO < differ);
+    panel_stats st = analyse_panel(&img, 1, 2);
+    assert_true(st.mesh_pixels > 0);
+    assert_true(st.bottom + 2 >= IMAGE_H || st.left <= st.x0 + SEPARATOR_SKIP + 1 ||
+                st.right + SEPARATOR_SKIP + 2 >= st.x1); /* runs off the panel */
+    free(img.rgb);
+    free(ctl.rgb);
+    remove(path);
+    remove(control);
+    desc.output_path = path;
+    desc.focus_bone = "no such bone";
+    expect_error(fx, fx->scene, &desc, SSK_ERROR_INVALID_ARGUMENT, dir, "no such bone");
+    desc.focus_bone = "B_Spine2";
+    desc.focus_radius = 0.0f;
+    expect_error(fx, fx->scene, &desc, SSK_ERROR_INVALID_ARGUMENT, dir, "focus radius");
+    free(path);
+    free(control);
+    free(dir);
+}
+
 /* Write failures need a render first: missing directory, and a rename onto
  * an existing directory (the temporary file must be removed). */
 static void test_write_errors_leave_nothing(void **state)
@@ -705,6 +757,18 @@ static void test_cli_preview(void **state)
                        (const char *[]){"preview", MODEL_PATH, "-o", out, "--frame", "-3",
                                         NULL},
                        EXIT_USAGE, "--frame", dir);
+    expect_cli_failure(fx,
+                       (const char *[]){"preview", MODEL_PATH, "-o", out, "--methods",
+                                        "irs@bones", NULL},
+                       EXIT_USAGE, "@binding", dir);
+    expect_cli_failure(fx,
+                       (const char *[]){"preview", MODEL_PATH, "-o", out, "--focus-radius",
+                                        "0", NULL},
+                       EXIT_USAGE, "--focus-radius", dir);
+    expect_cli_failure(fx,
+                       (const char *[]){"preview", MODEL_PATH, "-o", out, "--focus", "Nope",
+                                        NULL},
+                       EXIT_RUNTIME, "Nope", dir);
     /* Runtime error before rendering: a frame past the end. */
     expect_cli_failure(fx,
                        (const char *[]){"preview", MODEL_PATH, "-o", out, "--frame", "100000",
@@ -733,6 +797,15 @@ static void test_cli_preview(void **state)
     }
     assert_int_equal(tu_dir_entry_count(dir), 1);
     free(img.rgb);
+    /* the paper's attachment as a panel, and a close-up */
+    r = tu_run_cli(fx->dir, (const char *[]){"preview", MODEL_PATH, "-o", out, "--frame", "33",
+                                            "--methods", "irs@binding,irs", "--focus",
+                                            "B_Spine2", "--size", "320x240", NULL});
+    if (r.exit_code != 0) fprintf(stderr, "stderr: %s\n", r.err);
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "(irs@binding, irs)"));
+    tu_cli_result_free(&r);
+    assert_int_equal(tu_dir_entry_count(dir), 1);
     free(out);
     free(dir);
 }
@@ -742,6 +815,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lbs_dqs_panels),
         cmocka_unit_test(test_single_panel_own_context),
+        cmocka_unit_test(test_paper_attachment_and_focus),
         cmocka_unit_test(test_bad_descriptions),
         cmocka_unit_test(test_write_errors_leave_nothing),
         cmocka_unit_test(test_cli_preview),
