@@ -12,11 +12,13 @@
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 
 // Slot records (ssk_attach_weight_slots): vec4 (t, s) then vec4 (w, bone
-// bits, rest distance, 0), max(K, 1) per vertex, meshes concatenated.
+// bits, p_share, c_share), max(K, 1) per vertex, meshes concatenated.
 layout(std430, binding = SSK_ATTACH_SLOTS) readonly buffer Slots { vec4 slots[]; };
 layout(std430, binding = SSK_ATTACH_BONE_DATA) readonly buffer BoneData { vec4 bone_data[]; };
 layout(std430, binding = SSK_ATTACH_PRE_POST) readonly buffer PrePost { vec4 pre_post[]; };
 layout(std430, binding = SSK_ATTACH_OUTPUT) writeonly buffer Output { float outp[]; };
+// The identity pose's prepared bones (length adjustment only).
+layout(std430, binding = SSK_ATTACH_EXTRA) readonly buffer RestBones { vec4 rest_data[]; };
 
 layout(location = SSK_LOC_BASE) uniform uint u_base;
 layout(location = SSK_LOC_COUNT) uniform uint u_count;
@@ -29,6 +31,22 @@ layout(location = SSK_LOC_ATTACH_FLAGS) uniform uint u_flags;
 
 #define SSK_IRS_LENGTH_STEPS 2
 #define SSK_IRS_DIRECTION_EPSILON 1e-12
+
+// Distance to the nearest of the rest segments of the bone, its parent
+// and its tail child (ssk_am_skeleton_distance on the rest bones).
+float rest_skeleton_distance(vec3 v, uint b)
+{
+    uint bb = SSK_AB_VEC4S * b;
+    ivec2 links = floatBitsToInt(rest_data[bb + SSK_AB_LINKS].xy);
+    uint pb = SSK_AB_VEC4S * uint(links.x >= 0 ? links.x : int(b));
+    uint cb = SSK_AB_VEC4S * uint(links.y >= 0 ? links.y : int(b));
+    precise float best = ssk_am_segment_distance2(v, rest_data[pb].xyz, rest_data[pb + 1u].xyz, rest_data[pb].w);
+    precise float d2 = ssk_am_segment_distance2(v, rest_data[bb].xyz, rest_data[bb + 1u].xyz, rest_data[bb].w);
+    best = d2 < best ? d2 : best;
+    d2 = ssk_am_segment_distance2(v, rest_data[cb].xyz, rest_data[cb + 1u].xyz, rest_data[cb].w);
+    best = d2 < best ? d2 : best;
+    return sqrt(best);
+}
 
 // Distance to the nearest of the posed segments of the bone, its parent
 // and its tail child (ssk_am_skeleton_distance).
@@ -63,20 +81,12 @@ void main()
         uint bb = SSK_AB_VEC4S * uint(b);
         precise vec4 q = bone_data[bb + SSK_AB_ROTATION];
         if (incremental) {
-            // Eq. 14's p_w, c_w from the weights of the joint's other bone
-            ivec2 links = floatBitsToInt(bone_data[bb + SSK_AB_LINKS].xy);
-            precise float wp = 0.0, wc = 0.0;
-            for (uint j = 0u; j < u_k; ++j) {
-                vec4 mj = slots[2u * (first + j) + 1u];
-                int bj = floatBitsToInt(mj.y);
-                wp += bj == links.x ? mj.x : 0.0;
-                wc += bj == links.y ? mj.x : 0.0;
-            }
+            // Eq. 14's p_w, c_w from the weights' shares (attach_weights.c)
             vec4 head_joint = bone_data[bb + SSK_AB_HEAD_JOINT];
             vec4 tail_joint = bone_data[bb + SSK_AB_TAIL_JOINT];
             vec4 influence = bone_data[bb + SSK_AB_INFLUENCE];
-            precise float pw = wp / (w + wp) * influence.z;
-            precise float cw = wc / (w + wc) * influence.w;
+            precise float pw = meta.z * influence.z;
+            precise float cw = meta.w * influence.w;
             // Eq. 15-17 (ssk_am_irs_rotation_pc)
             precise float phi_p = -0.25 * pw * head_joint.w;
             precise float phi_c = 0.25 * cw * tail_joint.w;
@@ -102,8 +112,13 @@ void main()
             rlen2 > SSK_IRS_DIRECTION_EPSILON) {
             precise float inv_len = 1.0 / sqrt(rlen2);
             precise vec3 dir = vec3(r.x * inv_len, r.y * inv_len, r.z * inv_len);
+            uint rb = SSK_AB_VEC4S * uint(b);
+            precise vec3 xr = ssk_am_attachment(rest_data[rb + SSK_AB_HEAD].xyz,
+                                                rest_data[rb + SSK_AB_TAIL].xyz, ts.x);
+            xr = vec3(xr.x + ts.y, xr.y + ts.z, xr.z + ts.w);
+            precise float rest = rest_skeleton_distance(xr, uint(b));
             for (int step = 0; step < SSK_IRS_LENGTH_STEPS; ++step) {
-                precise float kk = meta.z - skeleton_distance(p, uint(b));
+                precise float kk = rest - skeleton_distance(p, uint(b));
                 p = vec3(p.x + kk * dir.x, p.y + kk * dir.y, p.z + kk * dir.z);
             }
         }

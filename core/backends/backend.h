@@ -80,6 +80,8 @@ typedef struct ssk_kernel_call {
                                             concatenated (ssk_attach_weight_slots);
                                             NULL: the binding's attachment */
     size_t weight_slot_count;            /* records in weight_slots */
+    const ssk_attach_bone *rest_bones;   /* #B, the identity pose (IRS with
+                                            weight_slots and length_adjust) */
     const uint8_t *bone_mask;            /* #B (RADIAL) */
     ssk_radial_profile profile;          /* RADIAL */
     float amount;                        /* RADIAL, at this frame */

@@ -163,7 +163,7 @@ static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_e
                                           mesh->vertex_count, k,
                                           call->weight_slots + SSK_ATTACH_SLOT_FLOATS * slot,
                                           call->attach_bones, call->kernel == SSK_KERNEL_IRS,
-                                          call->length_adjust);
+                                          call->length_adjust, call->rest_bones);
                 slot += (size_t)mesh->vertex_count * (k ? k : 1);
             }
         } else if (call->kernel == SSK_KERNEL_RIGID) {

@@ -105,6 +105,7 @@ typedef enum gl_buffer {
     BUF_COR_CENTERS,    /* CoR: vec4 (center in rig space, flag) per vertex */
     BUF_WELD_MEMBERS,   /* weld: uvec4 (member, representative, their meshes) */
     BUF_WEIGHT_SLOTS,   /* attachment per skin weight influence: slot records */
+    BUF_REST_ATTACH,    /* its rest bones (the identity pose), length adjustment */
     BUF_COUNT
 } gl_buffer;
 
@@ -113,7 +114,7 @@ static const char *const buffer_names[BUF_COUNT] = {
     "pre/post matrices", "triangles", "face normals", "vertex-triangle offsets",
     "vertex triangles", "reference positions", "result", "binding bones", "binding t",
     "binding scale vectors", "attachment bones", "radial bone mask", "rest distances",
-    "CoR bones", "centers of rotation", "weld members", "weight attachment slots"};
+    "CoR bones", "centers of rotation", "weld members", "weight attachment slots", "weight attachment rest bones"};
 
 /* Uniform locations (SSK_LOC_* of shaders/kernels_skinning_lib.glsl). */
 enum gl_uniform {
@@ -327,6 +328,7 @@ typedef struct gl_state {
     bool cor_scaled;               /* a bone of the frame has scale or shear */
     const float *rest_distances;   /* host array uploaded to BUF_REST_DISTANCES */
     const float *weight_slots;     /* host array uploaded to BUF_WEIGHT_SLOTS */
+    const ssk_attach_bone *rest_attach; /* host array uploaded to BUF_REST_ATTACH */
     gl_spring *springs;            /* spring nodes seen so far */
     int spring_count;
     bool pre_post;                 /* some mesh has non-identity matrices */
@@ -748,11 +750,19 @@ static ssk_status run_attach_weights(gl_state *s, const ssk_kernel_call *call, G
         s->weight_slots = call->weight_slots;
     }
     const size_t nb = rig->bone_count;
+    const bool adjust = call->kernel == SSK_KERNEL_IRS && call->length_adjust && call->rest_bones;
+    if (adjust && s->rest_attach != call->rest_bones) {
+        st = buffer_allocate(s, BUF_REST_ATTACH, nb * sizeof(ssk_attach_bone), call->rest_bones,
+                             GL_STATIC_DRAW, err);
+        if (st != SSK_OK) return st;
+        s->rest_attach = call->rest_bones;
+    }
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_ATTACH]);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(nb * sizeof(ssk_attach_bone)),
                     call->attach_bones);
     glUseProgram(s->programs[PROG_ATTACH_WEIGHTS]);
     bind(ATTACH_SLOTS, s->buffers[BUF_WEIGHT_SLOTS]);
+    if (adjust) bind(ATTACH_EXTRA, s->buffers[BUF_REST_ATTACH]);
     bind(ATTACH_BONE_DATA, s->buffers[BUF_ATTACH]);
     bind(ATTACH_PRE_POST, s->buffers[BUF_PRE_POST]);
     bind(ATTACH_OUTPUT, output);
@@ -763,7 +773,7 @@ static ssk_status run_attach_weights(gl_state *s, const ssk_kernel_call *call, G
         const uint32_t k = rig->meshes[m].influence_count ? rig->meshes[m].influence_count : 1;
         GLuint flags = s->pre_post && !s->frame->mesh_identity[m] ? FLAG_MESH_MATRICES : 0u;
         if (call->kernel == SSK_KERNEL_IRS) flags |= FLAG_INCREMENTAL;
-        if (call->kernel == SSK_KERNEL_IRS && call->length_adjust) flags |= FLAG_LENGTH_ADJUST;
+        if (adjust) flags |= FLAG_LENGTH_ADJUST;
         glUniform1ui(LOC_COUNT, mesh->vertex_count);
         glUniform1ui(LOC_FIRST_VERTEX, mesh->first_vertex);
         glUniform1ui(LOC_ATTACH_SLOTS_PER_VERTEX, k);

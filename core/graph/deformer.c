@@ -52,6 +52,7 @@ struct ssk_deformer {
     float *weight_slots;          /* attachment per skin weight influence
                                      (ssk_attach_weight_slots), all meshes */
     size_t weight_slot_count;
+    ssk_attach_bone *rest_attach; /* #B, the identity pose (weight_slots) */
     bool needs_lbs, needs_dqs, needs_cor;
 
     float *lbs_matrices;          /* #M by #B by 16 */
@@ -251,12 +252,13 @@ static ssk_status weight_slots(ssk_deformer *d, ssk_error *err)
         }
     }
     free(identity);
-    free(rest);
     if (st == SSK_OK) {
         d->weight_slots = slots;
         d->weight_slot_count = count;
+        d->rest_attach = rest;
     } else {
         free(slots);
+        free(rest);
     }
     return st;
 }
@@ -344,6 +346,7 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
             if (st != SSK_OK) return st;
             call.weight_slots = d->weight_slots;
             call.weight_slot_count = d->weight_slot_count;
+            call.rest_bones = d->rest_attach;
         } else if (call.kernel == SSK_KERNEL_IRS && call.length_adjust) {
             ssk_status st = rest_distances(d, err);
             if (st != SSK_OK) return st;
@@ -436,6 +439,7 @@ void ssk_deformer_destroy(ssk_deformer *d)
     free(d->reports);
     free(d->rest_distances);
     free(d->weight_slots);
+    free(d->rest_attach);
     free(d->steps);
     free(d->node_buffer);
     ssk_graph_destroy(d->graph);

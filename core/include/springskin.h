@@ -748,11 +748,13 @@ void ssk_irs_rest_distances(float *dst, uint32_t vertex_count, const int32_t *bo
  * influence slot i (bone b = bone_indices[v K + i]) with rig-space rest
  * position x = object_matrix · positions[v]:
  *   t = clamp((x - p_b) . (c_b - p_b) / |c_b - p_b|^2, 0, 1),
- *   record = (t, x - a_b(t), w / sum of w, b as int32 bits, rest distance, 0)
- * (a_b(t) = p_b + t (c_b - p_b); the rest distance is x's distance to the
- * segments of b, its parent and its tail child). A vertex whose weights sum
- * to at most SSK_WEIGHT_EPSILON gets one record of weight 1 from the
- * binding (bind_bones, bind_t, bind_s: the mesh's rows), the rest zero.
+ *   record = (t, x - a_b(t), w / sum of w, b as int32 bits, p_share, c_share)
+ * (a_b(t) = p_b + t (c_b - p_b); p_share = w_P / (w + w_P), c_share =
+ * w_C / (w + w_C), w_P and w_C the vertex's weights on b's parent and tail
+ * child in the rest pose, 0 when they are not influences). A vertex whose
+ * weights sum to at most SSK_WEIGHT_EPSILON gets one record of weight 1
+ * from the binding (bind_bones, bind_t, bind_s: the mesh's rows; shares 0),
+ * the rest zero.
  * - dst: #V by K' by SSK_ATTACH_SLOT_FLOATS floats, K' = max(K, 1),
  *   caller-owned;
  * - positions: #V by 3 object-space rest positions of the mesh;
@@ -772,9 +774,12 @@ void ssk_attach_weight_slots(float *dst, const float *positions, uint32_t vertex
  * influence, blended with the weights:
  *   v' = sum_i w_i (a'_b(t_i) + Delta_i R_b s_i)
  * (Delta = identity for rigid). Eq. 14's p_w, c_w of term i come from the
- * weights: p_w = (w_parent / (w_i + w_parent)) / p_i, c_w = (w_tailchild /
- * (w_i + w_tailchild)) / (1 - c_i), so the terms at a joint share one
- * rotation (core/kernels/attach_weights.c).
+ * weights: p_w = p_share / p_i, c_w = c_share / (1 - c_i), so the terms at
+ * a joint share one rotation (core/kernels/attach_weights.c). With
+ * length_adjust (and rest_bones, #B from ssk_attach_prepare of the
+ * identity pose; NULL turns it off) each term moves along its rotated
+ * scale vector to the rest distance of a_i + s_i to the rest skeleton near
+ * its bone.
  * - dst: #V by 3 rig-space positions (caller-owned);
  * - influence_count: the mesh's K (records per vertex: max(K, 1));
  *   slots: from ssk_attach_weight_slots;
@@ -782,7 +787,8 @@ void ssk_attach_weight_slots(float *dst, const float *positions, uint32_t vertex
  * OpenMP over vertices. */
 void ssk_attach_weights_deform(float *dst, uint32_t vertex_count, uint32_t influence_count,
                                const float *slots, const ssk_attach_bone *bones_data,
-                               int incremental, int length_adjust);
+                               int incremental, int length_adjust,
+                               const ssk_attach_bone *rest_bones);
 
 /* Radial profile f(t) of Toothman 2020, 5.1 (Fig. 22). The scale vector of
  * a vertex on a selected bone becomes (1 + amount (f(t) - 1)) times as long

@@ -65,11 +65,24 @@
  *
  * Layout (ssk_attach_weight_slots): per mesh, #V by K' slot records of 8
  * floats, K' = max(K, 1), K the mesh's influence count:
- *   (t, s_x, s_y, s_z, w, bone index as int bits, rest distance, 0),
- * w normalized by the vertex's weight sum, the rest distance (IRS's length
- * adjustment target) of x to the skeleton near the bone. The meshes'
- * records are concatenated in mesh order; a GPU backend uploads them as
- * they are (std430 vec4 pairs).
+ *   (t, s_x, s_y, s_z, w, bone index as int bits, p_share, c_share),
+ * w normalized by the vertex's weight sum, p_share = w_P / (w + w_P) and
+ * c_share = w_C / (w + w_C) with w_P, w_C the vertex's weights on the
+ * bone's parent and tail child (the bones' relations are those of the rest
+ * pose, fixed for the rig), so that per frame p_w = p_share / p_i and
+ * c_w = c_share / (1 - c_i) are one multiply each. The meshes' records are
+ * concatenated in mesh order; a GPU backend uploads them as they are
+ * (std430 vec4 pairs).
+ *
+ * Fig. 13's length adjustment, when asked, moves each term along its
+ * rotated scale vector until its distance to the posed skeleton near b_k
+ * is the rest distance of a_k + s_k to the rest skeleton near b_k
+ * (rest_bones: the prepared identity pose), so the rest pose stays exact.
+ *
+ * Speed: 8 vertices at a time (lanes = vertices, as irs.c), each slot's 8
+ * records loaded and transposed, the bone data gathered per lane; the
+ * sines and cosines by polynomials (|phi| <= pi/2 here: the half angle of
+ * the quarter-range polynomials of attach_math.h, doubled).
  */
 #include "kernels/attach_math.h"
 #include "kernels/simd.h"
@@ -109,7 +122,6 @@ void ssk_attach_weight_slots(float *restrict dst, const float *restrict position
             memcpy(rec + 1, bind_s + 3 * v, 3 * sizeof(float));
             rec[4] = 1.0f;
             memcpy(rec + 5, &b, sizeof b);
-            rec[6] = ssk_am_skeleton_distance(x, rest_bones, b);
             continue;
         }
         for (uint32_t i = 0; i < k; ++i) {
@@ -124,21 +136,41 @@ void ssk_attach_weight_slots(float *restrict dst, const float *restrict position
             float a[3];
             ssk_am_attachment(a, bone, t);
             float *o = rec + SLOT_FLOATS * i;
+            const float w = weights[slot] / sum;
+            float wp = 0.0f, wc = 0.0f;
+            for (uint32_t j = 0; j < k; ++j) {
+                const int32_t bj = bone_indices[(size_t)v * k + j];
+                const float wj = weights[(size_t)v * k + j] / sum;
+                wp += bj == bone->parent ? wj : 0.0f;
+                wc += bj == bone->tail_child ? wj : 0.0f;
+            }
             o[0] = t;
             o[1] = x[0] - a[0];
             o[2] = x[1] - a[1];
             o[3] = x[2] - a[2];
-            o[4] = weights[slot] / sum;
+            o[4] = w;
             memcpy(o + 5, &b, sizeof b);
-            o[6] = ssk_am_skeleton_distance(x, rest_bones, b);
+            o[6] = w + wp > 0.0f ? wp / (w + wp) : 0.0f;
+            o[7] = w + wc > 0.0f ? wc / (w + wc) : 0.0f;
         }
     }
+}
+
+/* sin and cos of |x| <= pi/2: the quarter-range polynomials at x/2, then
+ * the double angle. */
+static inline __attribute__((always_inline)) void sincos_half(float x, float *s, float *c)
+{
+    float sh, ch;
+    ssk_am_sincos_quarter(0.5f * x, &sh, &ch);
+    *s = 2.0f * sh * ch;
+    *c = ch * ch - sh * sh;
 }
 
 /* One vertex: the blend of its slot terms (header comment). */
 static inline __attribute__((always_inline)) void
 weights_vertex(float out[3], const float *restrict rec, uint32_t k,
-               const ssk_attach_bone *restrict bones_data, int incremental, int length_adjust_on)
+               const ssk_attach_bone *restrict bones_data, int incremental, int length_adjust_on,
+               const ssk_attach_bone *restrict rest_bones)
 {
     float acc[3] = {0.0f, 0.0f, 0.0f};
     for (uint32_t i = 0; i < k; ++i) {
@@ -149,18 +181,26 @@ weights_vertex(float out[3], const float *restrict rec, uint32_t k,
         const ssk_attach_bone *bone = &bones_data[b];
         float q[4], a[3], r[3], p[3];
         if (incremental) {
-            /* Eq. 14's p_w and c_w from the weights of the joint's other
-             * bone (header comment). */
-            float wp = 0.0f, wc = 0.0f;
-            for (uint32_t j = 0; j < k; ++j) {
-                const int32_t bj = slot_bone(rec + SLOT_FLOATS * j);
-                const float wj = rec[SLOT_FLOATS * j + 4];
-                wp += bj == bone->parent ? wj : 0.0f;
-                wc += bj == bone->tail_child ? wj : 0.0f;
-            }
-            const float pw = wp / (w + wp) * bone->influence[2];
-            const float cw = wc / (w + wc) * bone->influence[3];
-            ssk_am_irs_rotation_pc(q, bone, pw, cw);
+            /* Eq. 15-17 with p_w, c_w from the weights (header comment) */
+            const float phi_p = -0.25f * o[6] * bone->influence[2] * bone->head_joint[3];
+            const float phi_c = 0.25f * o[7] * bone->influence[3] * bone->tail_joint[3];
+            float sp, cp, sc, cc;
+            sincos_half(phi_p, &sp, &cp);
+            sincos_half(phi_c, &sc, &cc);
+            const float pw = o[6] * bone->influence[2], cw = o[7] * bone->influence[3];
+            const float qp[4] = {cp, sp * bone->head_joint[0], sp * bone->head_joint[1],
+                                 sp * bone->head_joint[2]};
+            const float qc[4] = {cc, sc * bone->tail_joint[0], sc * bone->tail_joint[1],
+                                 sc * bone->tail_joint[2]};
+            const float wsum = pw + cw;
+            const float alpha = wsum > 0.0f ? pw / (wsum > 0.0f ? wsum : 1.0f) : 1.0f;
+            const float dot = qp[0] * qc[0] + qp[1] * qc[1] + qp[2] * qc[2] + qp[3] * qc[3];
+            const float beta = dot < 0.0f ? alpha - 1.0f : 1.0f - alpha;
+            float d[4] = {alpha * qp[0] + beta * qc[0], alpha * qp[1] + beta * qc[1],
+                          alpha * qp[2] + beta * qc[2], alpha * qp[3] + beta * qc[3]};
+            const float inv = 1.0f / sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + d[3] * d[3]);
+            for (int c = 0; c < 4; ++c) d[c] *= inv;
+            ssk_am_qmul(q, d, bone->rotation);
         } else {
             memcpy(q, bone->rotation, sizeof q);
         }
@@ -169,7 +209,14 @@ weights_vertex(float out[3], const float *restrict rec, uint32_t k,
         p[0] = a[0] + r[0];
         p[1] = a[1] + r[1];
         p[2] = a[2] + r[2];
-        if (incremental && length_adjust_on) ssk_am_length_adjust(p, r, o[6], bones_data, b);
+        if (incremental && length_adjust_on) {
+            float x[3];
+            ssk_am_attachment(x, &rest_bones[b], o[0]);
+            x[0] += o[1];
+            x[1] += o[2];
+            x[2] += o[3];
+            ssk_am_length_adjust(p, r, ssk_am_skeleton_distance(x, rest_bones, b), bones_data, b);
+        }
         acc[0] += w * p[0];
         acc[1] += w * p[1];
         acc[2] += w * p[2];
@@ -179,26 +226,128 @@ weights_vertex(float out[3], const float *restrict rec, uint32_t k,
     out[2] = acc[2];
 }
 
+typedef ssk_v8 v8;
+typedef ssk_i8 i8;
+#define V8(x) ssk_v8_splat(x)
+#define SEL(m, a, b) ssk_v8_select((m), (a), (b))
+
+/* Eight vertices v0 .. v0 + 7 (no length adjustment): weights_vertex on
+ * lanes, the same operations in the same order. */
+static inline __attribute__((always_inline)) void
+weights_lanes8(float *restrict dst, int64_t v0, uint32_t k, const float *restrict slots,
+               const ssk_attach_bone *restrict bones_data, const int incremental)
+{
+    v8 ax = V8(0.0f), ay = V8(0.0f), az = V8(0.0f);
+    for (uint32_t i = 0; i < k; ++i) {
+        v8 o[8];
+        for (int l = 0; l < 8; ++l)
+            o[l] = ssk_v8_load(slots + (size_t)SLOT_FLOATS * ((size_t)(v0 + l) * k + i));
+        ssk_v8_transpose8(o); /* t, sx, sy, sz, w, bone, p_share, c_share */
+        const v8 w = o[4];
+        const i8 on = w > V8(0.0f);
+        int32_t idx[8];
+        i8 bone_bits;
+        memcpy(&bone_bits, &o[5], sizeof bone_bits);
+        int any = 0;
+        for (int l = 0; l < 8; ++l) {
+            idx[l] = on[l] ? bone_bits[l] : 0; /* an off lane reads bone 0, weight 0 */
+            any |= on[l] != 0;
+        }
+        if (!any) continue;
+        v8 c0[8], c1[8], c2[8];
+        for (int l = 0; l < 8; ++l) c0[l] = ssk_v8_load((const float *)&bones_data[idx[l]]);
+        ssk_v8_transpose8(c0); /* head xyz inv_len2, tail xyz _ */
+        for (int l = 0; l < 8; ++l) c1[l] = ssk_v8_load((const float *)&bones_data[idx[l]] + 8);
+        ssk_v8_transpose8(c1); /* rotation wxyz, head joint xyz angle */
+        v8 q0 = c1[0], q1 = c1[1], q2 = c1[2], q3 = c1[3];
+        if (incremental) {
+            for (int l = 0; l < 8; ++l)
+                c2[l] = ssk_v8_load((const float *)&bones_data[idx[l]] + 16);
+            ssk_v8_transpose8(c2); /* tail joint xyz angle, influence p c 1/p 1/(1-c) */
+            const v8 pw = o[6] * c2[6], cw = o[7] * c2[7];
+            const v8 phi_p = V8(-0.25f) * pw * c1[7];
+            const v8 phi_c = V8(0.25f) * cw * c2[3];
+            /* sincos_half: the quarter polynomials at x / 2, doubled */
+#define SIN_Q(x, x2) ((x) * (V8(1.0f) + (x2) * (V8(-1.0f / 6.0f) + (x2) * (V8(1.0f / 120.0f) + (x2) * (V8(-1.0f / 5040.0f) + (x2) * V8(1.0f / 362880.0f))))))
+#define COS_Q(x2) (V8(1.0f) + (x2) * (V8(-0.5f) + (x2) * (V8(1.0f / 24.0f) + (x2) * (V8(-1.0f / 720.0f) + (x2) * (V8(1.0f / 40320.0f) + (x2) * V8(-1.0f / 3628800.0f))))))
+            const v8 hp = V8(0.5f) * phi_p, hc = V8(0.5f) * phi_c;
+            const v8 hp2 = hp * hp, hc2 = hc * hc;
+            const v8 shp = SIN_Q(hp, hp2), chp = COS_Q(hp2), shc = SIN_Q(hc, hc2), chc = COS_Q(hc2);
+#undef SIN_Q
+#undef COS_Q
+            const v8 sp = V8(2.0f) * shp * chp, cp = chp * chp - shp * shp;
+            const v8 sc = V8(2.0f) * shc * chc, cc = chc * chc - shc * shc;
+            const v8 qp0 = cp, qp1 = sp * c1[4], qp2 = sp * c1[5], qp3 = sp * c1[6];
+            const v8 qc0 = cc, qc1 = sc * c2[0], qc2 = sc * c2[1], qc3 = sc * c2[2];
+            const v8 wsum = pw + cw;
+            const i8 some = wsum > V8(0.0f);
+            const v8 alpha = SEL(some, pw / SEL(some, wsum, V8(1.0f)), V8(1.0f));
+            const v8 dot = qp0 * qc0 + qp1 * qc1 + qp2 * qc2 + qp3 * qc3;
+            const v8 beta = SEL(dot < V8(0.0f), alpha - V8(1.0f), V8(1.0f) - alpha);
+            v8 d0 = alpha * qp0 + beta * qc0, d1 = alpha * qp1 + beta * qc1;
+            v8 d2 = alpha * qp2 + beta * qc2, d3 = alpha * qp3 + beta * qc3;
+            v8 n2 = d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3, inv;
+            for (int l = 0; l < 8; ++l) inv[l] = 1.0f / sqrtf(n2[l]);
+            d0 *= inv;
+            d1 *= inv;
+            d2 *= inv;
+            d3 *= inv;
+            /* Delta R_b (ssk_am_qmul) */
+            q0 = d0 * c1[0] - d1 * c1[1] - d2 * c1[2] - d3 * c1[3];
+            q1 = d0 * c1[1] + d1 * c1[0] + d2 * c1[3] - d3 * c1[2];
+            q2 = d0 * c1[2] - d1 * c1[3] + d2 * c1[0] + d3 * c1[1];
+            q3 = d0 * c1[3] + d1 * c1[2] - d2 * c1[1] + d3 * c1[0];
+        }
+        /* a' + q s (ssk_am_attachment, ssk_am_rotate) */
+        const v8 sx = o[1], sy = o[2], sz = o[3], t = o[0];
+        const v8 tx = V8(2.0f) * (q2 * sz - q3 * sy);
+        const v8 ty = V8(2.0f) * (q3 * sx - q1 * sz);
+        const v8 tz = V8(2.0f) * (q1 * sy - q2 * sx);
+        const v8 rx = sx + q0 * tx + (q2 * tz - q3 * ty);
+        const v8 ry = sy + q0 * ty + (q3 * tx - q1 * tz);
+        const v8 rz = sz + q0 * tz + (q1 * ty - q2 * tx);
+        const v8 px = c0[0] + t * (c0[4] - c0[0]) + rx;
+        const v8 py = c0[1] + t * (c0[5] - c0[1]) + ry;
+        const v8 pz = c0[2] + t * (c0[6] - c0[2]) + rz;
+        const v8 wl = SEL(on, w, V8(0.0f));
+        ax += wl * px;
+        ay += wl * py;
+        az += wl * pz;
+    }
+    ssk_v8_store_xyz(dst + 3 * v0, ax, ay, az);
+}
+#undef V8
+#undef SEL
+
 SSK_TARGET_CLONES
 static void weights_block(float *restrict dst, int64_t begin, int64_t end, uint32_t k,
                           const float *restrict slots, const ssk_attach_bone *restrict bones_data,
-                          int incremental, int length_adjust_on)
+                          int incremental, int length_adjust_on,
+                          const ssk_attach_bone *restrict rest_bones)
 {
-    for (int64_t v = begin; v < end; ++v)
+    int64_t v = begin;
+    if (!length_adjust_on) {
+        if (incremental)
+            for (; v + 8 <= end; v += 8) weights_lanes8(dst, v, k, slots, bones_data, 1);
+        else
+            for (; v + 8 <= end; v += 8) weights_lanes8(dst, v, k, slots, bones_data, 0);
+    }
+    for (; v < end; ++v)
         weights_vertex(dst + 3 * v, slots + (size_t)SLOT_FLOATS * k * (size_t)v, k, bones_data,
-                       incremental, length_adjust_on);
+                       incremental, length_adjust_on, rest_bones);
 }
 
 void ssk_attach_weights_deform(float *restrict dst, uint32_t vertex_count,
                                uint32_t influence_count, const float *restrict slots,
                                const ssk_attach_bone *restrict bones_data, int incremental,
-                               int length_adjust)
+                               int length_adjust, const ssk_attach_bone *restrict rest_bones)
 {
     const int64_t nv = vertex_count;
     const uint32_t k = influence_count ? influence_count : 1;
+    if (!rest_bones) length_adjust = 0; /* documented: needs the rest bones */
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
         const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
-        weights_block(dst, b, e, k, slots, bones_data, incremental, length_adjust);
+        weights_block(dst, b, e, k, slots, bones_data, incremental, length_adjust, rest_bones);
     }
 }

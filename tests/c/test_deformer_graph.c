@@ -198,9 +198,17 @@ static void test_weights_attachment_matches_kernels(void **state)
     ssk_attach_weight_slots(slots, mv.positions, nv, mv.bone_indices, mv.weights,
                             mv.influence_count, mv.object_matrix, bv.bones, bv.t,
                             bv.scale_vectors, ab);
+    ssk_attach_bone rest_ab[3];
+    memcpy(rest_ab, ab, sizeof rest_ab);
     ssk_deformer *irs = make(c, rig, NULL, SSK_METHOD_IRS, binding);
     ssk_deformer *rigid = make(c, rig, NULL, SSK_METHOD_RIGID, binding);
     ssk_deformer *lbs = make(c, rig, NULL, SSK_METHOD_LBS, binding);
+    ssk_graph *adjust_graph = parse("{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": "
+                                    "\"skinning\", \"method\": \"irs\", \"length_adjust\": "
+                                    "true}, {\"id\": \"out\", \"type\": \"output\"}], "
+                                    "\"edges\": [{\"from\": \"skin\", \"to\": \"out\"}]}",
+                                    rig);
+    ssk_deformer *adjust = make(c, rig, adjust_graph, SSK_METHOD_LBS, binding);
     deform(irs, out, skin);
     if (!(tu_max_abs_diff(out, mv.positions, 3 * nv) < 1e-5))
         fail_msg("IRS at rest moves the mesh by %g", tu_max_abs_diff(out, mv.positions, 3 * nv));
@@ -208,14 +216,25 @@ static void test_weights_attachment_matches_kernels(void **state)
         pose(skin, 0.6f * (float)k);
         assert_int_equal(ssk_attach_prepare(ab, rig, skin, NULL, &err), SSK_OK);
         deform(irs, out, skin);
-        ssk_attach_weights_deform(want, nv, mv.influence_count, slots, ab, 1, 0);
+        ssk_attach_weights_deform(want, nv, mv.influence_count, slots, ab, 1, 0, NULL);
         double diff = tu_max_abs_diff(out, want, 3 * nv);
         if (!(diff < TOL)) fail_msg("pose %d: IRS graph vs kernels differ by %g", k, diff);
         deform(rigid, out, skin);
         deform(lbs, want, skin);
         diff = tu_max_abs_diff(out, want, 3 * nv);
         if (!(diff < TOL)) fail_msg("pose %d: rigid (weights) vs LBS differ by %g", k, diff);
+        deform(adjust, out, skin);
+        ssk_attach_weights_deform(want, nv, mv.influence_count, slots, ab, 1, 1, rest_ab);
+        diff = tu_max_abs_diff(out, want, 3 * nv);
+        if (!(diff < TOL)) fail_msg("pose %d: IRS + length adjustment differs by %g", k, diff);
     }
+    for (int b = 0; b < 3; ++b) tu_mat4_identity(skin + 16 * b);
+    deform(adjust, out, skin);
+    if (!(tu_max_abs_diff(out, mv.positions, 3 * nv) < 1e-5))
+        fail_msg("IRS + length adjustment at rest moves the mesh by %g",
+                 tu_max_abs_diff(out, mv.positions, 3 * nv));
+    ssk_deformer_destroy(adjust);
+    ssk_graph_destroy(adjust_graph);
     ssk_deformer_destroy(irs);
     ssk_deformer_destroy(rigid);
     ssk_deformer_destroy(lbs);

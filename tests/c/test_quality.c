@@ -142,6 +142,8 @@ static int group_setup(void **state)
         malloc(SSK_ATTACH_SLOT_FLOATS * (size_t)nv * mv.influence_count * sizeof(float));
     ssk_attach_weight_slots(slots, mv.positions, nv, mv.bone_indices, mv.weights,
                             mv.influence_count, mv.object_matrix, bd.bones, bd.t, bd.s, ab);
+    ssk_attach_bone rest_ab[2];
+    memcpy(rest_ab, ab, sizeof rest_ab);
     for (int p = 0; p < P_COUNT; ++p) {
         pose_matrices(skin, p);
         ssk_error err = {0};
@@ -156,7 +158,7 @@ static int group_setup(void **state)
             case M_IRS_W:
             case M_IRS_WA:
                 ssk_attach_weights_deform(def, nv, mv.influence_count, slots, ab, 1,
-                                          m == M_IRS_WA);
+                                          m == M_IRS_WA, rest_ab);
                 break;
             default: ssk_irs_deform(def, nv, bd.bones, bd.t, bd.s, ab, 0, NULL); break;
             }
