@@ -113,6 +113,35 @@ def state_of(obj):
     return _states.get(obj.name) if obj is not None else None
 
 
+def binding_report_lines(state):
+    """The binding report of `state`'s binding as panel lines (``springskin
+    bind --report``'s vertices likely to give artifacts: neighbors attached
+    to unrelated bones, non-deforming or short bones, attachments far from
+    the weights' center); [] without a binding. Computed once per binding."""
+    if state is None or state.binding is None or state.rig is None:
+        return []
+    cached = getattr(state, "_report", None)
+    if cached is not None and cached[0] is state.binding:
+        return cached[1]
+    try:
+        r = state.binding.report(state.rig)
+    except ValueError as exc:
+        lines = ["Binding report unavailable: %s" % exc]
+    else:
+        names = state.rig.bones
+        pair = r["unrelated_bones"]
+        line = "%d vertices next to an unrelated bone" % r["unrelated_neighbor_vertices"]
+        if pair[0] >= 0:
+            line += " (most between %s and %s: %d)" % (names[pair[0]], names[pair[1]],
+                                                       r["unrelated_pair_vertices"])
+        lines = [line,
+                 "%d vertices on a non-deforming or short bone" % r["weak_bone_vertices"],
+                 "%d vertices attached far from their weights' center"
+                 % r["far_from_weights_vertices"]]
+    state._report = (state.binding, lines)
+    return lines
+
+
 def has_spring_skin(obj):
     """The object's "Spring Skin" modifier, or None."""
     if obj is None or obj.type != "MESH":

@@ -123,6 +123,11 @@ class SPRINGSKIN_PT_modifier(Panel):
             if state.binding is not None:
                 box.label(text="Binding: %s, %.1f ms" % (state.binding.method,
                                                          1e3 * state.bind_seconds))
+                report = box.column(align=True)
+                report.label(text="Likely artifacts with the paper's attachment:",
+                             icon="ERROR" if runtime.binding_report_lines(state) else "NONE")
+                for line in runtime.binding_report_lines(state):
+                    _wrapped(report, line, icon="DOT")
             for warning in state.warnings:
                 _wrapped(box, warning, icon="INFO")
         elif settings.bound:

@@ -60,11 +60,18 @@ class Deformer:
           Blender's Armature modifier): ``v' = sum_i w_i S_i v / sum_i w_i``.
         - ``dqs``: dual quaternion skinning (Kavan et al. 2008) exactly as
           Blender 3.4's Armature modifier with Preserve Volume.
-        - ``rigid``: rigid attachment skinning (Toothman 2020, 4.1):
-          ``v' = a' + R_b s``.
-        - ``irs``: incremental rotation skinning (Toothman 2020, Eq. 14-18).
+        - ``rigid``: rigid attachment skinning (Toothman 2020, 4.1),
+          ``v' = a' + R_b s``, evaluated once per skin weight influence and
+          blended with the weights (the default ``"attachment":
+          "weights"``; equal to LBS for unstretched bones); a graph node
+          with ``"attachment": "binding"`` uses the binding's one bone per
+          vertex, as the paper (``docs/real-characters.md``).
+        - ``irs``: incremental rotation skinning (Toothman 2020, Eq. 14-18),
+          per skin weight influence as ``rigid``, Eq. 14's weights taken
+          from the skin weights of the joint's other bone.
         - ``spring``: rigid attachment relaxed by the spring deformer
-          (Toothman 2020, 4.2, Eq. 21-23) with its default parameters.
+          (Toothman 2020, 4.2, Eq. 21-23) with its defaults (anchors at the
+          weighted mean of the attachments).
         - ``cor``: skinning with optimized centers of rotation (Le &
           Hodgins 2016, Algorithm 1), where the core provides it.
     graph : dict or str or os.PathLike or Graph, optional
