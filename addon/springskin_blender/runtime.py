@@ -130,14 +130,13 @@ def binding_report_lines(state):
     else:
         names = state.rig.bones
         pair = r["unrelated_bones"]
-        line = "%d vertices next to an unrelated bone" % r["unrelated_neighbor_vertices"]
+        lines = ["%d vertices next to an unrelated bone" % r["unrelated_neighbor_vertices"]]
         if pair[0] >= 0:
-            line += " (most between %s and %s: %d)" % (names[pair[0]], names[pair[1]],
-                                                       r["unrelated_pair_vertices"])
-        lines = [line,
-                 "%d vertices on a non-deforming or short bone" % r["weak_bone_vertices"],
-                 "%d vertices attached far from their weights' center"
-                 % r["far_from_weights_vertices"]]
+            lines.append("most between %s and %s (%d)" % (names[pair[0]], names[pair[1]],
+                                                          r["unrelated_pair_vertices"]))
+        lines += ["%d vertices on a non-deforming or short bone" % r["weak_bone_vertices"],
+                  "%d vertices attached far from their weights' center"
+                  % r["far_from_weights_vertices"]]
     state._report = (state.binding, lines)
     return lines
 

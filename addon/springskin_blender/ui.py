@@ -18,6 +18,9 @@ from .properties import METHOD_ITEMS
 
 __all__ = ["classes"]
 
+#: Characters per line of the binding report in the (narrow) panel.
+REPORT_WIDTH = 28
+
 
 class SPRINGSKIN_OT_retry_import(Operator):
     """Try to import the SpringSkin native module again"""
@@ -124,10 +127,10 @@ class SPRINGSKIN_PT_modifier(Panel):
                 box.label(text="Binding: %s, %.1f ms" % (state.binding.method,
                                                          1e3 * state.bind_seconds))
                 report = box.column(align=True)
-                report.label(text="Likely artifacts with the paper's attachment:",
+                report.label(text="Risky with the paper's attachment:",
                              icon="ERROR" if runtime.binding_report_lines(state) else "NONE")
                 for line in runtime.binding_report_lines(state):
-                    _wrapped(report, line, icon="DOT")
+                    _wrapped(report, line, icon="DOT", width=REPORT_WIDTH)
             for warning in state.warnings:
                 _wrapped(box, warning, icon="INFO")
         elif settings.bound:
