@@ -96,6 +96,16 @@ SSK_AM_INLINE void ssk_am_sincos_quarter(float x, float *s, float *c)
                                                                   x2 * (-1.0f / 3628800.0f)))));
 }
 
+/* sin and cos of |x| <= pi/2: the quarter-range polynomials at x/2, then
+ * the double angle (the weights attachment's p_w, c_w reach 1 / p_i). */
+SSK_AM_INLINE void ssk_am_sincos_half(float x, float *s, float *c)
+{
+    float sh, ch;
+    ssk_am_sincos_quarter(0.5f * x, &sh, &ch);
+    *s = 2.0f * sh * ch;
+    *c = ch * ch - sh * sh;
+}
+
 static inline __attribute__((always_inline)) float ssk_am_clamp01(float x)
 {
     return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
@@ -113,11 +123,9 @@ SSK_AM_INLINE void ssk_am_irs_rotation_pc(float q[4], const ssk_attach_bone *bon
     const float phi_p = -0.25f * pw * bone->head_joint[3];
     const float phi_c = 0.25f * cw * bone->tail_joint[3];
     float sp, cp, sc, cc;
-    if (pw > 1.0f || cw > 1.0f) { /* beyond the polynomials' range (weights mode) */
-        sp = sinf(phi_p);
-        cp = cosf(phi_p);
-        sc = sinf(phi_c);
-        cc = cosf(phi_c);
+    if (pw > 1.0f || cw > 1.0f) { /* |phi| up to pi/2 (weights mode) */
+        ssk_am_sincos_half(phi_p, &sp, &cp);
+        ssk_am_sincos_half(phi_c, &sc, &cc);
     } else {
         ssk_am_sincos_quarter(phi_p, &sp, &cp);
         ssk_am_sincos_quarter(phi_c, &sc, &cc);

@@ -82,7 +82,9 @@
  * Speed: 8 vertices at a time (lanes = vertices, as irs.c), each slot's 8
  * records loaded and transposed, the bone data gathered per lane; the
  * sines and cosines by polynomials (|phi| <= pi/2 here: the half angle of
- * the quarter-range polynomials of attach_math.h, doubled).
+ * the quarter-range polynomials of attach_math.h, doubled; the scalar
+ * path for the last vertices of a block, ssk_am_irs_rotation_pc, takes
+ * the quarter-range ones where they reach, equal to float rounding).
  */
 #include "kernels/attach_math.h"
 #include "kernels/simd.h"
@@ -156,16 +158,6 @@ void ssk_attach_weight_slots(float *restrict dst, const float *restrict position
     }
 }
 
-/* sin and cos of |x| <= pi/2: the quarter-range polynomials at x/2, then
- * the double angle. */
-static inline __attribute__((always_inline)) void sincos_half(float x, float *s, float *c)
-{
-    float sh, ch;
-    ssk_am_sincos_quarter(0.5f * x, &sh, &ch);
-    *s = 2.0f * sh * ch;
-    *c = ch * ch - sh * sh;
-}
-
 /* One vertex: the blend of its slot terms (header comment). */
 static inline __attribute__((always_inline)) void
 weights_vertex(float out[3], const float *restrict rec, uint32_t k,
@@ -182,25 +174,8 @@ weights_vertex(float out[3], const float *restrict rec, uint32_t k,
         float q[4], a[3], r[3], p[3];
         if (incremental) {
             /* Eq. 15-17 with p_w, c_w from the weights (header comment) */
-            const float phi_p = -0.25f * o[6] * bone->influence[2] * bone->head_joint[3];
-            const float phi_c = 0.25f * o[7] * bone->influence[3] * bone->tail_joint[3];
-            float sp, cp, sc, cc;
-            sincos_half(phi_p, &sp, &cp);
-            sincos_half(phi_c, &sc, &cc);
-            const float pw = o[6] * bone->influence[2], cw = o[7] * bone->influence[3];
-            const float qp[4] = {cp, sp * bone->head_joint[0], sp * bone->head_joint[1],
-                                 sp * bone->head_joint[2]};
-            const float qc[4] = {cc, sc * bone->tail_joint[0], sc * bone->tail_joint[1],
-                                 sc * bone->tail_joint[2]};
-            const float wsum = pw + cw;
-            const float alpha = wsum > 0.0f ? pw / (wsum > 0.0f ? wsum : 1.0f) : 1.0f;
-            const float dot = qp[0] * qc[0] + qp[1] * qc[1] + qp[2] * qc[2] + qp[3] * qc[3];
-            const float beta = dot < 0.0f ? alpha - 1.0f : 1.0f - alpha;
-            float d[4] = {alpha * qp[0] + beta * qc[0], alpha * qp[1] + beta * qc[1],
-                          alpha * qp[2] + beta * qc[2], alpha * qp[3] + beta * qc[3]};
-            const float inv = 1.0f / sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + d[3] * d[3]);
-            for (int c = 0; c < 4; ++c) d[c] *= inv;
-            ssk_am_qmul(q, d, bone->rotation);
+            ssk_am_irs_rotation_pc(q, bone, o[6] * bone->influence[2],
+                                   o[7] * bone->influence[3]);
         } else {
             memcpy(q, bone->rotation, sizeof q);
         }
