@@ -5,13 +5,16 @@ springs on Rigify and Mixamo-style bodies).
     PYTHONPATH=build/python /usr/bin/python3 bench/real_quality.py FILE [FILE ...]
         [--methods dqs,cor,rigid,irs,spring,irs@binding,spring@binding]
         [--fps 24] [--frames N] [--backend cpu] [--joints shin.L,forearm.R]
-        [--twist forearm.R] [--markdown]
+        [--twist forearm.R] [--spring '{"max_iterations": 1000}']
 
 A method ``M@binding`` is method M with the paper's attachment (one bone
 per vertex from the attachment binding) instead of the default
 attachment per skin weight influence (``"attachment"`` of the deformer
-graph); ``spring+irs`` runs the springs after IRS skinning instead of
-rigid skinning. For each file and method, over the frames of the first animation
+graph); for the springs ``spring@binding`` is the paper's whole model:
+rigid first stage, anchors from the binding, no detail force.
+``spring+M`` runs the springs after skinning method M (``spring``: after
+IRS, the default of ``--method spring``); ``--spring JSON`` adds spring
+node fields (stiffness, max_iterations...) to every spring variant. For each file and method, over the frames of the first animation
 (all of them, or N spread evenly with --frames):
 
 - turned: the share of (triangle, frame) pairs whose face normal turns more
@@ -40,6 +43,7 @@ space (each mesh's rows moved by its object matrix at the frame).
 """
 
 import argparse
+import json
 import os
 import sys
 
@@ -77,21 +81,35 @@ def edge_lengths(points, edges):
     return np.linalg.norm(points[edges[:, 0]] - points[edges[:, 1]], axis=1)
 
 
+#: extra fields of the spring node of every graph variant (--spring)
+SPRING_FIELDS = {}
+
+
 def make_deformer(rig, method, backend):
-    """Method name; ``M@binding``: M with the paper's attachment;
-    ``spring+irs``: the springs after IRS instead of rigid skinning."""
-    if "@" not in method and "+" not in method:
+    """Method name; ``M@binding``: M with the paper's attachment (for the
+    springs, the paper's model: rigid first stage and spring anchors from
+    the binding, no detail force); ``spring+M``: the springs after
+    skinning method M (``spring`` alone: after IRS, the default)."""
+    if "@" not in method and "+" not in method and not (method == "spring" and SPRING_FIELDS):
         return springskin.Deformer(rig, method=method, backend=backend)
     name, _, attachment = method.partition("@")
     name, _, first = name.partition("+")
     attachment = attachment or "weights"
-    nodes = [{"id": "skin", "type": "skinning",
-              "method": first or ("rigid" if name == "spring" else name),
-              "attachment": attachment}]
+    paper = attachment == "binding"
+    if name == "spring":
+        first = first or ("rigid" if paper else "irs")
+    skin = {"id": "skin", "type": "skinning", "method": first or name}
+    if skin["method"] in ("rigid", "irs"):
+        skin["attachment"] = attachment
+    nodes = [skin]
     edges = []
     last = "skin"
     if name == "spring":
-        nodes.append({"id": "relax", "type": "spring", "attachment": attachment})
+        relax = {"id": "relax", "type": "spring", "attachment": attachment}
+        if paper:
+            relax["stiffness"] = {"detail": 0}
+        relax.update(SPRING_FIELDS)
+        nodes.append(relax)
         edges.append({"from": "skin", "to": "relax"})
         last = "relax"
     nodes.append({"id": "out", "type": "output"})
@@ -299,7 +317,11 @@ def main():
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--joints", default="", help="bones whose head joint's section is measured")
     parser.add_argument("--twist", default="", help="bone twisted 180 degrees (section at its head)")
+    parser.add_argument("--spring", default="{}",
+                        help="JSON object of spring node fields for every spring variant, "
+                             "e.g. '{\"max_iterations\": 1000}'")
     args = parser.parse_args()
+    SPRING_FIELDS.update(json.loads(args.spring))
     methods = [m for m in args.methods.split(",") if m]
     joints = [j for j in args.joints.split(",") if j]
     for path in args.files:

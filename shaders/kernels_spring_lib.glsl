@@ -21,8 +21,9 @@
 // Scalars: uint[]: the roles of the frame, 4 per uint (byte v & 3 of word
 //   v >> 2), then the stiffness maps present (float bits, #V each, map f
 //   from u_map_offset[f]).
-// Frame: vec4[]: #B unit posed bone directions, then (with surface edits)
-//   #V edit targets (target xyz, K_i).
+// Frame: vec4[]: #V anchor bone directions, then #V detail targets (the
+//   first stage's differential coordinates, kernels_spring_detail.comp), then
+//   (with surface edits) #V edit targets (target xyz, K_i).
 
 // --- kernels_spring_in.comp ---------------------------------------------------------
 #define SSK_SPRING_IN_VERTEX 0   // uvec4[#V] vertex data (bone in .z)
@@ -50,7 +51,8 @@
 #define SSK_SPRING_STEP_VERTEX 0   // uvec4[#V] vertex data
 #define SSK_SPRING_STEP_EDGES 1    // ssk_spring_edge[#E]
 #define SSK_SPRING_STEP_RECORDS 2  // vec4[2 #V] records of the current iterate
-#define SSK_SPRING_STEP_FRAME 3    // vec4[#V (+ #V)] anchor bone directions (+ edit targets)
+#define SSK_SPRING_STEP_FRAME 3    // vec4[2 #V (+ #V)] anchor bone directions, detail
+                                   // targets (+ edit targets)
 #define SSK_SPRING_STEP_SCALARS 4  // uint[] roles and maps
 #define SSK_SPRING_STEP_NEXT 5     // float[3 #V] the next iterate (out)
 #define SSK_SPRING_STEP_VELOCITY 6 // float[3 #V] velocities (semi-implicit, in/out), or
@@ -63,21 +65,35 @@
 #define SSK_SPRING_RED_RESULT 2   // SpringPartial[1] out
 #define SSK_LOC_SPRING_RED_PASS 3 // 0: vertices -> partials, 1: partials -> result
 
+// --- kernels_spring_detail.comp -----------------------------------------------------
+#define SSK_SPRING_DET_VERTEX 0   // uvec4[#V] vertex data
+#define SSK_SPRING_DET_EDGES 1    // ssk_spring_edge[#E] (as uvec4: neighbor in .w)
+#define SSK_SPRING_DET_FIRST 2    // float[3 #V] the first stage, rig space
+#define SSK_SPRING_DET_FRAME 3    // vec4[] frame data (DETAIL writes its detail section)
+#define SSK_SPRING_DET_SCALARS 4  // uint[] roles (CLUSTER)
+#define SSK_SPRING_DET_RESULT 5   // float[3 #V] the solve's result, in place (CLUSTER)
+#define SSK_SPRING_DET_CLUSTERS 6 // uint[] cluster words (core/kernels/spring.h)
+#define SSK_LOC_SPRING_DET_MODE 3
+#define SSK_SPRING_DET_DETAIL 0u
+#define SSK_SPRING_DET_CLUSTER 1u
+#define SSK_SPRING_NO_CLUSTER 0xffffffffu // SSK_SPRING_NO_CLUSTER of spring.h
+
 // Uniforms of the records and step kernels (after SSK_LOC_BASE/COUNT)
 #define SSK_LOC_SPRING_FLAGS 3       // SSK_SPRING_FLAG_*
-#define SSK_LOC_SPRING_K 4           // float[5] stiffness (locations 4..8)
-#define SSK_LOC_SPRING_DT 9
-#define SSK_LOC_SPRING_KEEP 10       // 1 - damping
-#define SSK_LOC_SPRING_EPS_LEN 11    // sp->length_epsilon
-#define SSK_LOC_SPRING_EPS_PAR 12    // SSK_SPRING_PARALLEL_EPSILON
-#define SSK_LOC_SPRING_EDIT_FIRST 13 // #V: first edit target in the frame buffer
-#define SSK_LOC_SPRING_MAP_OFFSET 14 // uint[5] first scalar of map f (locations 14..18)
-#define SSK_LOC_SPRING_OMEGA 19      // Chebyshev weight w_k (ssk_spring_watch_omega)
+#define SSK_LOC_SPRING_K 4           // float[6] stiffness (locations 4..9)
+#define SSK_LOC_SPRING_DT 10
+#define SSK_LOC_SPRING_KEEP 11       // 1 - damping
+#define SSK_LOC_SPRING_EPS_LEN 12    // sp->length_epsilon
+#define SSK_LOC_SPRING_EPS_PAR 13    // SSK_SPRING_PARALLEL_EPSILON
+#define SSK_LOC_SPRING_EDIT_FIRST 14 // first edit target in the frame buffer
+#define SSK_LOC_SPRING_MAP_OFFSET 15 // uint[6] first scalar of map f (locations 15..20)
+#define SSK_LOC_SPRING_OMEGA 21      // Chebyshev weight w_k (ssk_spring_watch_omega)
+#define SSK_LOC_SPRING_DETAIL_FIRST 22 // #V: first detail target in the frame buffer
 #define SSK_SPRING_FLAG_WRITE 1u     // write the next iterate (else energy only)
 #define SSK_SPRING_FLAG_SEMI 2u      // semi-implicit integrator
 #define SSK_SPRING_FLAG_EDITS 4u     // the frame buffer holds edit targets
 #define SSK_SPRING_FLAG_MAP0 8u      // map f present: SSK_SPRING_FLAG_MAP0 << f
-#define SSK_SPRING_FLAG_CHEBYSHEV 256u // blend with x_{k-1} (after the 5 map bits)
+#define SSK_SPRING_FLAG_CHEBYSHEV 512u // blend with x_{k-1} (after the 6 map bits)
 
 // Forces (ssk_spring_force) and roles (SSK_ROLE_*) of springskin.h.
 #define SSK_FORCE_SURFACE 0
@@ -85,7 +101,9 @@
 #define SSK_FORCE_TORSION 2
 #define SSK_FORCE_BONE 3
 #define SSK_FORCE_EDIT 4
-#define SSK_FORCE_COUNT 5
+#define SSK_FORCE_DETAIL 5
+#define SSK_FORCE_COUNT 6
+#define SSK_ROLE_FREE 0u
 #define SSK_ROLE_KINEMATIC 1u
 #define SSK_ROLE_STATIC 3u
 // SSK_SPRING_HANDLE_WEIGHT of core/kernels/spring.h (Algorithm 1).

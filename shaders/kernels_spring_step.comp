@@ -14,10 +14,13 @@
 //   F_t:  t += w u_j, twd += w (u_i . u_j), w = lever (theta - theta0) / |u_i x u_j|,
 //         lever = min(|s_i|, |s_j|)^2 / |s_i| (core/kernels/spring.c)
 //         (0 when parallel)
+//   F_d:  ns += v_j - v_i
 // and the energy terms es, el, et; then the neighbor stiffness k / deg(i)
-// (the one-ring means), the control handle weight of a kinematic vertex,
-// the edit force K_i (target_i - v_i), the bone force, and the update:
-// explicit v += dt F, semi-implicit u = (1 - damping)(u + dt F), v += dt u;
+// (the one-ring means), the detail force k_d (ns / deg(i) + detail_i),
+// the control handle weight of a kinematic vertex,
+// the edit force K_i (target_i - v_i), the bone force, and the update of
+// F' = F / (1 + dt k_d): explicit v += dt F', semi-implicit u = (1 -
+// damping)(u + dt F'), v += dt u;
 // with SSK_SPRING_FLAG_CHEBYSHEV (explicit only) the update is blended with
 // the previous iterate, bound where the velocities would be:
 // x_next = w (x^ - x_prev) + x_prev, and the step is x_next - x.
@@ -64,6 +67,7 @@ layout(location = SSK_LOC_SPRING_EPS_PAR) uniform float u_eps_par;
 layout(location = SSK_LOC_SPRING_EDIT_FIRST) uniform uint u_edit_first;
 layout(location = SSK_LOC_SPRING_OMEGA) uniform float u_omega;
 layout(location = SSK_LOC_SPRING_MAP_OFFSET) uniform uint u_map_offset[SSK_FORCE_COUNT];
+layout(location = SSK_LOC_SPRING_DETAIL_FIRST) uniform uint u_detail_first;
 
 // k_f times map f at vertex i (lane_map of spring.c: k, or k * map[i]).
 float stiffness(int f, uint i)
@@ -83,6 +87,7 @@ void main()
     float uxi = ri1.x, uyi = ri1.y, uzi = ri1.z;
 
     precise float fsx = 0.0, fsy = 0.0, fsz = 0.0, es = 0.0;
+    precise float nsx = 0.0, nsy = 0.0, nsz = 0.0; // sum_j (v_j - v_i)
     precise float sdl = 0.0, el = 0.0;
     precise float tx = 0.0, ty = 0.0, tz = 0.0, twd = 0.0, et = 0.0;
     for (uint e = vd.x; e < vd.y; ++e) {
@@ -99,6 +104,10 @@ void main()
         fsy += cs * dy;
         fsz += cs * dz;
         es += stretch * stretch;
+        // F_d
+        nsx += dx;
+        nsy += dy;
+        nsz += dz;
         // F_l
         float lj = rj0.w;
         precise float dl = (li - lj) - edge.rest_length_diff;
@@ -134,12 +143,19 @@ void main()
     precise float ksn = ks * inv_deg;
     precise float cl = -(kl * inv_deg * sdl);
     precise float ct = kt * inv_deg;
-    precise float fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi);
-    precise float fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi);
-    precise float fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi);
-    precise float energy = 0.25 * (ks * es + kl * el + kt * et);
-
     uint role = (scalars[i >> 2u] >> (8u * (i & 3u))) & 0xffu;
+    // F_d: none without edges, nor inside an active edit's region
+    precise float kd = deg < 1 || role != SSK_ROLE_FREE ? 0.0 : stiffness(SSK_FORCE_DETAIL, i);
+    vec4 det = frame_data[u_detail_first + i];
+    precise float rx = nsx * inv_deg + det.x;
+    precise float ry = nsy * inv_deg + det.y;
+    precise float rz = nsz * inv_deg + det.z;
+    precise float fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi) + kd * rx;
+    precise float fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi) + kd * ry;
+    precise float fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi) + kd * rz;
+    precise float energy = 0.25 * (ks * es + kl * el + kt * et) +
+                           0.5 * kd * (rx * rx + ry * ry + rz * rz);
+
     bool kinematic = role == SSK_ROLE_KINEMATIC, fixed_ = role == SSK_ROLE_STATIC;
     vec4 bdir = frame_data[i];
     float bx = bdir.x, by = bdir.y, bz = bdir.z;
@@ -179,14 +195,17 @@ void main()
     fx = fixed_ ? 0.0 : fx;
     fy = fixed_ ? 0.0 : fy;
     fz = fixed_ ? 0.0 : fz;
+    // the detail force's own term implicitly: the step of F / (1 + dt k_d)
+    precise float pre = 1.0 / (1.0 + u_dt * kd);
+    precise float px = fx * pre, py = fy * pre, pz = fz * pre;
     precise float mx, my, mz; // the step
     precise float kin = 0.0;
     if ((u_flags & SSK_SPRING_FLAG_SEMI) != 0u) {
         precise float ux = velocity[3u * i], uy = velocity[3u * i + 1u], uz = velocity[3u * i + 2u];
         kin = 0.5 * (ux * ux + uy * uy + uz * uz);
-        ux = fixed_ ? 0.0 : u_keep * (ux + u_dt * fx);
-        uy = fixed_ ? 0.0 : u_keep * (uy + u_dt * fy);
-        uz = fixed_ ? 0.0 : u_keep * (uz + u_dt * fz);
+        ux = fixed_ ? 0.0 : u_keep * (ux + u_dt * px);
+        uy = fixed_ ? 0.0 : u_keep * (uy + u_dt * py);
+        uz = fixed_ ? 0.0 : u_keep * (uz + u_dt * pz);
         velocity[3u * i] = ux;
         velocity[3u * i + 1u] = uy;
         velocity[3u * i + 2u] = uz;
@@ -194,9 +213,9 @@ void main()
         my = u_dt * uy;
         mz = u_dt * uz;
     } else {
-        mx = u_dt * fx;
-        my = u_dt * fy;
-        mz = u_dt * fz;
+        mx = u_dt * px;
+        my = u_dt * py;
+        mz = u_dt * pz;
     }
     precise float nx = xi + mx, ny = yi + my, nz = zi + mz;
     if ((u_flags & SSK_SPRING_FLAG_CHEBYSHEV) != 0u) {

@@ -146,6 +146,7 @@ typedef enum gl_program {
     PROG_SPRING_STEP,
     PROG_SPRING_REDUCE,
     PROG_COR,
+    PROG_SPRING_DETAIL,
     PROG_WELD,
     PROG_ATTACH_WEIGHTS,
     PROG_COUNT
@@ -155,7 +156,7 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_lbs.comp", "kernels_dqs.comp", "kernels_face_normals.comp", "kernels_vertex_normals.comp",
     "backends_max_displacement.comp", "kernels_rigid.comp", "kernels_irs.comp", "kernels_radial.comp",
     "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
-    "kernels_cor.comp", "model_weld.comp", "kernels_attach_weights.comp"};
+    "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp"};
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -207,6 +208,13 @@ enum gl_spring_binding {
     SPRING_STEP_NEXT = 5,
     SPRING_STEP_VELOCITY = 6,
     SPRING_STEP_SCRATCH = 7,
+    SPRING_DET_VERTEX = 0,
+    SPRING_DET_EDGES = 1,
+    SPRING_DET_FIRST = 2,
+    SPRING_DET_FRAME = 3,
+    SPRING_DET_SCALARS = 4,
+    SPRING_DET_RESULT = 5,
+    SPRING_DET_CLUSTERS = 6,
     SPRING_RED_SCRATCH = 0,
     SPRING_RED_PARTIALS = 1,
     SPRING_RED_RESULT = 2,
@@ -219,14 +227,19 @@ enum gl_spring_uniform {
     LOC_SPRING_RED_PASS = 3,
     LOC_SPRING_FLAGS = 3,
     LOC_SPRING_K = 4, /* float[SSK_FORCE_COUNT] */
-    LOC_SPRING_DT = 9,
-    LOC_SPRING_KEEP = 10,
-    LOC_SPRING_EPS_LEN = 11,
-    LOC_SPRING_EPS_PAR = 12,
-    LOC_SPRING_EDIT_FIRST = 13,
-    LOC_SPRING_MAP_OFFSET = 14, /* uint[SSK_FORCE_COUNT] */
-    LOC_SPRING_OMEGA = 19,
+    LOC_SPRING_DT = 10,
+    LOC_SPRING_KEEP = 11,
+    LOC_SPRING_EPS_LEN = 12,
+    LOC_SPRING_EPS_PAR = 13,
+    LOC_SPRING_EDIT_FIRST = 14,
+    LOC_SPRING_MAP_OFFSET = 15, /* uint[SSK_FORCE_COUNT] */
+    LOC_SPRING_OMEGA = 21,
+    LOC_SPRING_DETAIL_FIRST = 22,
+    LOC_SPRING_DET_MODE = 3,
 };
+_Static_assert(LOC_SPRING_K + SSK_FORCE_COUNT <= LOC_SPRING_DT &&
+                   LOC_SPRING_MAP_OFFSET + SSK_FORCE_COUNT <= LOC_SPRING_OMEGA,
+               "spring uniform arrays overlap (shaders/kernels_spring_lib.glsl)");
 #define SPRING_IN_TO_RIG 0u
 #define SPRING_IN_TO_OBJECT 1u
 #define SPRING_IN_CONTINUE 2u
@@ -234,7 +247,11 @@ enum gl_spring_uniform {
 #define SPRING_FLAG_SEMI 2u
 #define SPRING_FLAG_EDITS 4u
 #define SPRING_FLAG_MAP0 8u
-#define SPRING_FLAG_CHEBYSHEV 256u
+#define SPRING_FLAG_CHEBYSHEV 512u
+#define SPRING_DET_DETAIL 0u
+#define SPRING_DET_CLUSTER 1u
+_Static_assert(SPRING_FLAG_MAP0 << SSK_FORCE_COUNT <= SPRING_FLAG_CHEBYSHEV,
+               "the map flags run into SPRING_FLAG_CHEBYSHEV");
 /* Vertices each invocation of the reduction's first pass takes at least
  * (grid stride): the work groups are then #V / (256 x 16), 25 for 100k
  * vertices. Every work group costs its shared-memory reduction, and on a
@@ -264,7 +281,7 @@ typedef enum gl_spring_buffer {
     SB_EDGES,      /* ssk_spring_edge[#E] as they are */
     SB_ANCHOR,     /* #V anchors a' of the frame (vec4) */
     SB_SCALARS,    /* roles (4 per uint), then the stiffness maps */
-    SB_FRAME,      /* #V anchor bone directions, then #V edit targets */
+    SB_FRAME,      /* #V anchor bone directions, #V detail targets, then #V edit targets */
     SB_RECORDS,    /* 2 vec4 per vertex */
     SB_FIRST,      /* the first stage in rig space */
     SB_POS0,       /* the three rotating iterates */
@@ -277,6 +294,7 @@ typedef enum gl_spring_buffer {
     SB_SCRATCH,    /* vec4 per vertex from the step */
     SB_PARTIALS,   /* per-group reductions */
     SB_RESULT,     /* the reduction / the non-finite row */
+    SB_CLUSTERS,   /* the short-edge clusters' words (spring.h) */
     SB_COUNT
 } gl_spring_buffer;
 
@@ -285,7 +303,7 @@ static const char *const spring_buffer_names[SB_COUNT] = {
     "spring frame data", "spring records", "spring first stage", "spring iterate 0",
     "spring iterate 1", "spring iterate 2", "spring good iterate", "spring velocities",
     "spring previous output", "spring differential transforms", "spring scratch",
-    "spring partial reductions", "spring result"};
+    "spring partial reductions", "spring result", "spring clusters"};
 
 /* One spring node's device state, found by its ssk_spring pointer. The
  * frame-dependent history (previous output, skinning, frame) is the
@@ -877,7 +895,8 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_EDGES, (size_t)sp->edge_count * sizeof(ssk_spring_edge), sp->edges, GL_STATIC_DRAW},
             {SB_ANCHOR, 4 * nv * sizeof(float), NULL, GL_DYNAMIC_DRAW},
             {SB_SCALARS, scalar_words * sizeof(uint32_t), scalars, GL_DYNAMIC_DRAW},
-            {SB_FRAME, 4 * (nv + (sp->edit_target ? nv : 0)) * sizeof(float), NULL, GL_DYNAMIC_DRAW},
+            {SB_FRAME, 4 * (2 * nv + (sp->edit_target ? nv : 0)) * sizeof(float), NULL,
+             GL_DYNAMIC_COPY},
             {SB_RECORDS, 8 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
             {SB_FIRST, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_POS0, pos_bytes, NULL, GL_DYNAMIC_COPY},
@@ -892,6 +911,8 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_PARTIALS, GL_REDUCTION_MAX_GROUPS * sizeof(gl_spring_partial), NULL,
              GL_DYNAMIC_COPY},
             {SB_RESULT, sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
+            {SB_CLUSTERS, (size_t)sp->cluster_word_count * sizeof(uint32_t), sp->cluster_words,
+             GL_STATIC_DRAW},
         };
         for (size_t i = 0; st == SSK_OK && i < sizeof allocations / sizeof allocations[0]; ++i)
             st = allocate_named(s, &g->buffers[allocations[i].b],
@@ -994,7 +1015,8 @@ static void spring_step_setup(gl_state *s, gl_spring *g)
     glUniform1f(LOC_SPRING_KEEP, 1.0f - sp->params.damping);
     glUniform1f(LOC_SPRING_EPS_LEN, sp->length_epsilon);
     glUniform1f(LOC_SPRING_EPS_PAR, SSK_SPRING_PARALLEL_EPSILON);
-    glUniform1ui(LOC_SPRING_EDIT_FIRST, sp->vertex_count);
+    glUniform1ui(LOC_SPRING_EDIT_FIRST, 2 * sp->vertex_count);
+    glUniform1ui(LOC_SPRING_DETAIL_FIRST, sp->vertex_count);
     glUniform1uiv(LOC_SPRING_MAP_OFFSET, SSK_FORCE_COUNT, g->map_offset);
 }
 
@@ -1022,6 +1044,25 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     glUniform1ui(LOC_SPRING_FLAGS, flags);
     glUniform1f(LOC_SPRING_OMEGA, omega);
     dispatch(s, PROG_SPRING_STEP, s->rig->vertex_count);
+    spring_barrier();
+}
+
+/* kernels_spring_detail.comp: the detail targets of the first stage
+ * (DETAIL) or the short-edge clusters' step on `result` (CLUSTER). */
+static void spring_detail(gl_state *s, gl_spring *g, GLuint mode, GLuint result)
+{
+    glUseProgram(s->programs[PROG_SPRING_DETAIL]);
+    bind(SPRING_DET_VERTEX, g->buffers[SB_VERTEX]);
+    bind(SPRING_DET_EDGES, g->buffers[SB_EDGES]);
+    bind(SPRING_DET_FIRST, g->buffers[SB_FIRST]);
+    bind(SPRING_DET_FRAME, g->buffers[SB_FRAME]);
+    bind(SPRING_DET_SCALARS, g->buffers[SB_SCALARS]);
+    bind(SPRING_DET_RESULT, result ? result : g->buffers[SB_SCRATCH]);
+    bind(SPRING_DET_CLUSTERS, g->buffers[SB_CLUSTERS]);
+    glUniform1ui(LOC_COUNT, s->rig->vertex_count);
+    glUniform1ui(LOC_SPRING_DET_MODE, mode);
+    glUniform1ui(LOC_SPRING_DETAIL_FIRST, s->rig->vertex_count);
+    dispatch(s, PROG_SPRING_DETAIL, s->rig->vertex_count);
     spring_barrier();
 }
 
@@ -1074,7 +1115,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
                              "GL spring kernel: no spring, input or bones");
     if (call->report) memset(call->report, 0, sizeof *call->report);
     const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
-                                   PROG_SPRING_REDUCE};
+                                   PROG_SPRING_REDUCE, PROG_SPRING_DETAIL};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         ssk_status st = program(s, programs[i], err);
         if (st != SSK_OK) return st;
@@ -1096,7 +1137,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nv * sizeof(float)),
                     sp->vertex_dir);
     if (sp->edit_target)
-        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(4 * nv * sizeof(float)),
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(8 * nv * sizeof(float)),
                         (GLsizeiptr)(4 * nv * sizeof(float)), sp->edit_target);
     if (!(roles == sp->roles && g->base_roles_on_device)) {
         memset(g->roles_packed, 0, g->role_words * sizeof(uint32_t));
@@ -1122,6 +1163,9 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         return ssk_error_set(err, SSK_ERROR_NONFINITE,
                              "spring solve: first-stage position of vertex %u is not finite",
                              bad_row);
+
+    /* The detail force's targets from the first stage. */
+    spring_detail(s, g, SPRING_DET_DETAIL, 0);
 
     /* Starting iterate. */
     GLuint px = g->buffers[SB_POS0], cx = g->buffers[SB_POS1], nx = g->buffers[SB_POS2];
@@ -1174,6 +1218,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         if (st != SSK_OK) return st;
         w.result_energy = r.energy;
     }
+    if (result != g->buffers[SB_FIRST] && sp->cluster_count > 0)
+        spring_detail(s, g, SPRING_DET_CLUSTER, result);
     spring_in(s, g, SPRING_IN_TO_OBJECT, result, output, s->buffers[BUF_PRE_POST]);
     if (p->mode == SSK_SPRING_FRAME_DEPENDENT) {
         if (w.diverged || !call->skinning) {

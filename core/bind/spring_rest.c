@@ -53,13 +53,15 @@
 #define SSK_SPRING_DEFAULT_K_TORSION 18.0f
 #define SSK_SPRING_DEFAULT_K_BONE 0.2f
 #define SSK_SPRING_DEFAULT_K_EDIT 5.0f
+#define SSK_SPRING_DEFAULT_K_DETAIL 120.0f
 #define SSK_SPRING_DEFAULT_DT (1.0f / 30.0f)
 #define SSK_SPRING_DEFAULT_DAMPING 0.1f
 #define SSK_SPRING_DEFAULT_ITERATIONS 50u
 
-static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t", "k_b", "k_e"};
-static const char *const force_name[SSK_FORCE_COUNT] = {"surface", "length", "torsion", "bone",
-                                                        "edit"};
+static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t",
+                                                          "k_b", "k_e", "k_d"};
+static const char *const force_name[SSK_FORCE_COUNT] = {"surface", "length", "torsion",
+                                                        "bone",    "edit",   "detail"};
 
 void ssk_spring_params_default(ssk_spring_params *out)
 {
@@ -70,6 +72,7 @@ void ssk_spring_params_default(ssk_spring_params *out)
     out->stiffness[SSK_FORCE_TORSION] = SSK_SPRING_DEFAULT_K_TORSION;
     out->stiffness[SSK_FORCE_BONE] = SSK_SPRING_DEFAULT_K_BONE;
     out->stiffness[SSK_FORCE_EDIT] = SSK_SPRING_DEFAULT_K_EDIT;
+    out->stiffness[SSK_FORCE_DETAIL] = SSK_SPRING_DEFAULT_K_DETAIL;
     out->dt = SSK_SPRING_DEFAULT_DT;
     out->integrator = SSK_SPRING_EXPLICIT;
     out->damping = SSK_SPRING_DEFAULT_DAMPING;
@@ -126,6 +129,8 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->vertex_dir);
     free(sp->slots);
     free(sp->slot_offsets);
+    free(sp->detail);
+    free(sp->cluster_words);
     free(sp);
 }
 
@@ -304,6 +309,90 @@ static ssk_status build_regions(ssk_spring *sp, const ssk_spring_edit *edits,
     return SSK_OK;
 }
 
+/* Short-edge clusters (spring.c "Short-edge clusters"): union-find over
+ * the edges shorter than SSK_SPRING_CLUSTER_FRACTION of their vertex's
+ * mean rest edge length, then sp->cluster_words (spring.h). */
+static uint32_t cluster_root(uint32_t *parent, uint32_t v)
+{
+    while (parent[v] != v) {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    return v;
+}
+
+static ssk_status build_clusters(ssk_spring *sp, ssk_error *err)
+{
+    const uint32_t nv = sp->vertex_count;
+    uint32_t *parent = malloc(((size_t)nv + 1) * sizeof *parent);
+    uint32_t *size = calloc((size_t)nv + 1, sizeof *size);
+    if (!parent || !size) {
+        free(parent);
+        free(size);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < nv; ++i) parent[i] = i;
+    for (uint32_t i = 0; i < nv; ++i) {
+        const uint32_t first = sp->offsets[i], end = sp->offsets[i + 1];
+        if (end == first) continue;
+        double sum = 0.0;
+        for (uint32_t e = first; e < end; ++e) sum += sp->edges[e].rest_length;
+        const float limit = SSK_SPRING_CLUSTER_FRACTION * (float)(sum / (double)(end - first));
+        for (uint32_t e = first; e < end; ++e) {
+            if (!(sp->edges[e].rest_length < limit)) continue;
+            const uint32_t a = cluster_root(parent, i);
+            const uint32_t b = cluster_root(parent, sp->edges[e].neighbor);
+            if (a != b) parent[a > b ? a : b] = a < b ? a : b; /* the smaller row is the root */
+        }
+    }
+    /* member counts per root, then the words: a root's block follows the
+     * #V index words in root order */
+    uint64_t words = nv;
+    uint32_t clusters = 0;
+    for (uint32_t i = 0; i < nv; ++i) ++size[cluster_root(parent, i)];
+    for (uint32_t i = 0; i < nv; ++i)
+        if (parent[i] == i && size[i] > 1) {
+            words += 1 + (uint64_t)size[i];
+            ++clusters;
+        }
+    if (words > UINT32_MAX) {
+        free(parent);
+        free(size);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "spring: too many vertices");
+    }
+    sp->cluster_words = spring_alloc(sp, (size_t)words, sizeof(uint32_t));
+    if (!sp->cluster_words) {
+        free(parent);
+        free(size);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    uint32_t *w = sp->cluster_words, next = nv;
+    /* size[root] becomes the root's block index (roots come first in their
+     * cluster: the smallest row) */
+    for (uint32_t i = 0; i < nv; ++i) parent[i] = cluster_root(parent, i);
+    for (uint32_t i = 0; i < nv; ++i) {
+        const uint32_t r = parent[i];
+        if (size[r] <= 1 && r == i) {
+            w[i] = SSK_SPRING_NO_CLUSTER;
+            continue;
+        }
+        if (r == i) {
+            const uint32_t n = size[i];
+            w[next] = 0; /* filled as members arrive */
+            size[i] = next;
+            next += 1 + n;
+        }
+        const uint32_t block = size[r];
+        w[i] = block;
+        w[block + 1 + w[block]++] = i;
+    }
+    sp->cluster_word_count = (uint32_t)words;
+    sp->cluster_count = clusters;
+    free(parent);
+    free(size);
+    return SSK_OK;
+}
+
 /* Largest value of a map (1 without one). */
 static float map_max(const float *map, uint32_t nv)
 {
@@ -455,6 +544,7 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     sp->anchor = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     sp->vertex_dir = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     sp->scale_defined = spring_alloc(sp, nv, sizeof(uint8_t));
+    sp->detail = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     /* Anchors from the skin weights (spring.c "Anchors") when asked and
      * the rig has skin weights; else from the binding. */
     const bool per_weight =
@@ -477,7 +567,7 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     bool ok = sp->offsets && sp->edges && sp->rest_bone_angle && sp->rest_scale_length &&
               sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
               sp->good && sp->rec && sp->bone_dir && sp->bone_inv && sp->anchor &&
-              sp->scale_defined &&
+              sp->scale_defined && sp->detail &&
               sp->vertex_dir && (!per_weight || (sp->slots && sp->slot_offsets)) &&
               slot_count <= UINT32_MAX &&
               (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
@@ -599,6 +689,7 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
             edge->rest_angle = ssk_spring_angle(ri + 4, rj + 4);
         }
     }
+    if ((st = build_clusters(sp, err)) != SSK_OK) goto fail;
 
     /* Surface edits. */
     if (edit_count > 0) {

@@ -1030,8 +1030,14 @@ ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_r
     if ((unsigned)method >= SSK_METHOD_COUNT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "ssk_graph_from_method: method %d out of range", (int)method);
-    /* Spring: rigid attachment skinning as the first stage (Toothman 2020,
-     * 4.2), then a spring node with ssk_spring_params_default. */
+    /* Spring: IRS (attachment per skin weight influence, the defaults of
+     * an IRS node) as the first stage, then a spring node with
+     * ssk_spring_params_default. The paper starts from rigid attachment
+     * skinning (Toothman 2020, 4.2) and allows any skinning; the detail
+     * force keeps the first stage's differential coordinates, so the first
+     * stage must be smooth and untwisted where the springs should not
+     * change it: from rigid or LBS the springs would keep their tears and
+     * candy wrapper (issue #15, docs/real-characters.md). */
     bool spring = method == SSK_METHOD_SPRING;
     uint32_t node_count = spring ? 3 : 2;
     ssk_graph *g = graph_alloc(rig, node_count);
@@ -1041,8 +1047,8 @@ ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_r
     output->id = ssk_strdup("out");
     if (!skin->id || !output->id) goto oom;
     skin->type = SSK_NODE_SKINNING;
-    skin->method = spring ? SSK_METHOD_RIGID : method;
-    if (method == SSK_METHOD_IRS &&
+    skin->method = spring ? SSK_METHOD_IRS : method;
+    if (skin->method == SSK_METHOD_IRS &&
         !(skin->joint_influences = influences_alloc(g->bone_count, skin->parent_influence,
                                                     skin->child_influence)))
         goto oom;

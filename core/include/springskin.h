@@ -827,8 +827,9 @@ void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
 /* Spring deformer (Toothman 2020, 4.2, 5.2, 6.1-6.4; MIG 2019).             */
 /* ------------------------------------------------------------------------ */
 
-/* The spring deformer relaxes a first-stage skinned mesh (rigid attachment
- * by default) toward an equilibrium of spring forces between neighboring
+/* The spring deformer relaxes a first-stage skinned mesh (IRS with the
+ * attachment per skin weight influence in --method spring and
+ * ssk_graph_from_method; rigid attachment in the paper) toward an equilibrium of spring forces between neighboring
  * vertices and the skeleton (Eq. 21-22), iterating the update of Eq. 23.
  * All quantities are in rig space and model units; the attachment points
  * a'_i = p' + t_i (c' - p') come from the binding and the posed bones, and
@@ -852,7 +853,24 @@ void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
  *   F_e (edit):    sum over ROIs of k_e w(frame) (target_i - v_i) for the
  *                  ROI's kinematic vertices, target_i = a'_i + R_b (s_i +
  *                  offset_i): the edit follows the skeleton (5.2).
- * Each stiffness may be scaled per vertex by a map. */
+ *   F_d (detail):  k_d ((mean_j v_j - v_i) - (mean_j f_j - f_i)), f the
+ *                  first stage: keeps the first stage's differential
+ *                  coordinates (the one-ring Laplacian of Laplacian surface
+ *                  editing, Sorkine et al. 2004, which the dissertation
+ *                  reviews in 2.2.2), so the springs move the skin by a
+ *                  smooth correction and cannot fold or crumple it; none
+ *                  on the kinematic and passive vertices of an active
+ *                  surface edit, which take the edit's shape (not in
+ *                  the paper: issue #15, core/kernels/spring.c "The detail
+ *                  force"). Its own term is taken implicitly per vertex:
+ *                  each step is divided by 1 + dt k_d(i), which makes it
+ *                  stable at any k_d.
+ * Each stiffness may be scaled per vertex by a map. After the solve, the
+ * vertices of a short-edge cluster (edges shorter than
+ * SSK_SPRING_CLUSTER_FRACTION of their vertex's mean rest edge length:
+ * the near-duplicate vertices of metaball and scan meshes) all take the
+ * cluster's mean correction v - f, so its tiny triangles keep the first
+ * stage's shape (core/kernels/spring.c "Short-edge clusters"). */
 
 typedef enum ssk_spring_force {
     /* Defaults tuned on the 2-bone test limb (tests/c/test_spring_quality.c):
@@ -867,6 +885,18 @@ typedef enum ssk_spring_force {
     SSK_FORCE_TORSION,     /* F_t, default k 18 */
     SSK_FORCE_BONE,        /* F_b, default k 0.2 */
     SSK_FORCE_EDIT,        /* F_e, default k 5 (multiplies each ROI's own) */
+    /* F_d, default k 120 (with dt = 1/30 every step is divided by 5); k 0
+     * is the paper's model. Chosen on the four rigs of
+     * docs/real-characters.md with an IRS first stage: a larger k_d keeps
+     * more of the first stage (fewer folds, IRS's volume), a smaller one
+     * lets the springs thicken the bent joints more. k 10 / 25 / 60 at
+     * equilibrium: turned triangles 0.16 / 0.13 / 0.11% on
+     * BCN_Epileptic.X, twist section 0.75 / 0.86 / 0.95 on the
+     * Mixamo-style body; k 60 / 100 / 120 / 150 at the default 50
+     * iterations: the generated Rigify body's smallest volume 0.982 /
+     * 0.986 / 0.987 / 0.988 (LBS 0.985, IRS 0.992), its knee thickness
+     * 0.831 / 0.825 / 0.823 / 0.821 (IRS 0.808) */
+    SSK_FORCE_DETAIL,
     SSK_FORCE_COUNT
 } ssk_spring_force;
 
@@ -990,13 +1020,15 @@ void ssk_spring_destroy(ssk_spring *spring);
 typedef struct ssk_spring_report {
     uint32_t iterations; /* performed */
     float residual;      /* the convergence measure after the last iteration */
-    double energy;       /* total spring energy of the result */
+    double energy;       /* total spring energy of the result (before the
+                            short-edge clusters take their mean correction) */
     int converged;       /* the convergence scheme was met */
 } ssk_spring_report;
 
 /* Solves one frame on the CPU (the spring owns the solver's buffers: one
  * solve at a time per spring). positions: #V by 3 rig-space first-stage
- * positions in, the relaxed positions out. bones: #B posed attachment bones
+ * positions in (also the f of the detail force and of the short-edge
+ * clusters), the relaxed positions out. bones: #B posed attachment bones
  * (ssk_attach_prepare). skinning: #B by 16 rig-space skinning matrices of
  * the frame (frame-dependent mode), frame: the frame number (edit keys and
  * frame-dependent continuity).

@@ -47,6 +47,51 @@
  * it is the arc reading's force unchanged: 0 divergent frames, and every
  * frame converged by 2000 iterations.
  *   F_e = K_i (target_i - v_i)   (kinematic vertices; spring.h)
+ *   F_d = k_d ((mean_j v_j - v_i) - (mean_j f_j - f_i))   (below)
+ *
+ * The detail force (not in the paper; issue #15). On real characters the
+ * springs' own equilibrium folds and crumples skin wherever the rest
+ * relations cannot all hold: the back of BCN_Epileptic.X's neck with the
+ * head thrown back (the skin LBS tucks under the head is pushed out into
+ * a band of flipped faces), the Rigify body's waist between a pelvis that
+ * stays and a spine that twists (a sawtooth of spikes), shoulders and hips
+ * where several bones meet. Each force alone does it (BCN frame 32,
+ * converged: surface alone 99 flipped triangles, torsion 66, length 29,
+ * bone 17); weakening compression (tension-only surface springs,
+ * one-sided torsion) or a Laplacian term toward the REST shape rotated by
+ * blended bone rotations did not remove it (60 -> 69). What did is to keep
+ * the first stage's differential coordinates delta_f(i) = f_i - mean_j f_j
+ * (Laplacian surface editing's detail, Sorkine et al. 2004, reviewed in
+ * the dissertation's 2.2.2): F_d = k_d (mean_j v_j - v_i + delta_f(i)),
+ * the umbrella operator of the correction v - f. The springs then move the
+ * skin by a smooth correction: thicker bent joints, an untwisted ring, but
+ * no fold the first stage does not have. With IRS as the first stage
+ * (attachment per skin weight influence) and the short-edge clusters
+ * below, all four rigs of docs/real-characters.md went from 0.44-1.36% of
+ * triangles turned > 60 degrees from LBS to 0.00-0.11%, with volume,
+ * joint thickness and the 180-degree twist section at least LBS's and
+ * IRS's (bench/real_quality.py). Its energy term is 1/2 k_d |r_i|^2, r_i
+ * = mean_j v_j - v_i + delta_f(i), per vertex (F_d is -dE/dv_i up to the
+ * neighbors' terms). The vertex's own part of F_d, -k_d v_i, is taken
+ * implicitly (a Jacobi preconditioner): each step is dt F / (1 + dt
+ * k_d(i)), stable at any k_d; the other forces' steps shrink by the same
+ * factor, so the stability checks on dt stay valid. delta_f is computed
+ * once per solve from the first stage (in frame-dependent mode too: the
+ * frame's own first stage, not the continued start).
+ *
+ * Short-edge clusters. Metaball, remeshed and scanned bodies have
+ * near-duplicate vertices: edges of 1e-4 of the diagonal beside edges of
+ * 1e-2 (the Rigify bodies: 7% of the triangles have an edge below 0.1 of
+ * the median). A per-vertex solver moves two such vertices by corrections
+ * that differ by far more than their distance, so their sliver triangles
+ * flip (34 of the Rigify body's 38 remaining turned triangles at frame 9)
+ * and stretch by 5x (the "stretch" measure). After the solve, each
+ * cluster of vertices joined by edges shorter than
+ * SSK_SPRING_CLUSTER_FRACTION of their vertex's mean rest edge length
+ * moves by the mean correction of its non-static members, v_m = f_m +
+ * mean(v - f): the cluster keeps the first stage's shape (38 -> 4 turned
+ * there). The clusters are built once (spring_rest.c) and the solve's
+ * energy and report are those of the iterate before this step.
  *
  * Eq. 21 writes every force as k (Delta_current - Delta_bind); Eq. 22 sums
  * them. The torsion and bone springs are angular: the dissertation turns a
@@ -177,6 +222,7 @@ typedef struct pass_args {
     const float *rec;         /* records of the current iterate */
     const float *vertex_dir;  /* #V by 4: each vertex's bone direction */
     const float *edit_target; /* #V by 4 or NULL */
+    const float *detail;      /* #V by 4: the first stage's differential coordinates */
     float *next;              /* #V by 3: the next iterate */
     float *velocity;          /* semi-implicit, or NULL */
     const float *prev;        /* Chebyshev pass: #V by 3 x_{k-1}, else NULL */
@@ -303,6 +349,7 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
     const v8 eps_len = V8(a->eps_len), eps_par = V8(a->eps_par);
 
     v8 fsx = V8(0.0f), fsy = V8(0.0f), fsz = V8(0.0f), es = V8(0.0f);
+    v8 nsx = V8(0.0f), nsy = V8(0.0f), nsz = V8(0.0f); /* sum_j (v_j - v_i) */
     v8 sdl = V8(0.0f), el = V8(0.0f);
     v8 tx = V8(0.0f), ty = V8(0.0f), tz = V8(0.0f), twd = V8(0.0f), et = V8(0.0f);
     /* The k-th neighbor of each lane. */
@@ -332,6 +379,10 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
         fsy += cs * dy;
         fsz += cs * dz;
         es += SEL(act, stretch * stretch, V8(0.0f));
+        /* F_d */
+        nsx += SEL(act, dx, V8(0.0f));
+        nsy += SEL(act, dy, V8(0.0f));
+        nsz += SEL(act, dz, V8(0.0f));
         /* F_l */
         const v8 lj = cj[3];
         const v8 dl = (li - lj) - D0;
@@ -370,13 +421,24 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
     const v8 degf = __builtin_convertvector((no_edges & ones) | (~no_edges & degv), v8);
     const v8 inv_deg = SEL(no_edges, V8(0.0f), V8(1.0f) / degf);
     const v8 ksn = ks * inv_deg, cl = -(kl * inv_deg * sdl), ct = kt * inv_deg;
-    v8 fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi);
-    v8 fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi);
-    v8 fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi);
-    v8 energy = V8(0.25f) * (ks * es + kl * el + kt * et);
-
     i8 role;
     for (int l = 0; l < 8; ++l) role[l] = a->roles[vi[l]];
+    /* F_d: none on a vertex without edges, nor inside an active surface
+     * edit's region (its kinematic and passive vertices take the edit's
+     * shape, 5.2, which the first stage's detail would resist) */
+    const v8 kd = SEL(no_edges | (role != SSK_ROLE_FREE), V8(0.0f),
+                      lane_map(a->maps[SSK_FORCE_DETAIL], a->k[SSK_FORCE_DETAIL], vi, n));
+    v8 rx, ry, rz, rpad;
+    lane_rows4(a->detail, vi, &rx, &ry, &rz, &rpad);
+    rx = nsx * inv_deg + rx;
+    ry = nsy * inv_deg + ry;
+    rz = nsz * inv_deg + rz;
+    v8 fx = ksn * fsx + cl * uxi + ct * (tx - twd * uxi) + kd * rx;
+    v8 fy = ksn * fsy + cl * uyi + ct * (ty - twd * uyi) + kd * ry;
+    v8 fz = ksn * fsz + cl * uzi + ct * (tz - twd * uzi) + kd * rz;
+    v8 energy = V8(0.25f) * (ks * es + kl * el + kt * et) +
+                V8(0.5f) * kd * (rx * rx + ry * ry + rz * rz);
+
     const i8 kinematic = role == SSK_ROLE_KINEMATIC, fixed = role == SSK_ROLE_STATIC;
     v8 bx, by, bz, bpad;
     lane_rows4(a->vertex_dir, vi, &bx, &by, &bz, &bpad);
@@ -417,6 +479,9 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
     fy = SEL(fixed, V8(0.0f), fy);
     fz = SEL(fixed, V8(0.0f), fz);
     const v8 dt = V8(a->dt);
+    /* the detail force's own term implicitly: the step of F / (1 + dt k_d) */
+    const v8 pre = V8(1.0f) / (V8(1.0f) + dt * kd);
+    const v8 px = fx * pre, py = fy * pre, pz = fz * pre;
     v8 mx, my, mz; /* the step */
     if (a->velocity) {
         v8 ux, uy, uz;
@@ -429,9 +494,9 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
         const v8 kin = V8(0.5f) * (ux * ux + uy * uy + uz * uz);
         acc->kinetic += __builtin_convertvector(SEL(valid, kin, V8(0.0f)), v8d);
         const v8 keep = V8(a->keep);
-        ux = SEL(fixed, V8(0.0f), keep * (ux + dt * fx));
-        uy = SEL(fixed, V8(0.0f), keep * (uy + dt * fy));
-        uz = SEL(fixed, V8(0.0f), keep * (uz + dt * fz));
+        ux = SEL(fixed, V8(0.0f), keep * (ux + dt * px));
+        uy = SEL(fixed, V8(0.0f), keep * (uy + dt * py));
+        uz = SEL(fixed, V8(0.0f), keep * (uz + dt * pz));
         for (int l = 0; l < n; ++l) {
             float *u = a->velocity + 3 * (size_t)vi[l];
             u[0] = ux[l];
@@ -442,9 +507,9 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
         my = dt * uy;
         mz = dt * uz;
     } else {
-        mx = dt * fx;
-        my = dt * fy;
-        mz = dt * fz;
+        mx = dt * px;
+        my = dt * py;
+        mz = dt * pz;
     }
     v8 nx = xi + mx, ny = yi + my, nz = zi + mz;
     if (a->prev) {
@@ -723,6 +788,37 @@ static bool continue_previous(ssk_spring *sp, float *x, const float *first_stage
     return true;
 }
 
+void ssk_spring_detail(ssk_spring *sp, const float *first)
+{
+    const int64_t n = sp->vertex_count;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+        ssk_spring_detail_row(sp->detail + 4 * i, first, sp->offsets, sp->edges, (uint32_t)i);
+}
+
+void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
+                               const uint8_t *roles)
+{
+    const uint32_t *w = sp->cluster_words;
+    const int64_t n = sp->vertex_count;
+    /* vertex i of a cluster reads its members' rows of `result` and
+     * `first`; every member of one cluster is written by the same
+     * iteration (the root's), so rows are read before they change */
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const uint32_t block = w[i];
+        if (block == SSK_SPRING_NO_CLUSTER || w[block + 1] != (uint32_t)i) continue;
+        float mean[3];
+        if (!ssk_spring_cluster_mean(mean, w + block, result, first, roles)) continue;
+        for (uint32_t k = 1; k <= w[block]; ++k) {
+            const uint32_t m = w[block + k];
+            if (roles[m] == SSK_ROLE_STATIC) continue;
+            for (int c = 0; c < 3; ++c)
+                result[3 * (size_t)m + c] = first[3 * (size_t)m + c] + mean[c];
+        }
+    }
+}
+
 static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
 {
     memset(a, 0, sizeof *a);
@@ -737,6 +833,7 @@ static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
     a->rec = sp->rec;
     a->vertex_dir = sp->vertex_dir;
     a->edit_target = sp->edit_target;
+    a->detail = sp->detail;
     a->velocity = sp->velocity;
     a->dt = sp->params.dt;
     a->keep = 1.0f - sp->params.damping;
@@ -909,6 +1006,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     memcpy(nx, cx, bytes);
     memcpy(px, cx, bytes);
 
+    ssk_spring_detail(sp, positions);
     pass_args a;
     fill_args(&a, sp, roles);
     ssk_spring_watch w;
@@ -938,7 +1036,10 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
         records(sp, result);
         w.result_energy = force_pass(&a, nv, 0).energy;
     }
-    if (result != positions) memcpy(positions, result, bytes);
+    if (result != positions) {
+        ssk_spring_clusters_apply(sp, (float *)result, positions, roles);
+        memcpy(positions, result, bytes);
+    }
     if (p->mode == SSK_SPRING_FRAME_DEPENDENT) {
         if (w.diverged || !skinning) {
             sp->has_prev = 0;

@@ -111,6 +111,13 @@
 #define SSK_SPRING_MIN_CURVATURE_LENGTH 1.0
 #define SSK_SPRING_MIN_CURVATURE_TORSION (1.0 / 3.0)
 
+/* Short-edge clusters (spring.c "Short-edge clusters"): an edge shorter
+ * than this fraction of the mean rest length of its vertex's edges joins
+ * its two vertices into one cluster. */
+#define SSK_SPRING_CLUSTER_FRACTION 0.1f
+/* cluster_index of a vertex in no cluster. */
+#define SSK_SPRING_NO_CLUSTER 0xffffffffu
+
 /* One directed edge (i -> j) of the CSR (see above). */
 typedef struct ssk_spring_edge {
     float rest_length;
@@ -192,6 +199,17 @@ struct ssk_spring {
     uint32_t *slot_offsets;  /* #V + 1: vertex i's records are
                                 slots[SSK_ATTACH_SLOT_FLOATS x offsets[i] ..
                                 offsets[i + 1]) */
+
+    /* the detail force (spring.c "The detail force"): per solve, the first
+     * stage's differential coordinates f_i - mean_j f_j */
+    float *detail;           /* #V by 4 (xyz, 0) */
+    /* short-edge clusters (spring.c "Short-edge clusters"), one uint32
+     * array: words[0 .. #V) the index in `cluster_words` of vertex i's
+     * cluster or SSK_SPRING_NO_CLUSTER; at that index the cluster's
+     * member count n, then its n member rows (ascending) */
+    uint32_t *cluster_words;
+    uint32_t cluster_word_count; /* #V + sum over clusters of (1 + n) */
+    uint32_t cluster_count;
 
     size_t bytes;            /* everything above that the solver owns */
 };
@@ -296,6 +314,56 @@ static inline __attribute__((always_inline)) float ssk_spring_edge_length(const 
     return sqrtf(dx * dx + dy * dy + dz * dz);
 }
 
+/* Row i of the detail targets: f_i - mean_j f_j = -(sum_j (f_j - f_i)) /
+ * deg(i), with the sum over i's CSR row in order and the solver's own
+ * operations (spring.c sums v_j - v_i the same way), so that the residual
+ * of the detail force is exactly 0 where v = f (the rest pose stays an
+ * equilibrium bit for bit; the GL kernel computes the same); (0, 0, 0, 0)
+ * without edges. */
+static inline void ssk_spring_detail_row(float out[4], const float *first,
+                                         const uint32_t *offsets, const ssk_spring_edge *edges,
+                                         uint32_t i)
+{
+    const uint32_t b = offsets[i], e = offsets[i + 1];
+    const float *fi = first + 3 * (size_t)i;
+    float sx = 0.0f, sy = 0.0f, sz = 0.0f;
+    for (uint32_t k = b; k < e; ++k) {
+        const float *fj = first + 3 * (size_t)edges[k].neighbor;
+        sx += fj[0] - fi[0];
+        sy += fj[1] - fi[1];
+        sz += fj[2] - fi[2];
+    }
+    const float inv = e > b ? 1.0f / (float)(e - b) : 0.0f;
+    out[0] = -(sx * inv);
+    out[1] = -(sy * inv);
+    out[2] = -(sz * inv);
+    out[3] = 0.0f;
+}
+
+/* The mean correction of one cluster block (count, members...): false
+ * when every member is static. */
+static inline bool ssk_spring_cluster_mean(float mean[3], const uint32_t *block,
+                                           const float *result, const float *first,
+                                           const uint8_t *roles)
+{
+    float sx = 0.0f, sy = 0.0f, sz = 0.0f;
+    uint32_t count = 0;
+    for (uint32_t k = 1; k <= block[0]; ++k) {
+        const uint32_t m = block[k];
+        if (roles[m] == SSK_ROLE_STATIC) continue;
+        sx += result[3 * (size_t)m] - first[3 * (size_t)m];
+        sy += result[3 * (size_t)m + 1] - first[3 * (size_t)m + 1];
+        sz += result[3 * (size_t)m + 2] - first[3 * (size_t)m + 2];
+        ++count;
+    }
+    if (count == 0) return false;
+    const float inv = 1.0f / (float)count;
+    mean[0] = sx * inv;
+    mean[1] = sy * inv;
+    mean[2] = sz * inv;
+    return true;
+}
+
 /* --- the per-frame set-up and the per-iteration decisions, shared by the
  * CPU solver (ssk_spring_solve) and the GL backend (core/backends/gl_backend.c, whose
  * compute shaders do the passes; shaders/spring_*.comp) so that both take
@@ -316,6 +384,19 @@ const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *b
  * first part of ssk_spring_prepare_frame; spring_rest.c calls it with the
  * rest bones so that the rest pose is an equilibrium bit for bit). */
 void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones);
+
+/* The detail force's targets of a solve (spring.c "The detail force"):
+ * row i of sp->detail (#V by 4) = (f_i - mean_j f_j, 0) over i's CSR row,
+ * first: #V by 3 rig-space first-stage positions. */
+void ssk_spring_detail(ssk_spring *sp, const float *first);
+
+/* The short-edge clusters' step after a solve (spring.c "Short-edge
+ * clusters"): every non-static member m of a cluster gets result_m =
+ * first_m + the mean of (result - first) over the cluster's non-static
+ * members. result, first: #V by 3 rig space (distinct buffers); roles:
+ * the frame's #V roles. */
+void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
+                               const uint8_t *roles);
 
 /* Differential bone transforms of frame-dependent mode (6.1): out[b] =
  * S_b(n) S_b(n-1)^-1, #B by 16 row-major each (rig space). false when a

@@ -534,7 +534,7 @@ static void test_spring_errors(void **state)
                  "expected an object", "int");
     expect_error(rig, SPRING_DOC(", 'stiffness': {'shear': 1}"), "node 'relax'",
                  "field 'stiffness'", "unknown force 'shear'",
-                 "surface, length, torsion, bone or edit");
+                 "surface, length, torsion, bone, edit or detail");
     expect_error(rig, SPRING_DOC(", 'stiffness': {'surface': -1}"),
                  "node 'relax': field 'stiffness.surface': expected a number >= 0, got -1");
     expect_error(rig, SPRING_DOC(", 'stiffness': {'edit': '5'}"), "node 'relax'",
@@ -940,7 +940,7 @@ static void test_spring_fields(void **state)
     assert_int_equal(relax->input_positions, 0);
     assert_int_equal(g->nodes[2].input_positions, 1);
     const ssk_spring_params *p = &relax->spring;
-    const float stiffness[SSK_FORCE_COUNT] = {2.5f, 0.75f, 0.0f, 1.25f, 8.0f};
+    const float stiffness[SSK_FORCE_COUNT] = {2.5f, 0.75f, 0.0f, 1.25f, 8.0f, 120.0f};
     assert_memory_equal(p->stiffness, stiffness, sizeof stiffness);
     assert_true(p->dt == 0.02f);
     assert_int_equal(p->integrator, SSK_SPRING_SEMI_IMPLICIT);
@@ -995,7 +995,7 @@ static void test_spring_fields(void **state)
     g = parse_ok(SPRING_DOC(", 'stiffness': {'torsion': 4}"), fx->limb);
     ssk_spring_params defaults;
     ssk_spring_params_default(&defaults);
-    const float documented[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f};
+    const float documented[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f, 120.0f};
     assert_memory_equal(defaults.stiffness, documented, sizeof documented);
     assert_float_equal(defaults.dt, DEFAULT_DT, 1e-9);
     assert_float_equal(defaults.damping, DEFAULT_DAMPING, 1e-9);
@@ -1004,7 +1004,7 @@ static void test_spring_fields(void **state)
     assert_int_equal(defaults.convergence, SSK_CONVERGE_DISPLACEMENT);
     assert_int_equal(defaults.mode, SSK_SPRING_FRAME_INDEPENDENT);
     relax = &g->nodes[1];
-    const float partial[SSK_FORCE_COUNT] = {6.0f, 18.0f, 4.0f, 0.2f, 5.0f};
+    const float partial[SSK_FORCE_COUNT] = {6.0f, 18.0f, 4.0f, 0.2f, 5.0f, 120.0f};
     assert_memory_equal(relax->spring.stiffness, partial, sizeof partial);
     defaults.stiffness[SSK_FORCE_TORSION] = 4.0f;
     assert_spring_params_equal(&relax->spring, &defaults);
@@ -1060,7 +1060,7 @@ static void test_spring_round_trip(void **state)
     assert_string_equal(json, again);
     const char *parts[] = {
         "\"stiffness\": { \"surface\": 2.5, \"length\": 0.75, \"torsion\": 0.0, \"bone\": 1.25, "
-        "\"edit\": 8.0 }",
+        "\"edit\": 8.0, \"detail\": 120.0 }",
         "\"stiffness_maps\": { \"surface\": [ 0.0, 0.25, 0.5, 0.75, 1.0, 0.0,",
         "\"bone\": [ 2.0, 2.0,", "\"dt\": 0.02", "\"integrator\": \"semi_implicit\"",
         "\"damping\": 0.3", "\"max_iterations\": 200", "\"convergence\": \"energy\"",
@@ -1085,7 +1085,7 @@ static void test_spring_round_trip(void **state)
     assert_non_null(json);
     const char *defaults[] = {
         "\"stiffness\": { \"surface\": 6.0, \"length\": 18.0, \"torsion\": 18.0, \"bone\": 0.2, "
-        "\"edit\": 5.0 }",
+        "\"edit\": 5.0, \"detail\": 120.0 }",
         "\"stiffness_maps\": { }", "\"dt\": 0.0333333", "\"integrator\": \"explicit\"",
         "\"damping\": 0.1", "\"max_iterations\": 50", "\"convergence\": \"displacement\"",
         "\"threshold\": 0.0", "\"mode\": \"frame_independent\"", "\"edits\": [ ]"};
@@ -1262,8 +1262,8 @@ static void test_from_method(void **state)
     }
     ssk_graph *g = NULL;
     ssk_error err = {0};
-    /* Spring: rigid skinning "skin" -> spring "relax" (the defaults, no maps,
-     * no edits) -> "out". */
+    /* Spring: IRS skinning "skin" (its defaults) -> spring "relax" (the
+     * defaults, no maps, no edits) -> "out". */
     assert_int_equal(ssk_graph_from_method(&g, SSK_METHOD_SPRING, fx->limb, &err), SSK_OK);
     assert_int_equal(g->node_count, 3);
     assert_int_equal(g->output_node, 2);
@@ -1272,7 +1272,8 @@ static void test_from_method(void **state)
     assert_string_equal(g->nodes[1].id, "relax");
     assert_string_equal(g->nodes[2].id, "out");
     assert_int_equal(g->nodes[0].type, SSK_NODE_SKINNING);
-    assert_int_equal(g->nodes[0].method, SSK_METHOD_RIGID);
+    assert_int_equal(g->nodes[0].method, SSK_METHOD_IRS);
+    assert_non_null(g->nodes[0].joint_influences);
     assert_int_equal(g->nodes[1].type, SSK_NODE_SPRING);
     assert_int_equal(g->nodes[2].type, SSK_NODE_OUTPUT);
     assert_int_equal(g->nodes[0].input_positions, -1);
@@ -1281,14 +1282,17 @@ static void test_from_method(void **state)
     assert_int_equal(g->nodes[2].input_normals, -1);
     const uint32_t order[3] = {0, 1, 2};
     assert_memory_equal(g->order, order, sizeof order);
-    const float stiffness[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f};
+    const float stiffness[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f, 120.0f};
     assert_memory_equal(g->nodes[1].spring.stiffness, stiffness, sizeof stiffness);
     assert_int_equal(g->nodes[1].spring.max_iterations, DEFAULT_MAX_ITERATIONS);
     assert_int_equal(g->nodes[1].spring.mode, SSK_SPRING_FRAME_INDEPENDENT);
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) assert_null(g->nodes[1].spring.stiffness_maps[f]);
     assert_int_equal(g->nodes[1].edit_count, 0);
     assert_int_equal(ssk_graph_needs_binding(g), 1);
-    ssk_graph *parsed = parse_ok(SPRING_DOC(""), fx->limb);
+    ssk_graph *parsed = parse_ok(DOC(SKIN_IRS ",{'id': 'relax', 'type': 'spring'}," OUT,
+                                     "{'from': 'skin', 'to': 'relax'}, "
+                                     "{'from': 'relax', 'to': 'out'}"),
+                                 fx->limb);
     assert_graphs_equal(g, parsed);
     ssk_graph_destroy(parsed);
     char *json = ssk_graph_to_json(g);
@@ -1418,7 +1422,7 @@ static void test_examples(void **state)
     ssk_graph_destroy(m);
     ssk_graph_destroy(g);
 
-    /* spring_edit.json: rigid -> spring with a keyed push edit on belly
+    /* spring_edit.json: IRS -> spring with a keyed push edit on belly
      * rows of the Torso mesh (the first mesh) -> normals. */
     if (ssk_graph_load(&g, EXAMPLES_DIR "/spring_edit.json", fx->bcn, &err) != SSK_OK)
         fail_msg("%s", err.message);
@@ -1430,7 +1434,7 @@ static void test_examples(void **state)
     assert_true(out->input_positions >= 0 && out->input_normals >= 0);
     const ssk_graph_node *relax = &g->nodes[out->input_positions];
     assert_int_equal(relax->type, SSK_NODE_SPRING);
-    assert_int_equal(g->nodes[relax->input_positions].method, SSK_METHOD_RIGID);
+    assert_int_equal(g->nodes[relax->input_positions].method, SSK_METHOD_IRS);
     assert_int_equal(g->nodes[out->input_normals].input_positions, out->input_positions);
     assert_int_equal(relax->edit_count, 1);
     const ssk_spring_edit *edit = &relax->edits[0].edit;

@@ -13,11 +13,13 @@
  * are means over the one ring, k(i, j) = k / deg(i) (core/kernels/spring.c): the
  * independent references below divide by the degree themselves.
  *
- * Anchors: the tiny rig's one bone makes both attachment modes the same;
+ * Model: the tiny rig's one bone makes both attachment modes the same;
  * the tests of the solver's machinery on the limb (schemes, integrators,
- * Chebyshev, memory) use the paper's anchors (attachment "binding"), whose
- * slow mode they were measured on; the weights anchors (the default) have
- * tests of their own below (test_weights_anchors_*).
+ * Chebyshev, divergence, memory) use the paper's model (paper_model:
+ * attachment "binding" and no detail force), whose slow mode they were
+ * measured on; the weights anchors and the detail force (the defaults)
+ * have tests of their own below (test_weights_anchors_*, test_detail_*,
+ * test_short_edge_clusters).
  */
 #include "testutil.h"
 
@@ -50,6 +52,14 @@ static fixture fixture_make(ssk_rig *rig)
         fail_msg("ssk_binding_create: %s", err.message);
     assert_int_equal(ssk_binding_get(f.binding, &f.bv, NULL), SSK_OK);
     return f;
+}
+
+/* The paper's spring model (Toothman 2020, 4.2): the binding's anchors,
+ * no detail force. */
+static void paper_model(ssk_spring_params *p)
+{
+    p->attachment = SSK_ATTACHMENT_BINDING;
+    p->stiffness[SSK_FORCE_DETAIL] = 0.0f;
 }
 
 static void fixture_free(fixture *f)
@@ -184,6 +194,7 @@ static void test_defaults(void **state)
     assert_true(p.stiffness[SSK_FORCE_TORSION] == 18.0f);
     assert_true(p.stiffness[SSK_FORCE_BONE] == 0.2f);
     assert_true(p.stiffness[SSK_FORCE_EDIT] == 5.0f);
+    assert_true(p.stiffness[SSK_FORCE_DETAIL] == 120.0f);
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) assert_null(p.stiffness_maps[f]);
     assert_true(fabsf(p.dt - 1.0f / 30.0f) < 1e-9f);
     assert_int_equal(p.integrator, SSK_SPRING_EXPLICIT);
@@ -689,6 +700,7 @@ static void divergence_detected(float rho)
     p.stiffness[SSK_FORCE_SURFACE] = 30.0f;
     p.stiffness[SSK_FORCE_LENGTH] = 30.0f;
     p.stiffness[SSK_FORCE_TORSION] = 30.0f;
+    p.stiffness[SSK_FORCE_DETAIL] = 0.0f; /* its preconditioner would slow the steps */
     p.max_iterations = 2000;
     p.convergence = SSK_CONVERGE_ITERATIONS;
     p.chebyshev_rho = rho;
@@ -755,7 +767,7 @@ static void test_convergence_schemes(void **state)
 
     /* ITERATIONS: exactly max_iterations, reported as met */
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     p.convergence = SSK_CONVERGE_ITERATIONS;
     p.max_iterations = 37;
     ssk_spring_report r = posed_solve(&f, &p, a, PI_D / 2);
@@ -765,7 +777,7 @@ static void test_convergence_schemes(void **state)
     /* DISPLACEMENT: stops at the first step below the threshold; the
      * residual is that step: x_n - x_{n-1} */
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     p.max_iterations = 2000;
     p.threshold = 2e-5f;
     r = posed_solve(&f, &p, a, PI_D / 2);
@@ -787,7 +799,7 @@ static void test_convergence_schemes(void **state)
 
     /* FORCE: largest |F| below the threshold */
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     p.convergence = SSK_CONVERGE_FORCE;
     p.max_iterations = 4000;
     p.threshold = 1e-3f;
@@ -799,7 +811,7 @@ static void test_convergence_schemes(void **state)
     /* ENERGY: stops when E(x_{n-1}) >= E(x_{n-2}) and keeps x_{n-2}, the
      * minimum along the way */
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     p.convergence = SSK_CONVERGE_ENERGY;
     p.max_iterations = 20000;
     r = posed_solve(&f, &p, a, PI_D / 2);
@@ -837,7 +849,7 @@ static void test_semi_implicit_same_equilibrium(void **state)
     float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
     ssk_spring_params p;
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     p.max_iterations = 20000;
     p.threshold = 1e-6f;
     ssk_spring_report ra = posed_solve(&f, &p, a, PI_D / 2);
@@ -872,7 +884,7 @@ static void test_chebyshev_same_equilibrium(void **state)
     float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
     ssk_spring_params p;
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     p.max_iterations = 20000;
     p.threshold = 1e-6f;
     const ssk_spring_report ra = posed_solve(&f, &p, a, PI_D / 2);
@@ -888,7 +900,7 @@ static void test_chebyshev_same_equilibrium(void **state)
     assert_true(2 * rb.iterations < ra.iterations);
 
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     p.chebyshev_rho = 0.99f;
     p.convergence = SSK_CONVERGE_ITERATIONS;
     for (int k = 0; k < SSK_FORCE_COUNT; ++k) p.stiffness[k] = 0.0f;
@@ -1248,7 +1260,7 @@ static void test_bytes_per_vertex(void **state)
     fixture f = limb();
     ssk_spring_params p;
     ssk_spring_params_default(&p);
-    p.attachment = SSK_ATTACHMENT_BINDING; /* the paper's anchors (file comment) */
+    paper_model(&p); /* file comment */
     ssk_spring *sp = make_spring(&f, &p, NULL, 0);
     const size_t bytes = ssk_spring_bytes_per_vertex(sp);
     /* at least: positions x3, good, record (32), CSR rest (16 per directed
@@ -1325,6 +1337,128 @@ static void test_weights_anchors_converge(void **state)
     fixture_free(&f);
 }
 
+
+/* The detail force alone (all other stiffnesses 0) keeps any first stage
+ * exactly: its residual mean_j (v_j - v_i) - mean_j (f_j - f_i) is 0 bit
+ * for bit where v = f (ssk_spring_detail_row's arithmetic), so the posed,
+ * torn rigid first stage is its equilibrium after one pass. */
+static void test_detail_alone_keeps_first_stage(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    ssk_spring_params p;
+    only(&p, SSK_FORCE_DETAIL, 120.0f);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[32];
+    ssk_attach_bone bones[2];
+    const size_t n3 = 3 * (size_t)f.nv;
+    float *in = malloc(n3 * sizeof(float)), *out = malloc(n3 * sizeof(float));
+    pose_child(skin, Z_AXIS, PI_D / 2);
+    first_stage(&f, skin, bones, in);
+    memcpy(out, in, n3 * sizeof(float));
+    const ssk_spring_report r = solve_ok(sp, out, bones, skin, 0);
+    assert_true(r.converged);
+    assert_int_equal(r.iterations, 1);
+    assert_true(r.energy == 0.0);
+    assert_memory_equal(out, in, n3 * sizeof(float));
+    free(in);
+    free(out);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
+/* The detail force's own term is implicit (each step divided by 1 + dt
+ * k_d): creation accepts any k_d, and a k_d of 1e4 (dt k_d = 333, far past
+ * the explicit bound 2 of the other forces) with the paper's forces at
+ * their defaults neither diverges nor moves the first stage's shape much;
+ * and a larger k_d keeps the first stage closer (the springs' correction
+ * shrinks as k_d grows: 0 < k_d 120 < k_d 1e4 in distance to f). */
+static void test_detail_stable_at_any_stiffness(void **state)
+{
+    (void)state;
+    fixture f = limb();
+    const size_t n3 = 3 * (size_t)f.nv;
+    float *first = malloc(n3 * sizeof(float)), *a = malloc(n3 * sizeof(float));
+    float *b = malloc(n3 * sizeof(float)), *c = malloc(n3 * sizeof(float));
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    p.max_iterations = 400;
+    p.stiffness[SSK_FORCE_DETAIL] = 0.0f;
+    posed_solve(&f, &p, a, PI_D / 2);
+    p.stiffness[SSK_FORCE_DETAIL] = 120.0f;
+    posed_solve(&f, &p, b, PI_D / 2);
+    p.stiffness[SSK_FORCE_DETAIL] = 1e4f;
+    const ssk_spring_report r = posed_solve(&f, &p, c, PI_D / 2);
+    assert_true(isfinite(r.energy));
+    {
+        float skin[32];
+        ssk_attach_bone bones[2];
+        pose_child(skin, Z_AXIS, PI_D / 2);
+        first_stage(&f, skin, bones, first);
+    }
+    const double da = tu_max_abs_diff(a, first, n3), db = tu_max_abs_diff(b, first, n3),
+                 dc = tu_max_abs_diff(c, first, n3);
+    printf("largest move from the rigid first stage after 400 passes: k_d 0 %.4f, 120 %.4f, "
+           "1e4 %.4f\n",
+           da, db, dc);
+    for (size_t i = 0; i < n3; ++i) assert_true(isfinite(c[i]));
+    assert_true(dc < db && db < da);
+    free(first);
+    free(a);
+    free(b);
+    free(c);
+    fixture_free(&f);
+}
+
+/* Short-edge clusters: a limb whose ring 21 lies 1e-4 below ring 22 (edges
+ * of 1e-4 beside ring spacings of 0.05: the near-duplicate vertices of a
+ * metaball body) bent 90 degrees at its joint. After the solve every pair
+ * (ring 21, ring 22) has moved by one correction v - f (to float rounding
+ * of f + mean - f), while ring 20 and ring 21 did not: the step is the
+ * clusters', not the solver's. */
+static void test_short_edge_clusters(void **state)
+{
+    (void)state;
+    const uint32_t rings = 40;
+    float ring_y[40];
+    for (uint32_t r = 0; r < rings; ++r) ring_y[r] = 2.0f * (float)r / (float)(rings - 1);
+    ring_y[21] = ring_y[22] - 1e-4f;
+    fixture f = fixture_make(tu_make_limb_rings(rings, LIMB_SEGMENTS, 2, 2.0f, 0.25f, 0.5f, 4,
+                                                ring_y));
+    const size_t n3 = 3 * (size_t)f.nv;
+    float *first = malloc(n3 * sizeof(float)), *out = malloc(n3 * sizeof(float));
+    ssk_spring_params p;
+    ssk_spring_params_default(&p);
+    ssk_spring *sp = make_spring(&f, &p, NULL, 0);
+    float skin[32];
+    ssk_attach_bone bones[2];
+    pose_child(skin, Z_AXIS, PI_D / 2);
+    first_stage(&f, skin, bones, first);
+    memcpy(out, first, n3 * sizeof(float));
+    solve_ok(sp, out, bones, skin, 0);
+    double pair = 0.0, neighbors = 0.0;
+    for (uint32_t s = 0; s < LIMB_SEGMENTS; ++s) {
+        const uint32_t a = 21 * LIMB_SEGMENTS + s, b = 22 * LIMB_SEGMENTS + s;
+        const uint32_t c = 20 * LIMB_SEGMENTS + s;
+        for (int k = 0; k < 3; ++k) {
+            const double ca = (double)out[3 * a + k] - first[3 * a + k];
+            const double cb = (double)out[3 * b + k] - first[3 * b + k];
+            const double cc = (double)out[3 * c + k] - first[3 * c + k];
+            pair = fmax(pair, fabs(ca - cb));
+            neighbors = fmax(neighbors, fabs(ca - cc));
+        }
+    }
+    printf("short-edge clusters: largest correction difference within the pairs %g, between "
+           "rings 20 and 21 %g\n",
+           pair, neighbors);
+    assert_true(pair < 1e-6);
+    assert_true(neighbors > 1e-4);
+    free(first);
+    free(out);
+    ssk_spring_destroy(sp);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1351,6 +1485,9 @@ int main(void)
         cmocka_unit_test(test_bytes_per_vertex),
         cmocka_unit_test(test_weights_anchors_rest_is_equilibrium),
         cmocka_unit_test(test_weights_anchors_converge),
+        cmocka_unit_test(test_detail_alone_keeps_first_stage),
+        cmocka_unit_test(test_detail_stable_at_any_stiffness),
+        cmocka_unit_test(test_short_edge_clusters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

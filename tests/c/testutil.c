@@ -113,6 +113,14 @@ static float smoothstep01(float x)
 ssk_rig *tu_make_limb(uint32_t rings, uint32_t segments, uint32_t bone_count,
                       float length, float radius, float blend, uint32_t influences)
 {
+    return tu_make_limb_rings(rings, segments, bone_count, length, radius, blend, influences,
+                              NULL);
+}
+
+ssk_rig *tu_make_limb_rings(uint32_t rings, uint32_t segments, uint32_t bone_count,
+                            float length, float radius, float blend, uint32_t influences,
+                            const float *ring_y)
+{
     if (influences < 2) influences = 2;
     uint32_t nv = rings * segments + 2;
     uint32_t nf = 2 * (rings - 1) * segments + 2 * segments;
@@ -133,7 +141,7 @@ ssk_rig *tu_make_limb(uint32_t rings, uint32_t segments, uint32_t bone_count,
         tails[3 * b + 1] = bl * (float)(b + 1);
     }
     for (uint32_t r = 0; r < rings; ++r) {
-        float y = length * (float)r / (float)(rings - 1);
+        float y = ring_y ? ring_y[r] : length * (float)r / (float)(rings - 1);
         for (uint32_t s = 0; s < segments; ++s) {
             float a = 2.0f * TU_PI * (float)s / (float)segments;
             float *p = pos + 3 * (r * segments + s);

@@ -24,6 +24,11 @@
 ssk_rig *tu_make_limb(uint32_t rings, uint32_t segments, uint32_t bone_count,
                       float length, float radius, float blend,
                       uint32_t influences);
+/* The same with ring r at height ring_y[r] (#rings values from 0 to
+ * `length`, increasing; NULL: evenly spaced). */
+ssk_rig *tu_make_limb_rings(uint32_t rings, uint32_t segments, uint32_t bone_count,
+                            float length, float radius, float blend, uint32_t influences,
+                            const float *ring_y);
 
 /* Row-major 4x4: rotation of `angle` radians about unit `axis` through
  * `pivot`. */
