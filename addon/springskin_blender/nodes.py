@@ -87,7 +87,8 @@ GRAPH_VERSION = 1
 MAX_ITERATIONS_LIMIT = 100000
 EDIT_GROW_LIMIT = 1000
 DEFAULT_EDIT_GROW = 4
-DEFAULT_STIFFNESS = {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0}
+DEFAULT_STIFFNESS = {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0,
+                     "detail": 120.0}
 DEFAULT_DT = 1.0 / 30.0
 DEFAULT_DAMPING = 0.1
 DEFAULT_MAX_ITERATIONS = 50
@@ -104,7 +105,7 @@ MAX_CHEBYSHEV_RHO = 0.9999
 #: evaluated in float32, so exactly linear stretches differ by ~1e-7.
 KEY_COLLINEAR_TOLERANCE = 1e-6
 
-FORCES = ("surface", "length", "torsion", "bone", "edit")
+FORCES = ("surface", "length", "torsion", "bone", "edit", "detail")
 
 
 class GraphError(Exception):
@@ -446,10 +447,10 @@ _MODES = (
 )
 
 
-def _stiffness_property(force, meaning):
+def _stiffness_property(force, meaning, soft_max=100.0):
     return FloatProperty(
         name=force.capitalize(), description="Stiffness k of the %s force (%s)" % (force, meaning),
-        default=DEFAULT_STIFFNESS[force], min=0.0, soft_max=100.0, update=_on_property_update)
+        default=DEFAULT_STIFFNESS[force], min=0.0, soft_max=soft_max, update=_on_property_update)
 
 
 def _map_property(force):
@@ -472,11 +473,15 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
     stiffness_torsion: _stiffness_property("torsion", "angles between scale vectors")
     stiffness_bone: _stiffness_property("bone", "angle of the scale vector to its bone")
     stiffness_edit: _stiffness_property("edit", "pull of surface edits, times each edit's own")
+    stiffness_detail: _stiffness_property(
+        "detail", "keeps the fed positions' local shape, so the springs cannot fold the skin; "
+        "0 is the paper's model", soft_max=500.0)
     map_surface: _map_property("surface")
     map_length: _map_property("length")
     map_torsion: _map_property("torsion")
     map_bone: _map_property("bone")
     map_edit: _map_property("edit")
+    map_detail: _map_property("detail")
     dt: FloatProperty(name="Time Step", description="dt of the update (Eq. 23)",
                       default=DEFAULT_DT, min=MIN_DT, soft_max=1.0, precision=4,
                       update=_on_property_update)
@@ -1160,8 +1165,8 @@ _NODE_SPACING = 260.0
 
 def new_graph_tree(name, method="LBS"):
     """A new graph tree: Skinning(method) -> Output, Skinning -> Normals ->
-    Output's normals; for 'SPRING': Skinning(RIGID) -> Spring (defaults) ->
-    Output (and Normals). `method` is one of LBS, DQS, RIGID, IRS, COR,
+    Output's normals; for 'SPRING': Skinning(IRS) -> Spring (defaults) ->
+    Output (and Normals), as the core's --method spring. `method` is one of LBS, DQS, RIGID, IRS, COR,
     SPRING (any case). The tree gets a fake user (saved while unused)."""
     global _suspended
     key = str(method).upper()
@@ -1173,7 +1178,7 @@ def new_graph_tree(name, method="LBS"):
         tree.use_fake_user = True
         skin = tree.nodes.new("SpringSkinSkinningNode")
         skin.name = "Skinning"
-        skin.method = "RIGID" if key == "SPRING" else key
+        skin.method = "IRS" if key == "SPRING" else key
         skin.location = (0.0, 0.0)
         last, x = skin, _NODE_SPACING
         if key == "SPRING":

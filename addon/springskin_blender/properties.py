@@ -21,8 +21,8 @@ METHOD_ITEMS = (
      "vertex follows the bone it is attached to; needs a binding"),
     ("IRS", "Incremental Rotation", "Incremental rotation skinning (Toothman 2020, Eq. 14-18): "
      "scale vectors near a joint turn by part of its rotation; needs a binding"),
-    ("SPRING", "Spring", "Rigid attachment relaxed by the spring deformer (Toothman 2020, 4.2); "
-     "needs a binding"),
+    ("SPRING", "Spring", "Incremental rotation skinning relaxed by the spring deformer "
+     "(Toothman 2020, 4.2), which keeps its local shape (the detail force); needs a binding"),
     ("COR", "Centers of Rotation", "Skinning with optimized centers of rotation (Le & Hodgins "
      "2016); the centers are precomputed when binding"),
 )

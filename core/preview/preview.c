@@ -707,7 +707,9 @@ static ssk_status validate_desc(const ssk_scene *scene, const ssk_preview_desc *
  * matrices (`deformed`: #V by 3 scratch, object space) and writes rig-space
  * positions O_m(t) · p to `dst` (#V by 3), growing `box` with them. */
 /* The paper's attachment for rigid, IRS and spring panels: a graph whose
- * nodes say "attachment": "binding" (NULL for every other case). */
+ * nodes say "attachment": "binding" (NULL for every other case); for the
+ * springs the paper's whole model, rigid skinning first and no detail
+ * force. */
 static ssk_status paper_graph(ssk_graph **out, const ssk_rig *rig, ssk_method method,
                               ssk_attachment_mode attachment, ssk_error *err)
 {
@@ -720,7 +722,8 @@ static ssk_status paper_graph(ssk_graph **out, const ssk_rig *rig, ssk_method me
         snprintf(json, sizeof json,
                  "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
                  "\"method\": \"rigid\", \"attachment\": \"binding\"}, {\"id\": \"relax\", "
-                 "\"type\": \"spring\", \"attachment\": \"binding\"}, {\"id\": \"out\", "
+                 "\"type\": \"spring\", \"attachment\": \"binding\", \"stiffness\": "
+                 "{\"detail\": 0}}, {\"id\": \"out\", "
                  "\"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", \"to\": "
                  "\"relax\"}, {\"from\": \"relax\", \"to\": \"out\"}]}");
     else

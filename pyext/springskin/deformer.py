@@ -69,9 +69,12 @@ class Deformer:
         - ``irs``: incremental rotation skinning (Toothman 2020, Eq. 14-18),
           per skin weight influence as ``rigid``, Eq. 14's weights taken
           from the skin weights of the joint's other bone.
-        - ``spring``: rigid attachment relaxed by the spring deformer
-          (Toothman 2020, 4.2, Eq. 21-23) with its defaults (anchors at the
-          weighted mean of the attachments).
+        - ``spring``: IRS relaxed by the spring deformer (Toothman 2020,
+          4.2, Eq. 21-23) with its defaults: anchors at the weighted mean
+          of the attachments, and the detail force that keeps IRS's local
+          shape (not in the paper; ``docs/real-characters.md``). The paper's
+          model is a graph: rigid skinning, then a spring node with
+          ``"attachment": "binding"`` and ``"stiffness": {"detail": 0}``.
         - ``cor``: skinning with optimized centers of rotation (Le &
           Hodgins 2016, Algorithm 1), where the core provides it.
     graph : dict or str or os.PathLike or Graph, optional

@@ -303,7 +303,8 @@ def compile_(tree):
 
 DEFAULT_SPRING = {
     "id": "Spring", "type": "spring",
-    "stiffness": {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0},
+    "stiffness": {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0,
+                  "detail": 120.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
     "max_iterations": 50, "convergence": "displacement", "threshold": 0.0,
     "mode": "frame_independent", "chebyshev_rho": 0.0, "attachment": "weights", "edits": []}
@@ -319,7 +320,8 @@ def default_doc(method):
     nodes = [skin]
     edges = []
     if method == "spring":
-        skin["method"] = "rigid"
+        skin["method"] = "irs"
+        skin.update(parent_influence=0.5, child_influence=0.5, length_adjust=False)
         nodes.append(DEFAULT_SPRING)
         edges.append({"from": "Skinning", "to": "Spring", "input": "positions"})
         last = "Spring"
@@ -447,7 +449,8 @@ def full_graph_compiles_to_every_field():
         {"id": "Bulge", "type": "radial", "bones": ["Mid", "Tip"], "profile": "cubic_out",
          "amount": 0.5},
         {"id": "Relax", "type": "spring",
-         "stiffness": {"surface": 4.0, "length": 10.0, "torsion": 12.0, "bone": 0.5, "edit": 3.0},
+         "stiffness": {"surface": 4.0, "length": 10.0, "torsion": 12.0, "bone": 0.5, "edit": 3.0,
+                       "detail": 120.0},
          "stiffness_maps": {"surface": [soft_weight(r) for r in range(RINGS * SEGMENTS)]},
          "dt": 0.02, "integrator": "semi_implicit", "damping": 0.25, "max_iterations": 80,
          "convergence": "force", "threshold": 0.001, "mode": "frame_dependent",
