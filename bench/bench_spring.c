@@ -15,8 +15,12 @@
  * Usage: bench_spring [--sizes 10000,100000] [--repeats N] [--iterations N]
  *                     [--chebyshev RHO]
  * (--chebyshev: the Chebyshev acceleration, chebyshev_rho = RHO, whose
- * blended passes read the previous iterate too.) Prints a Markdown table: vertices, iterations, ms/frame, ms/iteration
- * (solve only), the first stage's ms, and the solver's bytes per vertex.
+ * blended passes read the previous iterate too.) Two spring models per
+ * size, in one run: "defaults" (ssk_spring_params_default: anchors per
+ * skin weight influence, the detail force, short-edge clusters) and
+ * "paper" (the binding's anchors, no detail force). Prints a Markdown
+ * table: model, vertices, iterations, ms/frame, ms/iteration (solve only),
+ * the first stage's ms, and the solver's bytes per vertex.
  */
 #include "springskin.h"
 
@@ -50,10 +54,11 @@ int main(int argc, char **argv)
         }
     }
     if (repeats < 1) repeats = 1;
-    printf("| vertices | iterations | ms/frame (median) | ms/iteration | first stage ms | "
+    printf("| model | vertices | iterations | ms/frame (median) | ms/iteration | first stage ms | "
            "bytes/vertex |\n");
-    printf("|---:|---:|---:|---:|---:|---:|\n");
-    for (int si = 0; si < size_count; ++si) {
+    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    for (int job = 0; job < 2 * size_count; ++job) {
+        const int si = job / 2, paper = job % 2;
         ssk_rig *rig = bench_limb_create(sizes[si], BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
         if (!rig) return 1;
         const uint32_t nv = ssk_rig_vertex_count(rig);
@@ -72,6 +77,10 @@ int main(int argc, char **argv)
         params.convergence = SSK_CONVERGE_ITERATIONS;
         params.max_iterations = iterations;
         params.chebyshev_rho = rho;
+        if (paper) {
+            params.attachment = SSK_ATTACHMENT_BINDING;
+            params.stiffness[SSK_FORCE_DETAIL] = 0.0f;
+        }
         ssk_spring *spring = NULL;
         if (ssk_spring_create(&spring, rig, binding, &params, NULL, 0, &err) != SSK_OK) {
             fprintf(stderr, "bench_spring: %s\n", err.message);
@@ -108,7 +117,8 @@ int main(int argc, char **argv)
         qsort(frame_t, (size_t)repeats, sizeof(double), bench_compare_double);
         qsort(solve_t, (size_t)repeats, sizeof(double), bench_compare_double);
         qsort(first_t, (size_t)repeats, sizeof(double), bench_compare_double);
-        printf("| %u | %u | %.2f | %.3f | %.2f | %zu |\n", nv, rep.iterations,
+        printf("| %s | %u | %u | %.2f | %.3f | %.2f | %zu |\n", paper ? "paper" : "defaults", nv,
+               rep.iterations,
                1e3 * frame_t[repeats / 2], 1e3 * solve_t[repeats / 2] / rep.iterations,
                1e3 * first_t[repeats / 2], ssk_spring_bytes_per_vertex(spring));
         fflush(stdout);
