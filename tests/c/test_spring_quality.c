@@ -705,6 +705,98 @@ static void test_bcn_first_stage_independent(void **state)
     bcn_close(&bf);
 }
 
+
+/* The defaults (`--method spring`: IRS first stage, weights anchors, the
+ * detail force; core/kernels/spring.c) on the limb, each pose run as a user
+ * runs it (an ssk_deformer on the CPU) with the default 50 iterations and
+ * to a 1e-6 threshold (its equilibrium: a few float ulps of the unit-size
+ * positions; 1e-7 is below them), against LBS and IRS alone.
+ * Asserted: the joint section at least LBS's and IRS's where LBS loses
+ * more than 20% of it, at least 0.9 of rest; the volume at least LBS's;
+ * the twist increments below LBS's; no more than 5% of the radius from the
+ * equilibrium after 50 iterations; the equilibrium reached. */
+static ssk_deformer *defaults_deformer(const ssk_rig *rig, const char *spring_fields)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+             "\"method\": \"irs\"}, {\"id\": \"relax\", \"type\": \"spring\"%s}, "
+             "{\"id\": \"out\", \"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", "
+             "\"to\": \"relax\"}, {\"from\": \"relax\", \"to\": \"out\"}]}",
+             spring_fields);
+    ssk_graph *g = NULL;
+    ssk_error err = {0};
+    if (ssk_graph_parse(&g, json, rig, &err) != SSK_OK) fail_msg("graph: %s", err.message);
+    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, NULL};
+    ssk_deformer *d = NULL;
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+    ssk_graph_destroy(g);
+    return d;
+}
+
+static void test_default_springs(void **state)
+{
+    (void)state;
+    ssk_rig *rig = tu_make_limb(RINGS, SEGMENTS, 2, LENGTH, RADIUS, BLEND, 4);
+    ssk_mesh_view mv;
+    assert_int_equal(ssk_rig_mesh(rig, 0, &mv, NULL), SSK_OK);
+    const uint32_t nv = mv.vertex_count;
+    const size_t n3 = 3 * (size_t)nv;
+    ssk_deformer *d50 = defaults_deformer(rig, "");
+    ssk_deformer *deq = defaults_deformer(rig, ", \"max_iterations\": 20000, \"threshold\": 1e-6");
+    float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
+    float *c = malloc(n3 * sizeof(float));
+    float skin[32];
+    ssk_error err = {0};
+    printf("defaults (IRS + springs): pose, iterations / converged at 50, to 1e-6; section, "
+           "volume, enclosed, largest twist step: springs 50 | equilibrium | IRS | LBS; "
+           "distance 50 -> equilibrium / radius\n");
+    for (int p = P_BEND90; p < P_COUNT; ++p) {
+        pose_matrices(skin, p);
+        ssk_spring_report r50, req;
+        assert_int_equal(ssk_deformer_deform(d50, a, skin, NULL, &err), SSK_OK);
+        ssk_deformer_spring_report(d50, &r50);
+        assert_int_equal(ssk_deformer_deform(deq, b, skin, NULL, &err), SSK_OK);
+        ssk_deformer_spring_report(deq, &req);
+        double q50[Q_COUNT], qeq[Q_COUNT], qirs[Q_COUNT];
+        measure(q50, &mv, a);
+        measure(qeq, &mv, b);
+        tu_deform(c, rig, SSK_METHOD_IRS, skin);
+        measure(qirs, &mv, c);
+        const double *ql = table[M_LBS][p];
+        double dist = 0.0;
+        for (uint32_t i = 0; i < nv; ++i) dist = fmax(dist, point_distance(a + 3 * i, b + 3 * i));
+        dist /= RADIUS;
+        char twist[64] = "-"; /* the ring angle means nothing in a bend */
+        if (p >= P_TWIST90)
+            snprintf(twist, sizeof twist, "%.3f %.3f %.3f %.3f", q50[Q_TWIST], qeq[Q_TWIST],
+                     qirs[Q_TWIST], ql[Q_TWIST]);
+        printf("  %-9s %2u/%d %5u; section %.3f %.3f %.3f %.3f; volume %.3f %.3f %.3f %.3f; "
+               "enclosed %.3f %.3f %.3f %.3f; twist %s; %.4f\n",
+               pose_label[p], r50.iterations, r50.converged, req.iterations, q50[Q_SECTION],
+               qeq[Q_SECTION], qirs[Q_SECTION], ql[Q_SECTION], q50[Q_VOLUME], qeq[Q_VOLUME],
+               qirs[Q_VOLUME], ql[Q_VOLUME], q50[Q_ENCLOSED], qeq[Q_ENCLOSED], qirs[Q_ENCLOSED],
+               ql[Q_ENCLOSED], twist, dist);
+        fflush(stdout);
+        assert_true(req.converged);
+        for (int k = 0; k < 2; ++k) {
+            const double *q = k ? qeq : q50;
+            assert_true(q[Q_SECTION] >= 0.9);
+            assert_true(q[Q_SECTION] >= ql[Q_SECTION]);
+            assert_true(q[Q_VOLUME] >= ql[Q_VOLUME] - 1e-3);
+            assert_true(q[Q_ENCLOSED] >= ql[Q_ENCLOSED] - 1e-3);
+        }
+        if (p >= P_TWIST90) assert_true(q50[Q_TWIST] < ql[Q_TWIST]);
+        assert_true(dist <= 0.05);
+    }
+    free(a);
+    free(b);
+    free(c);
+    ssk_deformer_destroy(d50);
+    ssk_deformer_destroy(deq);
+    ssk_rig_destroy(rig);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +806,7 @@ int main(void)
         cmocka_unit_test(test_twist_spreads),
         cmocka_unit_test(test_first_stage_independent),
         cmocka_unit_test(test_convergence),
+        cmocka_unit_test(test_default_springs),
         cmocka_unit_test(test_bcn_epileptic),
         cmocka_unit_test(test_bcn_first_stage_independent),
     };
