@@ -21,6 +21,12 @@
  * "paper" (the binding's anchors, no detail force). Prints a Markdown
  * table: model, vertices, iterations, ms/frame, ms/iteration (solve only),
  * the first stage's ms, and the solver's bytes per vertex.
+ *
+ * Then the time to a converged frame as a user gets it: an ssk_deformer of
+ * --method spring on the CPU (IRS first stage, the default springs, the
+ * default convergence test and iteration cap), per pose of the limb: the
+ * animation pose above, the middle joint (bone 4) bent 135 degrees, and
+ * twisted 180 degrees; median ms per frame, iterations, converged.
  */
 #include "springskin.h"
 
@@ -128,6 +134,49 @@ int main(int argc, char **argv)
         free(first_t);
         ssk_spring_destroy(spring);
         ssk_binding_destroy(binding);
+        ssk_rig_destroy(rig);
+    }
+    printf("\n| pose | vertices | ms/frame (median), --method spring | iterations | converged |\n");
+    printf("|---|---:|---:|---:|---:|\n");
+    for (int si = 0; si < size_count; ++si) {
+        ssk_rig *rig = bench_limb_create(sizes[si], BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
+        if (!rig) return 1;
+        const uint32_t nv = ssk_rig_vertex_count(rig);
+        ssk_error err = {0};
+        ssk_deformer_desc desc = {SSK_METHOD_SPRING, SSK_BACKEND_CPU, NULL, NULL, NULL};
+        ssk_deformer *d = NULL;
+        if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
+            fprintf(stderr, "bench_spring: %s\n", err.message);
+            return 1;
+        }
+        float *out = malloc(3 * (size_t)nv * sizeof(float));
+        float skin[16 * BENCH_LIMB_BONES];
+        double *t = malloc((size_t)repeats * sizeof(double));
+        static const char *const pose_names[3] = {"animation", "bend 135", "twist 180"};
+        for (int pose = 0; pose < 3; ++pose) {
+            if (pose == 0)
+                bench_limb_pose(skin, 0.3);
+            else
+                bench_limb_joint_pose(skin, 4, pose == 1 ? 2 : 1,
+                                      pose == 1 ? 0.75 * BENCH_PI : BENCH_PI);
+            ssk_spring_report rep = {0};
+            for (int r = -1; r < repeats; ++r) {
+                const double t0 = bench_now();
+                if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
+                    fprintf(stderr, "bench_spring: %s\n", err.message);
+                    return 1;
+                }
+                if (r >= 0) t[r] = bench_now() - t0;
+            }
+            ssk_deformer_spring_report(d, &rep);
+            qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
+            printf("| %s | %u | %.1f | %u | %s |\n", pose_names[pose], nv, 1e3 * t[repeats / 2],
+                   rep.iterations, rep.converged ? "yes" : "no");
+            fflush(stdout);
+        }
+        free(out);
+        free(t);
+        ssk_deformer_destroy(d);
         ssk_rig_destroy(rig);
     }
     return 0;

@@ -173,3 +173,16 @@ void bench_limb_pose(float skin[16 * BENCH_LIMB_BONES], double phase)
         memcpy(skin + 16 * b, global + 16 * b, 16 * sizeof(float));
     }
 }
+
+void bench_limb_joint_pose(float skin[16 * BENCH_LIMB_BONES], int bone, int axis, double angle)
+{
+    const float head[3] = {0, BENCH_LIMB_LENGTH / BENCH_LIMB_BONES * (float)bone, 0};
+    float r[16];
+    rotation_about(r, axis, angle, head);
+    for (int b = 0; b < BENCH_LIMB_BONES; ++b) {
+        if (b >= bone)
+            memcpy(skin + 16 * b, r, sizeof r);
+        else
+            bench_identity(skin + 16 * b);
+    }
+}

@@ -68,4 +68,9 @@ ssk_rig *bench_limb_create(uint32_t target, bench_limb_weights weights);
  * so global pose · inverse(bind) is the global pose itself. */
 void bench_limb_pose(float skin[16 * BENCH_LIMB_BONES], double phase);
 
+/* Rest pose except bone `bone` and its descendants turned by `angle`
+ * radians about axis `axis` (0 X, 1 Y: a twist, 2 Z: a bend) through the
+ * bone's head. */
+void bench_limb_joint_pose(float skin[16 * BENCH_LIMB_BONES], int bone, int axis, double angle);
+
 #endif

@@ -127,8 +127,7 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->anchor);
     free(sp->scale_defined);
     free(sp->vertex_dir);
-    free(sp->slots);
-    free(sp->slot_offsets);
+    free(sp->rest_attach);
     free(sp->detail);
     free(sp->cluster_words);
     free(sp);
@@ -549,14 +548,9 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
      * the rig has skin weights; else from the binding. */
     const bool per_weight =
         params->attachment == SSK_ATTACHMENT_WEIGHTS && ssk_rig_deforming_bone_count(rig) > 0;
-    size_t slot_count = 0;
     if (per_weight) {
-        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
-            const uint32_t k = rig->meshes[m].influence_count;
-            slot_count += (size_t)rig->meshes[m].vertex_count * (k ? k : 1);
-        }
-        sp->slots = spring_alloc(sp, SSK_ATTACH_SLOT_FLOATS * slot_count, sizeof(float));
-        sp->slot_offsets = spring_alloc(sp, (size_t)nv + 1, sizeof(uint32_t));
+        sp->weights_rig = rig;
+        sp->rest_attach = spring_alloc(sp, nb, sizeof(ssk_attach_bone));
     }
     if (params->integrator == SSK_SPRING_SEMI_IMPLICIT)
         sp->velocity = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
@@ -568,8 +562,7 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
               sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
               sp->good && sp->rec && sp->bone_dir && sp->bone_inv && sp->anchor &&
               sp->scale_defined && sp->detail &&
-              sp->vertex_dir && (!per_weight || (sp->slots && sp->slot_offsets)) &&
-              slot_count <= UINT32_MAX &&
+              sp->vertex_dir && (!per_weight || sp->rest_attach) &&
               (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
               (params->mode != SSK_SPRING_FRAME_DEPENDENT ||
                (sp->prev_output && sp->prev_skinning));
@@ -613,24 +606,15 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
         sp->t[i] = bv.t[i];
     }
     if (per_weight) {
-        /* the rig's rest positions; slot records per mesh */
-        size_t slot = 0;
+        /* the rig's rest positions; the rest bones of the anchors */
+        memcpy(sp->rest_attach, rest_bones, (size_t)nb * sizeof *rest_bones);
         for (uint32_t m = 0; m < rig->mesh_count; ++m) {
             const ssk_mesh *mesh = &rig->meshes[m];
             const size_t v0 = mesh->first_vertex;
-            const uint32_t k = mesh->influence_count ? mesh->influence_count : 1;
-            ssk_attach_weight_slots(sp->slots + SSK_ATTACH_SLOT_FLOATS * slot, mesh->positions,
-                                    mesh->vertex_count, mesh->bone_indices, mesh->weights,
-                                    mesh->influence_count, mesh->object_matrix, bv.bones + v0,
-                                    bv.t + v0, bv.scale_vectors + 3 * v0, rest_bones);
-            for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
-                sp->slot_offsets[v0 + v] = (uint32_t)(slot + (size_t)v * k);
+            for (uint32_t v = 0; v < mesh->vertex_count; ++v)
                 ssk_mat4_transform_point(rest_pos + 3 * (v0 + v), mesh->object_matrix,
                                          mesh->positions + 3 * (size_t)v);
-            }
-            slot += (size_t)mesh->vertex_count * k;
         }
-        sp->slot_offsets[nv] = (uint32_t)slot;
     } else {
         /* the binding's v = a + s on the rest bones */
         for (uint32_t i = 0; i < nv; ++i) {

@@ -1003,7 +1003,9 @@ typedef struct ssk_spring ssk_spring;
 /* Records the rest data from the binding (per edge: rest length, rest
  * difference of scale-vector lengths, rest angle between the scale vectors;
  * per vertex: rest angle between s_i and its bone), builds the surface
- * edits' regions, and checks the parameters.
+ * edits' regions, and checks the parameters. `rig` is borrowed and must
+ * outlive the spring (with the attachment per skin weight influence its
+ * rest positions and skin weights are read for the anchors every frame).
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, a parameter out of range, an
  * edit vertex out of range, a non-finite map value),
  * SSK_ERROR_SPRING_UNSTABLE (a stiffness certain to diverge with the

@@ -111,6 +111,18 @@ static inline __attribute__((always_inline)) float ssk_am_clamp01(float x)
     return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
 }
 
+/* The attachment parameter of rig-space point x on a (rest) bone: its
+ * projection onto the segment head -> tail, clamped to [0, 1] (head[3]
+ * holds 1 / |tail - head|^2, ssk_attach_prepare). */
+SSK_AM_INLINE float ssk_am_project_t(const ssk_attach_bone *bone, const float x[3])
+{
+    const float d[3] = {bone->tail[0] - bone->head[0], bone->tail[1] - bone->head[1],
+                        bone->tail[2] - bone->head[2]};
+    const float proj = (x[0] - bone->head[0]) * d[0] + (x[1] - bone->head[1]) * d[1] +
+                       (x[2] - bone->head[2]) * d[2];
+    return ssk_am_clamp01(proj * bone->head[3]);
+}
+
 /* IRS's rotation of a scale vector (Toothman 2020, Eq. 15-17;
  * core/kernels/irs.c gives the derivation) for Eq. 14's weights p_w, c_w
  * (in [0, 1] from t; up to 1 / p_i and 1 / (1 - c_i) in the weights mode,

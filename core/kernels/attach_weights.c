@@ -130,11 +130,7 @@ void ssk_attach_weight_slots(float *restrict dst, const float *restrict position
             const size_t slot = (size_t)v * k + i;
             const int32_t b = bone_indices[slot];
             const ssk_attach_bone *bone = &rest_bones[b];
-            const float d[3] = {bone->tail[0] - bone->head[0], bone->tail[1] - bone->head[1],
-                                bone->tail[2] - bone->head[2]};
-            const float proj = (x[0] - bone->head[0]) * d[0] + (x[1] - bone->head[1]) * d[1] +
-                               (x[2] - bone->head[2]) * d[2];
-            const float t = ssk_am_clamp01(proj * bone->head[3]);
+            const float t = ssk_am_project_t(bone, x);
             float a[3];
             ssk_am_attachment(a, bone, t);
             float *o = rec + SLOT_FLOATS * i;

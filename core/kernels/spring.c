@@ -21,7 +21,10 @@
  * "binding"). With attachment "weights" (the default on a rig with skin
  * weights; a departure from the paper, issue #15) a' is the weighted mean
  * of the vertex's attachment points on its skin-weight bones,
- * a' = sum_k w_k a'_k(t_k) (core/kernels/attach_weights.c's slots), and
+ * a' = sum_k w_k a'_k(t_k), t_k the rest position's projection onto rest
+ * bone k (as core/kernels/attach_weights.c's slots; recomputed each frame
+ * from the rig rather than stored: 32 bytes per influence and vertex
+ * saved, issue #16's memory bound), and
  * beta the normalized weighted mean of those bones' directions (the bone
  * of the largest weight where they cancel, SSK_SPRING_DIRECTION_EPSILON).
  * Why: on a real rig neighbors bound to one bone each are often bound to
@@ -703,31 +706,28 @@ static const uint8_t *edit_frame(ssk_spring *sp, const ssk_attach_bone *bones, d
     return roles;
 }
 
-void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
+/* The anchor a' (out[0..2]) and bone direction (dir[0..3]) of vertex i,
+ * rest position x (rig space), from its skin weights (K influences) on
+ * the posed `bones` (spring.c "Anchors"). */
+static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
+                                  const ssk_attach_bone *bones, const float x[3],
+                                  const int32_t *idx, const float *weights, uint32_t k,
+                                  uint32_t i)
 {
-    for (uint32_t b = 0; b < sp->bone_count; ++b)
-        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
-    const int64_t n = sp->vertex_count;
-    const float *slots = sp->slots;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-        float *a = sp->anchor + 4 * i, *d = sp->vertex_dir + 4 * i;
-        if (!slots) { /* the binding's bone */
-            ssk_am_attachment(a, &bones[sp->bones[i]], sp->t[i]);
-            memcpy(d, sp->bone_dir + 4 * (size_t)sp->bones[i], 4 * sizeof(float));
-            a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
-            continue;
-        }
-        float acc[3] = {0.0f, 0.0f, 0.0f}, dir[3] = {0.0f, 0.0f, 0.0f}, best = -1.0f;
-        int32_t dominant = 0;
-        for (uint32_t k = sp->slot_offsets[i]; k < sp->slot_offsets[i + 1]; ++k) {
-            const float *o = slots + SSK_ATTACH_SLOT_FLOATS * (size_t)k;
-            const float w = o[4];
+    float sum = 0.0f;
+    for (uint32_t j = 0; j < k; ++j) sum += weights[j];
+    float acc[3] = {0.0f, 0.0f, 0.0f}, dir[3] = {0.0f, 0.0f, 0.0f}, best = -1.0f;
+    int32_t dominant = sp->bones[i];
+    if (!(sum > SSK_WEIGHT_EPSILON)) { /* no skin weight: the binding's attachment */
+        ssk_am_attachment(acc, &bones[dominant], sp->t[i]);
+        memcpy(dir, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+    } else {
+        for (uint32_t j = 0; j < k; ++j) {
+            const float w = weights[j] / sum;
             if (!(w > 0.0f)) continue;
-            int32_t b;
-            memcpy(&b, o + 5, sizeof b);
+            const int32_t b = idx[j];
             float p[3];
-            ssk_am_attachment(p, &bones[b], o[0]);
+            ssk_am_attachment(p, &bones[b], ssk_am_project_t(&sp->rest_attach[b], x));
             const float *u = sp->bone_dir + 4 * (size_t)b;
             for (int c = 0; c < 3; ++c) {
                 acc[c] += w * p[c];
@@ -738,15 +738,47 @@ void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
                 dominant = b;
             }
         }
-        const float len = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
-        if (len > SSK_SPRING_DIRECTION_EPSILON) {
-            for (int c = 0; c < 3; ++c) d[c] = dir[c] / len;
-        } else { /* opposite bones cancel: the largest weight's bone */
-            memcpy(d, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+    }
+    const float len = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+    if (len > SSK_SPRING_DIRECTION_EPSILON) {
+        for (int c = 0; c < 3; ++c) d[c] = dir[c] / len;
+    } else { /* opposite bones cancel: the largest weight's bone */
+        memcpy(d, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+    }
+    d[3] = 0.0f;
+    memcpy(a, acc, sizeof acc);
+    a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
+}
+
+void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
+{
+    for (uint32_t b = 0; b < sp->bone_count; ++b)
+        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
+    const ssk_rig *rig = sp->weights_rig;
+    if (!rig) { /* the binding's bone */
+        const int64_t n = sp->vertex_count;
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; ++i) {
+            float *a = sp->anchor + 4 * i, *d = sp->vertex_dir + 4 * i;
+            ssk_am_attachment(a, &bones[sp->bones[i]], sp->t[i]);
+            memcpy(d, sp->bone_dir + 4 * (size_t)sp->bones[i], 4 * sizeof(float));
+            a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
         }
-        d[3] = 0.0f;
-        memcpy(a, acc, sizeof acc);
-        a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
+        return;
+    }
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const ssk_mesh *mesh = &rig->meshes[m];
+        const uint32_t k = mesh->influence_count;
+        const int64_t n = mesh->vertex_count;
+#pragma omp parallel for schedule(static)
+        for (int64_t v = 0; v < n; ++v) {
+            const uint32_t i = mesh->first_vertex + (uint32_t)v;
+            float x[3];
+            ssk_mat4_transform_point(x, mesh->object_matrix, mesh->positions + 3 * v);
+            weights_anchor(sp->anchor + 4 * (size_t)i, sp->vertex_dir + 4 * (size_t)i, sp,
+                           bones, x, mesh->bone_indices + (size_t)v * k,
+                           mesh->weights + (size_t)v * k, k, i);
+        }
     }
 }
 

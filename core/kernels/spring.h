@@ -184,7 +184,7 @@ struct ssk_spring {
     /* anchors (spring.c "Anchors"): per vertex the posed attachment point
      * a'_i and the unit bone direction of its bone springs, written by
      * ssk_spring_prepare_frame from the binding (bones, t) or, when
-     * slots != NULL, from the attachment per skin weight influence */
+     * weights_rig != NULL, from the attachment per skin weight influence */
     float *anchor;           /* #V by 4 (xyz, defined): defined = 1 when
                                 the vertex's rest scale vector is longer
                                 than length_epsilon, else 0: a vertex on
@@ -195,10 +195,15 @@ struct ssk_spring {
                                 one iteration to the next) */
     uint8_t *scale_defined;  /* #V: that flag */
     float *vertex_dir;       /* #V by 4 (xyz, 0) */
-    float *slots;            /* ssk_attach_weight_slots records, or NULL */
-    uint32_t *slot_offsets;  /* #V + 1: vertex i's records are
-                                slots[SSK_ATTACH_SLOT_FLOATS x offsets[i] ..
-                                offsets[i + 1]) */
+    /* the attachment per skin weight influence (spring.c "Anchors"): the
+     * rig (borrowed; its rest positions, object matrices, skin weights and
+     * bone indices are read every frame) and its rest bones (#B, the
+     * identity pose), or NULL for the binding's anchors. Nothing per
+     * vertex and influence is stored: t_k is the rest position's
+     * projection onto rest bone k, computed again each frame (issue #16's
+     * bound of 256 bytes per vertex; slot records took 32 per influence) */
+    const ssk_rig *weights_rig;
+    ssk_attach_bone *rest_attach;
 
     /* the detail force (spring.c "The detail force"): per solve, the first
      * stage's differential coordinates f_i - mean_j f_j */

@@ -1272,6 +1272,18 @@ static void test_bytes_per_vertex(void **state)
     assert_true(ssk_spring_bytes_per_vertex(semi) >= bytes + 12); /* velocities */
     ssk_spring_destroy(semi);
     ssk_spring_destroy(sp);
+    /* the defaults (anchors per skin weight influence, 4 here; the detail
+     * force; short-edge clusters): the anchors read the rig each frame,
+     * so they add no per-vertex state beyond the detail targets and the
+     * cluster index (issue #16: at most 256 bytes per vertex) */
+    ssk_spring_params_default(&p);
+    ssk_spring *def = make_spring(&f, &p, NULL, 0);
+    const size_t def_bytes = ssk_spring_bytes_per_vertex(def);
+    printf("spring state: %zu bytes per vertex (defaults), %zu (paper's model)\n", def_bytes,
+           bytes);
+    assert_true(def_bytes <= 256);
+    assert_true(def_bytes <= bytes + 24);
+    ssk_spring_destroy(def);
     assert_int_equal(ssk_spring_bytes_per_vertex(NULL), 0);
     assert_null(ssk_spring_roles(NULL));
     fixture_free(&f);
