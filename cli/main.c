@@ -740,6 +740,19 @@ static int command_bake(int argc, char **argv)
                stats.frame_count ? (double)stats.spring_iterations / stats.frame_count : 0.0,
                (unsigned)stats.spring_iterations_max, (double)stats.spring_residual_max,
                (unsigned)stats.spring_frames_unconverged);
+    if (stats.spring_frames_unconverged) {
+        /* name them, with the residual each stopped at */
+        printf("springs not converged at frame(s):");
+        const uint32_t listed = stats.spring_frames_unconverged < SSK_BAKE_LISTED_FRAMES
+                                    ? stats.spring_frames_unconverged
+                                    : SSK_BAKE_LISTED_FRAMES;
+        for (uint32_t k = 0; k < listed; ++k)
+            printf("%s %d (residual %g)", k ? "," : "", (int)stats.spring_unconverged_frames[k],
+                   (double)stats.spring_unconverged_residuals[k]);
+        if (stats.spring_frames_unconverged > listed)
+            printf(" and %u more", (unsigned)(stats.spring_frames_unconverged - listed));
+        printf("\n");
+    }
     return finish_stdout(0);
 }
 

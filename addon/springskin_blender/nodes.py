@@ -91,14 +91,17 @@ DEFAULT_STIFFNESS = {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.
                      "detail": 120.0}
 DEFAULT_DT = 1.0 / 30.0
 DEFAULT_DAMPING = 0.1
-DEFAULT_MAX_ITERATIONS = 50
+DEFAULT_MAX_ITERATIONS = 100
+DEFAULT_CHEBYSHEV_RHO = 0.99
 #: Smallest IRS joint influence and time step a property accepts: the core
 #: wants p_i, c_i in (0, 1] and dt > 0 (open bounds; Blender's are closed).
 MIN_INFLUENCE = 1e-3
 MIN_DT = 1e-6
 #: Damping must be < 1 (core: [0, 1)).
 MAX_DAMPING = 0.999
-#: Chebyshev acceleration's spectral radius estimate: [0, 1) in the core.
+#: Chebyshev acceleration's spectral radius estimate: (0, 1) for the core's
+#: Chebyshev solver (0 is its Jacobi solver, the Solver menu).
+MIN_CHEBYSHEV_RHO = 0.01
 MAX_CHEBYSHEV_RHO = 0.9999
 #: Sampled keys whose value lies on the line through its neighbours within
 #: this tolerance (relative to max(1, |value|)) are dropped: F-curves are
@@ -439,6 +442,11 @@ _CONVERGENCE = (
     ("ENERGY", "Energy", "Stop when the total spring energy stops decreasing"),
     ("ITERATIONS", "Iterations", "Always run Max Iterations"),
 )
+_SOLVERS = (
+    ("CHEBYSHEV", "Chebyshev", "The plain update accelerated by Chebyshev's semi-iterative "
+     "method (Golub & Varga 1961; not in the paper): the same equilibrium in fewer iterations"),
+    ("JACOBI", "Jacobi", "The paper's plain update of Eq. 23"),
+)
 _MODES = (
     ("FRAME_INDEPENDENT", "Frame Independent",
      "Every frame's solve starts from that frame's first stage"),
@@ -501,11 +509,15 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
         default=0.0, min=0.0, precision=6, update=_on_property_update)
     mode: EnumProperty(name="Mode", items=_MODES, default="FRAME_INDEPENDENT",
                        update=_on_property_update)
+    solver: EnumProperty(
+        name="Solver", items=_SOLVERS, default="CHEBYSHEV",
+        description="How the Explicit update iterates (Semi-Implicit and the Energy scheme "
+                    "always use Jacobi)", update=_on_property_update)
     chebyshev_rho: FloatProperty(
-        name="Acceleration", description="Chebyshev acceleration of the Explicit update: the "
-        "estimated spectral radius rho of the plain iteration, 0 for none; 0.99 reaches the "
-        "same equilibrium in fewer iterations (not with Semi-Implicit or the Energy scheme)",
-        default=0.0, min=0.0, max=MAX_CHEBYSHEV_RHO, precision=4, update=_on_property_update)
+        name="Acceleration", description="Chebyshev solver: the estimated spectral radius rho "
+        "of the plain iteration; 0.99 reaches the same equilibrium in fewer iterations",
+        default=DEFAULT_CHEBYSHEV_RHO, min=MIN_CHEBYSHEV_RHO, max=MAX_CHEBYSHEV_RHO,
+        precision=4, update=_on_property_update)
     attachment: EnumProperty(
         name="Attachment", items=_ATTACHMENTS, default="WEIGHTS",
         description="Where the scale vectors of the length, torsion and bone springs start: "
@@ -541,7 +553,9 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
         if self.integrator == "SEMI_IMPLICIT":
             layout.prop(self, "damping")
         elif self.convergence != "ENERGY":
-            layout.prop(self, "chebyshev_rho")
+            layout.prop(self, "solver", text="")
+            if self.solver == "CHEBYSHEV":
+                layout.prop(self, "chebyshev_rho")
         layout.prop(self, "convergence", text="")
         if self.convergence in ("DISPLACEMENT", "FORCE"):
             layout.prop(self, "threshold")
@@ -1075,6 +1089,9 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
                   % (force, obj.name, name))
         maps[force] = _vertex_group_weights(obj, group)
     edits = [_compile_edit(tree, edit, obj, scene) for edit in edit_nodes]
+    # Chebyshev needs the Explicit update and a scheme other than Energy
+    chebyshev = (node.solver == "CHEBYSHEV" and node.integrator == "EXPLICIT"
+                 and node.convergence != "ENERGY")
     return {
         "stiffness": {force: getattr(node, "stiffness_" + force) for force in FORCES},
         "stiffness_maps": maps,
@@ -1085,7 +1102,8 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
         "convergence": node.convergence.lower(),
         "threshold": node.threshold,
         "mode": node.mode.lower(),
-        "chebyshev_rho": node.chebyshev_rho,
+        "solver": "chebyshev" if chebyshev else "jacobi",
+        "chebyshev_rho": node.chebyshev_rho if chebyshev else 0.0,
         "attachment": node.attachment.lower(),
         "edits": edits,
     }

@@ -56,7 +56,8 @@
 #define SSK_SPRING_DEFAULT_K_DETAIL 120.0f
 #define SSK_SPRING_DEFAULT_DT (1.0f / 30.0f)
 #define SSK_SPRING_DEFAULT_DAMPING 0.1f
-#define SSK_SPRING_DEFAULT_ITERATIONS 50u
+#define SSK_SPRING_DEFAULT_ITERATIONS 100u
+#define SSK_SPRING_DEFAULT_CHEBYSHEV_RHO 0.99f
 
 static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t",
                                                           "k_b", "k_e", "k_d"};
@@ -77,6 +78,7 @@ void ssk_spring_params_default(ssk_spring_params *out)
     out->integrator = SSK_SPRING_EXPLICIT;
     out->damping = SSK_SPRING_DEFAULT_DAMPING;
     out->max_iterations = SSK_SPRING_DEFAULT_ITERATIONS;
+    out->chebyshev_rho = SSK_SPRING_DEFAULT_CHEBYSHEV_RHO;
     out->convergence = SSK_CONVERGE_DISPLACEMENT;
     out->threshold = 0.0f;
     out->mode = SSK_SPRING_FRAME_INDEPENDENT;
@@ -182,13 +184,15 @@ static ssk_status check_params(const ssk_spring_params *p, ssk_error *err)
     if (p->chebyshev_rho > 0.0f && p->integrator != SSK_SPRING_EXPLICIT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: chebyshev_rho = %g needs the explicit "
-                             "integrator (the semi-implicit one has its own momentum)",
+                             "integrator (the semi-implicit one has its own momentum): set "
+                             "chebyshev_rho = 0, the plain update (the default is 0.99)",
                              (double)p->chebyshev_rho);
     if (p->chebyshev_rho > 0.0f && p->convergence == SSK_CONVERGE_ENERGY)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: chebyshev_rho = %g cannot be used with the "
                              "energy convergence scheme (an accelerated iteration's energy is "
-                             "not monotone)",
+                             "not monotone): set chebyshev_rho = 0, the plain update (the "
+                             "default is 0.99)",
                              (double)p->chebyshev_rho);
     return SSK_OK;
 }

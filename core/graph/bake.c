@@ -216,6 +216,8 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     double deform_seconds = 0.0;
     uint64_t spring_iterations = 0;
     uint32_t spring_iterations_max = 0, unconverged = 0;
+    int32_t listed_frames[SSK_BAKE_LISTED_FRAMES];
+    float listed_residuals[SSK_BAKE_LISTED_FRAMES];
     float residual_max = 0.0f;
     bool has_spring = false;
     for (uint32_t i = 0; i < baked; ++i) {
@@ -235,6 +237,10 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
             spring_iterations += report.iterations;
             if (report.iterations > spring_iterations_max) spring_iterations_max = report.iterations;
             if (report.residual > residual_max) residual_max = report.residual;
+            if (!report.converged && unconverged < SSK_BAKE_LISTED_FRAMES) {
+                listed_frames[unconverged] = (int32_t)frame;
+                listed_residuals[unconverged] = report.residual;
+            }
             unconverged += !report.converged;
         }
         if (desc->frame_report) desc->frame_report(desc->frame_report_user, (int32_t)frame, &report);
@@ -272,6 +278,11 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
         out_stats->spring_iterations_max = spring_iterations_max;
         out_stats->spring_residual_max = residual_max;
         out_stats->spring_frames_unconverged = has_spring ? unconverged : 0;
+        for (uint32_t k = 0; k < SSK_BAKE_LISTED_FRAMES; ++k) {
+            const bool listed = has_spring && k < unconverged;
+            out_stats->spring_unconverged_frames[k] = listed ? listed_frames[k] : -1;
+            out_stats->spring_unconverged_residuals[k] = listed ? listed_residuals[k] : 0.0f;
+        }
         out_stats->wall_seconds = ssk_time_seconds() - wall_start;
     }
     s = ssk_error_ok(err);

@@ -351,7 +351,7 @@ static bool field_allowed(ssk_node_type type, bool irs, bool attach, const char 
     static const char *const spring[] = {"stiffness",   "stiffness_maps", "dt",
                                          "integrator",  "damping",        "max_iterations",
                                          "convergence", "threshold",      "mode",
-                                         "chebyshev_rho", "attachment", "edits"};
+                                         "solver",      "chebyshev_rho",  "attachment", "edits"};
     for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i)
         if (strcmp(field, common[i]) == 0) return true;
     if (type == SSK_NODE_SKINNING) {

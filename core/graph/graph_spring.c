@@ -33,6 +33,10 @@ static const char *const convergence_names[SSK_CONVERGE_COUNT] = {"displacement"
                                                                   "energy", "iterations"};
 static const char *const mode_names[SSK_SPRING_MODE_COUNT] = {"frame_independent",
                                                               "frame_dependent"};
+/* The "solver" field: the plain update of Eq. 23 (chebyshev_rho 0) or its
+ * Chebyshev acceleration (chebyshev_rho > 0). */
+enum { SOLVER_JACOBI, SOLVER_CHEBYSHEV, SOLVER_COUNT };
+static const char *const solver_names[SOLVER_COUNT] = {"jacobi", "chebyshev"};
 
 /* ------------------------------------------------------------------------ */
 /* Defaults and copies.                                                      */
@@ -86,6 +90,7 @@ static const char *integrator_name_at(int i) { return integrator_names[i]; }
 static const char *convergence_name_at(int i) { return convergence_names[i]; }
 static const char *mode_name_at(int i) { return mode_names[i]; }
 static const char *attachment_name_at(int i) { return ssk_attachment_mode_name((ssk_attachment_mode)i); }
+static const char *solver_name_at(int i) { return solver_names[i]; }
 
 /* Index of `name` in name_of(0 .. count - 1), or -1. */
 static int find_name(const char *name, const char *(*name_of)(int), int count)
@@ -424,12 +429,35 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
                       &name, err)) != SSK_OK)
         return s;
     n->spring.attachment = (ssk_attachment_mode)name;
-    if (json_object_object_get_ex(obj, "chebyshev_rho", &v) &&
+    const bool has_rho = json_object_object_get_ex(obj, "chebyshev_rho", &v);
+    if (has_rho &&
         (!ssk_json_get_float(v, &n->spring.chebyshev_rho) || !(n->spring.chebyshev_rho >= 0.0f) ||
          !(n->spring.chebyshev_rho < 1.0f)))
         return GRAPH_ERROR("node '%s': field 'chebyshev_rho': expected a number in [0, 1) (0: "
                            "no acceleration), got %s",
                            id, ssk_json_describe(v, text, sizeof text));
+    /* "solver": jacobi is chebyshev_rho 0; chebyshev takes chebyshev_rho
+     * (default 0.99). Without it: chebyshev_rho as given, else the default
+     * Chebyshev solver where it applies (the explicit integrator and a
+     * scheme other than energy) and the plain update elsewhere. */
+    name = -1;
+    if ((s = get_name(obj, id, "solver", solver_name_at, SOLVER_COUNT, &name, err)) != SSK_OK)
+        return s;
+    if (name == SOLVER_JACOBI) {
+        if (has_rho && n->spring.chebyshev_rho > 0.0f)
+            return GRAPH_ERROR("node '%s': field 'chebyshev_rho': %g applies to solver "
+                               "'chebyshev', not 'jacobi'",
+                               id, (double)n->spring.chebyshev_rho);
+        n->spring.chebyshev_rho = 0.0f;
+    } else if (name == SOLVER_CHEBYSHEV) {
+        if (has_rho && !(n->spring.chebyshev_rho > 0.0f))
+            return GRAPH_ERROR("node '%s': field 'chebyshev_rho': solver 'chebyshev' needs a "
+                               "number in (0, 1), got 0",
+                               id);
+    } else if (!has_rho && (n->spring.integrator != SSK_SPRING_EXPLICIT ||
+                            n->spring.convergence == SSK_CONVERGE_ENERGY)) {
+        n->spring.chebyshev_rho = 0.0f;
+    }
 
     if (!json_object_object_get_ex(obj, "edits", &v)) return SSK_OK;
     if (!v || json_object_get_type(v) != json_type_array)
@@ -522,6 +550,9 @@ bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_
                       json_object_new_string(convergence_names[p->convergence])) &&
          ssk_json_put(o, "threshold", ssk_json_new_float(p->threshold)) &&
          ssk_json_put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
+         ssk_json_put(o, "solver", json_object_new_string(
+                                       solver_names[p->chebyshev_rho > 0.0f ? SOLVER_CHEBYSHEV
+                                                                            : SOLVER_JACOBI])) &&
          ssk_json_put(o, "chebyshev_rho", ssk_json_new_float(p->chebyshev_rho)) &&
          ssk_json_put(o, "attachment",
                       json_object_new_string(ssk_attachment_mode_name(p->attachment)));

@@ -89,7 +89,8 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
         "gl"), ``device``, ``warning`` (None, or why "auto" fell back to the
         CPU), and for spring nodes ``spring_iterations``,
         ``spring_iterations_max``, ``spring_residual_max``,
-        ``spring_frames_unconverged``.
+        ``spring_frames_unconverged`` and ``spring_unconverged_frames``, a
+        list of (frame, final residual) of the first 8 unconverged frames.
 
     Raises
     ------

@@ -504,12 +504,32 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *warning = stats.warning[0] ? PyUnicode_FromString(stats.warning) : Py_None;
     if (!warning) return NULL;
     if (warning == Py_None) Py_INCREF(Py_None);
+    /* [(frame, residual), ...]: the first SSK_BAKE_LISTED_FRAMES unconverged */
+    const uint32_t listed = stats.spring_frames_unconverged < SSK_BAKE_LISTED_FRAMES
+                                ? stats.spring_frames_unconverged
+                                : SSK_BAKE_LISTED_FRAMES;
+    PyObject *frames = PyList_New(listed);
+    if (!frames) {
+        Py_DECREF(warning);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < listed; ++k) {
+        PyObject *pair = Py_BuildValue("(id)", (int)stats.spring_unconverged_frames[k],
+                                       (double)stats.spring_unconverged_residuals[k]);
+        if (!pair) {
+            Py_DECREF(frames);
+            Py_DECREF(warning);
+            return NULL;
+        }
+        PyList_SET_ITEM(frames, k, pair);
+    }
     return Py_BuildValue(
-        "{s:I,s:I,s:d,s:d,s:s,s:s,s:N,s:K,s:I,s:d,s:I}", "frame_count", stats.frame_count,
+        "{s:I,s:I,s:d,s:d,s:s,s:s,s:N,s:K,s:I,s:d,s:I,s:N}", "frame_count", stats.frame_count,
         "vertex_count", stats.vertex_count, "wall_seconds", stats.wall_seconds,
         "deform_seconds", stats.deform_seconds, "backend", ssk_backend_name(stats.backend),
         "device", stats.device, "warning", warning, "spring_iterations",
         (unsigned long long)stats.spring_iterations, "spring_iterations_max",
         stats.spring_iterations_max, "spring_residual_max", (double)stats.spring_residual_max,
-        "spring_frames_unconverged", stats.spring_frames_unconverged);
+        "spring_frames_unconverged", stats.spring_frames_unconverged,
+        "spring_unconverged_frames", frames);
 }

@@ -306,8 +306,9 @@ DEFAULT_SPRING = {
     "stiffness": {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0,
                   "detail": 120.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
-    "max_iterations": 50, "convergence": "displacement", "threshold": 0.0,
-    "mode": "frame_independent", "chebyshev_rho": 0.0, "attachment": "weights", "edits": []}
+    "max_iterations": 100, "convergence": "displacement", "threshold": 0.0,
+    "mode": "frame_independent", "solver": "chebyshev", "chebyshev_rho": 0.99,
+    "attachment": "weights", "edits": []}
 
 
 def default_doc(method):
@@ -396,7 +397,7 @@ def default_trees_per_method():
                   method + ": core node types")
             if method == "SPRING":
                 spring = core["nodes"][1]
-                check(spring["stiffness"]["torsion"] == 18.0 and spring["max_iterations"] == 50,
+                check(spring["stiffness"]["torsion"] == 18.0 and spring["max_iterations"] == 100,
                       "core spring defaults")
     try:
         Ctx.nodes.new_graph_tree("Bad", "SPRINGY")
@@ -454,7 +455,7 @@ def full_graph_compiles_to_every_field():
          "stiffness_maps": {"surface": [soft_weight(r) for r in range(RINGS * SEGMENTS)]},
          "dt": 0.02, "integrator": "semi_implicit", "damping": 0.25, "max_iterations": 80,
          "convergence": "force", "threshold": 0.001, "mode": "frame_dependent",
-         "chebyshev_rho": 0.0, "attachment": "weights",
+         "solver": "jacobi", "chebyshev_rho": 0.0, "attachment": "weights",
          "edits": [
              {"kinematic": BELLY_ROWS, "push": 0.02, "grow": 2, "stiffness": 0.4},
              {"kinematic": soft_rows, "push": -0.01, "grow": 0, "stiffness": 1.5,
@@ -493,18 +494,28 @@ def key_amount(node, prop, frames_values, interpolation):
 
 @test
 def chebyshev_acceleration_compiles():
-    """The Acceleration property reaches the document and the core keeps it."""
+    """The Solver menu and the Acceleration property reach the document and
+    the core keeps them; Semi-Implicit and Energy compile to Jacobi."""
     fresh()
     tree = Ctx.nodes.new_graph_tree("Accelerated", "SPRING")
-    tree.nodes["Spring"].chebyshev_rho = 0.99
+    tree.nodes["Spring"].chebyshev_rho = 0.95
     doc = compile_(tree)
     spring = doc["nodes"][1]
-    check(abs(spring["chebyshev_rho"] - 0.99) < 1e-6, "compiled rho %r" % spring["chebyshev_rho"])
+    check(spring["solver"] == "chebyshev", "compiled solver %r" % spring["solver"])
+    check(abs(spring["chebyshev_rho"] - 0.95) < 1e-6, "compiled rho %r" % spring["chebyshev_rho"])
     core = core_accepts(doc)
     if core is not None:
-        check(abs(core["nodes"][1]["chebyshev_rho"] - 0.99) < 1e-6, "core rho")
+        check(abs(core["nodes"][1]["chebyshev_rho"] - 0.95) < 1e-6, "core rho")
         spring["chebyshev_rho"] = 1.0
         core_rejects(doc, "chebyshev_rho")
+    tree.nodes["Spring"].solver = "JACOBI"
+    spring = compile_(tree)["nodes"][1]
+    check(spring["solver"] == "jacobi" and spring["chebyshev_rho"] == 0.0, "jacobi %r" % spring)
+    tree.nodes["Spring"].solver = "CHEBYSHEV"
+    tree.nodes["Spring"].integrator = "SEMI_IMPLICIT"
+    spring = compile_(tree)["nodes"][1]
+    check(spring["solver"] == "jacobi" and spring["chebyshev_rho"] == 0.0,
+          "semi-implicit compiles to jacobi %r" % spring)
 
 
 @test

@@ -438,6 +438,46 @@ static void expect_failure(const fixture *fx, const char *const *args, int code,
     assert_int_equal(tu_dir_entry_count(fx->dir), before);
 }
 
+
+/* The spring summary (issue #16): with the defaults every frame of
+ * BCN_Epileptic.X meets the threshold, and the summary says 0 not
+ * converged and names none; with the paper's plain update and 50
+ * iterations some frames do not, and the summary names them with their
+ * residuals (the first 8, then how many more). */
+static void test_bake_spring_summary(void **state)
+{
+    fixture *fx = *state;
+    const char *bcn = SSK_MODELS_DIR "/X/BCN_Epileptic.X";
+    char *out = tu_path_join(fx->dir, "spring.pc2");
+    tu_cli_result r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "spring",
+                                            "--backend", "cpu", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, " 0 frame(s) not converged"));
+    assert_null(strstr(r.out, "not converged at frame"));
+    tu_cli_result_free(&r);
+    char *graph = tu_path_join(fx->dir, "jacobi.json");
+    FILE *g = fopen(graph, "wb");
+    assert_non_null(g);
+    fputs("{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", \"method\": "
+          "\"irs\"}, {\"id\": \"relax\", \"type\": \"spring\", \"solver\": \"jacobi\", "
+          "\"max_iterations\": 50}, {\"id\": \"out\", \"type\": \"output\"}], \"edges\": "
+          "[{\"from\": \"skin\", \"to\": \"relax\"}, {\"from\": \"relax\", \"to\": \"out\"}]}",
+          g);
+    assert_int_equal(fclose(g), 0);
+    r = run_cli((const char *[]){"bake", bcn, "-o", out, "--graph", graph, "--backend", "cpu",
+                                 NULL});
+    assert_int_equal(r.exit_code, 0);
+    const char *named = strstr(r.out, "springs not converged at frame(s): ");
+    assert_non_null(named);
+    assert_non_null(strstr(named, " (residual "));
+    assert_non_null(strstr(named, " more\n"));
+    tu_cli_result_free(&r);
+    remove(graph);
+    remove(out);
+    free(graph);
+    free(out);
+}
+
 static void test_bake_errors(void **state)
 {
     fixture *fx = *state;
@@ -760,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_bake_lbs_and_dqs),
         cmocka_unit_test(test_bake_gl_backend_and_gpuinfo),
         cmocka_unit_test(test_bake_frame_range_and_fps),
+        cmocka_unit_test(test_bake_spring_summary),
         cmocka_unit_test(test_bake_errors),
         cmocka_unit_test(test_library_bake_progress_and_stats),
         cmocka_unit_test(test_library_bake_validates_before_touching_disk),

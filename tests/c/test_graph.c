@@ -148,7 +148,7 @@ static void expect_error_v(const ssk_rig *rig, const char *text, const char *con
 /* The documented spring defaults (springskin.h, ssk_spring_params). */
 #define DEFAULT_DT (1.0f / 30.0f)
 #define DEFAULT_DAMPING 0.1f
-#define DEFAULT_MAX_ITERATIONS 50
+#define DEFAULT_MAX_ITERATIONS 100
 #define DEFAULT_EDIT_GROW 4
 
 /* ------------------------------------------------------------------------ */
@@ -529,6 +529,14 @@ static void test_spring_errors(void **state)
                                    "'dt': 0.1}," OUT,
                           "{'from': 'skin', 'to': 'r'}, {'from': 'r', 'to': 'out'}"),
                  "node 'r'", "unknown field 'dt'");
+    /* Solver. */
+    expect_error(rig, SPRING_DOC(", 'solver': 'multigrid'"), "node 'relax'", "field 'solver'",
+                 "unknown value 'multigrid'", "jacobi or chebyshev");
+    expect_error(rig, SPRING_DOC(", 'solver': 'jacobi', 'chebyshev_rho': 0.9"),
+                 "node 'relax': field 'chebyshev_rho': 0.9 applies to solver 'chebyshev'");
+    expect_error(rig, SPRING_DOC(", 'solver': 'chebyshev', 'chebyshev_rho': 0"),
+                 "node 'relax': field 'chebyshev_rho': solver 'chebyshev' needs a number in "
+                 "(0, 1)");
     /* Stiffness. */
     expect_error(rig, SPRING_DOC(", 'stiffness': 3"), "node 'relax'", "field 'stiffness'",
                  "expected an object", "int");
@@ -1041,6 +1049,50 @@ static void test_spring_fields(void **state)
     ssk_graph_destroy(g);
 }
 
+
+/* "solver": the default is Chebyshev (chebyshev_rho 0.99) where it applies,
+ * the plain update (jacobi, chebyshev_rho 0) with the semi-implicit
+ * integrator or the energy scheme; a given chebyshev_rho decides alone;
+ * the canonical JSON writes both fields. */
+static void test_spring_solver(void **state)
+{
+    fixture *fx = *state;
+    static const struct {
+        const char *fields;
+        float rho;
+        const char *written;
+    } cases[] = {
+        {"", 0.99f, "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99"},
+        {", 'integrator': 'semi_implicit'", 0.0f, "\"solver\": \"jacobi\", \"chebyshev_rho\": 0.0"},
+        {", 'convergence': 'energy'", 0.0f, "\"solver\": \"jacobi\""},
+        {", 'solver': 'jacobi'", 0.0f, "\"solver\": \"jacobi\""},
+        {", 'solver': 'chebyshev', 'chebyshev_rho': 0.9", 0.9f,
+         "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.9"},
+        {", 'chebyshev_rho': 0.95", 0.95f, "\"solver\": \"chebyshev\""},
+        {", 'chebyshev_rho': 0", 0.0f, "\"solver\": \"jacobi\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char doc[1024];
+        snprintf(doc, sizeof doc,
+                 "{'version': 1, 'nodes': [" SKIN_RIGID ",{'id': 'relax', 'type': 'spring'%s},"
+                 OUT "], 'edges': [{'from': 'skin', 'to': 'relax'}, "
+                 "{'from': 'relax', 'to': 'out'}]}",
+                 cases[i].fields);
+        ssk_graph *g = parse_ok(doc, fx->limb);
+        if (g->nodes[1].spring.chebyshev_rho != cases[i].rho)
+            fail_msg("%s: chebyshev_rho %g", cases[i].fields,
+                     (double)g->nodes[1].spring.chebyshev_rho);
+        char *json = ssk_graph_to_json(g);
+        if (!strstr(json, cases[i].written))
+            fail_msg("%s: the JSON lacks %s:\n%s", cases[i].fields, cases[i].written, json);
+        ssk_graph *back = parse_ok(json, fx->limb);
+        assert_graphs_equal(g, back);
+        ssk_graph_destroy(back);
+        free(json);
+        ssk_graph_destroy(g);
+    }
+}
+
 static void test_spring_round_trip(void **state)
 {
     fixture *fx = *state;
@@ -1087,7 +1139,8 @@ static void test_spring_round_trip(void **state)
         "\"stiffness\": { \"surface\": 6.0, \"length\": 18.0, \"torsion\": 18.0, \"bone\": 0.2, "
         "\"edit\": 5.0, \"detail\": 120.0 }",
         "\"stiffness_maps\": { }", "\"dt\": 0.0333333", "\"integrator\": \"explicit\"",
-        "\"damping\": 0.1", "\"max_iterations\": 50", "\"convergence\": \"displacement\"",
+        "\"damping\": 0.1", "\"max_iterations\": 100", "\"convergence\": \"displacement\"",
+        "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99",
         "\"threshold\": 0.0", "\"mode\": \"frame_independent\"", "\"edits\": [ ]"};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; ++i)
         if (!strstr(json, defaults[i])) fail_msg("canonical JSON lacks %s:\n%s", defaults[i], json);
@@ -1609,6 +1662,7 @@ int main(void)
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_spring_fields),
         cmocka_unit_test(test_spring_round_trip),
+        cmocka_unit_test(test_spring_solver),
         cmocka_unit_test(test_spring_copy),
         cmocka_unit_test(test_topological_order),
         cmocka_unit_test(test_amount_interpolation),

@@ -55,11 +55,13 @@ static fixture fixture_make(ssk_rig *rig)
 }
 
 /* The paper's spring model (Toothman 2020, 4.2): the binding's anchors,
- * no detail force. */
+ * no detail force, the plain update of Eq. 23, 50 iterations. */
 static void paper_model(ssk_spring_params *p)
 {
     p->attachment = SSK_ATTACHMENT_BINDING;
     p->stiffness[SSK_FORCE_DETAIL] = 0.0f;
+    p->chebyshev_rho = 0.0f;
+    p->max_iterations = 50;
 }
 
 static void fixture_free(fixture *f)
@@ -199,11 +201,11 @@ static void test_defaults(void **state)
     assert_true(fabsf(p.dt - 1.0f / 30.0f) < 1e-9f);
     assert_int_equal(p.integrator, SSK_SPRING_EXPLICIT);
     assert_true(p.damping == 0.1f);
-    assert_int_equal(p.max_iterations, 50);
+    assert_int_equal(p.max_iterations, 100);
     assert_int_equal(p.convergence, SSK_CONVERGE_DISPLACEMENT);
     assert_true(p.threshold <= 0.0f);
     assert_int_equal(p.mode, SSK_SPRING_FRAME_INDEPENDENT);
-    assert_true(p.chebyshev_rho == 0.0f); /* the plain Eq. 23 update */
+    assert_true(p.chebyshev_rho == 0.99f); /* Chebyshev-accelerated (issue #16) */
 }
 
 /* All stiffnesses zero: no force, the output is the input bit for bit. */
@@ -502,6 +504,7 @@ static void test_stability_check(void **state)
         /* the semi-implicit integrator is held to the same bounds */
         ssk_spring_params_default(&p);
         p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+        p.chebyshev_rho = 0.0f;
         p.stiffness[SSK_FORCE_LENGTH] = 61.0f;
         {
             const char *parts[] = {"k_l = 61", "semi-implicit", "dt*k <= 1"};
@@ -633,6 +636,7 @@ static void test_invalid_arguments(void **state)
     assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "explicit"));
+    assert_non_null(strstr(err.message, "set chebyshev_rho = 0"));
     ssk_spring_params_default(&p);
     p.chebyshev_rho = 0.99f;
     p.convergence = SSK_CONVERGE_ENERGY;
