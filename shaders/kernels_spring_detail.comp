@@ -5,7 +5,11 @@
 // invocation per whole-rig vertex:
 //   DETAIL   before the iterations: frame[u_detail_first + i] =
 //            (-(sum_j (f_j - f_i)) / deg(i), 0) over i's CSR row, in the
-//            row's order (ssk_spring_detail_row of core/kernels/spring.h);
+//            row's order (ssk_spring_detail_row of core/kernels/spring.h),
+//            and frame[u_twist_first + i] = (f_perp, 0), the first stage's
+//            scale vector f_i - a'_i without its component along the bone
+//            direction frame[i] (the twist anchor; twist_reference of
+//            core/kernels/spring.c, which the CPU computes in every pass);
 //   CLUSTER  after them, in place on the result: the first member (the
 //            cluster's root) of each cluster block writes every non-static
 //            member m as f_m + the mean of (result - f) over the block's
@@ -22,15 +26,17 @@ layout(local_size_x = SSK_LOCAL_SIZE) in;
 layout(std430, binding = SSK_SPRING_DET_VERTEX) readonly buffer VertexData { uvec4 vertex_data[]; };
 layout(std430, binding = SSK_SPRING_DET_EDGES) readonly buffer Edges { uvec4 edges[]; };
 layout(std430, binding = SSK_SPRING_DET_FIRST) readonly buffer First { float first_stage[]; };
-layout(std430, binding = SSK_SPRING_DET_FRAME) writeonly buffer Frame { vec4 frame_data[]; };
+layout(std430, binding = SSK_SPRING_DET_FRAME) buffer Frame { vec4 frame_data[]; };
 layout(std430, binding = SSK_SPRING_DET_SCALARS) readonly buffer Scalars { uint scalars[]; };
 layout(std430, binding = SSK_SPRING_DET_RESULT) buffer Result { float result[]; };
 layout(std430, binding = SSK_SPRING_DET_CLUSTERS) readonly buffer Clusters { uint clusters[]; };
+layout(std430, binding = SSK_SPRING_DET_ANCHOR) readonly buffer Anchors { vec4 anchors[]; };
 
 layout(location = SSK_LOC_BASE) uniform uint u_base;
 layout(location = SSK_LOC_COUNT) uniform uint u_count; // #V of the rig
 layout(location = SSK_LOC_SPRING_DET_MODE) uniform uint u_mode;
 layout(location = SSK_LOC_SPRING_DETAIL_FIRST) uniform uint u_detail_first;
+layout(location = SSK_LOC_SPRING_TWIST_FIRST) uniform uint u_twist_first;
 
 uint role_of(uint v) { return (scalars[v >> 2u] >> (8u * (v & 3u))) & 0xffu; }
 
@@ -52,6 +58,11 @@ void main()
         precise float inv = vd.y > vd.x ? 1.0 / float(vd.y - vd.x) : 0.0;
         precise vec4 d = vec4(-(sx * inv), -(sy * inv), -(sz * inv), 0.0);
         frame_data[u_detail_first + i] = d;
+        vec4 a = anchors[i], b = frame_data[i];
+        precise float qx = fi.x - a.x, qy = fi.y - a.y, qz = fi.z - a.z;
+        precise float dd = qx * b.x + qy * b.y + qz * b.z;
+        precise vec4 fp = vec4(qx - dd * b.x, qy - dd * b.y, qz - dd * b.z, 0.0);
+        frame_data[u_twist_first + i] = fp;
         return;
     }
     uint block = clusters[i];

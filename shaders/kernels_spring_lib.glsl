@@ -22,8 +22,10 @@
 //   v >> 2), then the stiffness maps present (float bits, #V each, map f
 //   from u_map_offset[f]).
 // Frame: vec4[]: #V anchor bone directions, then #V detail targets (the
-//   first stage's differential coordinates, kernels_spring_detail.comp), then
-//   (with surface edits) #V edit targets (target xyz, K_i).
+//   first stage's differential coordinates, kernels_spring_detail.comp), #V
+//   twist references (the first stage's scale vector orthogonal to the bone
+//   direction, same kernel), then (with surface edits) #V edit targets
+//   (target xyz, K_i).
 
 // --- kernels_spring_in.comp ---------------------------------------------------------
 #define SSK_SPRING_IN_VERTEX 0   // uvec4[#V] vertex data (bone in .z)
@@ -73,6 +75,7 @@
 #define SSK_SPRING_DET_SCALARS 4  // uint[] roles (CLUSTER)
 #define SSK_SPRING_DET_RESULT 5   // float[3 #V] the solve's result, in place (CLUSTER)
 #define SSK_SPRING_DET_CLUSTERS 6 // uint[] cluster words (core/kernels/spring.h)
+#define SSK_SPRING_DET_ANCHOR 7   // vec4[#V] anchors a' of the frame (DETAIL: twist references)
 #define SSK_LOC_SPRING_DET_MODE 3
 #define SSK_SPRING_DET_DETAIL 0u
 #define SSK_SPRING_DET_CLUSTER 1u
@@ -80,20 +83,22 @@
 
 // Uniforms of the records and step kernels (after SSK_LOC_BASE/COUNT)
 #define SSK_LOC_SPRING_FLAGS 3       // SSK_SPRING_FLAG_*
-#define SSK_LOC_SPRING_K 4           // float[6] stiffness (locations 4..9)
-#define SSK_LOC_SPRING_DT 10
-#define SSK_LOC_SPRING_KEEP 11       // 1 - damping
-#define SSK_LOC_SPRING_EPS_LEN 12    // sp->length_epsilon
-#define SSK_LOC_SPRING_EPS_PAR 13    // SSK_SPRING_PARALLEL_EPSILON
-#define SSK_LOC_SPRING_EDIT_FIRST 14 // first edit target in the frame buffer
-#define SSK_LOC_SPRING_MAP_OFFSET 15 // uint[6] first scalar of map f (locations 15..20)
-#define SSK_LOC_SPRING_OMEGA 21      // Chebyshev weight w_k (ssk_spring_watch_omega)
-#define SSK_LOC_SPRING_DETAIL_FIRST 22 // #V: first detail target in the frame buffer
+#define SSK_LOC_SPRING_K 4           // float[7] stiffness (locations 4..10)
+#define SSK_LOC_SPRING_DT 11
+#define SSK_LOC_SPRING_KEEP 12       // 1 - damping
+#define SSK_LOC_SPRING_EPS_LEN 13    // sp->length_epsilon
+#define SSK_LOC_SPRING_EPS_PAR 14    // SSK_SPRING_PARALLEL_EPSILON
+#define SSK_LOC_SPRING_EDIT_FIRST 15 // first edit target in the frame buffer
+#define SSK_LOC_SPRING_MAP_OFFSET 16 // uint[7] first scalar of map f (locations 16..22)
+#define SSK_LOC_SPRING_OMEGA 23      // Chebyshev weight w_k (ssk_spring_watch_omega)
+#define SSK_LOC_SPRING_DETAIL_FIRST 24 // #V: first detail target in the frame buffer
+#define SSK_LOC_SPRING_TWIST_FIRST 25  // 2 #V: first twist reference in the frame buffer
 #define SSK_SPRING_FLAG_WRITE 1u     // write the next iterate (else energy only)
 #define SSK_SPRING_FLAG_SEMI 2u      // semi-implicit integrator
 #define SSK_SPRING_FLAG_EDITS 4u     // the frame buffer holds edit targets
 #define SSK_SPRING_FLAG_MAP0 8u      // map f present: SSK_SPRING_FLAG_MAP0 << f
-#define SSK_SPRING_FLAG_CHEBYSHEV 512u // blend with x_{k-1} (after the 6 map bits)
+#define SSK_SPRING_FLAG_CHEBYSHEV 1024u // blend with x_{k-1} (after the 7 map bits)
+#define SSK_SPRING_FLAG_TWIST 2048u     // the twist anchor is on (k_a > 0)
 
 // Forces (ssk_spring_force) and roles (SSK_ROLE_*) of springskin.h.
 #define SSK_FORCE_SURFACE 0
@@ -102,7 +107,8 @@
 #define SSK_FORCE_BONE 3
 #define SSK_FORCE_EDIT 4
 #define SSK_FORCE_DETAIL 5
-#define SSK_FORCE_COUNT 6
+#define SSK_FORCE_TWIST 6
+#define SSK_FORCE_COUNT 7
 #define SSK_ROLE_FREE 0u
 #define SSK_ROLE_KINEMATIC 1u
 #define SSK_ROLE_STATIC 3u

@@ -68,6 +68,7 @@ layout(location = SSK_LOC_SPRING_EDIT_FIRST) uniform uint u_edit_first;
 layout(location = SSK_LOC_SPRING_OMEGA) uniform float u_omega;
 layout(location = SSK_LOC_SPRING_MAP_OFFSET) uniform uint u_map_offset[SSK_FORCE_COUNT];
 layout(location = SSK_LOC_SPRING_DETAIL_FIRST) uniform uint u_detail_first;
+layout(location = SSK_LOC_SPRING_TWIST_FIRST) uniform uint u_twist_first;
 
 // k_f times map f at vertex i (lane_map of spring.c: k, or k * map[i]).
 float stiffness(int f, uint i)
@@ -186,6 +187,28 @@ void main()
         fy += cb * (by - cphi * uyi);
         fz += cb * (bz - cphi * uzi);
         energy += li > u_eps_len ? 0.5 * kb * (li * li) * (dphi * dphi) : 0.0;
+    }
+    if ((u_flags & SSK_SPRING_FLAG_TWIST) != 0u) {
+        // F_a, the twist anchor (core/kernels/spring.c "The twist anchor")
+        float ka = stiffness(SSK_FORCE_TWIST, i);
+        vec4 fp = frame_data[u_twist_first + i];
+        precise float du = uxi * bx + uyi * by + uzi * bz;
+        precise float upx = uxi - du * bx, upy = uyi - du * by, upz = uzi - du * bz;
+        precise float crx = fp.y * upz - fp.z * upy;
+        precise float cry = fp.z * upx - fp.x * upz;
+        precise float crz = fp.x * upy - fp.y * upx;
+        precise float y = crx * bx + cry * by + crz * bz;
+        precise float x = fp.x * upx + fp.y * upy + fp.z * upz;
+        precise float ang = ssk_spring_atan2(y < 0.0 ? -y : y, x);
+        precise float psi = y < 0.0 ? -ang : ang;
+        precise float lu2 = upx * upx + upy * upy + upz * upz;
+        precise float lf2 = fp.x * fp.x + fp.y * fp.y + fp.z * fp.z;
+        bool ok = sqrt(lu2) > u_eps_par && sqrt(lf2) > u_eps_len && li > u_eps_len;
+        precise float c = ok ? -(ka * psi * li) : 0.0;
+        fx += c * (by * upz - bz * upy);
+        fy += c * (bz * upx - bx * upz);
+        fz += c * (bx * upy - by * upx);
+        energy += ok ? 0.5 * ka * (li * li) * lu2 * (psi * psi) : 0.0;
     }
     if ((u_flags & SSK_SPRING_FLAG_WRITE) == 0u) {
         scratch[i] = vec4(0.0, 0.0, energy, 0.0);

@@ -88,7 +88,7 @@ MAX_ITERATIONS_LIMIT = 100000
 EDIT_GROW_LIMIT = 1000
 DEFAULT_EDIT_GROW = 4
 DEFAULT_STIFFNESS = {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0,
-                     "detail": 120.0}
+                     "detail": 120.0, "twist": 0.0}
 DEFAULT_DT = 1.0 / 30.0
 DEFAULT_DAMPING = 0.1
 DEFAULT_MAX_ITERATIONS = 100
@@ -108,7 +108,7 @@ MAX_CHEBYSHEV_RHO = 0.9999
 #: evaluated in float32, so exactly linear stretches differ by ~1e-7.
 KEY_COLLINEAR_TOLERANCE = 1e-6
 
-FORCES = ("surface", "length", "torsion", "bone", "edit", "detail")
+FORCES = ("surface", "length", "torsion", "bone", "edit", "detail", "twist")
 
 
 class GraphError(Exception):
@@ -484,12 +484,16 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
     stiffness_detail: _stiffness_property(
         "detail", "keeps the fed positions' local shape, so the springs cannot fold the skin; "
         "0 is the paper's model", soft_max=500.0)
+    stiffness_twist: _stiffness_property(
+        "twist", "turns each scale vector back toward the fed positions' twist about its bone; "
+        "0.2 makes the paper's model (Detail 0) settle a twisted limb", soft_max=10.0)
     map_surface: _map_property("surface")
     map_length: _map_property("length")
     map_torsion: _map_property("torsion")
     map_bone: _map_property("bone")
     map_edit: _map_property("edit")
     map_detail: _map_property("detail")
+    map_twist: _map_property("twist")
     dt: FloatProperty(name="Time Step", description="dt of the update (Eq. 23)",
                       default=DEFAULT_DT, min=MIN_DT, soft_max=1.0, precision=4,
                       update=_on_property_update)

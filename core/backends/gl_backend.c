@@ -215,6 +215,7 @@ enum gl_spring_binding {
     SPRING_DET_SCALARS = 4,
     SPRING_DET_RESULT = 5,
     SPRING_DET_CLUSTERS = 6,
+    SPRING_DET_ANCHOR = 7,
     SPRING_RED_SCRATCH = 0,
     SPRING_RED_PARTIALS = 1,
     SPRING_RED_RESULT = 2,
@@ -227,14 +228,15 @@ enum gl_spring_uniform {
     LOC_SPRING_RED_PASS = 3,
     LOC_SPRING_FLAGS = 3,
     LOC_SPRING_K = 4, /* float[SSK_FORCE_COUNT] */
-    LOC_SPRING_DT = 10,
-    LOC_SPRING_KEEP = 11,
-    LOC_SPRING_EPS_LEN = 12,
-    LOC_SPRING_EPS_PAR = 13,
-    LOC_SPRING_EDIT_FIRST = 14,
-    LOC_SPRING_MAP_OFFSET = 15, /* uint[SSK_FORCE_COUNT] */
-    LOC_SPRING_OMEGA = 21,
-    LOC_SPRING_DETAIL_FIRST = 22,
+    LOC_SPRING_DT = 11,
+    LOC_SPRING_KEEP = 12,
+    LOC_SPRING_EPS_LEN = 13,
+    LOC_SPRING_EPS_PAR = 14,
+    LOC_SPRING_EDIT_FIRST = 15,
+    LOC_SPRING_MAP_OFFSET = 16, /* uint[SSK_FORCE_COUNT] */
+    LOC_SPRING_OMEGA = 23,
+    LOC_SPRING_DETAIL_FIRST = 24,
+    LOC_SPRING_TWIST_FIRST = 25,
     LOC_SPRING_DET_MODE = 3,
 };
 _Static_assert(LOC_SPRING_K + SSK_FORCE_COUNT <= LOC_SPRING_DT &&
@@ -247,7 +249,8 @@ _Static_assert(LOC_SPRING_K + SSK_FORCE_COUNT <= LOC_SPRING_DT &&
 #define SPRING_FLAG_SEMI 2u
 #define SPRING_FLAG_EDITS 4u
 #define SPRING_FLAG_MAP0 8u
-#define SPRING_FLAG_CHEBYSHEV 512u
+#define SPRING_FLAG_CHEBYSHEV 1024u
+#define SPRING_FLAG_TWIST 2048u
 #define SPRING_DET_DETAIL 0u
 #define SPRING_DET_CLUSTER 1u
 _Static_assert(SPRING_FLAG_MAP0 << SSK_FORCE_COUNT <= SPRING_FLAG_CHEBYSHEV,
@@ -281,7 +284,8 @@ typedef enum gl_spring_buffer {
     SB_EDGES,      /* ssk_spring_edge[#E] as they are */
     SB_ANCHOR,     /* #V anchors a' of the frame (vec4) */
     SB_SCALARS,    /* roles (4 per uint), then the stiffness maps */
-    SB_FRAME,      /* #V anchor bone directions, #V detail targets, then #V edit targets */
+    SB_FRAME,      /* #V anchor bone directions, #V detail targets, #V twist references,
+                      then #V edit targets */
     SB_RECORDS,    /* 2 vec4 per vertex */
     SB_FIRST,      /* the first stage in rig space */
     SB_POS0,       /* the three rotating iterates */
@@ -895,7 +899,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_EDGES, (size_t)sp->edge_count * sizeof(ssk_spring_edge), sp->edges, GL_STATIC_DRAW},
             {SB_ANCHOR, 4 * nv * sizeof(float), NULL, GL_DYNAMIC_DRAW},
             {SB_SCALARS, scalar_words * sizeof(uint32_t), scalars, GL_DYNAMIC_DRAW},
-            {SB_FRAME, 4 * (2 * nv + (sp->edit_target ? nv : 0)) * sizeof(float), NULL,
+            {SB_FRAME, 4 * (3 * nv + (sp->edit_target ? nv : 0)) * sizeof(float), NULL,
              GL_DYNAMIC_COPY},
             {SB_RECORDS, 8 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
             {SB_FIRST, pos_bytes, NULL, GL_DYNAMIC_COPY},
@@ -1015,8 +1019,9 @@ static void spring_step_setup(gl_state *s, gl_spring *g)
     glUniform1f(LOC_SPRING_KEEP, 1.0f - sp->params.damping);
     glUniform1f(LOC_SPRING_EPS_LEN, sp->length_epsilon);
     glUniform1f(LOC_SPRING_EPS_PAR, SSK_SPRING_PARALLEL_EPSILON);
-    glUniform1ui(LOC_SPRING_EDIT_FIRST, 2 * sp->vertex_count);
+    glUniform1ui(LOC_SPRING_EDIT_FIRST, 3 * sp->vertex_count);
     glUniform1ui(LOC_SPRING_DETAIL_FIRST, sp->vertex_count);
+    glUniform1ui(LOC_SPRING_TWIST_FIRST, 2 * sp->vertex_count);
     glUniform1uiv(LOC_SPRING_MAP_OFFSET, SSK_FORCE_COUNT, g->map_offset);
 }
 
@@ -1032,6 +1037,7 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     if (sp->params.integrator == SSK_SPRING_SEMI_IMPLICIT) flags |= SPRING_FLAG_SEMI;
     if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
     if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV;
+    if (sp->params.stiffness[SSK_FORCE_TWIST] > 0.0f) flags |= SPRING_FLAG_TWIST;
     glUseProgram(s->programs[PROG_SPRING_STEP]);
     bind(SPRING_STEP_VERTEX, g->buffers[SB_VERTEX]);
     bind(SPRING_STEP_EDGES, g->buffers[SB_EDGES]);
@@ -1059,9 +1065,11 @@ static void spring_detail(gl_state *s, gl_spring *g, GLuint mode, GLuint result)
     bind(SPRING_DET_SCALARS, g->buffers[SB_SCALARS]);
     bind(SPRING_DET_RESULT, result ? result : g->buffers[SB_SCRATCH]);
     bind(SPRING_DET_CLUSTERS, g->buffers[SB_CLUSTERS]);
+    bind(SPRING_DET_ANCHOR, g->buffers[SB_ANCHOR]);
     glUniform1ui(LOC_COUNT, s->rig->vertex_count);
     glUniform1ui(LOC_SPRING_DET_MODE, mode);
     glUniform1ui(LOC_SPRING_DETAIL_FIRST, s->rig->vertex_count);
+    glUniform1ui(LOC_SPRING_TWIST_FIRST, 2 * s->rig->vertex_count);
     dispatch(s, PROG_SPRING_DETAIL, s->rig->vertex_count);
     spring_barrier();
 }
@@ -1137,7 +1145,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nv * sizeof(float)),
                     sp->vertex_dir);
     if (sp->edit_target)
-        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(8 * nv * sizeof(float)),
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(12 * nv * sizeof(float)),
                         (GLsizeiptr)(4 * nv * sizeof(float)), sp->edit_target);
     if (!(roles == sp->roles && g->base_roles_on_device)) {
         memset(g->roles_packed, 0, g->role_words * sizeof(uint32_t));

@@ -59,10 +59,10 @@
 #define SSK_SPRING_DEFAULT_ITERATIONS 100u
 #define SSK_SPRING_DEFAULT_CHEBYSHEV_RHO 0.99f
 
-static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t",
-                                                          "k_b", "k_e", "k_d"};
-static const char *const force_name[SSK_FORCE_COUNT] = {"surface", "length", "torsion",
-                                                        "bone",    "edit",   "detail"};
+static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t", "k_b",
+                                                          "k_e", "k_d", "k_a"};
+static const char *const force_name[SSK_FORCE_COUNT] = {"surface", "length", "torsion", "bone",
+                                                        "edit",    "detail", "twist"};
 
 void ssk_spring_params_default(ssk_spring_params *out)
 {
@@ -436,15 +436,18 @@ static ssk_status check_stability(const ssk_spring *sp, const ssk_spring_edit *e
                                  (double)dt, integrator, curvature[n], force_symbol[f], safe);
         }
     }
-    {
-        const float mmax = map_max(sp->maps[SSK_FORCE_BONE], sp->vertex_count);
-        const double k = (double)p->stiffness[SSK_FORCE_BONE] * mmax;
+    static const ssk_spring_force vertex_forces[2] = {SSK_FORCE_BONE, SSK_FORCE_TWIST};
+    for (int n = 0; n < 2; ++n) {
+        const ssk_spring_force f = vertex_forces[n];
+        const float mmax = map_max(sp->maps[f], sp->vertex_count);
+        const double k = (double)p->stiffness[f] * mmax;
         if (dt * k > SSK_SPRING_STABILITY_BOUND)
             return ssk_error_set(err, SSK_ERROR_SPRING_UNSTABLE,
-                                 "k_b = %g with dt = %.4g is beyond the %s stability limit "
-                                 "dt*k <= 2 of a per-vertex force: use k_b <= %.3g (or a "
+                                 "%s = %g with dt = %.4g is beyond the %s stability limit "
+                                 "dt*k <= 2 of a per-vertex force: use %s <= %.3g (or a "
                                  "smaller dt)",
-                                 (double)p->stiffness[SSK_FORCE_BONE], (double)dt, integrator,
+                                 force_symbol[f], (double)p->stiffness[f], (double)dt,
+                                 integrator, force_symbol[f],
                                  SSK_SPRING_STABILITY_BOUND / dt / (mmax > 0 ? mmax : 1));
     }
     /* Edits: per kinematic vertex, the sum over its ROIs of stiffness x

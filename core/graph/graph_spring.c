@@ -25,8 +25,8 @@
 #define FIELD_PATH_SIZE 64
 
 /* Names of the spring deformer's enums in the document (springskin.h). */
-static const char *const force_names[SSK_FORCE_COUNT] = {"surface", "length", "torsion",
-                                                         "bone",    "edit",   "detail"};
+static const char *const force_names[SSK_FORCE_COUNT] = {"surface", "length", "torsion", "bone",
+                                                         "edit",    "detail", "twist"};
 static const char *const integrator_names[SSK_SPRING_INTEGRATOR_COUNT] = {"explicit",
                                                                           "semi_implicit"};
 static const char *const convergence_names[SSK_CONVERGE_COUNT] = {"displacement", "force",

@@ -853,6 +853,11 @@ void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
  *   F_e (edit):    sum over ROIs of k_e w(frame) (target_i - v_i) for the
  *                  ROI's kinematic vertices, target_i = a'_i + R_b (s_i +
  *                  offset_i): the edit follows the skeleton (5.2).
+ *   F_a (twist):   -k_a psi_i |s_i| (beta_i x u_perp), psi_i the signed angle
+ *                  about the vertex's bone direction beta_i from the first
+ *                  stage's scale vector f_i - a'_i to s_i (both projected
+ *                  orthogonal to beta_i), u_perp the unit scale vector's
+ *                  projection (issue #16's twist anchor; not in the paper)
  *   F_d (detail):  k_d ((mean_j v_j - v_i) - (mean_j f_j - f_i)), f the
  *                  first stage: keeps the first stage's differential
  *                  coordinates (the one-ring Laplacian of Laplacian surface
@@ -897,6 +902,18 @@ typedef enum ssk_spring_force {
      * 0.986 / 0.987 / 0.988 (LBS 0.985, IRS 0.992), its knee thickness
      * 0.831 / 0.825 / 0.823 / 0.821 (IRS 0.808) */
     SSK_FORCE_DETAIL,
+    /* F_a, the twist anchor (issue #16, not in the paper), default k 0:
+     * the torsion spring about the vertex's bone direction between its
+     * scale vector and the first stage's, which makes a twist spread over
+     * about sqrt(k_t / k_a) rings and stop. With the defaults the detail
+     * force already keeps the first stage's twist where the springs should
+     * not move it (the limb's far 20% of each bone within 0.01 degrees of
+     * IRS at 180 degrees), and k_a > 0 there only pulls the twisted ring
+     * in (section 0.86 -> 0.71 at k_a 30); it is for the paper's model
+     * (rigid first stage, no detail force), where nothing else resists a
+     * free turn of the skin about the bone. Per-vertex force: stable for
+     * dt k_a <= 1, refused above 2 */
+    SSK_FORCE_TWIST,
     SSK_FORCE_COUNT
 } ssk_spring_force;
 

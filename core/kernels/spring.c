@@ -82,6 +82,19 @@
  * once per solve from the first stage (in frame-dependent mode too: the
  * frame's own first stage, not the continued start).
  *
+ * The twist anchor (issue #16's decision 2; not in the paper): F_a =
+ * -k_a psi |s_i| (beta x u_perp), psi the signed angle about the vertex's
+ * bone direction beta from f_perp (the first stage's scale vector f_i -
+ * a'_i without its beta component) to u_perp (the unit scale vector's),
+ * atan2 of (f_perp x u_perp) . beta and f_perp . u_perp; off where either
+ * projection is shorter than its epsilon. Energy 1/2 k_a |s|^2 |u_perp|^2
+ * psi^2. In the paper's model nothing resists a free turn of the skin
+ * about its bone, so a twist's equilibrium depended on the iteration
+ * count; the anchor makes it spread over about sqrt(k_t / k_a) rings. The
+ * defaults leave it off (k_a 0): the detail force already holds the
+ * first stage's twist where the springs should not move it, and with it
+ * the anchor only pulls the twisted ring in (measured in springskin.h).
+ *
  * Short-edge clusters. Metaball, remeshed and scanned bodies have
  * near-duplicate vertices: edges of 1e-4 of the diagonal beside edges of
  * 1e-2 (the Rigify bodies: 7% of the triangles have an edge below 0.1 of
@@ -226,6 +239,9 @@ typedef struct pass_args {
     const float *vertex_dir;  /* #V by 4: each vertex's bone direction */
     const float *edit_target; /* #V by 4 or NULL */
     const float *detail;      /* #V by 4: the first stage's differential coordinates */
+    const float *first;       /* #V by 3: the first stage (the twist anchor) */
+    const float *anchor;      /* #V by 4: the frame's anchors a' */
+    int twist;                /* the twist anchor is on (k_a > 0 or a map) */
     float *next;              /* #V by 3: the next iterate */
     float *velocity;          /* semi-implicit, or NULL */
     const float *prev;        /* Chebyshev pass: #V by 3 x_{k-1}, else NULL */
@@ -280,6 +296,18 @@ static inline __attribute__((always_inline)) void gather_rec(v8 c[8], const floa
 {
     for (int l = 0; l < 8; ++l) c[l] = ssk_v8_load(rec + 8 * (size_t)idx[l]);
     ssk_v8_transpose8(c);
+}
+
+/* The twist anchor's reference: the first stage's scale vector sf
+ * projected orthogonal to the unit bone direction b. */
+static inline __attribute__((always_inline)) void twist_reference(v8 *px, v8 *py, v8 *pz, v8 sx,
+                                                                  v8 sy, v8 sz, v8 bx, v8 by,
+                                                                  v8 bz)
+{
+    const v8 d = sx * bx + sy * by + sz * bz;
+    *px = sx - d * bx;
+    *py = sy - d * by;
+    *pz = sz - d * bz;
 }
 
 /* Eight 16-byte edge records (lane l = r[l]) to four lane vectors: rest
@@ -473,6 +501,43 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
         fy += cb * (by - cphi * uyi);
         fz += cb * (bz - cphi * uzi);
         energy += SEL(li > eps_len, V8(0.5f) * kb * (li * li) * (dphi * dphi), V8(0.0f));
+    }
+    if (a->twist) {
+        /* F_a, the twist anchor (springskin.h SSK_FORCE_TWIST; "The twist
+         * anchor" above); the GL step reads f_perp from its frame buffer,
+         * computed with these operations by kernels_spring_detail.comp */
+        const v8 ka = lane_map(a->maps[SSK_FORCE_TWIST], a->k[SSK_FORCE_TWIST], vi, n);
+        v8 ax, ay, az, aw;
+        lane_rows4(a->anchor, vi, &ax, &ay, &az, &aw);
+        v8 gx, gy, gz;
+        if (n == 8) {
+            ssk_v8_load_xyz(a->first + 3 * v0, &gx, &gy, &gz);
+        } else {
+            for (int l = 0; l < 8; ++l) {
+                const float *g = a->first + 3 * (size_t)vi[l];
+                gx[l] = g[0];
+                gy[l] = g[1];
+                gz[l] = g[2];
+            }
+        }
+        v8 fpx, fpy, fpz;
+        twist_reference(&fpx, &fpy, &fpz, gx - ax, gy - ay, gz - az, bx, by, bz);
+        const v8 du = uxi * bx + uyi * by + uzi * bz;
+        const v8 upx = uxi - du * bx, upy = uyi - du * by, upz = uzi - du * bz;
+        const v8 crx = fpy * upz - fpz * upy, cry = fpz * upx - fpx * upz,
+                 crz = fpx * upy - fpy * upx;
+        const v8 y = crx * bx + cry * by + crz * bz;
+        const v8 xx = fpx * upx + fpy * upy + fpz * upz;
+        const v8 ang = v8_atan2(SEL(y < V8(0.0f), -y, y), xx);
+        const v8 psi = SEL(y < V8(0.0f), -ang, ang);
+        const v8 lu2 = upx * upx + upy * upy + upz * upz;
+        const v8 lf2 = fpx * fpx + fpy * fpy + fpz * fpz;
+        const i8 ok = (v8_sqrt(lu2) > eps_par) & (v8_sqrt(lf2) > eps_len) & (li > eps_len);
+        const v8 c = SEL(ok, -(ka * psi * li), V8(0.0f));
+        fx += c * (by * upz - bz * upy);
+        fy += c * (bz * upx - bx * upz);
+        fz += c * (bx * upy - by * upx);
+        energy += SEL(ok, V8(0.5f) * ka * (li * li) * lu2 * (psi * psi), V8(0.0f));
     }
     const i8 valid = (i8){0, 1, 2, 3, 4, 5, 6, 7} < (i8){n, n, n, n, n, n, n, n};
     acc->energy += __builtin_convertvector(SEL(valid, energy, V8(0.0f)), v8d);
@@ -866,6 +931,8 @@ static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
     a->vertex_dir = sp->vertex_dir;
     a->edit_target = sp->edit_target;
     a->detail = sp->detail;
+    a->anchor = sp->anchor;
+    a->twist = sp->params.stiffness[SSK_FORCE_TWIST] > 0.0f;
     a->velocity = sp->velocity;
     a->dt = sp->params.dt;
     a->keep = 1.0f - sp->params.damping;
@@ -1041,6 +1108,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     ssk_spring_detail(sp, positions);
     pass_args a;
     fill_args(&a, sp, roles);
+    a.first = positions; /* the first stage until the result is copied back */
     ssk_spring_watch w;
     ssk_spring_watch_begin(&w);
     for (uint32_t k = 1; k <= p->max_iterations; ++k) {

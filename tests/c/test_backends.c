@@ -620,9 +620,11 @@ static void test_spring_parity_schemes(void **state)
                               "\"max_iterations\": 2000, \"convergence\": \"energy\", "
                               "\"integrator\": \"semi_implicit\", \"damping\": 0.05",
                               "\"max_iterations\": 400, \"integrator\": \"semi_implicit\"",
-                              map};
+                              map,
+                              "\"max_iterations\": 400, \"stiffness\": {\"detail\": 0, "
+                              "\"twist\": 0.2}, \"solver\": \"jacobi\""};
     const char *names[] = {"default", "displacement", "force", "energy (semi-implicit)",
-                           "semi-implicit", "stiffness map"};
+                           "semi-implicit", "stiffness map", "twist anchor"};
     float skin[32];
     const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
     tu_mat4_identity(skin);

@@ -542,7 +542,7 @@ static void test_spring_errors(void **state)
                  "expected an object", "int");
     expect_error(rig, SPRING_DOC(", 'stiffness': {'shear': 1}"), "node 'relax'",
                  "field 'stiffness'", "unknown force 'shear'",
-                 "surface, length, torsion, bone, edit or detail");
+                 "surface, length, torsion, bone, edit, detail or twist");
     expect_error(rig, SPRING_DOC(", 'stiffness': {'surface': -1}"),
                  "node 'relax': field 'stiffness.surface': expected a number >= 0, got -1");
     expect_error(rig, SPRING_DOC(", 'stiffness': {'edit': '5'}"), "node 'relax'",
@@ -569,9 +569,9 @@ static void test_spring_errors(void **state)
     expect_error(rig, doc, "node 'relax'", "field 'stiffness_maps.torsion'", "entry 3",
                  "expected a number >= 0, got -0.5");
     free(doc);
-    sprintf(big, ", 'stiffness_maps': {'twist': %s}", list);
+    sprintf(big, ", 'stiffness_maps': {'shear': %s}", list);
     doc = spring_doc(big);
-    expect_error(rig, doc, "node 'relax'", "field 'stiffness_maps'", "unknown force 'twist'");
+    expect_error(rig, doc, "node 'relax'", "field 'stiffness_maps'", "unknown force 'shear'");
     free(doc);
     free(big);
     free(list);
@@ -1112,7 +1112,7 @@ static void test_spring_round_trip(void **state)
     assert_string_equal(json, again);
     const char *parts[] = {
         "\"stiffness\": { \"surface\": 2.5, \"length\": 0.75, \"torsion\": 0.0, \"bone\": 1.25, "
-        "\"edit\": 8.0, \"detail\": 120.0 }",
+        "\"edit\": 8.0, \"detail\": 120.0, \"twist\": 0.0 }",
         "\"stiffness_maps\": { \"surface\": [ 0.0, 0.25, 0.5, 0.75, 1.0, 0.0,",
         "\"bone\": [ 2.0, 2.0,", "\"dt\": 0.02", "\"integrator\": \"semi_implicit\"",
         "\"damping\": 0.3", "\"max_iterations\": 200", "\"convergence\": \"energy\"",
@@ -1137,7 +1137,7 @@ static void test_spring_round_trip(void **state)
     assert_non_null(json);
     const char *defaults[] = {
         "\"stiffness\": { \"surface\": 6.0, \"length\": 18.0, \"torsion\": 18.0, \"bone\": 0.2, "
-        "\"edit\": 5.0, \"detail\": 120.0 }",
+        "\"edit\": 5.0, \"detail\": 120.0, \"twist\": 0.0 }",
         "\"stiffness_maps\": { }", "\"dt\": 0.0333333", "\"integrator\": \"explicit\"",
         "\"damping\": 0.1", "\"max_iterations\": 100", "\"convergence\": \"displacement\"",
         "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99",
