@@ -88,7 +88,7 @@ MAX_ITERATIONS_LIMIT = 100000
 EDIT_GROW_LIMIT = 1000
 DEFAULT_EDIT_GROW = 4
 DEFAULT_STIFFNESS = {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0,
-                     "detail": 120.0, "twist": 0.0}
+                     "detail": 200.0, "twist": 0.0}
 DEFAULT_DT = 1.0 / 30.0
 DEFAULT_DAMPING = 0.1
 DEFAULT_MAX_ITERATIONS = 100

@@ -890,17 +890,17 @@ typedef enum ssk_spring_force {
     SSK_FORCE_TORSION,     /* F_t, default k 18 */
     SSK_FORCE_BONE,        /* F_b, default k 0.2 */
     SSK_FORCE_EDIT,        /* F_e, default k 5 (multiplies each ROI's own) */
-    /* F_d, default k 120 (with dt = 1/30 every step is divided by 5); k 0
-     * is the paper's model. Chosen on the four rigs of
+    /* F_d, default k 200 (with dt = 1/30 every step is divided by 7.7);
+     * k 0 is the paper's model. Chosen on the four rigs of
      * docs/real-characters.md with an IRS first stage: a larger k_d keeps
      * more of the first stage (fewer folds, IRS's volume), a smaller one
      * lets the springs thicken the bent joints more. k 10 / 25 / 60 at
      * equilibrium: turned triangles 0.16 / 0.13 / 0.11% on
      * BCN_Epileptic.X, twist section 0.75 / 0.86 / 0.95 on the
-     * Mixamo-style body; k 60 / 100 / 120 / 150 at the default 50
-     * iterations: the generated Rigify body's smallest volume 0.982 /
-     * 0.986 / 0.987 / 0.988 (LBS 0.985, IRS 0.992), its knee thickness
-     * 0.831 / 0.825 / 0.823 / 0.821 (IRS 0.808) */
+     * Mixamo-style body; k 120 / 150 / 200 / 300 with the default solver
+     * (converged): the generated Rigify body's smallest volume 0.985 /
+     * 0.986 / 0.988 / 0.990 (LBS 0.985, IRS 0.992), its knee thickness
+     * 0.826 / 0.823 / 0.820 / 0.817 (LBS 0.739, IRS 0.808) */
     SSK_FORCE_DETAIL,
     /* F_a, the twist anchor (issue #16, not in the paper), default k 0:
      * the torsion spring about the vertex's bone direction between its
@@ -955,8 +955,10 @@ typedef struct ssk_spring_params {
     ssk_spring_integrator integrator;
     float damping;                     /* semi-implicit, in [0, 1), default 0.1 */
     /* default 100 (the paper: 50): with the defaults every frame of
-     * BCN_Epileptic.X, the Blender-made rigs of docs/real-characters.md and
-     * the test limb's poses meets the threshold within 75 (issue #16) */
+     * BCN_Epileptic.X (at most 42), the Rigify bodies of
+     * docs/real-characters.md (79, 43) and the test limb's poses (32)
+     * meets the threshold, not the Mixamo-style body's frame 6 (195;
+     * issue #16) */
     uint32_t max_iterations;
     ssk_spring_convergence convergence;
     float threshold;                   /* model units; <= 0: AABB_min x 1e-4 */
@@ -974,7 +976,7 @@ typedef struct ssk_spring_params {
      * default 0.99 ("chebyshev") took the default springs from 73 of
      * BCN_Epileptic.X's 80 frames unconverged at 50 plain iterations (20
      * with the detail force) to none within 42, and the Rigify body from a
-     * frame unconverged at 100 to none within 75. Explicit integrator and
+     * frame unconverged at 100 to none within 79. Explicit integrator and
      * the displacement, force or iterations schemes only (the energy of an
      * accelerated iteration is not monotone): set 0 for the others. */
     float chebyshev_rho;

@@ -304,7 +304,7 @@ def compile_(tree):
 DEFAULT_SPRING = {
     "id": "Spring", "type": "spring",
     "stiffness": {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0,
-                  "detail": 120.0, "twist": 0.0},
+                  "detail": 200.0, "twist": 0.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
     "max_iterations": 100, "convergence": "displacement", "threshold": 0.0,
     "mode": "frame_independent", "solver": "chebyshev", "chebyshev_rho": 0.99,
@@ -451,7 +451,7 @@ def full_graph_compiles_to_every_field():
          "amount": 0.5},
         {"id": "Relax", "type": "spring",
          "stiffness": {"surface": 4.0, "length": 10.0, "torsion": 12.0, "bone": 0.5, "edit": 3.0,
-                       "detail": 120.0, "twist": 0.0},
+                       "detail": 200.0, "twist": 0.0},
          "stiffness_maps": {"surface": [soft_weight(r) for r in range(RINGS * SEGMENTS)]},
          "dt": 0.02, "integrator": "semi_implicit", "damping": 0.25, "max_iterations": 80,
          "convergence": "force", "threshold": 0.001, "mode": "frame_dependent",

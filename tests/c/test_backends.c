@@ -619,7 +619,8 @@ static void test_spring_parity_schemes(void **state)
                               "\"threshold\": 0.002",
                               "\"max_iterations\": 2000, \"convergence\": \"energy\", "
                               "\"integrator\": \"semi_implicit\", \"damping\": 0.05",
-                              "\"max_iterations\": 400, \"integrator\": \"semi_implicit\"",
+                              "\"max_iterations\": 100, \"integrator\": \"semi_implicit\", "
+                              "\"convergence\": \"iterations\"",
                               map,
                               "\"max_iterations\": 400, \"stiffness\": {\"detail\": 0, "
                               "\"twist\": 0.2}, \"solver\": \"jacobi\""};

@@ -948,7 +948,7 @@ static void test_spring_fields(void **state)
     assert_int_equal(relax->input_positions, 0);
     assert_int_equal(g->nodes[2].input_positions, 1);
     const ssk_spring_params *p = &relax->spring;
-    const float stiffness[SSK_FORCE_COUNT] = {2.5f, 0.75f, 0.0f, 1.25f, 8.0f, 120.0f};
+    const float stiffness[SSK_FORCE_COUNT] = {2.5f, 0.75f, 0.0f, 1.25f, 8.0f, 200.0f};
     assert_memory_equal(p->stiffness, stiffness, sizeof stiffness);
     assert_true(p->dt == 0.02f);
     assert_int_equal(p->integrator, SSK_SPRING_SEMI_IMPLICIT);
@@ -1003,7 +1003,7 @@ static void test_spring_fields(void **state)
     g = parse_ok(SPRING_DOC(", 'stiffness': {'torsion': 4}"), fx->limb);
     ssk_spring_params defaults;
     ssk_spring_params_default(&defaults);
-    const float documented[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f, 120.0f};
+    const float documented[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f, 200.0f};
     assert_memory_equal(defaults.stiffness, documented, sizeof documented);
     assert_float_equal(defaults.dt, DEFAULT_DT, 1e-9);
     assert_float_equal(defaults.damping, DEFAULT_DAMPING, 1e-9);
@@ -1012,7 +1012,7 @@ static void test_spring_fields(void **state)
     assert_int_equal(defaults.convergence, SSK_CONVERGE_DISPLACEMENT);
     assert_int_equal(defaults.mode, SSK_SPRING_FRAME_INDEPENDENT);
     relax = &g->nodes[1];
-    const float partial[SSK_FORCE_COUNT] = {6.0f, 18.0f, 4.0f, 0.2f, 5.0f, 120.0f};
+    const float partial[SSK_FORCE_COUNT] = {6.0f, 18.0f, 4.0f, 0.2f, 5.0f, 200.0f};
     assert_memory_equal(relax->spring.stiffness, partial, sizeof partial);
     defaults.stiffness[SSK_FORCE_TORSION] = 4.0f;
     assert_spring_params_equal(&relax->spring, &defaults);
@@ -1112,7 +1112,7 @@ static void test_spring_round_trip(void **state)
     assert_string_equal(json, again);
     const char *parts[] = {
         "\"stiffness\": { \"surface\": 2.5, \"length\": 0.75, \"torsion\": 0.0, \"bone\": 1.25, "
-        "\"edit\": 8.0, \"detail\": 120.0, \"twist\": 0.0 }",
+        "\"edit\": 8.0, \"detail\": 200.0, \"twist\": 0.0 }",
         "\"stiffness_maps\": { \"surface\": [ 0.0, 0.25, 0.5, 0.75, 1.0, 0.0,",
         "\"bone\": [ 2.0, 2.0,", "\"dt\": 0.02", "\"integrator\": \"semi_implicit\"",
         "\"damping\": 0.3", "\"max_iterations\": 200", "\"convergence\": \"energy\"",
@@ -1137,7 +1137,7 @@ static void test_spring_round_trip(void **state)
     assert_non_null(json);
     const char *defaults[] = {
         "\"stiffness\": { \"surface\": 6.0, \"length\": 18.0, \"torsion\": 18.0, \"bone\": 0.2, "
-        "\"edit\": 5.0, \"detail\": 120.0, \"twist\": 0.0 }",
+        "\"edit\": 5.0, \"detail\": 200.0, \"twist\": 0.0 }",
         "\"stiffness_maps\": { }", "\"dt\": 0.0333333", "\"integrator\": \"explicit\"",
         "\"damping\": 0.1", "\"max_iterations\": 100", "\"convergence\": \"displacement\"",
         "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99",
@@ -1335,7 +1335,7 @@ static void test_from_method(void **state)
     assert_int_equal(g->nodes[2].input_normals, -1);
     const uint32_t order[3] = {0, 1, 2};
     assert_memory_equal(g->order, order, sizeof order);
-    const float stiffness[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f, 120.0f};
+    const float stiffness[SSK_FORCE_COUNT] = {6.0f, 18.0f, 18.0f, 0.2f, 5.0f, 200.0f};
     assert_memory_equal(g->nodes[1].spring.stiffness, stiffness, sizeof stiffness);
     assert_int_equal(g->nodes[1].spring.max_iterations, DEFAULT_MAX_ITERATIONS);
     assert_int_equal(g->nodes[1].spring.mode, SSK_SPRING_FRAME_INDEPENDENT);

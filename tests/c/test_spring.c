@@ -196,7 +196,7 @@ static void test_defaults(void **state)
     assert_true(p.stiffness[SSK_FORCE_TORSION] == 18.0f);
     assert_true(p.stiffness[SSK_FORCE_BONE] == 0.2f);
     assert_true(p.stiffness[SSK_FORCE_EDIT] == 5.0f);
-    assert_true(p.stiffness[SSK_FORCE_DETAIL] == 120.0f);
+    assert_true(p.stiffness[SSK_FORCE_DETAIL] == 200.0f);
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) assert_null(p.stiffness_maps[f]);
     assert_true(fabsf(p.dt - 1.0f / 30.0f) < 1e-9f);
     assert_int_equal(p.integrator, SSK_SPRING_EXPLICIT);
