@@ -13,7 +13,7 @@
  * reported.
  *
  * Usage: bench_spring [--sizes 10000,100000] [--repeats N] [--iterations N]
- *                     [--chebyshev RHO]
+ *                     [--chebyshev RHO] [--backend cpu|gl]
  * (--chebyshev: the Chebyshev acceleration, chebyshev_rho = RHO, whose
  * blended passes read the previous iterate too.) Two spring models per
  * size, in one run: "defaults" (ssk_spring_params_default: anchors per
@@ -23,7 +23,8 @@
  * the first stage's ms, and the solver's bytes per vertex.
  *
  * Then the time to a converged frame as a user gets it: an ssk_deformer of
- * --method spring on the CPU (IRS first stage, the default springs, the
+ * --method spring on the CPU, or GL with --backend gl (IRS first stage,
+ * the default springs, the
  * default convergence test and iteration cap), per pose of the limb: the
  * animation pose above, the middle joint (bone 4) bent 135 degrees, and
  * twisted 180 degrees; median ms per frame, iterations, converged.
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
     int size_count = 2, repeats = 5;
     uint32_t iterations = 50;
     float rho = 0.0f;
+    ssk_backend backend = SSK_BACKEND_CPU;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
             size_count = 0;
@@ -53,9 +55,12 @@ int main(int argc, char **argv)
             iterations = (uint32_t)strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--chebyshev") == 0 && i + 1 < argc) {
             rho = strtof(argv[++i], NULL);
+        } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            const char *b = argv[++i];
+            backend = strcmp(b, "gl") == 0 ? SSK_BACKEND_GL : SSK_BACKEND_CPU;
         } else {
             fprintf(stderr, "usage: bench_spring [--sizes N,N,...] [--repeats N] "
-                            "[--iterations N] [--chebyshev RHO]\n");
+                            "[--iterations N] [--chebyshev RHO] [--backend cpu|gl]\n");
             return 2;
         }
     }
@@ -136,14 +141,15 @@ int main(int argc, char **argv)
         ssk_binding_destroy(binding);
         ssk_rig_destroy(rig);
     }
-    printf("\n| pose | vertices | ms/frame (median), --method spring | iterations | converged |\n");
+    printf("\n| pose | vertices | ms/frame (median), --method spring, %s | iterations | converged |\n",
+           backend == SSK_BACKEND_GL ? "GL" : "CPU");
     printf("|---|---:|---:|---:|---:|\n");
     for (int si = 0; si < size_count; ++si) {
         ssk_rig *rig = bench_limb_create(sizes[si], BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
         if (!rig) return 1;
         const uint32_t nv = ssk_rig_vertex_count(rig);
         ssk_error err = {0};
-        ssk_deformer_desc desc = {SSK_METHOD_SPRING, SSK_BACKEND_CPU, NULL, NULL, NULL};
+        ssk_deformer_desc desc = {SSK_METHOD_SPRING, backend, NULL, NULL, NULL};
         ssk_deformer *d = NULL;
         if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
             fprintf(stderr, "bench_spring: %s\n", err.message);
