@@ -10,6 +10,7 @@ packages=(
   libjson-c-dev
   libxxhash-dev
   libmurmurhash-dev
+  libsuitesparse-dev
   python3-pytest python3-numpy python3-scipy
   python3-dev python3-hypothesis python3-setuptools python3-wheel python3-pip
   libegl-mesa0 libgl1-mesa-dri

@@ -46,6 +46,8 @@ typedef enum ssk_kernel {
     SSK_KERNEL_NORMALS, /* output <- area-weighted vertex normals of input */
     SSK_KERNEL_SPRING,  /* output <- spring deformer relaxing input (the
                            first stage) */
+    SSK_KERNEL_ARAP,    /* output <- ARAP on scale vectors (ssk_arap, solved
+                           on the CPU by every backend) */
     SSK_KERNEL_COR,     /* output <- CoR skinning of the rest positions
                            (centers of rotation from the binding view) */
     SSK_KERNEL_COUNT
@@ -61,7 +63,7 @@ typedef enum ssk_kernel {
 static inline bool ssk_kernel_welds(ssk_kernel kernel)
 {
     return kernel == SSK_KERNEL_RIGID || kernel == SSK_KERNEL_IRS || kernel == SSK_KERNEL_RADIAL ||
-           kernel == SSK_KERNEL_SPRING || kernel == SSK_KERNEL_COR;
+           kernel == SSK_KERNEL_SPRING || kernel == SSK_KERNEL_COR || kernel == SSK_KERNEL_ARAP;
 }
 
 /* One kernel run over the whole rig (all meshes). Buffers hold whole-rig
@@ -89,6 +91,7 @@ typedef struct ssk_kernel_call {
     const float *skinning;               /* SPRING: #B by 16 of the frame */
     double frame;                        /* SPRING: the frame */
     ssk_spring_report *report;           /* SPRING: out */
+    ssk_arap *arap;                      /* ARAP: the node's solver */
 } ssk_kernel_call;
 
 typedef struct ssk_backend_ops {

@@ -179,6 +179,15 @@ static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_e
         return SSK_OK;
     case SSK_KERNEL_NORMALS:
         return ssk_rig_normals(rig, out, in, err);
+    case SSK_KERNEL_ARAP: {
+        ssk_status st = ssk_arap_deform(call->arap, out, call->attach_bones, err);
+        if (st != SSK_OK) return st;
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) /* rig -> object */
+            if (!frame->mesh_identity[m])
+                transform_rows(out + 3 * (size_t)rig->meshes[m].first_vertex,
+                               rig->meshes[m].vertex_count, frame->post + 16 * (size_t)m);
+        return SSK_OK;
+    }
     case SSK_KERNEL_SPRING: {
         if (out != in) memcpy(out, in, 3 * (size_t)nv * sizeof(float));
         for (uint32_t m = 0; m < rig->mesh_count; ++m) /* object -> rig */

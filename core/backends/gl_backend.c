@@ -1245,6 +1245,35 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     return ssk_spring_watch_finish(&w, sp, call->report, err);
 }
 
+/* The ARAP node: solved on the CPU (ssk_arap_deform: CHOLMOD's
+ * back-substitution), taken to object space on the host and uploaded
+ * into `output`; the GL pipeline goes on from there. */
+static ssk_status run_arap(gl_state *s, const ssk_kernel_call *call, GLuint output,
+                           ssk_error *err)
+{
+    const ssk_rig *rig = s->rig;
+    const size_t nv = rig->vertex_count;
+    float *host = malloc(3 * nv * sizeof(float) + 1);
+    if (!host) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    ssk_status st = ssk_arap_deform(call->arap, host, call->attach_bones, err);
+    if (st == SSK_OK) {
+        for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+            if (s->frame->mesh_identity[m]) continue;
+            const ssk_mesh *mesh = &rig->meshes[m];
+            const float *post = s->frame->post + 16 * (size_t)m;
+            for (uint32_t v = 0; v < mesh->vertex_count; ++v) {
+                float *p = host + 3 * ((size_t)mesh->first_vertex + v);
+                ssk_mat4_transform_point(p, post, p);
+            }
+        }
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, output);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(3 * nv * sizeof(float)), host);
+        st = ssk_gl_check("arap upload", err);
+    }
+    free(host);
+    return st;
+}
+
 /* Welds a position buffer in place (shaders/model_weld.comp, core/model/weld.c). */
 static ssk_status run_weld(gl_state *s, GLuint positions, ssk_error *err)
 {
@@ -1284,6 +1313,7 @@ static void job_run(void *user)
         break;
     case SSK_KERNEL_RADIAL: st = run_attach(s, PROG_RADIAL, call, input, output, job->err); break;
     case SSK_KERNEL_SPRING: st = run_spring(s, call, input, output, job->err); break;
+    case SSK_KERNEL_ARAP: st = run_arap(s, call, output, job->err); break;
     case SSK_KERNEL_COR: st = run_cor(s, output, job->err); break;
     default:
         st = ssk_error_set(job->err, SSK_ERROR_UNSUPPORTED,

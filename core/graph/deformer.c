@@ -47,6 +47,7 @@ struct ssk_deformer {
     int scratch_normals;          /* for ssk_deformer_normals, -1 until used */
     ssk_attach_bone **attach;     /* per node: #B bones, NULL if not needed */
     ssk_spring **springs;         /* per node: its solver (spring nodes) */
+    ssk_arap **araps;             /* per node: its solver (arap nodes) */
     ssk_spring_report *reports;   /* per node: the last solve's report */
     float *rest_distances;        /* #V, IRS length adjustment (Fig. 13) */
     float *weight_slots;          /* attachment per skin weight influence
@@ -112,7 +113,9 @@ static bool graph_needs_attachment(const ssk_graph *g)
 {
     for (uint32_t i = 0; i < g->node_count; ++i) {
         const ssk_graph_node *n = &g->nodes[i];
-        if (n->type == SSK_NODE_RADIAL || n->type == SSK_NODE_SPRING) return true;
+        if (n->type == SSK_NODE_RADIAL || n->type == SSK_NODE_SPRING ||
+            n->type == SSK_NODE_ARAP)
+            return true;
         if (n->type == SSK_NODE_SKINNING &&
             (n->method == SSK_METHOD_RIGID || n->method == SSK_METHOD_IRS))
             return true;
@@ -273,8 +276,9 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
     d->node_buffer = malloc((g->node_count + 1) * sizeof *d->node_buffer);
     d->attach = calloc(g->node_count + 1, sizeof *d->attach);
     d->springs = calloc(g->node_count + 1, sizeof *d->springs);
+    d->araps = calloc(g->node_count + 1, sizeof *d->araps);
     d->reports = calloc(g->node_count + 1, sizeof *d->reports);
-    if (!d->steps || !d->node_buffer || !d->attach || !d->springs || !d->reports)
+    if (!d->steps || !d->node_buffer || !d->attach || !d->springs || !d->araps || !d->reports)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     for (uint32_t i = 0; i < g->node_count; ++i) d->node_buffer[i] = -1;
     for (uint32_t k = 0; k < g->node_count; ++k) {
@@ -329,11 +333,24 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
             call.report = &d->reports[n];
             break;
         }
+        case SSK_NODE_ARAP: {
+            call.kernel = SSK_KERNEL_ARAP;
+            ssk_status st = ssk_arap_create(&d->araps[n], d->rig, d->binding_handle, &node->arap,
+                                            err);
+            if (st != SSK_OK) {
+                char message[SSK_ERROR_MESSAGE_SIZE];
+                snprintf(message, sizeof message, "%s", err ? err->message : "");
+                return ssk_error_set(err, st, "arap node '%s': %s", node->id, message);
+            }
+            call.arap = d->araps[n];
+            break;
+        }
         default:
             return ssk_error_set(err, SSK_ERROR_GRAPH, "node '%s': unknown type", node->id);
         }
         if (call.kernel == SSK_KERNEL_RIGID || call.kernel == SSK_KERNEL_IRS ||
-            call.kernel == SSK_KERNEL_RADIAL || call.kernel == SSK_KERNEL_SPRING) {
+            call.kernel == SSK_KERNEL_RADIAL || call.kernel == SSK_KERNEL_SPRING ||
+            call.kernel == SSK_KERNEL_ARAP) {
             if (!(d->attach[n] = malloc(nb * sizeof(ssk_attach_bone))))
                 return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
             call.attach_bones = d->attach[n];
@@ -434,6 +451,9 @@ void ssk_deformer_destroy(ssk_deformer *d)
         for (uint32_t i = 0; i < d->graph->node_count; ++i) free(d->attach[i]);
     if (d->springs && d->graph)
         for (uint32_t i = 0; i < d->graph->node_count; ++i) ssk_spring_destroy(d->springs[i]);
+    if (d->araps && d->graph)
+        for (uint32_t i = 0; i < d->graph->node_count; ++i) ssk_arap_destroy(d->araps[i]);
+    free(d->araps);
     free(d->attach);
     free(d->springs);
     free(d->reports);

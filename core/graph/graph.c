@@ -48,7 +48,7 @@
 #define INTEGRAL_FIXED_LIMIT 1e15f
 
 static const char *const node_type_names[SSK_NODE_TYPE_COUNT] = {
-    "skinning", "radial", "normals", "output", "spring"};
+    "skinning", "radial", "normals", "output", "spring", "arap"};
 
 /* Input slots of a node, by name. */
 typedef enum graph_input { INPUT_POSITIONS = 0, INPUT_NORMALS, INPUT_COUNT } graph_input;
@@ -208,7 +208,9 @@ int ssk_graph_needs_binding(const ssk_graph *graph)
     if (!graph) return 0;
     for (uint32_t i = 0; i < graph->node_count; ++i) {
         const ssk_graph_node *n = &graph->nodes[i];
-        if (n->type == SSK_NODE_RADIAL || n->type == SSK_NODE_SPRING) return 1;
+        if (n->type == SSK_NODE_RADIAL || n->type == SSK_NODE_SPRING ||
+            n->type == SSK_NODE_ARAP)
+            return 1;
         if (n->type == SSK_NODE_SKINNING &&
             (n->method == SSK_METHOD_RIGID || n->method == SSK_METHOD_IRS ||
              n->method == SSK_METHOD_COR))
@@ -368,6 +370,7 @@ static bool field_allowed(ssk_node_type type, bool irs, bool attach, const char 
     if (type == SSK_NODE_SPRING)
         for (size_t i = 0; i < sizeof spring / sizeof spring[0]; ++i)
             if (strcmp(field, spring[i]) == 0) return true;
+    if (type == SSK_NODE_ARAP && strcmp(field, "regularization") == 0) return true;
     return false;
 }
 
@@ -461,6 +464,22 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
             n->joint_influences[2 * b + 1] = c;
         }
     }
+    return SSK_OK;
+}
+
+/* An arap node's fields (springskin.h ssk_arap_params): "regularization",
+ * a number > 0. */
+static ssk_status parse_arap(ssk_graph_node *n, json_object *obj, ssk_error *err)
+{
+    const char *id = n->id;
+    ssk_arap_params_default(&n->arap);
+    json_object *v = NULL;
+    char text[GRAPH_NUMBER_TEXT_SIZE];
+    if (json_object_object_get_ex(obj, "regularization", &v) &&
+        (!ssk_json_get_float(v, &n->arap.regularization) || !(n->arap.regularization > 0.0f)))
+        return GRAPH_ERROR("node '%s': field 'regularization': expected a number > 0 (the pull "
+                           "toward rigid skinning), got %s",
+                           id, ssk_json_describe(v, text, sizeof text));
     return SSK_OK;
 }
 
@@ -595,6 +614,7 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
     case SSK_NODE_SKINNING: return parse_skinning(g, n, obj, err);
     case SSK_NODE_RADIAL: return parse_radial(g, n, obj, err);
     case SSK_NODE_SPRING: return ssk_graph_parse_spring(g, n, obj, err);
+    case SSK_NODE_ARAP: return parse_arap(n, obj, err);
     default: return SSK_OK;
     }
 }
@@ -609,7 +629,8 @@ static int output_kind(ssk_node_type type)
     switch (type) {
     case SSK_NODE_SKINNING:
     case SSK_NODE_RADIAL:
-    case SSK_NODE_SPRING: return INPUT_POSITIONS;
+    case SSK_NODE_SPRING:
+    case SSK_NODE_ARAP: return INPUT_POSITIONS;
     case SSK_NODE_NORMALS: return INPUT_NORMALS;
     default: return -1;
     }
@@ -778,7 +799,8 @@ static ssk_status check_structure(ssk_graph *g, ssk_error *err)
         return GRAPH_ERROR("no output node (a graph has exactly one node of type 'output')");
     for (uint32_t i = 0; i < n; ++i) {
         const ssk_graph_node *node = &g->nodes[i];
-        if (node->type != SSK_NODE_SKINNING && node->input_positions < 0)
+        if (node->type != SSK_NODE_SKINNING && node->type != SSK_NODE_ARAP &&
+            node->input_positions < 0)
             return GRAPH_ERROR("node '%s' (%s): its positions input is not connected",
                                node->id, node_type_names[node->type]);
     }
@@ -1163,6 +1185,8 @@ static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
         }
     }
     if (ok && n->type == SSK_NODE_SPRING) ok = ssk_graph_spring_to_json(g, n, o);
+    if (ok && n->type == SSK_NODE_ARAP)
+        ok = ssk_json_put(o, "regularization", ssk_json_new_float(n->arap.regularization));
     if (!ok) {
         json_object_put(o);
         return NULL;

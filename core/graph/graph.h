@@ -20,6 +20,7 @@ typedef enum ssk_node_type {
     SSK_NODE_NORMALS,      /* positions in, normals out */
     SSK_NODE_OUTPUT,       /* positions in, optional normals in */
     SSK_NODE_SPRING,       /* positions in (the first stage), positions out */
+    SSK_NODE_ARAP,         /* source: positions out (ARAP on scale vectors) */
     SSK_NODE_TYPE_COUNT
 } ssk_node_type;
 
@@ -54,6 +55,8 @@ typedef struct ssk_graph_node {
     float *stiffness_maps[SSK_FORCE_COUNT];
     ssk_graph_edit *edits;
     uint32_t edit_count;
+    /* ARAP */
+    ssk_arap_params arap;
     /* inputs: index of the node feeding them, -1 when not connected */
     int32_t input_positions;
     int32_t input_normals;

@@ -1076,6 +1076,50 @@ const uint8_t *ssk_spring_roles(const ssk_spring *spring);
 size_t ssk_spring_bytes_per_vertex(const ssk_spring *spring);
 
 /* ------------------------------------------------------------------------ */
+/* ARAP on scale vectors (Toothman 2020, 4.1.1, Eq. 19-20).                  */
+/* ------------------------------------------------------------------------ */
+
+/* The dissertation's global-solve comparison for IRS: the posed scale
+ * vectors s'_i minimize sum_ij w_ij |(s'_i - s'_j) - 1/2 (R_i + R_j)(s_i -
+ * s_j)|^2 (Eq. 19: the as-rigid-as-possible energy of Sorkine and Alexa
+ * 2007 with the positions replaced by scale vectors), R_i the posed
+ * rotation of vertex i's binding bone ("the rotation transform of the bone
+ * to which each vertex is attached"), s_i its bind scale vector, and
+ * v'_i = a'_i + s'_i on the posed attachment point. w_ij = 1 over the
+ * welded mesh edges (the uniform graph Laplacian; the dissertation's
+ * cotangent weights are not used). The Laplacian alone is singular (a
+ * constant added to every s' changes nothing), so a weak pull toward
+ * rigid skinning, lambda |s'_i - R_i s_i|^2, makes the system L + lambda I
+ * (Eq. 20: L S' = b) positive definite: it is factorized once (CHOLMOD's
+ * sparse Cholesky, SuiteSparse) and each frame is three back-substitutions
+ * on the CPU. Coincident (welded) vertices are one unknown. */
+typedef struct ssk_arap ssk_arap;
+
+typedef struct ssk_arap_params {
+    /* lambda > 0, per unit of the uniform Laplacian's diagonal (the vertex
+     * degree): default 1e-3 */
+    float regularization;
+} ssk_arap_params;
+
+void ssk_arap_params_default(ssk_arap_params *out);
+
+/* Records the rest data (the binding's bones, t and scale vectors; the
+ * welded adjacency of `rig`) and factorizes L + lambda I.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, regularization not finite and
+ * > 0), SSK_ERROR_BINDING_MISMATCH, SSK_ERROR_OUT_OF_MEMORY, SSK_ERROR_BIND
+ * (the factorization failed, with CHOLMOD's status). */
+ssk_status ssk_arap_create(ssk_arap **out, const ssk_rig *rig, const ssk_binding *binding,
+                           const ssk_arap_params *params, ssk_error *err);
+void ssk_arap_destroy(ssk_arap *arap);
+
+/* One frame: dst #V by 3 rig-space positions (caller-owned), bones #B
+ * posed attachment bones (ssk_attach_prepare). Not thread-safe per object
+ * (it owns the right-hand side). Errors: SSK_ERROR_INVALID_ARGUMENT (NULL),
+ * SSK_ERROR_NONFINITE (a bone's rotation), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_arap_deform(ssk_arap *arap, float *dst, const ssk_attach_bone *bones,
+                           ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Deformer graph (Toothman 2020, 6.1).                                      */
 /* ------------------------------------------------------------------------ */
 
