@@ -160,7 +160,7 @@ static void print_bake_help(FILE *f)
           "                       --graph G.json]\n"
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
-          "                       [--verbose]\n"
+          "                       [--verbose] [--spring-solver chebyshev|jacobi]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -195,6 +195,8 @@ static void print_bake_help(FILE *f)
           "  --animation N      animation index (default 0; see 'info')\n"
           "  --normals          .abc only: also write per-vertex normals (N) per frame\n"
           "  --verbose          print each frame's spring iterations and residual\n"
+          "  --spring-solver S  with --method spring: chebyshev (the default, the plain\n"
+          "                     update accelerated) or jacobi (the paper's plain update)\n"
           "                     on stderr\n"
           "  -h, --help         show this help\n"
           "\n"
@@ -587,12 +589,26 @@ static void progress_to_terminal(void *user, uint32_t done, uint32_t total)
  * the default parameters and saved to B; NULL without --binding, and when
  * nothing in the graph needs one). Prints what it did with the binding. */
 static ssk_status bake_graph_and_binding(const ssk_rig *rig, ssk_method method,
-                                         const char *graph_path, const char *binding_path,
-                                         ssk_graph **graph, ssk_binding **binding,
-                                         ssk_error *err)
+                                         const char *graph_path, const char *spring_solver,
+                                         const char *binding_path, ssk_graph **graph,
+                                         ssk_binding **binding, ssk_error *err)
 {
-    ssk_status s = graph_path ? ssk_graph_load(graph, graph_path, rig, err)
-                              : ssk_graph_from_method(graph, method, rig, err);
+    ssk_status s;
+    if (spring_solver) {
+        /* --method spring with another solver: its graph with "solver" */
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+                 "\"method\": \"irs\"}, {\"id\": \"relax\", \"type\": \"spring\", "
+                 "\"solver\": \"%s\"}, {\"id\": \"out\", \"type\": \"output\"}], "
+                 "\"edges\": [{\"from\": \"skin\", \"to\": \"relax\"}, "
+                 "{\"from\": \"relax\", \"to\": \"out\"}]}",
+                 spring_solver);
+        s = ssk_graph_parse(graph, json, rig, err);
+    } else {
+        s = graph_path ? ssk_graph_load(graph, graph_path, rig, err)
+                       : ssk_graph_from_method(graph, method, rig, err);
+    }
     if (s != SSK_OK || !binding_path) return s;
     if (!ssk_graph_needs_binding(*graph)) {
         fprintf(stderr, PROGRAM ": warning: --binding ignored: %s needs no attachment "
@@ -648,13 +664,14 @@ static int command_bake(int argc, char **argv)
     const char *path = NULL, *output = NULL, *method_text = NULL, *fps_text = NULL,
                *frames_text = NULL, *backend_text = NULL, *animation_text = NULL,
                *graph_path = NULL, *binding_path = NULL, *verbose = OPTION_FLAG_UNSET,
-               *normals = OPTION_FLAG_UNSET;
+               *normals = OPTION_FLAG_UNSET, *spring_solver = NULL;
     const option_spec specs[] = {
         {"output", 'o', &output},       {"method", 0, &method_text},
         {"fps", 0, &fps_text},          {"frames", 0, &frames_text},
         {"backend", 0, &backend_text},  {"animation", 0, &animation_text},
         {"graph", 0, &graph_path},      {"binding", 0, &binding_path},
         {"verbose", 0, &verbose},       {"normals", 0, &normals},
+        {"spring-solver", 0, &spring_solver},
     };
     int r = parse_options("bake", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_bake_help);
@@ -679,6 +696,15 @@ static int command_bake(int argc, char **argv)
     desc.with_normals = normals == OPTION_FLAG_SET;
     if (method_text && ssk_method_parse(&desc.method, method_text, &err) != SSK_OK)
         return usage_error("bake", "--method: %s", err.message);
+    if (spring_solver) {
+        if (strcmp(spring_solver, "chebyshev") != 0 && strcmp(spring_solver, "jacobi") != 0)
+            return usage_error("bake", "bad value for --spring-solver: '%s' (expected chebyshev "
+                                       "or jacobi)",
+                               spring_solver);
+        if (graph_path || desc.method != SSK_METHOD_SPRING)
+            return usage_error("bake", "--spring-solver goes with --method spring (a graph "
+                                       "names its solver in its spring node's \"solver\")");
+    }
     if (backend_text && ssk_backend_parse(&desc.backend, backend_text, &err) != SSK_OK)
         return usage_error("bake", "--backend: %s", err.message);
     if (fps_text && !parse_fps(&desc.fps, fps_text))
@@ -710,9 +736,10 @@ static int command_bake(int argc, char **argv)
     if (s != SSK_OK) return runtime_error(&err, s);
     ssk_graph *graph = NULL;
     ssk_binding *binding = NULL;
-    s = bake_graph_and_binding(ssk_scene_rig(scene), desc.method, graph_path, binding_path,
-                               &graph, &binding, &err);
-    desc.graph = graph_path ? graph : NULL; /* NULL: the method's own graph */
+    s = bake_graph_and_binding(ssk_scene_rig(scene), desc.method, graph_path, spring_solver,
+                               binding_path, &graph, &binding, &err);
+    /* NULL: the method's own graph */
+    desc.graph = graph_path || spring_solver ? graph : NULL;
     desc.binding = binding;
     ssk_bake_stats stats;
     if (s == SSK_OK) s = ssk_scene_bake(scene, &desc, &stats, &err);

@@ -472,6 +472,22 @@ static void test_bake_spring_summary(void **state)
     assert_non_null(strstr(named, " (residual "));
     assert_non_null(strstr(named, " more\n"));
     tu_cli_result_free(&r);
+    /* --spring-solver: the paper's plain update for --method spring */
+    r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "spring", "--spring-solver",
+                                 "jacobi", "--backend", "cpu", "--frames", "0:3", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "springs: "));
+    tu_cli_result_free(&r);
+    r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "lbs", "--spring-solver",
+                                 "jacobi", NULL});
+    assert_int_equal(r.exit_code, 2);
+    assert_non_null(strstr(r.err, "--spring-solver goes with --method spring"));
+    tu_cli_result_free(&r);
+    r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "spring", "--spring-solver",
+                                 "multigrid", NULL});
+    assert_int_equal(r.exit_code, 2);
+    assert_non_null(strstr(r.err, "expected chebyshev or jacobi"));
+    tu_cli_result_free(&r);
     remove(graph);
     remove(out);
     free(graph);
