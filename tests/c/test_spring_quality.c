@@ -642,6 +642,20 @@ static void test_bcn_epileptic(void **state)
     bcn_close(&bf);
 }
 
+/* A CPU deformer of the graph document `json` (binding b, or NULL to bind
+ * with the defaults). */
+static ssk_deformer *json_deformer(const ssk_rig *rig, const ssk_binding *b, const char *json)
+{
+    ssk_graph *g = NULL;
+    ssk_error err = {0};
+    if (ssk_graph_parse(&g, json, rig, &err) != SSK_OK) fail_msg("graph: %s", err.message);
+    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, b};
+    ssk_deformer *d = NULL;
+    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+    ssk_graph_destroy(g);
+    return d;
+}
+
 /* Fig. 19b on a real character: BCN_Epileptic.X relaxed from the rigid and
  * from the LBS first stage, each run as a user runs it (a deformer graph
  * "skinning -> spring -> output" on the CPU, object-space output; rigid
@@ -662,14 +676,7 @@ static ssk_deformer *graph_deformer(const ssk_rig *rig, const ssk_binding *b, co
              "{\"from\": \"relax\", \"to\": \"out\"}]}",
              method, strcmp(method, "rigid") == 0 ? ", \"attachment\": \"binding\"" : "",
              EQ_ITERATIONS);
-    ssk_graph *g = NULL;
-    ssk_error err = {0};
-    if (ssk_graph_parse(&g, json, rig, &err) != SSK_OK) fail_msg("graph: %s", err.message);
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, b};
-    ssk_deformer *d = NULL;
-    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
-    ssk_graph_destroy(g);
-    return d;
+    return json_deformer(rig, b, json);
 }
 
 static void test_bcn_first_stage_independent(void **state)
@@ -744,14 +751,7 @@ static ssk_deformer *defaults_deformer(const ssk_rig *rig, const char *spring_fi
              "{\"id\": \"out\", \"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", "
              "\"to\": \"relax\"}, {\"from\": \"relax\", \"to\": \"out\"}]}",
              spring_fields);
-    ssk_graph *g = NULL;
-    ssk_error err = {0};
-    if (ssk_graph_parse(&g, json, rig, &err) != SSK_OK) fail_msg("graph: %s", err.message);
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, NULL};
-    ssk_deformer *d = NULL;
-    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
-    ssk_graph_destroy(g);
-    return d;
+    return json_deformer(rig, NULL, json);
 }
 
 static void test_default_springs(void **state)
