@@ -909,7 +909,8 @@ typedef enum ssk_spring_force {
      * force already keeps the first stage's twist where the springs should
      * not move it (the limb's far 20% of each bone within 0.01 degrees of
      * IRS at 180 degrees), and k_a > 0 there only pulls the twisted ring
-     * in (section 0.86 -> 0.71 at k_a 30); it is for the paper's model
+     * in (the Mixamo-style body's twist section 0.86 -> 0.71 at k_a 30,
+     * measured with k_d 25); it is for the paper's model
      * (rigid first stage, no detail force), where nothing else resists a
      * free turn of the skin about the bone. Per-vertex force: stable for
      * dt k_a <= 1, refused above 2 */
