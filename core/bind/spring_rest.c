@@ -58,6 +58,7 @@
 #define SSK_SPRING_DEFAULT_DAMPING 0.1f
 #define SSK_SPRING_DEFAULT_ITERATIONS 100u
 #define SSK_SPRING_DEFAULT_CHEBYSHEV_RHO 0.99f
+#define SSK_SPRING_DEFAULT_MULTILEVEL 1u
 
 static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t", "k_b",
                                                           "k_e", "k_d", "k_a"};
@@ -79,6 +80,7 @@ void ssk_spring_params_default(ssk_spring_params *out)
     out->damping = SSK_SPRING_DEFAULT_DAMPING;
     out->max_iterations = SSK_SPRING_DEFAULT_ITERATIONS;
     out->chebyshev_rho = SSK_SPRING_DEFAULT_CHEBYSHEV_RHO;
+    out->multilevel = SSK_SPRING_DEFAULT_MULTILEVEL;
     out->convergence = SSK_CONVERGE_DISPLACEMENT;
     out->threshold = 0.0f;
     out->mode = SSK_SPRING_FRAME_INDEPENDENT;
@@ -131,6 +133,7 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->vertex_dir);
     free(sp->rest_attach);
     free(sp->detail);
+    ssk_spring_ml_destroy(sp->ml);
     free(sp->cluster_words);
     free(sp);
 }
@@ -194,6 +197,20 @@ static ssk_status check_params(const ssk_spring_params *p, ssk_error *err)
                              "not monotone): set chebyshev_rho = 0, the plain update (the "
                              "default is 0.99)",
                              (double)p->chebyshev_rho);
+    if (p->multilevel > 1)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: multilevel = %u must be 0 or 1", p->multilevel);
+    if (p->multilevel && p->integrator != SSK_SPRING_EXPLICIT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: multilevel = 1 needs the explicit integrator "
+                             "(the semi-implicit one has its own momentum): set multilevel = 0 "
+                             "and chebyshev_rho = 0, the plain update");
+    if (p->multilevel && p->convergence == SSK_CONVERGE_ENERGY)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "spring parameters: multilevel = 1 cannot be used with the energy "
+                             "convergence scheme (a corrected iteration's energy is not "
+                             "monotone): set multilevel = 0 and chebyshev_rho = 0, the plain "
+                             "update");
     return SSK_OK;
 }
 
@@ -752,6 +769,12 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     }
 
     if ((st = check_stability(sp, edits, edit_count, err)) != SSK_OK) goto fail;
+    /* the multilevel correction's curvatures, probed at rest (rest_pos is
+     * still the rest positions: sp->pos[0] is scratch until the first
+     * solve, and the probe keeps its own buffers) */
+    if (params->multilevel &&
+        (st = ssk_spring_multilevel_probe(sp, rest_pos, rest_bones, err)) != SSK_OK)
+        goto fail;
     free(dist);
     free(queue);
     free(identity);

@@ -33,10 +33,12 @@ static const char *const convergence_names[SSK_CONVERGE_COUNT] = {"displacement"
                                                                   "energy", "iterations"};
 static const char *const mode_names[SSK_SPRING_MODE_COUNT] = {"frame_independent",
                                                               "frame_dependent"};
-/* The "solver" field: the plain update of Eq. 23 (chebyshev_rho 0) or its
- * Chebyshev acceleration (chebyshev_rho > 0). */
-enum { SOLVER_JACOBI, SOLVER_CHEBYSHEV, SOLVER_COUNT };
-static const char *const solver_names[SOLVER_COUNT] = {"jacobi", "chebyshev"};
+/* The "solver" field: the plain update of Eq. 23 (chebyshev_rho 0,
+ * multilevel 0), its Chebyshev acceleration (chebyshev_rho > 0), or the
+ * multilevel correction (multilevel 1, with the Chebyshev blend unless
+ * chebyshev_rho is 0). */
+enum { SOLVER_JACOBI, SOLVER_CHEBYSHEV, SOLVER_MULTILEVEL, SOLVER_COUNT };
+static const char *const solver_names[SOLVER_COUNT] = {"jacobi", "chebyshev", "multilevel"};
 
 /* ------------------------------------------------------------------------ */
 /* Defaults and copies.                                                      */
@@ -436,27 +438,35 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
         return GRAPH_ERROR("node '%s': field 'chebyshev_rho': expected a number in [0, 1) (0: "
                            "no acceleration), got %s",
                            id, ssk_json_describe(v, text, sizeof text));
-    /* "solver": jacobi is chebyshev_rho 0; chebyshev takes chebyshev_rho
-     * (default 0.99). Without it: chebyshev_rho as given, else the default
-     * Chebyshev solver where it applies (the explicit integrator and a
-     * scheme other than energy) and the plain update elsewhere. */
+    /* "solver": jacobi is chebyshev_rho 0 and no multilevel correction;
+     * chebyshev takes chebyshev_rho (default 0.99); multilevel adds the
+     * correction to either (chebyshev_rho default 0.99, 0 allowed). Without
+     * it: the default multilevel solver where it applies (the explicit
+     * integrator and a scheme other than energy; chebyshev_rho as given)
+     * and the plain update elsewhere. */
     name = -1;
     if ((s = get_name(obj, id, "solver", solver_name_at, SOLVER_COUNT, &name, err)) != SSK_OK)
         return s;
+    const bool applies =
+        n->spring.integrator == SSK_SPRING_EXPLICIT && n->spring.convergence != SSK_CONVERGE_ENERGY;
     if (name == SOLVER_JACOBI) {
         if (has_rho && n->spring.chebyshev_rho > 0.0f)
-            return GRAPH_ERROR("node '%s': field 'chebyshev_rho': %g applies to solver "
-                               "'chebyshev', not 'jacobi'",
+            return GRAPH_ERROR("node '%s': field 'chebyshev_rho': %g applies to solvers "
+                               "'chebyshev' and 'multilevel', not 'jacobi'",
                                id, (double)n->spring.chebyshev_rho);
         n->spring.chebyshev_rho = 0.0f;
+        n->spring.multilevel = 0;
     } else if (name == SOLVER_CHEBYSHEV) {
         if (has_rho && !(n->spring.chebyshev_rho > 0.0f))
             return GRAPH_ERROR("node '%s': field 'chebyshev_rho': solver 'chebyshev' needs a "
                                "number in (0, 1), got 0",
                                id);
-    } else if (!has_rho && (n->spring.integrator != SSK_SPRING_EXPLICIT ||
-                            n->spring.convergence == SSK_CONVERGE_ENERGY)) {
-        n->spring.chebyshev_rho = 0.0f;
+        n->spring.multilevel = 0;
+    } else if (name == SOLVER_MULTILEVEL) {
+        n->spring.multilevel = 1;
+    } else if (!applies) {
+        if (!has_rho) n->spring.chebyshev_rho = 0.0f;
+        n->spring.multilevel = 0;
     }
 
     if (!json_object_object_get_ex(obj, "edits", &v)) return SSK_OK;
@@ -551,8 +561,9 @@ bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_
          ssk_json_put(o, "threshold", ssk_json_new_float(p->threshold)) &&
          ssk_json_put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
          ssk_json_put(o, "solver", json_object_new_string(
-                                       solver_names[p->chebyshev_rho > 0.0f ? SOLVER_CHEBYSHEV
-                                                                            : SOLVER_JACOBI])) &&
+                                       solver_names[p->multilevel               ? SOLVER_MULTILEVEL
+                                                    : p->chebyshev_rho > 0.0f ? SOLVER_CHEBYSHEV
+                                                                              : SOLVER_JACOBI])) &&
          ssk_json_put(o, "chebyshev_rho", ssk_json_new_float(p->chebyshev_rho)) &&
          ssk_json_put(o, "attachment",
                       json_object_new_string(ssk_attachment_mode_name(p->attachment)));

@@ -981,6 +981,21 @@ typedef struct ssk_spring_params {
      * the displacement, force or iterations schemes only (the energy of an
      * accelerated iteration is not monotone): set 0 for the others. */
     float chebyshev_rho;
+    /* The multilevel correction (issue #16; not in the paper, whose solver
+     * is the plain update; core/kernels/spring_multilevel.c): 1 (default)
+     * adds to every pass a coarse step over slabs of each bone, levels
+     * halving the bone down to about 256 vertices a slab, whose unknowns
+     * are per-slab translations and ring maps (scaling, twist, tilt,
+     * ovalization) with curvatures probed once at rest in
+     * ssk_spring_create; it removes the error that is smooth along a bone,
+     * which the plain pass needs O(rings^2) passes for. The fixed point is
+     * the plain update's. Measured (bench/bench_spring.c, 100k-vertex limb,
+     * bend 135 degrees, --method spring): 37 passes to the threshold where
+     * Chebyshev alone needs 97 and stops 2.5% of the radius from the
+     * equilibrium. 0: the plain or Chebyshev passes only. Explicit
+     * integrator and the displacement, force or iterations schemes only
+     * (set 0 for the others). */
+    uint32_t multilevel;
     /* Where the scale vectors s = v - a' of the length, torsion and bone
      * springs start (ssk_attachment_mode): WEIGHTS (default) anchors each
      * vertex at the weighted mean of its attachments on its skin-weight

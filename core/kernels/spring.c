@@ -220,6 +220,7 @@
 #include "kernels/simd.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1075,6 +1076,139 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
         p->integrator == SSK_SPRING_SEMI_IMPLICIT ? ", or raise the damping" : "");
 }
 
+/* One plain pass from x into next (no blend, no velocity): next = x + g. */
+static pass_result plain_step(ssk_spring *sp, pass_args *a, float *next, const float *x)
+{
+    records(sp, x);
+    a->next = next;
+    a->omega = 1.0f;
+    a->prev = NULL;
+    return force_pass(a, sp->vertex_count, 1);
+}
+
+/* The largest eigenvalue of the multilevel pass's linear operator B A at
+ * x0 (g0 its plain step), by power iteration from a fixed pseudo-random
+ * displacement: v <- (the corrected step at x0 + v) - (that at x0). */
+static float ml_lambda(ssk_spring *sp, pass_args *a, const float *x0, const float *g0, float *v,
+                       float *y, float *g, const uint8_t *roles)
+{
+    const uint32_t nv = sp->vertex_count;
+    const size_t n3 = 3 * (size_t)nv;
+    uint32_t state = 2463534242u;
+    for (size_t k = 0; k < n3; ++k) {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        v[k] = (float)state / 4294967296.0f - 0.5f;
+    }
+    float lambda = 0.0f;
+    for (uint32_t it = 0; it < SSK_SPRING_ML_POWER_ITERATIONS; ++it) {
+        double norm = 0.0;
+        for (size_t k = 0; k < n3; ++k) norm += (double)v[k] * v[k];
+        const float scale = norm > 0.0 ? sp->ml->probe / (float)sqrt(norm / nv) : 0.0f;
+        for (size_t k = 0; k < n3; ++k) y[k] = x0[k] + scale * v[k];
+        plain_step(sp, a, g, y);
+        /* next = x0 + (step at y - step at x0): the linear response */
+        for (size_t k = 0; k < n3; ++k) g[k] = x0[k] + ((g[k] - y[k]) - (g0[k] - x0[k]));
+        ssk_spring_ml_correct(sp->ml, sp, g, x0, NULL, 1.0f, roles);
+        double out = 0.0;
+        for (size_t k = 0; k < n3; ++k) {
+            v[k] = -(g[k] - x0[k]);
+            out += (double)v[k] * v[k];
+        }
+        lambda = norm > 0.0 ? (float)(sqrt(out / nv) / (double)sp->ml->probe) : 0.0f;
+    }
+    return lambda;
+}
+
+ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
+                                       const ssk_attach_bone *rest_bones, ssk_error *err)
+{
+    const uint32_t nv = sp->vertex_count;
+    ssk_spring_ml *ml = ssk_spring_ml_create(sp, rest, rest_bones);
+    const size_t bytes = 3 * (size_t)nv * sizeof(float);
+    float *x0 = malloc(bytes + 1), *g0 = malloc(bytes + 1), *probe = malloc(bytes + 1),
+          *g = malloc(bytes + 1);
+    if (!ml || !x0 || !g0 || !probe || !g) {
+        ssk_spring_ml_destroy(ml);
+        free(x0);
+        free(g0);
+        free(probe);
+        free(g);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    sp->ml = ml;
+    memcpy(x0, rest, bytes);
+    ssk_spring_anchors(sp, rest_bones);
+    ssk_spring_ml_frame(ml, sp, rest_bones);
+    ssk_spring_detail(sp, x0);
+    /* every vertex free: the surface edits (off at rest) change neither
+     * the forces nor, so, the curvatures, and a spring with edits whose
+     * weights are 0 solves bit for bit as one without */
+    uint8_t *free_roles = calloc((size_t)nv + 8, 1);
+    if (!free_roles) {
+        ssk_spring_ml_destroy(ml);
+        sp->ml = NULL;
+        free(x0);
+        free(g0);
+        free(probe);
+        free(g);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    pass_args a;
+    fill_args(&a, sp, free_roles);
+    a.first = x0;
+    a.velocity = NULL;
+    plain_step(sp, &a, g0, x0);
+    const size_t M = SSK_SPRING_ML_MODES;
+    float *blocks = calloc((size_t)ml->node_count * M * M + 1, sizeof(float));
+    float *own = calloc((size_t)ml->node_count * M + 1, sizeof(float));
+    if (!blocks || !own) {
+        free(blocks);
+        free(own);
+        free(free_roles);
+        free(x0);
+        free(g0);
+        free(probe);
+        free(g);
+        ssk_spring_ml_destroy(ml);
+        sp->ml = NULL;
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t l = 0; l < ml->levels; ++l)
+        for (uint32_t m = 0; m < SSK_SPRING_ML_MODES; ++m)
+            for (uint32_t c = 0; c < ml->color_count[l]; ++c) {
+                if (!ssk_spring_ml_probe_set(ml, sp, probe, x0, free_roles, l, m, c)) continue;
+                plain_step(sp, &a, g, probe);
+                /* steps: g - probe and g0 - x0 */
+                for (size_t k = 0; k < 3 * (size_t)nv; ++k) g[k] -= probe[k] - x0[k];
+                ssk_spring_ml_probe_read(ml, sp, blocks, own, g, g0, x0, free_roles, l, m, c);
+            }
+    ssk_spring_ml_invert(ml, blocks, own, ml->node_weight);
+    free(blocks);
+    free(own);
+    /* theta: the coarse steps' scale that keeps B A's largest eigenvalue
+     * below SSK_SPRING_ML_LAMBDA_TARGET */
+    ml->theta = 0.0f;
+    const float plain = ml_lambda(sp, &a, x0, g0, probe, sp->good, g, free_roles);
+    ml->theta = 1.0f;
+    float full = ml_lambda(sp, &a, x0, g0, probe, sp->good, g, free_roles);
+    for (int tries = 0; full > SSK_SPRING_ML_LAMBDA_TARGET && tries < 8; ++tries) {
+        const float want = full > plain && SSK_SPRING_ML_LAMBDA_TARGET > plain
+                               ? ml->theta * (SSK_SPRING_ML_LAMBDA_TARGET - plain) / (full - plain)
+                               : 0.5f * ml->theta;
+        ml->theta = want < 0.9f * ml->theta ? want : 0.9f * ml->theta;
+        full = ml_lambda(sp, &a, x0, g0, probe, sp->good, g, free_roles);
+    }
+    free(free_roles);
+    free(x0);
+    free(g0);
+    free(probe);
+    free(g);
+    sp->bytes += ssk_spring_ml_bytes(ml, sp->bone_count);
+    return ssk_error_ok(err);
+}
+
 ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_bone *bones,
                             const float *skinning, double frame, ssk_spring_report *report,
                             ssk_error *err)
@@ -1111,12 +1245,39 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     a.first = positions; /* the first stage until the result is copied back */
     ssk_spring_watch w;
     ssk_spring_watch_begin(&w);
+    uint32_t ml_growth = 0;
+    float ml_last = INFINITY;
+    if (sp->ml) {
+        ssk_spring_ml_frame(sp->ml, sp, bones);
+        sp->ml->scale = 1.0f;
+    }
     for (uint32_t k = 1; k <= p->max_iterations; ++k) {
-        records(sp, cx);
-        a.next = nx;
-        a.omega = ssk_spring_watch_omega(&w, sp, k);
-        a.prev = a.omega != 1.0f ? px : NULL;
-        const pass_result r = force_pass(&a, nv, 1);
+        pass_result r;
+        if (sp->ml) {
+            const float omega = ssk_spring_watch_omega(&w, sp, k);
+            r = plain_step(sp, &a, nx, cx);
+            const float md = ssk_spring_ml_correct(sp->ml, sp, nx, cx, px, omega, roles);
+            /* a move that grows over SSK_SPRING_ML_GROWTH_WINDOW passes: the
+             * coarse steps overshoot in this pose; halve them */
+            if (getenv("SSK_ML_TRACE")) fprintf(stderr, "it %u md %g scale %g energy %g\n", k, sqrtf(md), sp->ml->scale, r.energy);
+            ml_growth = md > ml_last ? ml_growth + 1 : 0;
+            if (md > SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP * ml_last) {
+                sp->ml->scale *= 0.25f; /* a jump: at once */
+                ml_growth = 0;
+            } else if (ml_growth >= SSK_SPRING_ML_GROWTH_WINDOW) {
+                sp->ml->scale *= 0.5f;
+                ml_growth = 0;
+            }
+            ml_last = md;
+            r.max_disp2 = md;
+            if (isnan(md)) r.bad = 1;
+        } else {
+            records(sp, cx);
+            a.next = nx;
+            a.omega = ssk_spring_watch_omega(&w, sp, k);
+            a.prev = a.omega != 1.0f ? px : NULL;
+            r = force_pass(&a, nv, 1);
+        }
         const unsigned act = ssk_spring_watch_pass(&w, sp, k, &r);
         if (act & SSK_SPRING_SAVE_GOOD) memcpy(sp->good, px, bytes);
         if ((act & SSK_SPRING_ZERO_VELOCITY) && sp->velocity) memset(sp->velocity, 0, bytes);

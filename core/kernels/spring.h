@@ -216,6 +216,10 @@ struct ssk_spring {
     uint32_t cluster_word_count; /* #V + sum over clusters of (1 + n) */
     uint32_t cluster_count;
 
+    /* the multilevel correction (spring_multilevel.c), NULL unless
+     * params.multilevel_levels > 0 */
+    struct ssk_spring_ml *ml;
+
     size_t bytes;            /* everything above that the solver owns */
 };
 
@@ -481,5 +485,119 @@ void ssk_spring_watch_end(ssk_spring_watch *w, const ssk_spring *sp);
  * with the solver's message when the watch saw divergence, else SSK_OK. */
 ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *sp,
                                    ssk_spring_report *report, ssk_error *err);
+
+/* --- the multilevel correction (spring_multilevel.c; issue #16) ---------
+ *
+ * Coarse unknowns: per bone b and level l < levels[b], the nodes k = 0 ..
+ * 2^l of a piecewise-linear hat basis over the bone's attachment
+ * parameter t (level l splits the bone into 2^l slabs; a bone that starts
+ * at its parent's tail shares the parent's last node, so the basis is
+ * continuous over the joint). A node's unknown is an affine map in its
+ * posed frame E (3 by 3, columns the node's axes): vertex i with hat
+ * weight w moves by w E (t + L s~_i), s~_i = R_b^-1 (v_i - a'_i) / r_b
+ * (the offset in its bone's rest frame), r_b the bone's mean rest
+ * distance from its axis: SSK_SPRING_ML_MODES = 12
+ * modes (3 translations, 9 linear maps: scale, twist, shear, ovalize).
+ *
+ * Node numbering: global nodes (shared at joints) for the coarse solve;
+ * local nodes per (bone, level), loc_first[b * MAX_LEVELS + l] + k,
+ * k = 0 .. 2^l, for the transfers between levels within a bone. */
+#define SSK_SPRING_ML_MAX_LEVELS 8
+#define SSK_SPRING_ML_MODES 9
+/* Per node and vertex sums of an iteration: sum w f (3), sum w f s~^T (9). */
+#define SSK_SPRING_ML_MOMENTS 12
+/* Fewest vertices per slab of a bone's finest level (below that the
+ * plain pass's own smoothing reaches across the slab). */
+#define SSK_SPRING_ML_SLAB_VERTICES 256u
+/* The probe's displacement: this fraction of the mean rest edge length. */
+#define SSK_SPRING_ML_PROBE_FRACTION 1e-2f
+/* Smallest diagonal coarse curvature, as a fraction of the sum of the
+ * plain pass's own curvatures over the mode: a mode nothing resists (a
+ * free twist) moves at most 1 / this times the plain pass's step. */
+#define SSK_SPRING_ML_CURVATURE_FLOOR 1e-3f
+/* Smallest sum of hat weights of a node that gets a correction. */
+#define SSK_SPRING_ML_NODE_WEIGHT 32.0f
+/* A mode whose plain curvature sum is below this fraction of its node's
+ * largest moves no vertex (an axial shear of a flat ring): left out. */
+#define SSK_SPRING_ML_MODE_EPSILON 1e-6f
+/* A child bone whose rest head is within this fraction of its parent's
+ * length of the parent's rest tail shares the parent's last node. */
+#define SSK_SPRING_ML_JOINT_FRACTION 1e-3f
+/* The largest eigenvalue of the corrected pass's operator that the coarse
+ * step scale theta allows (the plain pass is stable below 2). */
+#define SSK_SPRING_ML_LAMBDA_TARGET 1.8f
+/* Power iterations of that estimate. */
+#define SSK_SPRING_ML_POWER_ITERATIONS 30u
+/* Consecutive growing moves after which a solve halves its coarse steps. */
+#define SSK_SPRING_ML_GROWTH_WINDOW 2u
+/* A move more than this times the last one quarters them at once. */
+#define SSK_SPRING_ML_JUMP 4.0f
+/* A node's coarse step moves it at most this times its radius per pass. */
+#define SSK_SPRING_ML_TRUST 0.05f
+
+typedef struct ssk_spring_ml {
+    uint32_t levels;          /* largest levels[b] */
+    uint32_t node_count;      /* global nodes */
+    uint32_t local_count;     /* local nodes */
+    uint8_t *bone_levels;     /* #B */
+    uint32_t *head_node;      /* #B * MAX_LEVELS: global node of k = 0 */
+    uint32_t *node_first;     /* #B * MAX_LEVELS: global node of k = 1 (k = 1 .. 2^l consecutive) */
+    uint32_t *loc_first;      /* #B * MAX_LEVELS: local node of k = 0 */
+    uint8_t *node_level;      /* #nodes */
+    uint8_t *node_color;      /* #nodes: probing colors (no two nodes of a color
+                                 reach a common vertex or mesh edge) */
+    uint32_t color_count[SSK_SPRING_ML_MAX_LEVELS];
+    float *inv_radius;        /* #B: 1 / r_b (0: no linear modes) */
+    float *kinv;              /* #nodes by 81: inverse coarse curvature block, rest frame */
+    float *node_basis;        /* #nodes by 9: rest basis (u, v across the node's rest axis, w along) */
+    float *node_center;       /* #nodes by 2: rest mean offset (u, v) of the node's vertices */
+    float *node_weight;       /* #nodes: sum of the hat weights of its vertices */
+    float *node_radius;       /* #nodes: largest r_b of its bones, model units */
+    uint8_t *frozen;          /* #V (+ 8 padding) or NULL without stiffness maps: 1 where
+                                 every stiffness times its map is 0 */
+    float *node_frame;        /* #nodes by 9: posed basis F = E B (row-major) of the frame being solved */
+    float *node_moment;       /* #nodes by 12 */
+    float *node_map;          /* #nodes by 12: the iteration's translation and 3 by 3 map */
+    float *local;             /* #local by 12: moments, then maps */
+    float *partial;           /* threads by #local by 12 */
+    int threads;
+    float probe;              /* the probe's amplitude, model units */
+    float theta;              /* scale of the coarse steps (stability, probed) */
+    float scale;              /* this solve's further scale (halved on growth) */
+} ssk_spring_ml;
+
+/* Levels, node numbering, probing colors and radii of sp (which has its
+ * rest data); the curvatures are probed by ssk_spring_multilevel_probe.
+ * NULL when out of memory. */
+ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
+                                    const ssk_attach_bone *rest_bones);
+void ssk_spring_ml_destroy(ssk_spring_ml *ml);
+/* Bytes ml owns (counted in the spring's bytes). */
+size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count);
+/* The nodes' posed frames of a frame from its attachment bones. */
+void ssk_spring_ml_frame(ssk_spring_ml *ml, const ssk_spring *sp, const ssk_attach_bone *bones);
+/* dst = x + probe * sum of mode `mode` of level `level`'s nodes of color
+ * `color`; returns how many nodes. */
+uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, float *dst,
+                                 const float *x, const uint8_t *roles, uint32_t level,
+                                 uint32_t mode, uint32_t color);
+/* From the plain steps g (at the probe) and g0 (at x): column `mode` of
+ * the curvature block of each probed node, into blocks (#nodes by 144) and
+ * own (#nodes by 12, the plain curvature sums). */
+void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, float *blocks,
+                              float *own, const float *g, const float *g0, const float *x,
+                              const uint8_t *roles, uint32_t level, uint32_t mode,
+                              uint32_t color);
+/* Inverts the probed blocks into ml->kinv (floored, modes that move
+ * nothing left out). */
+void ssk_spring_ml_invert(ssk_spring_ml *ml, const float *blocks, const float *own,
+                          const float *weight);
+/* Creates sp->ml and probes its curvatures at rest (spring.c): rest the
+ * #V by 3 rest positions, rest_bones the rest attachment bones. */
+ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
+                                       const ssk_attach_bone *rest_bones, ssk_error *err);
+float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next,
+                            const float *cur, const float *prev, float omega,
+                            const uint8_t *roles);
 
 #endif /* SSK_SPRING_H */

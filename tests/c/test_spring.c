@@ -61,6 +61,7 @@ static void paper_model(ssk_spring_params *p)
     p->attachment = SSK_ATTACHMENT_BINDING;
     p->stiffness[SSK_FORCE_DETAIL] = 0.0f;
     p->chebyshev_rho = 0.0f;
+    p->multilevel = 0;
     p->max_iterations = 50;
 }
 
@@ -206,6 +207,7 @@ static void test_defaults(void **state)
     assert_true(p.threshold <= 0.0f);
     assert_int_equal(p.mode, SSK_SPRING_FRAME_INDEPENDENT);
     assert_true(p.chebyshev_rho == 0.99f); /* Chebyshev-accelerated (issue #16) */
+    assert_int_equal(p.multilevel, 1);      /* and the multilevel correction */
 }
 
 /* All stiffnesses zero: no force, the output is the input bit for bit. */
@@ -505,6 +507,7 @@ static void test_stability_check(void **state)
         ssk_spring_params_default(&p);
         p.integrator = SSK_SPRING_SEMI_IMPLICIT;
         p.chebyshev_rho = 0.0f;
+        p.multilevel = 0;
         p.stiffness[SSK_FORCE_LENGTH] = 61.0f;
         {
             const char *parts[] = {"k_l = 61", "semi-implicit", "dt*k <= 1"};
@@ -632,6 +635,7 @@ static void test_invalid_arguments(void **state)
     }
     ssk_spring_params_default(&p);
     p.chebyshev_rho = 0.99f;
+    p.multilevel = 0;
     p.integrator = SSK_SPRING_SEMI_IMPLICIT;
     assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
@@ -639,6 +643,25 @@ static void test_invalid_arguments(void **state)
     assert_non_null(strstr(err.message, "set chebyshev_rho = 0"));
     ssk_spring_params_default(&p);
     p.chebyshev_rho = 0.99f;
+    p.multilevel = 0;
+    p.convergence = SSK_CONVERGE_ENERGY;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "energy"));
+    /* multilevel: 0 or 1, and the same two restrictions */
+    ssk_spring_params_default(&p);
+    p.multilevel = 2;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "multilevel = 2"));
+    ssk_spring_params_default(&p);
+    p.chebyshev_rho = 0.0f;
+    p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+    assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "set multilevel = 0"));
+    ssk_spring_params_default(&p);
+    p.chebyshev_rho = 0.0f;
     p.convergence = SSK_CONVERGE_ENERGY;
     assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
@@ -708,6 +731,7 @@ static void divergence_detected(float rho)
     p.max_iterations = 2000;
     p.convergence = SSK_CONVERGE_ITERATIONS;
     p.chebyshev_rho = rho;
+    p.multilevel = 0; /* Chebyshev or plain alone */
     ssk_spring *sp = make_spring(&f, &p, NULL, 0);
     float skin[32];
     ssk_attach_bone bones[2];
@@ -1272,6 +1296,8 @@ static void test_bytes_per_vertex(void **state)
     assert_true(bytes >= 4 * 12 + 32 + 6 * 16);
     assert_true(bytes <= 256);
     p.integrator = SSK_SPRING_SEMI_IMPLICIT;
+    p.chebyshev_rho = 0.0f;
+    p.multilevel = 0;
     ssk_spring *semi = make_spring(&f, &p, NULL, 0);
     assert_true(ssk_spring_bytes_per_vertex(semi) >= bytes + 12); /* velocities */
     ssk_spring_destroy(semi);

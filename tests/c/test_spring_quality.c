@@ -201,6 +201,7 @@ static ssk_spring *spring_rho(const ssk_rig *rig, const ssk_binding *b, uint32_t
     p.max_iterations = iterations ? iterations : 50; /* the paper's 50 */
     p.threshold = threshold;
     p.chebyshev_rho = rho;
+    p.multilevel = 0; /* the paper's solver, or Chebyshev alone */
     ssk_spring *sp = NULL;
     ssk_error err = {0};
     if (ssk_spring_create(&sp, rig, b, &p, NULL, 0, &err) != SSK_OK)
