@@ -160,7 +160,7 @@ static void print_bake_help(FILE *f)
           "                       --graph G.json]\n"
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
-          "                       [--verbose] [--spring-solver chebyshev|jacobi]\n"
+          "                       [--verbose] [--spring-solver multilevel|chebyshev|jacobi]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -194,10 +194,12 @@ static void print_bake_help(FILE *f)
           "  --backend B        auto (default: GL on a hardware GPU, else cpu), cpu, gl\n"
           "  --animation N      animation index (default 0; see 'info')\n"
           "  --normals          .abc only: also write per-vertex normals (N) per frame\n"
-          "  --verbose          print each frame's spring iterations and residual\n"
-          "  --spring-solver S  with --method spring: chebyshev (the default, the plain\n"
-          "                     update accelerated) or jacobi (the paper's plain update)\n"
-          "                     on stderr\n"
+          "  --verbose          print each frame's spring iterations and residual on\n"
+          "                     stderr\n"
+          "  --spring-solver S  with --method spring: multilevel (the default: Chebyshev\n"
+          "                     plus a coarse correction over slabs of each bone),\n"
+          "                     chebyshev (the plain update accelerated) or jacobi (the\n"
+          "                     paper's plain update)\n"
           "  -h, --help         show this help\n"
           "\n"
           "The .pc2 file starts at frame A with a sample rate of 1 (one sample per\n"
@@ -697,9 +699,10 @@ static int command_bake(int argc, char **argv)
     if (method_text && ssk_method_parse(&desc.method, method_text, &err) != SSK_OK)
         return usage_error("bake", "--method: %s", err.message);
     if (spring_solver) {
-        if (strcmp(spring_solver, "chebyshev") != 0 && strcmp(spring_solver, "jacobi") != 0)
-            return usage_error("bake", "bad value for --spring-solver: '%s' (expected chebyshev "
-                                       "or jacobi)",
+        if (strcmp(spring_solver, "multilevel") != 0 && strcmp(spring_solver, "chebyshev") != 0 &&
+            strcmp(spring_solver, "jacobi") != 0)
+            return usage_error("bake", "bad value for --spring-solver: '%s' (expected multilevel, "
+                                       "chebyshev or jacobi)",
                                spring_solver);
         if (graph_path || desc.method != SSK_METHOD_SPRING)
             return usage_error("bake", "--spring-solver goes with --method spring (a graph "

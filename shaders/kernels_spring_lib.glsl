@@ -67,6 +67,52 @@
 #define SSK_SPRING_RED_RESULT 2   // SpringPartial[1] out
 #define SSK_LOC_SPRING_RED_PASS 3 // 0: vertices -> partials, 1: partials -> result
 
+// --- kernels_spring_multilevel.comp -------------------------------------------------
+#define SSK_SPRING_ML_VERTEX 0   // uvec4[#V] vertex data
+#define SSK_SPRING_ML_U 1        // uint[] static integers (offsets below)
+#define SSK_SPRING_ML_F 2        // float[] static floats and the frame's bases
+#define SSK_SPRING_ML_W 3        // float[] work: slab sums, local and node data
+#define SSK_SPRING_ML_SCALARS 4  // uint[] roles and maps
+#define SSK_SPRING_ML_NEXT 5     // float[3 #V] the next iterate (in; PROLONG: in/out)
+#define SSK_SPRING_ML_RECORDS 6  // vec4[2 #V] records of the current iterate
+#define SSK_SPRING_ML_AUX 7      // RESTRICT: float[3 #V] x_{k-1}; PROLONG: vec4[#V] scratch
+#define SSK_SPRING_ML_RESTRICT 0u
+#define SSK_SPRING_ML_COARSE 1u
+#define SSK_SPRING_ML_PROLONG 2u
+#define SSK_LOC_SPRING_ML_MODE 3
+#define SSK_LOC_SPRING_ML_BONES 4
+#define SSK_LOC_SPRING_ML_NODES 5
+#define SSK_LOC_SPRING_ML_OMEGA 6
+#define SSK_LOC_SPRING_ML_THETA 7
+#define SSK_LOC_SPRING_ML_DT 8
+#define SSK_LOC_SPRING_ML_KD 9
+#define SSK_LOC_SPRING_ML_MAP 10
+#define SSK_LOC_SPRING_ML_TRUST 11
+#define SSK_LOC_SPRING_ML_MAX_LEVELS 12
+#define SSK_LOC_SPRING_ML_OFF 13 // uint[SSK_ML_OFF_COUNT] (locations 13..30)
+// offsets: into F
+#define SSK_ML_OFF_T 0
+#define SSK_ML_OFF_INV_RADIUS 1
+#define SSK_ML_OFF_KINV 2
+#define SSK_ML_OFF_CENTER 3
+#define SSK_ML_OFF_RADIUS 4
+#define SSK_ML_OFF_FRAME 5
+// into U
+#define SSK_ML_OFF_LOC_FIRST 6
+#define SSK_ML_OFF_LEVELS 7
+#define SSK_ML_OFF_L2G 8
+#define SSK_ML_OFF_G2L 9
+#define SSK_ML_OFF_G2L_LIST 10
+#define SSK_ML_OFF_SLAB 11
+#define SSK_ML_OFF_ROWS 12
+#define SSK_ML_OFF_FROZEN 13
+#define SSK_ML_OFF_FROZEN_WORDS 14 // 0: no frozen flags
+// into W
+#define SSK_ML_OFF_SLAB_SUMS 15
+#define SSK_ML_OFF_LOCAL 16
+#define SSK_ML_OFF_NODE_MAP 17
+#define SSK_ML_OFF_COUNT 18
+
 // --- kernels_spring_detail.comp -----------------------------------------------------
 #define SSK_SPRING_DET_VERTEX 0   // uvec4[#V] vertex data
 #define SSK_SPRING_DET_EDGES 1    // ssk_spring_edge[#E] (as uvec4: neighbor in .w)

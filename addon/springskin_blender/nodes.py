@@ -443,6 +443,9 @@ _CONVERGENCE = (
     ("ITERATIONS", "Iterations", "Always run Max Iterations"),
 )
 _SOLVERS = (
+    ("MULTILEVEL", "Multilevel", "Chebyshev plus a coarse correction over slabs of each bone "
+     "(not in the paper): the same equilibrium in the fewest iterations, on dense meshes "
+     "especially"),
     ("CHEBYSHEV", "Chebyshev", "The plain update accelerated by Chebyshev's semi-iterative "
      "method (Golub & Varga 1961; not in the paper): the same equilibrium in fewer iterations"),
     ("JACOBI", "Jacobi", "The paper's plain update of Eq. 23"),
@@ -514,7 +517,7 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
     mode: EnumProperty(name="Mode", items=_MODES, default="FRAME_INDEPENDENT",
                        update=_on_property_update)
     solver: EnumProperty(
-        name="Solver", items=_SOLVERS, default="CHEBYSHEV",
+        name="Solver", items=_SOLVERS, default="MULTILEVEL",
         description="How the Explicit update iterates (Semi-Implicit and the Energy scheme "
                     "always use Jacobi)", update=_on_property_update)
     chebyshev_rho: FloatProperty(
@@ -558,7 +561,7 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
             layout.prop(self, "damping")
         elif self.convergence != "ENERGY":
             layout.prop(self, "solver", text="")
-            if self.solver == "CHEBYSHEV":
+            if self.solver in ("MULTILEVEL", "CHEBYSHEV"):
                 layout.prop(self, "chebyshev_rho")
         layout.prop(self, "convergence", text="")
         if self.convergence in ("DISPLACEMENT", "FORCE"):
@@ -1093,9 +1096,10 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
                   % (force, obj.name, name))
         maps[force] = _vertex_group_weights(obj, group)
     edits = [_compile_edit(tree, edit, obj, scene) for edit in edit_nodes]
-    # Chebyshev needs the Explicit update and a scheme other than Energy
-    chebyshev = (node.solver == "CHEBYSHEV" and node.integrator == "EXPLICIT"
-                 and node.convergence != "ENERGY")
+    # Multilevel and Chebyshev need the Explicit update and a scheme other
+    # than Energy; elsewhere the node runs Jacobi (the menu is hidden there)
+    applies = node.integrator == "EXPLICIT" and node.convergence != "ENERGY"
+    solver = node.solver.lower() if applies else "jacobi"
     return {
         "stiffness": {force: getattr(node, "stiffness_" + force) for force in FORCES},
         "stiffness_maps": maps,
@@ -1106,8 +1110,8 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
         "convergence": node.convergence.lower(),
         "threshold": node.threshold,
         "mode": node.mode.lower(),
-        "solver": "chebyshev" if chebyshev else "jacobi",
-        "chebyshev_rho": node.chebyshev_rho if chebyshev else 0.0,
+        "solver": solver,
+        "chebyshev_rho": node.chebyshev_rho if solver != "jacobi" else 0.0,
         "attachment": node.attachment.lower(),
         "edits": edits,
     }

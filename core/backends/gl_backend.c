@@ -149,6 +149,7 @@ typedef enum gl_program {
     PROG_SPRING_DETAIL,
     PROG_WELD,
     PROG_ATTACH_WEIGHTS,
+    PROG_SPRING_ML,
     PROG_COUNT
 } gl_program;
 
@@ -156,7 +157,8 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_lbs.comp", "kernels_dqs.comp", "kernels_face_normals.comp", "kernels_vertex_normals.comp",
     "backends_max_displacement.comp", "kernels_rigid.comp", "kernels_irs.comp", "kernels_radial.comp",
     "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
-    "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp"};
+    "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp",
+    "kernels_spring_multilevel.comp"};
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -219,6 +221,14 @@ enum gl_spring_binding {
     SPRING_RED_SCRATCH = 0,
     SPRING_RED_PARTIALS = 1,
     SPRING_RED_RESULT = 2,
+    SPRING_ML_VERTEX = 0,
+    SPRING_ML_U = 1,
+    SPRING_ML_F = 2,
+    SPRING_ML_W = 3,
+    SPRING_ML_SCALARS = 4,
+    SPRING_ML_NEXT = 5,
+    SPRING_ML_RECORDS = 6,
+    SPRING_ML_AUX = 7,
 };
 enum gl_spring_uniform {
     LOC_SPRING_IN_MODE = 3,
@@ -238,7 +248,31 @@ enum gl_spring_uniform {
     LOC_SPRING_DETAIL_FIRST = 24,
     LOC_SPRING_TWIST_FIRST = 25,
     LOC_SPRING_DET_MODE = 3,
+    LOC_SPRING_ML_MODE = 3,
+    LOC_SPRING_ML_BONES = 4,
+    LOC_SPRING_ML_NODES = 5,
+    LOC_SPRING_ML_OMEGA = 6,
+    LOC_SPRING_ML_THETA = 7,
+    LOC_SPRING_ML_DT = 8,
+    LOC_SPRING_ML_KD = 9,
+    LOC_SPRING_ML_MAP = 10,
+    LOC_SPRING_ML_TRUST = 11,
+    LOC_SPRING_ML_MAX_LEVELS = 12,
+    LOC_SPRING_ML_OFF = 13, /* uint[ML_OFF_COUNT] */
 };
+/* kernels_spring_multilevel.comp: modes and the offsets into its buffers
+ * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
+#define SPRING_ML_RESTRICT 0u
+#define SPRING_ML_COARSE 1u
+#define SPRING_ML_PROLONG 2u
+enum {
+    ML_OFF_T, ML_OFF_INV_RADIUS, ML_OFF_KINV, ML_OFF_CENTER, ML_OFF_RADIUS, ML_OFF_FRAME,
+    ML_OFF_LOC_FIRST, ML_OFF_LEVELS, ML_OFF_L2G, ML_OFF_G2L, ML_OFF_G2L_LIST, ML_OFF_SLAB,
+    ML_OFF_ROWS, ML_OFF_FROZEN, ML_OFF_FROZEN_WORDS, ML_OFF_SLAB_SUMS, ML_OFF_LOCAL,
+    ML_OFF_NODE_MAP, ML_OFF_COUNT
+};
+_Static_assert(LOC_SPRING_ML_OFF + ML_OFF_COUNT <= 31,
+               "kernels_spring_multilevel.comp's offsets end at location 30");
 _Static_assert(LOC_SPRING_K + SSK_FORCE_COUNT <= LOC_SPRING_DT &&
                    LOC_SPRING_MAP_OFFSET + SSK_FORCE_COUNT <= LOC_SPRING_OMEGA,
                "spring uniform arrays overlap (shaders/kernels_spring_lib.glsl)");
@@ -299,6 +333,9 @@ typedef enum gl_spring_buffer {
     SB_PARTIALS,   /* per-group reductions */
     SB_RESULT,     /* the reduction / the non-finite row */
     SB_CLUSTERS,   /* the short-edge clusters' words (spring.h) */
+    SB_ML_U,       /* multilevel: static integers (kernels_spring_multilevel.comp) */
+    SB_ML_F,       /* multilevel: static floats, then the frame's node bases */
+    SB_ML_W,       /* multilevel: work */
     SB_COUNT
 } gl_spring_buffer;
 
@@ -307,7 +344,8 @@ static const char *const spring_buffer_names[SB_COUNT] = {
     "spring frame data", "spring records", "spring first stage", "spring iterate 0",
     "spring iterate 1", "spring iterate 2", "spring good iterate", "spring velocities",
     "spring previous output", "spring differential transforms", "spring scratch",
-    "spring partial reductions", "spring result", "spring clusters"};
+    "spring partial reductions", "spring result", "spring clusters",
+    "spring multilevel integers", "spring multilevel floats", "spring multilevel work"};
 
 /* One spring node's device state, found by its ssk_spring pointer. The
  * frame-dependent history (previous output, skinning, frame) is the
@@ -324,6 +362,7 @@ typedef struct gl_spring {
     float *diff;                  /* #B by 16, frame-dependent */
     double prev_frame;
     int has_prev;
+    GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
 } gl_spring;
 
 typedef struct gl_mesh {
@@ -831,6 +870,85 @@ static ssk_status run_attach_weights(gl_state *s, const ssk_kernel_call *call, G
  * the same cores, so AUTO's choice of the CPU without a hardware GPU
  * holds for springs too. */
 
+/* The multilevel correction's device data (kernels_spring_multilevel.comp):
+ * SB_ML_U, SB_ML_F (the node bases at its end are uploaded per solve) and
+ * SB_ML_W, with their offsets in g->ml_off. */
+static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
+{
+    const ssk_spring *sp = g->sp;
+    const ssk_spring_ml *ml = sp->ml;
+    const size_t nv = sp->vertex_count, nb = sp->bone_count;
+    const size_t nodes = ml->node_count, local = ml->local_count;
+    const size_t frozen_words = ml->frozen ? (nv + 3) / 4 : 0;
+    GLuint *off = g->ml_off;
+    size_t u = 0, f = 0, w = 0;
+    off[ML_OFF_LOC_FIRST] = (GLuint)u, u += nb * SSK_SPRING_ML_MAX_LEVELS;
+    off[ML_OFF_LEVELS] = (GLuint)u, u += nb;
+    off[ML_OFF_L2G] = (GLuint)u, u += local;
+    off[ML_OFF_G2L] = (GLuint)u, u += nodes + 1;
+    off[ML_OFF_G2L_LIST] = (GLuint)u, u += local;
+    off[ML_OFF_SLAB] = (GLuint)u, u += local + 1;
+    off[ML_OFF_ROWS] = (GLuint)u, u += nv;
+    off[ML_OFF_FROZEN] = (GLuint)u, u += frozen_words;
+    off[ML_OFF_FROZEN_WORDS] = (GLuint)frozen_words;
+    off[ML_OFF_T] = (GLuint)f, f += nv;
+    off[ML_OFF_INV_RADIUS] = (GLuint)f, f += nb;
+    off[ML_OFF_KINV] = (GLuint)f, f += nodes * SSK_SPRING_ML_MODES * SSK_SPRING_ML_MODES;
+    off[ML_OFF_CENTER] = (GLuint)f, f += 2 * nodes;
+    off[ML_OFF_RADIUS] = (GLuint)f, f += nodes;
+    off[ML_OFF_FRAME] = (GLuint)f, f += 9 * nodes;
+    off[ML_OFF_SLAB_SUMS] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * local;
+    off[ML_OFF_LOCAL] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * local;
+    off[ML_OFF_NODE_MAP] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * nodes;
+    uint32_t *U = calloc(u + 1, sizeof *U);
+    float *F = calloc(f + 1, sizeof *F);
+    uint32_t *count = calloc(local + nodes + 2, sizeof *count);
+    if (!U || !F || !count) {
+        free(U);
+        free(F);
+        free(count);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    memcpy(U + off[ML_OFF_LOC_FIRST], ml->loc_first, nb * SSK_SPRING_ML_MAX_LEVELS * sizeof *U);
+    for (size_t b = 0; b < nb; ++b) U[off[ML_OFF_LEVELS] + b] = ml->bone_levels[b];
+    uint32_t *l2g = U + off[ML_OFF_L2G];
+    ssk_spring_ml_local_nodes(ml, (uint32_t)nb, l2g);
+    /* global -> local (CSR, locals ascending) */
+    uint32_t *g2l = U + off[ML_OFF_G2L], *g2l_list = U + off[ML_OFF_G2L_LIST];
+    for (size_t k = 0; k < local; ++k) ++g2l[l2g[k] + 1];
+    for (size_t n = 0; n < nodes; ++n) g2l[n + 1] += g2l[n];
+    for (size_t k = 0; k < local; ++k) g2l_list[g2l[l2g[k]] + count[l2g[k]]++] = (uint32_t)k;
+    /* rows by slab (CSR, rows ascending) */
+    uint32_t *slab = U + off[ML_OFF_SLAB], *rows = U + off[ML_OFF_ROWS], *fill = count + nodes;
+    memset(count, 0, (local + nodes + 2) * sizeof *count);
+    for (size_t i = 0; i < nv; ++i) ++slab[ssk_spring_ml_row_slab(ml, sp, (uint32_t)i) + 1];
+    for (size_t k = 0; k < local; ++k) slab[k + 1] += slab[k];
+    for (size_t i = 0; i < nv; ++i) {
+        const uint32_t k = ssk_spring_ml_row_slab(ml, sp, (uint32_t)i);
+        rows[slab[k] + fill[k]++] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < frozen_words * 4 && i < nv; ++i)
+        U[off[ML_OFF_FROZEN] + i / 4] |= (uint32_t)ml->frozen[i] << (8u * (i % 4));
+    memcpy(F + off[ML_OFF_T], sp->t, nv * sizeof(float));
+    memcpy(F + off[ML_OFF_INV_RADIUS], ml->inv_radius, nb * sizeof(float));
+    memcpy(F + off[ML_OFF_KINV], ml->kinv,
+           nodes * SSK_SPRING_ML_MODES * SSK_SPRING_ML_MODES * sizeof(float));
+    memcpy(F + off[ML_OFF_CENTER], ml->node_center, 2 * nodes * sizeof(float));
+    memcpy(F + off[ML_OFF_RADIUS], ml->node_radius, nodes * sizeof(float));
+    ssk_status st = allocate_named(s, &g->buffers[SB_ML_U], spring_buffer_names[SB_ML_U],
+                                   u * sizeof *U, U, GL_STATIC_DRAW, err);
+    if (st == SSK_OK)
+        st = allocate_named(s, &g->buffers[SB_ML_F], spring_buffer_names[SB_ML_F],
+                            f * sizeof *F, F, GL_DYNAMIC_DRAW, err);
+    if (st == SSK_OK)
+        st = allocate_named(s, &g->buffers[SB_ML_W], spring_buffer_names[SB_ML_W],
+                            w * sizeof(float), NULL, GL_DYNAMIC_COPY, err);
+    free(U);
+    free(F);
+    free(count);
+    return st;
+}
+
 /* The device state of spring `sp`, uploaded on first use (CSR, rest data,
  * roles and maps are constant for the spring's lifetime). */
 static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk_error *err)
@@ -922,6 +1040,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             st = allocate_named(s, &g->buffers[allocations[i].b],
                                 spring_buffer_names[allocations[i].b], allocations[i].bytes,
                                 allocations[i].data, allocations[i].usage, err);
+        if (st == SSK_OK && sp->ml) st = spring_ml_upload(s, g, err);
     }
     free(vertex);
     free(scalars);
@@ -1110,6 +1229,67 @@ static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out,
     return SSK_OK;
 }
 
+/* The multilevel correction's uniforms for a solve and the frame's node
+ * bases (ssk_spring_ml_frame on the host: a few floats per node). */
+static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bones)
+{
+    const ssk_spring *sp = g->sp;
+    ssk_spring_ml *ml = sp->ml;
+    ssk_spring_ml_frame(ml, sp, bones);
+    ml->scale = 1.0f;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_ML_F]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(g->ml_off[ML_OFF_FRAME] * sizeof(float)),
+                    (GLsizeiptr)(9 * (size_t)ml->node_count * sizeof(float)), ml->node_frame);
+    glUseProgram(s->programs[PROG_SPRING_ML]);
+    glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
+    glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
+    glUniform1f(LOC_SPRING_ML_DT, sp->params.dt);
+    glUniform1f(LOC_SPRING_ML_KD, sp->params.stiffness[SSK_FORCE_DETAIL]);
+    glUniform1ui(LOC_SPRING_ML_MAP,
+                 sp->maps[SSK_FORCE_DETAIL] ? g->map_offset[SSK_FORCE_DETAIL] + 1u : 0u);
+    glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
+    glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
+    glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
+}
+
+/* The multilevel correction of the pass that wrote `next` (blended with
+ * x_{k-1} = prev at weight omega): restriction per slab, the coarse step
+ * in one work group, prolongation per vertex (kernels_spring_multilevel.comp);
+ * the step's scratch then holds the corrected moves. */
+static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint prev, float omega)
+{
+    const ssk_spring_ml *ml = g->sp->ml;
+    glUseProgram(s->programs[PROG_SPRING_ML]);
+    bind(SPRING_ML_VERTEX, g->buffers[SB_VERTEX]);
+    bind(SPRING_ML_U, g->buffers[SB_ML_U]);
+    bind(SPRING_ML_F, g->buffers[SB_ML_F]);
+    bind(SPRING_ML_W, g->buffers[SB_ML_W]);
+    bind(SPRING_ML_SCALARS, g->buffers[SB_SCALARS]);
+    bind(SPRING_ML_NEXT, next);
+    bind(SPRING_ML_RECORDS, g->buffers[SB_RECORDS]);
+    bind(SPRING_ML_AUX, omega != 1.0f ? prev : next);
+    glUniform1f(LOC_SPRING_ML_OMEGA, omega);
+    glUniform1f(LOC_SPRING_ML_THETA, ml->theta * ml->scale);
+    glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_RESTRICT);
+    glUniform1ui(LOC_COUNT, ml->local_count);
+    for (uint64_t base = 0; base < ml->local_count; base += s->max_groups) {
+        const uint64_t groups = ml->local_count - base < s->max_groups ? ml->local_count - base
+                                                                       : s->max_groups;
+        glUniform1ui(LOC_BASE, (GLuint)base);
+        glDispatchCompute((GLuint)groups, 1, 1);
+    }
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_COARSE);
+    glUniform1ui(LOC_BASE, 0);
+    glDispatchCompute(1, 1, 1);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    bind(SPRING_ML_AUX, g->buffers[SB_SCRATCH]);
+    glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_PROLONG);
+    glUniform1ui(LOC_COUNT, g->sp->vertex_count);
+    dispatch(s, PROG_SPRING_ML, g->sp->vertex_count);
+    spring_barrier();
+}
+
 /* The spring node: ssk_spring_solve on the device (see above), input and
  * output in object space as the CPU backend's. */
 static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint input,
@@ -1123,7 +1303,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
                              "GL spring kernel: no spring, input or bones");
     if (call->report) memset(call->report, 0, sizeof *call->report);
     const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
-                                   PROG_SPRING_REDUCE, PROG_SPRING_DETAIL};
+                                   PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         ssk_status st = program(s, programs[i], err);
         if (st != SSK_OK) return st;
@@ -1194,15 +1374,20 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     copy_buffer(cx, px, bytes);
 
     spring_step_setup(s, g);
+    uint32_t ml_growth = 0;
+    float ml_last = INFINITY;
+    if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
     ssk_spring_watch w;
     ssk_spring_watch_begin(&w);
     for (uint32_t k = 1; k <= p->max_iterations; ++k) {
         spring_records(s, g, cx);
         const float omega = ssk_spring_watch_omega(&w, sp, k);
         spring_step(s, g, nx, true, omega != 1.0f ? px : 0, omega);
+        if (sp->ml) spring_ml_correct(s, g, nx, px, omega);
         ssk_spring_pass r;
         st = spring_reduce(s, g, &r, err);
         if (st != SSK_OK) return st;
+        if (sp->ml) ssk_spring_ml_watch(sp->ml, r.max_disp2, &ml_growth, &ml_last);
         const unsigned act = ssk_spring_watch_pass(&w, sp, k, &r);
         if (act & SSK_SPRING_SAVE_GOOD) copy_buffer(px, g->buffers[SB_GOOD], bytes);
         if ((act & SSK_SPRING_ZERO_VELOCITY) && semi) clear_buffer(g->buffers[SB_VELOCITY]);

@@ -464,7 +464,12 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
         n->spring.multilevel = 0;
     } else if (name == SOLVER_MULTILEVEL) {
         n->spring.multilevel = 1;
-    } else if (!applies) {
+    }
+    if ((name == SOLVER_MULTILEVEL || name == SOLVER_CHEBYSHEV) && !applies)
+        return GRAPH_ERROR("node '%s': field 'solver': '%s' needs the explicit integrator and a "
+                           "convergence other than 'energy' (its iterates' energy is not "
+                           "monotone); use 'jacobi'",
+                           id, solver_names[name]); else if (!applies) {
         if (!has_rho) n->spring.chebyshev_rho = 0.0f;
         n->spring.multilevel = 0;
     }

@@ -220,7 +220,6 @@
 #include "kernels/simd.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1259,16 +1258,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
             const float md = ssk_spring_ml_correct(sp->ml, sp, nx, cx, px, omega, roles);
             /* a move that grows over SSK_SPRING_ML_GROWTH_WINDOW passes: the
              * coarse steps overshoot in this pose; halve them */
-            if (getenv("SSK_ML_TRACE")) fprintf(stderr, "it %u md %g scale %g energy %g\n", k, sqrtf(md), sp->ml->scale, r.energy);
-            ml_growth = md > ml_last ? ml_growth + 1 : 0;
-            if (md > SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP * ml_last) {
-                sp->ml->scale *= 0.25f; /* a jump: at once */
-                ml_growth = 0;
-            } else if (ml_growth >= SSK_SPRING_ML_GROWTH_WINDOW) {
-                sp->ml->scale *= 0.5f;
-                ml_growth = 0;
-            }
-            ml_last = md;
+            ssk_spring_ml_watch(sp->ml, md, &ml_growth, &ml_last);
             r.max_disp2 = md;
             if (isnan(md)) r.bad = 1;
         } else {

@@ -572,6 +572,15 @@ typedef struct ssk_spring_ml {
 ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
                                     const ssk_attach_bone *rest_bones);
 void ssk_spring_ml_destroy(ssk_spring_ml *ml);
+/* For a GPU backend: l2g (#local) the global node of each local node;
+ * the slab (finest local node k) of row i. */
+void ssk_spring_ml_local_nodes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t *l2g);
+uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i);
+/* After a corrected pass whose largest squared move is md: the growth
+ * rule of a solve (SSK_SPRING_ML_GROWTH_WINDOW growing moves halve
+ * ml->scale, a jump of SSK_SPRING_ML_JUMP quarters it; growth and last
+ * start at 0 and INFINITY per solve, with ml->scale = 1). */
+void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last);
 /* Bytes ml owns (counted in the spring's bytes). */
 size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count);
 /* The nodes' posed frames of a frame from its attachment bones. */

@@ -405,6 +405,36 @@ fail:
     return NULL;
 }
 
+void ssk_spring_ml_local_nodes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t *l2g)
+{
+    for (uint32_t b = 0; b < bone_count; ++b)
+        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l) {
+            const uint32_t first = ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l];
+            for (uint32_t k = 0; k <= (1u << l); ++k) l2g[first + k] = global_node(ml, b, l, k);
+        }
+}
+
+uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i)
+{
+    const uint32_t b = (uint32_t)sp->bones[i], l = ml->bone_levels[b] - 1u;
+    float up;
+    const uint32_t k = slab(sp, i, l, &up);
+    return ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] + k;
+}
+
+void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last)
+{
+    *growth = md > *last ? *growth + 1 : 0;
+    if (md > SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP * *last) {
+        ml->scale *= 0.25f; /* a jump: at once */
+        *growth = 0;
+    } else if (*growth >= SSK_SPRING_ML_GROWTH_WINDOW) {
+        ml->scale *= 0.5f;
+        *growth = 0;
+    }
+    *last = md;
+}
+
 size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count)
 {
     const size_t nodes = ml->node_count, local = ml->local_count;
@@ -827,9 +857,9 @@ static inline __attribute__((always_inline)) float prolong_row(const pass_view *
                              m[MOM + 5 + 3 * c] * s[2];
             y[c] += (1.0f - up) * v0 + up * v1;
         }
-        if (v->prev)
-            for (int c = 0; c < 3; ++c) y[c] = v->omega * (y[c] - v->prev[3 * i + c]) + v->prev[3 * i + c];
     }
+    if (v->prev)
+        for (int c = 0; c < 3; ++c) y[c] = v->omega * (y[c] - v->prev[3 * i + c]) + v->prev[3 * i + c];
     float d2 = 0.0f;
     for (int c = 0; c < 3; ++c) {
         v->out[3 * i + c] = y[c];

@@ -239,6 +239,8 @@ static void test_parity_bcn_epileptic(void **state)
 #define SPRING_ENERGY_TOL 1e-4
 #define SPRING_ENERGY_FLOOR 1e-8
 #define SPRING_EXACT_ENERGY_TOL 1e-12
+/* Relative agreement of the residuals off the bitwise path (spring_compare). */
+#define SPRING_RESIDUAL_REL 0.05
 
 /* A rigid first stage relaxed by one spring node with the given extra JSON
  * members (may be ""). */
@@ -266,6 +268,10 @@ typedef struct spring_pair {
     ssk_deformer *cpu, *gl;
     float *pc, *pg;
     uint32_t nv;
+    /* the spring repeats the CPU's arithmetic on llvmpipe bit for bit:
+     * every solver but the multilevel one, whose restriction sums a slab's
+     * rows in another order on each backend */
+    int bitwise;
 } spring_pair;
 
 static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
@@ -283,6 +289,9 @@ static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
     assert_int_equal(ssk_deformer_backend(p.gl), SSK_BACKEND_GL);
     p.pc = malloc(3 * (size_t)p.nv * sizeof(float));
     p.pg = malloc(3 * (size_t)p.nv * sizeof(float));
+    char *json = ssk_graph_to_json(graph);
+    p.bitwise = !strstr(json, "\"solver\": \"multilevel\"");
+    free(json);
     return p;
 }
 
@@ -331,7 +340,7 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
      * square root included) and the kernels do the CPU's operations in its
      * order: the iterates are the CPU's bit for bit, and so are the
      * decisions. */
-    const int exact = strstr(gl_renderer(), "llvmpipe") != NULL;
+    const int exact = p->bitwise && strstr(gl_renderer(), "llvmpipe") != NULL;
     if (exact && diff != 0.0)
         fail_msg("%s: llvmpipe differs from the CPU by %g: the GL kernels no longer repeat "
                  "the CPU's arithmetic", what, diff);
@@ -355,7 +364,12 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
                                     : SPRING_ENERGY_TOL * fabs(rc.energy) + SPRING_ENERGY_FLOOR;
     if (!(fabs(rc.energy - rg.energy) <= energy_tol))
         fail_msg("%s: energy CPU %.17g, GL %.17g", what, rc.energy, rg.energy);
-    if (!(fabs(rc.residual - rg.residual) <= PARITY_TOL * diag))
+    /* off the bitwise path the force scheme's residual, the largest force
+     * near its threshold, is a difference of nearly equal terms: it agrees
+     * relatively (SPRING_RESIDUAL_REL), not within a length */
+    const double residual_tol =
+        PARITY_TOL * diag + (p->bitwise ? 0.0 : SPRING_RESIDUAL_REL * fmax(rc.residual, rg.residual));
+    if (!(fabs(rc.residual - rg.residual) <= residual_tol))
         fail_msg("%s: residual CPU %g, GL %g", what, rc.residual, rg.residual);
     return rg;
 }
@@ -466,32 +480,50 @@ static void test_spring_parity_bcn(void **state)
     bcn_free(&b);
 }
 
-/* The Chebyshev acceleration (chebyshev_rho): 30 fixed passes (10 plain,
- * then 20 blended with x_{k-1}) on the limb, and BCN to the default
- * displacement threshold (the same stopping pass on both). */
+/* The Chebyshev acceleration alone (solver "chebyshev", the bitwise
+ * path): 30 fixed passes (10 plain, then 20 blended with x_{k-1}) on the
+ * limb, and BCN to the default displacement threshold (the same stopping
+ * pass on both); then the same with the multilevel correction (the
+ * default solver, within PARITY_TOL). */
 static void test_spring_parity_chebyshev(void **state)
 {
     (void)state;
     need_gl();
     ssk_rig *rig = tu_make_limb(60, 16, 2, 2.0f, 0.25f, 0.5f, 4);
-    ssk_graph *g = spring_graph(rig, "\"convergence\": \"iterations\", \"max_iterations\": 30, "
-                                     "\"chebyshev_rho\": 0.99");
-    spring_pair p = spring_pair_make(rig, g);
-    float skin[32];
-    pose_chain(skin, 2, 1.0f, 1.2f);
-    assert_int_equal(spring_compare(&p, skin, NULL, 0.0, "limb, Chebyshev").iterations, 30);
-    spring_pair_free(&p);
-    ssk_graph_destroy(g);
+    static const char *const solvers[2] = {"chebyshev", "multilevel"};
+    for (int v = 0; v < 2; ++v) {
+        char members[160], what[64];
+        snprintf(members, sizeof members,
+                 "\"convergence\": \"iterations\", \"max_iterations\": 30, "
+                 "\"chebyshev_rho\": 0.99, \"solver\": \"%s\"",
+                 solvers[v]);
+        ssk_graph *g = spring_graph(rig, members);
+        spring_pair p = spring_pair_make(rig, g);
+        assert_int_equal(p.bitwise, v == 0);
+        float skin[32];
+        pose_chain(skin, 2, 1.0f, 1.2f);
+        snprintf(what, sizeof what, "limb, %s", solvers[v]);
+        assert_int_equal(spring_compare(&p, skin, NULL, 0.0, what).iterations, 30);
+        spring_pair_free(&p);
+        ssk_graph_destroy(g);
+    }
     ssk_rig_destroy(rig);
 
     bcn b = bcn_load();
-    g = spring_graph(b.rig, "\"max_iterations\": 400, \"chebyshev_rho\": 0.99");
-    p = spring_pair_make(b.rig, g);
-    bcn_sample(&b, 12);
-    const ssk_spring_report r = spring_compare(&p, b.skin, b.obj, 12.0, "BCN frame 12, Chebyshev");
-    assert_true(r.converged && r.iterations > SSK_SPRING_CHEBYSHEV_WARMUP);
-    spring_pair_free(&p);
-    ssk_graph_destroy(g);
+    for (int v = 0; v < 2; ++v) {
+        char members[160], what[64];
+        snprintf(members, sizeof members,
+                 "\"max_iterations\": 400, \"chebyshev_rho\": 0.99, \"solver\": \"%s\"",
+                 solvers[v]);
+        ssk_graph *g = spring_graph(b.rig, members);
+        spring_pair p = spring_pair_make(b.rig, g);
+        bcn_sample(&b, 12);
+        snprintf(what, sizeof what, "BCN frame 12, %s", solvers[v]);
+        const ssk_spring_report r = spring_compare(&p, b.skin, b.obj, 12.0, what);
+        assert_true(r.converged && r.iterations > SSK_SPRING_CHEBYSHEV_WARMUP);
+        spring_pair_free(&p);
+        ssk_graph_destroy(g);
+    }
     bcn_free(&b);
 }
 
@@ -680,8 +712,8 @@ static void test_spring_parity_divergence(void **state)
 {
     (void)state;
     need_gl();
-    spring_parity_divergence("", "divergence");
-    spring_parity_divergence(", \"chebyshev_rho\": 0.99", "divergence, Chebyshev");
+    spring_parity_divergence(", \"solver\": \"jacobi\"", "divergence");
+    spring_parity_divergence(", \"solver\": \"chebyshev\"", "divergence, Chebyshev");
 }
 
 /* The host has its own context current on this thread with some state;

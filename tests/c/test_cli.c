@@ -478,6 +478,11 @@ static void test_bake_spring_summary(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "springs: "));
     tu_cli_result_free(&r);
+    r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "spring", "--spring-solver",
+                                 "multilevel", "--backend", "cpu", "--frames", "0:3", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "0 frame(s) not converged"));
+    tu_cli_result_free(&r);
     r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "lbs", "--spring-solver",
                                  "jacobi", NULL});
     assert_int_equal(r.exit_code, 2);
@@ -486,7 +491,7 @@ static void test_bake_spring_summary(void **state)
     r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "spring", "--spring-solver",
                                  "multigrid", NULL});
     assert_int_equal(r.exit_code, 2);
-    assert_non_null(strstr(r.err, "expected chebyshev or jacobi"));
+    assert_non_null(strstr(r.err, "expected multilevel, chebyshev or jacobi"));
     tu_cli_result_free(&r);
     remove(graph);
     remove(out);

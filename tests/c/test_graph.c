@@ -531,9 +531,14 @@ static void test_spring_errors(void **state)
                  "node 'r'", "unknown field 'dt'");
     /* Solver. */
     expect_error(rig, SPRING_DOC(", 'solver': 'multigrid'"), "node 'relax'", "field 'solver'",
-                 "unknown value 'multigrid'", "jacobi or chebyshev");
+                 "unknown value 'multigrid'", "jacobi, chebyshev or multilevel");
+    expect_error(rig, SPRING_DOC(", 'solver': 'multilevel', 'integrator': 'semi_implicit'"),
+                 "node 'relax': field 'solver': 'multilevel' needs the explicit integrator");
+    expect_error(rig, SPRING_DOC(", 'solver': 'chebyshev', 'convergence': 'energy'"),
+                 "node 'relax': field 'solver': 'chebyshev' needs the explicit integrator",
+                 "use 'jacobi'");
     expect_error(rig, SPRING_DOC(", 'solver': 'jacobi', 'chebyshev_rho': 0.9"),
-                 "node 'relax': field 'chebyshev_rho': 0.9 applies to solver 'chebyshev'");
+                 "node 'relax': field 'chebyshev_rho': 0.9 applies to solvers 'chebyshev' and 'multilevel'");
     expect_error(rig, SPRING_DOC(", 'solver': 'chebyshev', 'chebyshev_rho': 0"),
                  "node 'relax': field 'chebyshev_rho': solver 'chebyshev' needs a number in "
                  "(0, 1)");
@@ -1050,26 +1055,33 @@ static void test_spring_fields(void **state)
 }
 
 
-/* "solver": the default is Chebyshev (chebyshev_rho 0.99) where it applies,
- * the plain update (jacobi, chebyshev_rho 0) with the semi-implicit
- * integrator or the energy scheme; a given chebyshev_rho decides alone;
- * the canonical JSON writes both fields. */
+/* "solver": the default is the multilevel correction with the Chebyshev
+ * blend (chebyshev_rho 0.99) where it applies, the plain update (jacobi,
+ * chebyshev_rho 0, no correction) with the semi-implicit integrator or
+ * the energy scheme; a given chebyshev_rho sets the blend of the default
+ * solver (0: the correction on plain passes); the canonical JSON writes
+ * both fields. */
 static void test_spring_solver(void **state)
 {
     fixture *fx = *state;
     static const struct {
         const char *fields;
         float rho;
+        uint32_t multilevel;
         const char *written;
     } cases[] = {
-        {"", 0.99f, "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99"},
-        {", 'integrator': 'semi_implicit'", 0.0f, "\"solver\": \"jacobi\", \"chebyshev_rho\": 0.0"},
-        {", 'convergence': 'energy'", 0.0f, "\"solver\": \"jacobi\""},
-        {", 'solver': 'jacobi'", 0.0f, "\"solver\": \"jacobi\""},
-        {", 'solver': 'chebyshev', 'chebyshev_rho': 0.9", 0.9f,
+        {"", 0.99f, 1, "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.99"},
+        {", 'integrator': 'semi_implicit'", 0.0f, 0,
+         "\"solver\": \"jacobi\", \"chebyshev_rho\": 0.0"},
+        {", 'convergence': 'energy'", 0.0f, 0, "\"solver\": \"jacobi\""},
+        {", 'solver': 'jacobi'", 0.0f, 0, "\"solver\": \"jacobi\""},
+        {", 'solver': 'chebyshev', 'chebyshev_rho': 0.9", 0.9f, 0,
          "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.9"},
-        {", 'chebyshev_rho': 0.95", 0.95f, "\"solver\": \"chebyshev\""},
-        {", 'chebyshev_rho': 0", 0.0f, "\"solver\": \"jacobi\""},
+        {", 'solver': 'chebyshev'", 0.99f, 0, "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99"},
+        {", 'chebyshev_rho': 0.95", 0.95f, 1,
+         "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.95"},
+        {", 'chebyshev_rho': 0", 0.0f, 1, "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.0"},
+        {", 'solver': 'multilevel'", 0.99f, 1, "\"solver\": \"multilevel\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         char doc[1024];
@@ -1082,6 +1094,8 @@ static void test_spring_solver(void **state)
         if (g->nodes[1].spring.chebyshev_rho != cases[i].rho)
             fail_msg("%s: chebyshev_rho %g", cases[i].fields,
                      (double)g->nodes[1].spring.chebyshev_rho);
+        if (g->nodes[1].spring.multilevel != cases[i].multilevel)
+            fail_msg("%s: multilevel %u", cases[i].fields, g->nodes[1].spring.multilevel);
         char *json = ssk_graph_to_json(g);
         if (!strstr(json, cases[i].written))
             fail_msg("%s: the JSON lacks %s:\n%s", cases[i].fields, cases[i].written, json);
@@ -1140,7 +1154,7 @@ static void test_spring_round_trip(void **state)
         "\"edit\": 5.0, \"detail\": 200.0, \"twist\": 0.0 }",
         "\"stiffness_maps\": { }", "\"dt\": 0.0333333", "\"integrator\": \"explicit\"",
         "\"damping\": 0.1", "\"max_iterations\": 100", "\"convergence\": \"displacement\"",
-        "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99",
+        "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.99",
         "\"threshold\": 0.0", "\"mode\": \"frame_independent\"", "\"edits\": [ ]"};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; ++i)
         if (!strstr(json, defaults[i])) fail_msg("canonical JSON lacks %s:\n%s", defaults[i], json);
