@@ -13,19 +13,23 @@
  * reported.
  *
  * Usage: bench_spring [--sizes 10000,100000] [--repeats N] [--iterations N]
- *                     [--chebyshev RHO] [--backend cpu|gl]
- * (--chebyshev: the Chebyshev acceleration, chebyshev_rho = RHO, whose
- * blended passes read the previous iterate too.) Two spring models per
- * size, in one run: "defaults" (ssk_spring_params_default: anchors per
- * skin weight influence, the detail force, short-edge clusters) and
- * "paper" (the binding's anchors, no detail force). Prints a Markdown
- * table: model, vertices, iterations, ms/frame, ms/iteration (solve only),
- * the first stage's ms, and the solver's bytes per vertex.
+ *                     [--backend cpu|gl]
+ * Per size, in one run, the default spring model (ssk_spring_params_default:
+ * anchors per skin weight influence, the detail force, short-edge
+ * clusters) with each solver: jacobi (the plain update), chebyshev (its
+ * blended passes read the previous iterate too) and multilevel (the
+ * default: Chebyshev plus the coarse correction,
+ * core/kernels/spring_multilevel.c), then "paper" (the binding's anchors,
+ * no detail force, jacobi). Prints a Markdown table: model, solver,
+ * vertices, iterations, ms/frame, ms/iteration (solve only) and its ratio
+ * to jacobi's of the same size, the first stage's ms, ssk_spring_create's
+ * ms (the multilevel curvatures are probed there) and the solver's bytes
+ * per vertex.
  *
  * Then the time to a converged frame as a user gets it: an ssk_deformer of
- * --method spring on the CPU, or GL with --backend gl (IRS first stage,
- * the default springs, the
- * default convergence test and iteration cap), per pose of the limb: the
+ * --method spring (IRS first stage, the default springs, the default
+ * convergence test and iteration cap) on the CPU, or GL with --backend gl,
+ * with each solver (a graph naming it), per pose of the limb: the
  * animation pose above, the middle joint (bone 4) bent 135 degrees, and
  * twisted 180 degrees; median ms per frame, iterations, converged.
  */
@@ -42,7 +46,6 @@ int main(int argc, char **argv)
     uint32_t sizes[8] = {10000, 100000};
     int size_count = 2, repeats = 5;
     uint32_t iterations = 50;
-    float rho = 0.0f;
     ssk_backend backend = SSK_BACKEND_CPU;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -53,23 +56,23 @@ int main(int argc, char **argv)
             repeats = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
             iterations = (uint32_t)strtoul(argv[++i], NULL, 10);
-        } else if (strcmp(argv[i], "--chebyshev") == 0 && i + 1 < argc) {
-            rho = strtof(argv[++i], NULL);
         } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
             const char *b = argv[++i];
             backend = strcmp(b, "gl") == 0 ? SSK_BACKEND_GL : SSK_BACKEND_CPU;
         } else {
             fprintf(stderr, "usage: bench_spring [--sizes N,N,...] [--repeats N] "
-                            "[--iterations N] [--chebyshev RHO] [--backend cpu|gl]\n");
+                            "[--iterations N] [--backend cpu|gl]\n");
             return 2;
         }
     }
     if (repeats < 1) repeats = 1;
-    printf("| model | vertices | iterations | ms/frame (median) | ms/iteration | first stage ms | "
-           "bytes/vertex |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|\n");
-    for (int job = 0; job < 2 * size_count; ++job) {
-        const int si = job / 2, paper = job % 2;
+    static const char *const solver_names[3] = {"jacobi", "chebyshev", "multilevel"};
+    printf("| model | solver | vertices | iterations | ms/frame (median) | ms/iteration | "
+           "vs jacobi | first stage ms | create ms | bytes/vertex |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    double jacobi_per_iteration = 0.0;
+    for (int job = 0; job < 4 * size_count; ++job) {
+        const int si = job / 4, paper = job % 4 == 3, solver = paper ? 0 : job % 4;
         ssk_rig *rig = bench_limb_create(sizes[si], BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
         if (!rig) return 1;
         const uint32_t nv = ssk_rig_vertex_count(rig);
@@ -87,16 +90,19 @@ int main(int argc, char **argv)
         ssk_spring_params_default(&params);
         params.convergence = SSK_CONVERGE_ITERATIONS;
         params.max_iterations = iterations;
-        params.chebyshev_rho = rho;
+        params.chebyshev_rho = solver == 0 ? 0.0f : params.chebyshev_rho;
+        params.multilevel = solver == 2;
         if (paper) {
             params.attachment = SSK_ATTACHMENT_BINDING;
             params.stiffness[SSK_FORCE_DETAIL] = 0.0f;
         }
         ssk_spring *spring = NULL;
+        const double c0 = bench_now();
         if (ssk_spring_create(&spring, rig, binding, &params, NULL, 0, &err) != SSK_OK) {
             fprintf(stderr, "bench_spring: %s\n", err.message);
             return 1;
         }
+        const double create_ms = 1e3 * (bench_now() - c0);
         float *pos = malloc(3 * (size_t)nv * sizeof(float));
         ssk_attach_bone bones[BENCH_LIMB_BONES];
         float skin[16 * BENCH_LIMB_BONES];
@@ -128,10 +134,12 @@ int main(int argc, char **argv)
         qsort(frame_t, (size_t)repeats, sizeof(double), bench_compare_double);
         qsort(solve_t, (size_t)repeats, sizeof(double), bench_compare_double);
         qsort(first_t, (size_t)repeats, sizeof(double), bench_compare_double);
-        printf("| %s | %u | %u | %.2f | %.3f | %.2f | %zu |\n", paper ? "paper" : "defaults", nv,
-               rep.iterations,
-               1e3 * frame_t[repeats / 2], 1e3 * solve_t[repeats / 2] / rep.iterations,
-               1e3 * first_t[repeats / 2], ssk_spring_bytes_per_vertex(spring));
+        const double per_iteration = 1e3 * solve_t[repeats / 2] / rep.iterations;
+        if (solver == 0 && !paper) jacobi_per_iteration = per_iteration;
+        printf("| %s | %s | %u | %u | %.2f | %.3f | %.2fx | %.2f | %.0f | %zu |\n",
+               paper ? "paper" : "defaults", solver_names[solver], nv, rep.iterations,
+               1e3 * frame_t[repeats / 2], per_iteration, per_iteration / jacobi_per_iteration,
+               1e3 * first_t[repeats / 2], create_ms, ssk_spring_bytes_per_vertex(spring));
         fflush(stdout);
         free(pos);
         free(frame_t);
@@ -141,48 +149,66 @@ int main(int argc, char **argv)
         ssk_binding_destroy(binding);
         ssk_rig_destroy(rig);
     }
-    printf("\n| pose | vertices | ms/frame (median), --method spring, %s | iterations | converged |\n",
+    printf("\n| pose | vertices | solver | ms/frame (median), --method spring, %s | iterations | "
+           "converged |\n",
            backend == SSK_BACKEND_GL ? "GL" : "CPU");
-    printf("|---|---:|---:|---:|---:|\n");
+    printf("|---|---:|---|---:|---:|---:|\n");
     for (int si = 0; si < size_count; ++si) {
         ssk_rig *rig = bench_limb_create(sizes[si], BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
         if (!rig) return 1;
         const uint32_t nv = ssk_rig_vertex_count(rig);
-        ssk_error err = {0};
-        ssk_deformer_desc desc = {SSK_METHOD_SPRING, backend, NULL, NULL, NULL};
-        ssk_deformer *d = NULL;
-        if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
-            fprintf(stderr, "bench_spring: %s\n", err.message);
-            return 1;
-        }
         float *out = malloc(3 * (size_t)nv * sizeof(float));
-        float skin[16 * BENCH_LIMB_BONES];
         double *t = malloc((size_t)repeats * sizeof(double));
-        static const char *const pose_names[3] = {"animation", "bend 135", "twist 180"};
-        for (int pose = 0; pose < 3; ++pose) {
-            if (pose == 0)
-                bench_limb_pose(skin, 0.3);
-            else
-                bench_limb_joint_pose(skin, 4, pose == 1 ? 2 : 1,
-                                      pose == 1 ? 0.75 * BENCH_PI : BENCH_PI);
-            ssk_spring_report rep = {0};
-            for (int r = -1; r < repeats; ++r) {
-                const double t0 = bench_now();
-                if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
-                    fprintf(stderr, "bench_spring: %s\n", err.message);
-                    return 1;
-                }
-                if (r >= 0) t[r] = bench_now() - t0;
+        for (int solver = 2; solver >= 0; --solver) {
+            ssk_error err = {0};
+            char json[512];
+            snprintf(json, sizeof json,
+                     "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+                     "\"method\": \"irs\"}, {\"id\": \"relax\", \"type\": \"spring\", "
+                     "\"solver\": \"%s\"}, {\"id\": \"out\", \"type\": \"output\"}], "
+                     "\"edges\": [{\"from\": \"skin\", \"to\": \"relax\"}, "
+                     "{\"from\": \"relax\", \"to\": \"out\"}]}",
+                     solver_names[solver]);
+            ssk_graph *graph = NULL;
+            if (ssk_graph_parse(&graph, json, rig, &err) != SSK_OK) {
+                fprintf(stderr, "bench_spring: %s\n", err.message);
+                return 1;
             }
-            ssk_deformer_spring_report(d, &rep);
-            qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
-            printf("| %s | %u | %.1f | %u | %s |\n", pose_names[pose], nv, 1e3 * t[repeats / 2],
-                   rep.iterations, rep.converged ? "yes" : "no");
-            fflush(stdout);
+            ssk_deformer_desc desc = {SSK_METHOD_SPRING, backend, NULL, graph, NULL};
+            ssk_deformer *d = NULL;
+            if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
+                fprintf(stderr, "bench_spring: %s\n", err.message);
+                return 1;
+            }
+            float skin[16 * BENCH_LIMB_BONES];
+            static const char *const pose_names[3] = {"animation", "bend 135", "twist 180"};
+            for (int pose = 0; pose < 3; ++pose) {
+                if (pose == 0)
+                    bench_limb_pose(skin, 0.3);
+                else
+                    bench_limb_joint_pose(skin, 4, pose == 1 ? 2 : 1,
+                                          pose == 1 ? 0.75 * BENCH_PI : BENCH_PI);
+                ssk_spring_report rep = {0};
+                for (int r = -1; r < repeats; ++r) {
+                    const double t0 = bench_now();
+                    if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
+                        fprintf(stderr, "bench_spring: %s\n", err.message);
+                        return 1;
+                    }
+                    if (r >= 0) t[r] = bench_now() - t0;
+                }
+                ssk_deformer_spring_report(d, &rep);
+                qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
+                printf("| %s | %u | %s | %.1f | %u | %s |\n", pose_names[pose], nv,
+                       solver_names[solver], 1e3 * t[repeats / 2], rep.iterations,
+                       rep.converged ? "yes" : "no");
+                fflush(stdout);
+            }
+            ssk_deformer_destroy(d);
+            ssk_graph_destroy(graph);
         }
         free(out);
         free(t);
-        ssk_deformer_destroy(d);
         ssk_rig_destroy(rig);
     }
     return 0;

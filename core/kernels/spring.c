@@ -1075,10 +1075,12 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
         p->integrator == SSK_SPRING_SEMI_IMPLICIT ? ", or raise the damping" : "");
 }
 
-/* One plain pass from x into next (no blend, no velocity): next = x + g. */
-static pass_result plain_step(ssk_spring *sp, pass_args *a, float *next, const float *x)
+/* One plain pass from x into next (no blend, no velocity): next = x + g
+ * (sp->rec already holds x's records when have_records). */
+static pass_result plain_step(ssk_spring *sp, pass_args *a, float *next, const float *x,
+                              bool have_records)
 {
-    records(sp, x);
+    if (!have_records) records(sp, x);
     a->next = next;
     a->omega = 1.0f;
     a->prev = NULL;
@@ -1106,10 +1108,10 @@ static float ml_lambda(ssk_spring *sp, pass_args *a, const float *x0, const floa
         for (size_t k = 0; k < n3; ++k) norm += (double)v[k] * v[k];
         const float scale = norm > 0.0 ? sp->ml->probe / (float)sqrt(norm / nv) : 0.0f;
         for (size_t k = 0; k < n3; ++k) y[k] = x0[k] + scale * v[k];
-        plain_step(sp, a, g, y);
+        plain_step(sp, a, g, y, false);
         /* next = x0 + (step at y - step at x0): the linear response */
         for (size_t k = 0; k < n3; ++k) g[k] = x0[k] + ((g[k] - y[k]) - (g0[k] - x0[k]));
-        ssk_spring_ml_correct(sp->ml, sp, g, x0, NULL, 1.0f, roles);
+        ssk_spring_ml_correct(sp->ml, sp, g, x0, NULL, 1.0f, roles, NULL);
         double out = 0.0;
         for (size_t k = 0; k < n3; ++k) {
             v[k] = -(g[k] - x0[k]);
@@ -1158,7 +1160,7 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     fill_args(&a, sp, free_roles);
     a.first = x0;
     a.velocity = NULL;
-    plain_step(sp, &a, g0, x0);
+    plain_step(sp, &a, g0, x0, false);
     const size_t M = SSK_SPRING_ML_MODES;
     float *blocks = calloc((size_t)ml->node_count * M * M + 1, sizeof(float));
     float *own = calloc((size_t)ml->node_count * M + 1, sizeof(float));
@@ -1178,7 +1180,7 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
         for (uint32_t m = 0; m < SSK_SPRING_ML_MODES; ++m)
             for (uint32_t c = 0; c < ml->color_count[l]; ++c) {
                 if (!ssk_spring_ml_probe_set(ml, sp, probe, x0, free_roles, l, m, c)) continue;
-                plain_step(sp, &a, g, probe);
+                plain_step(sp, &a, g, probe, false);
                 /* steps: g - probe and g0 - x0 */
                 for (size_t k = 0; k < 3 * (size_t)nv; ++k) g[k] -= probe[k] - x0[k];
                 ssk_spring_ml_probe_read(ml, sp, blocks, own, g, g0, x0, free_roles, l, m, c);
@@ -1254,8 +1256,10 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
         pass_result r;
         if (sp->ml) {
             const float omega = ssk_spring_watch_omega(&w, sp, k);
-            r = plain_step(sp, &a, nx, cx);
-            const float md = ssk_spring_ml_correct(sp->ml, sp, nx, cx, px, omega, roles);
+            r = plain_step(sp, &a, nx, cx, k > 1);
+            /* the records of the result come with the correction: the
+             * next pass's pre-pass (k > 1 above) */
+            const float md = ssk_spring_ml_correct(sp->ml, sp, nx, cx, px, omega, roles, sp->rec);
             /* a move that grows over SSK_SPRING_ML_GROWTH_WINDOW passes: the
              * coarse steps overshoot in this pose; halve them */
             ssk_spring_ml_watch(sp->ml, md, &ml_growth, &ml_last);

@@ -605,8 +605,14 @@ void ssk_spring_ml_invert(ssk_spring_ml *ml, const float *blocks, const float *o
  * #V by 3 rest positions, rest_bones the rest attachment bones. */
 ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
                                        const ssk_attach_bone *rest_bones, ssk_error *err);
+/* One multilevel iteration's correction and blend: next holds the plain
+ * step x + g of cur; adds the coarse correction sum_u phi_u (phi_u . P^-1
+ * g) / c_u, then (omega != 1) the Chebyshev blend with prev. rec (#V by
+ * 8, or NULL): also the records of the result (the next pass's pre-pass,
+ * fused). Returns the largest squared move |next - cur|^2 (NaN or
+ * infinite when a value is not finite). */
 float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next,
                             const float *cur, const float *prev, float omega,
-                            const uint8_t *roles);
+                            const uint8_t *roles, float *rec);
 
 #endif /* SSK_SPRING_H */

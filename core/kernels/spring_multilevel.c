@@ -653,10 +653,11 @@ typedef struct pass_view {
     const float *restrict next, *restrict cur, *restrict prev, *restrict anchor,
         *restrict t, *restrict inv_radius, *restrict detail_map, *restrict maps;
     float *restrict out;
+    float *restrict rec; /* records of out (the next pass's pre-pass), or NULL */
     const int32_t *restrict bones;
     const uint8_t *restrict levels, *restrict roles, *restrict frozen;
     const uint32_t *restrict loc_first, *restrict offsets;
-    float q_plain, q_free, dt, kd, omega;
+    float q_plain, q_free, dt, kd, omega, eps_len;
 } pass_view;
 
 /* Local finest node k of row i (the key of its slab) and the upper
@@ -692,29 +693,32 @@ static inline __attribute__((always_inline)) void row_offset(const pass_view *v,
     for (int c = 0; c < 3; ++c) s[c] = r * (v->cur[3 * i + c] - a[c]);
 }
 
-/* The 8 rows' s~ as lane vectors. */
+/* The 8 rows' anchors as lane vectors (a 4 by 8 transpose). */
+static inline __attribute__((always_inline)) void lanes_anchor(const pass_view *v, int64_t i0,
+                                                               v8 a[4])
+{
+    ssk_v8_load_weights4(a, v->anchor + 4 * i0);
+}
+
+/* The 8 rows' s~ as lane vectors, rows of one bone b (block_uniform). */
 static inline __attribute__((always_inline)) void lanes_offset(const pass_view *v, int64_t i0,
+                                                               const v8 a[4], uint32_t b,
                                                                v8 *s0, v8 *s1, v8 *s2)
 {
-    v8 cx, cy, cz, ax, ay, az, r;
+    v8 cx, cy, cz;
     ssk_v8_load_xyz(v->cur + 3 * i0, &cx, &cy, &cz);
-    for (int l = 0; l < 8; ++l) {
-        const float *a = v->anchor + 4 * (i0 + l);
-        ax[l] = a[0];
-        ay[l] = a[1];
-        az[l] = a[2];
-        r[l] = a[3] > 0.0f ? v->inv_radius[v->bones[i0 + l]] : 0.0f;
-    }
-    *s0 = r * (cx - ax);
-    *s1 = r * (cy - ay);
-    *s2 = r * (cz - az);
+    const v8 r = ssk_v8_select(a[3] > V8(0.0f), V8(v->inv_radius[b]), V8(0.0f));
+    *s0 = r * (cx - a[0]);
+    *s1 = r * (cy - a[1]);
+    *s2 = r * (cz - a[2]);
 }
 
 /* The 8 rows i0 .. i0 + 7 when they share one bone and one slab and are
  * all free: their key, upper weights and 1 / p (vector arithmetic);
  * false otherwise (the caller goes row by row). */
 static inline __attribute__((always_inline)) bool block_uniform(const pass_view *v, int64_t i0,
-                                                                uint32_t *key, v8 *up, v8 *q)
+                                                                uint32_t *key, v8 *up, v8 *q,
+                                                                uint32_t *bone)
 {
     uint64_t roles8;
     memcpy(&roles8, v->roles + i0, sizeof roles8);
@@ -746,6 +750,7 @@ static inline __attribute__((always_inline)) bool block_uniform(const pass_view 
     for (int j = 1; j < 8; ++j)
         if (k[j] != k[0]) return false;
     *up = u - V8((float)k[0]);
+    *bone = (uint32_t)b[0];
     *key = v->loc_first[(size_t)b[0] * SSK_SPRING_ML_MAX_LEVELS + l] + (uint32_t)k[0];
     if (v->detail_map) {
         const v8 map = ssk_v8_load(v->detail_map + i0);
@@ -783,15 +788,16 @@ static void restrict_range(const pass_view *v, float *restrict acc, int64_t begi
     } while (0)
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) {
-        uint32_t k8;
+        uint32_t k8, bone;
         v8 up, q;
-        if (block_uniform(v, i, &k8, &up, &q)) {
+        if (block_uniform(v, i, &k8, &up, &q, &bone)) {
             if (k8 != key) {
                 FLUSH();
                 key = k8;
             }
-            v8 s0, s1, s2, nx, ny, nz, cx, cy, cz;
-            lanes_offset(v, i, &s0, &s1, &s2);
+            v8 s0, s1, s2, nx, ny, nz, cx, cy, cz, a[4];
+            lanes_anchor(v, i, a);
+            lanes_offset(v, i, a, bone, &s0, &s1, &s2);
             ssk_v8_load_xyz(v->next + 3 * i, &nx, &ny, &nz);
             ssk_v8_load_xyz(v->cur + 3 * i, &cx, &cy, &cz);
             const v8 f0 = q * (nx - cx), f1 = q * (ny - cy), f2 = q * (nz - cz);
@@ -866,6 +872,7 @@ static inline __attribute__((always_inline)) float prolong_row(const pass_view *
         const float d = y[c] - v->cur[3 * i + c];
         d2 += d * d;
     }
+    if (v->rec) ssk_spring_record(v->rec + 8 * i, y, v->anchor + 4 * i, v->eps_len);
     return d2;
 }
 
@@ -878,17 +885,18 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
     float md1 = 0.0f;
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) {
-        uint32_t key;
+        uint32_t key, bone;
         v8 up, q;
-        if (!block_uniform(v, i, &key, &up, &q)) {
+        if (!block_uniform(v, i, &key, &up, &q, &bone)) {
             for (int l = 0; l < 8; ++l) {
                 const float d2 = prolong_row(v, i + l);
                 md1 = !(d2 <= md1) ? d2 : md1;
             }
             continue;
         }
-        v8 s0, s1, s2, y[3], c3[3];
-        lanes_offset(v, i, &s0, &s1, &s2);
+        v8 s0, s1, s2, y[3], c3[3], a[4];
+        lanes_anchor(v, i, a);
+        lanes_offset(v, i, a, bone, &s0, &s1, &s2);
         const v8 lo = V8(1.0f) - up;
         ssk_v8_load_xyz(v->next + 3 * i, &y[0], &y[1], &y[2]);
         ssk_v8_load_xyz(v->cur + 3 * i, &c3[0], &c3[1], &c3[2]);
@@ -906,6 +914,18 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
             for (int c = 0; c < 3; ++c) y[c] = om * (y[c] - p[c]) + p[c];
         }
         ssk_v8_store_xyz(v->out + 3 * i, y[0], y[1], y[2]);
+        if (v->rec) { /* records_lanes8 of core/kernels/spring.c, fused */
+            const v8 aw = a[3];
+            const v8 sx = y[0] - a[0], sy = y[1] - a[1], sz = y[2] - a[2];
+            const v8 l2 = sx * sx + sy * sy + sz * sz;
+            v8 len;
+            for (int l = 0; l < 8; ++l) len[l] = sqrtf(l2[l]);
+            const ssk_i8 ok = (len > V8(v->eps_len)) & (aw > V8(0.0f));
+            const v8 inv = ssk_v8_select(ok, V8(1.0f) / ssk_v8_select(ok, len, V8(1.0f)), V8(0.0f));
+            v8 r[8] = {y[0], y[1], y[2], len, sx * inv, sy * inv, sz * inv, V8(0.0f)};
+            ssk_v8_transpose8(r);
+            for (int k = 0; k < 8; ++k) ssk_v8_store(v->rec + 8 * (i + k), r[k]);
+        }
         const v8 d0 = y[0] - c3[0], d1 = y[1] - c3[1], d2 = y[2] - c3[2];
         const v8 dd = d0 * d0 + d1 * d1 + d2 * d2;
         /* !(dd <= md): NaN wins */
@@ -925,7 +945,7 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
  * the coarse step per node, and back. */
 float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next,
                             const float *cur, const float *prev, float omega,
-                            const uint8_t *roles)
+                            const uint8_t *roles, float *rec)
 {
     enum { M = SSK_SPRING_ML_MOMENTS, U = SSK_SPRING_ML_MODES };
     const int64_t nv = sp->vertex_count;
@@ -940,6 +960,8 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
         .detail_map = sp->maps[SSK_FORCE_DETAIL],
         .maps = ml->local,
         .out = next,
+        .rec = rec,
+        .eps_len = sp->length_epsilon,
         .bones = sp->bones,
         .levels = ml->bone_levels,
         .roles = roles,
