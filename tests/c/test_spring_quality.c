@@ -102,6 +102,8 @@
 #include "testutil.h"
 #include "quality.h"
 
+#include "kernels/spring.h" /* the springs' own anchors (test_bcn_epileptic) */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -633,6 +635,52 @@ static void test_bcn_epileptic(void **state)
         assert_true(ratio_eq >= ratio_lbs - 1e-6 && ratio50 >= ratio_lbs - 1e-6);
         if (ratio_lbs < 0.8) assert_true(ratio_eq >= 0.85 && ratio50 >= 0.85);
     }
+    /* Issue #16's collapse bar, smallest |v - a'| / |s| >= 0.8, on every
+     * frame of the defaults (--method spring). a' is the anchor the
+     * default springs use (spring.c "Anchors": the weighted mean of the
+     * skin-weight bones' attachment points) and |s| its rest distance;
+     * against the binding's one attachment point (above) the same skin
+     * reads 0.49 at frame 40, which the detail force inherits from IRS's
+     * 0.51: reported, not asserted. */
+    ssk_deformer_desc dd = {SSK_METHOD_SPRING, SSK_BACKEND_CPU, NULL, NULL, binding};
+    ssk_deformer *def = NULL;
+    assert_int_equal(ssk_deformer_create(&def, rig, &dd, &err), SSK_OK);
+    ssk_spring_params dp;
+    ssk_spring_params_default(&dp);
+    dp.multilevel = 0; /* the anchors only */
+    ssk_spring *anchors = NULL;
+    assert_int_equal(ssk_spring_create(&anchors, rig, binding, &dp, NULL, 0, &err), SSK_OK);
+    double worst_own = INFINITY, worst_binding = INFINITY;
+    uint32_t frame_own = 0, frame_binding = 0;
+    for (uint32_t frame = 0; frame < frames; ++frame) {
+        if (ssk_scene_sample(scene, 0, frame / 24.0, skin, NULL, &err) != SSK_OK)
+            fail_msg("sample: %s", err.message);
+        assert_int_equal(ssk_attach_prepare(ab, rig, skin, NULL, &err), SSK_OK);
+        assert_int_equal(ssk_deformer_deform(def, pos, skin, NULL, &err), SSK_OK);
+        object_to_rig(pos, rig);
+        const double diag = tu_bbox_diagonal(pos, nv);
+        ssk_spring_prepare_frame(anchors, ab, frame);
+        for (uint32_t i = 0; i < nv; ++i) {
+            const double rest = anchors->rest_scale_length[i];
+            if (!anchors->scale_defined[i] || rest < 0.01 * diag) continue;
+            const double r = point_distance(pos + 3 * i, anchors->anchor + 4 * (size_t)i) / rest;
+            if (r < worst_own) {
+                worst_own = r;
+                frame_own = frame;
+            }
+        }
+        const double rb = min_scale_ratio(pos, &bv, ab, nv, diag);
+        if (rb < worst_binding) {
+            worst_binding = rb;
+            frame_binding = frame;
+        }
+    }
+    printf("defaults, all %u frames: smallest |v - a'| / |s| against the springs' own anchor "
+           "%.3f (frame %u), against the binding's attachment point %.3f (frame %u)\n",
+           frames, worst_own, frame_own, worst_binding, frame_binding);
+    assert_true(worst_own >= 0.8);
+    ssk_spring_destroy(anchors);
+    ssk_deformer_destroy(def);
     fflush(stdout);
     free(skin);
     free(ab);
