@@ -20,7 +20,8 @@
  * blended passes read the previous iterate too) and multilevel (the
  * default: Chebyshev plus the coarse correction,
  * core/kernels/spring_multilevel.c), then "paper" (the binding's anchors,
- * no detail force, jacobi). Prints a Markdown table: model, solver,
+ * no detail force, jacobi), the four interleaved within each repeat.
+ * Prints a Markdown table: model, solver,
  * vertices, iterations, ms/frame, ms/iteration (solve only) and its ratio
  * to jacobi's of the same size, the first stage's ms, ssk_spring_create's
  * ms (the multilevel curvatures are probed there) and the solver's bytes
@@ -70,9 +71,8 @@ int main(int argc, char **argv)
     printf("| model | solver | vertices | iterations | ms/frame (median) | ms/iteration | "
            "vs jacobi | first stage ms | create ms | bytes/vertex |\n");
     printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    double jacobi_per_iteration = 0.0;
-    for (int job = 0; job < 4 * size_count; ++job) {
-        const int si = job / 4, paper = job % 4 == 3, solver = paper ? 0 : job % 4;
+    enum { MODELS = 4 }; /* jacobi, chebyshev, multilevel, paper */
+    for (int si = 0; si < size_count; ++si) {
         ssk_rig *rig = bench_limb_create(sizes[si], BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
         if (!rig) return 1;
         const uint32_t nv = ssk_rig_vertex_count(rig);
@@ -86,66 +86,80 @@ int main(int argc, char **argv)
         }
         ssk_binding_view bv;
         ssk_binding_get(binding, &bv, NULL);
-        ssk_spring_params params;
-        ssk_spring_params_default(&params);
-        params.convergence = SSK_CONVERGE_ITERATIONS;
-        params.max_iterations = iterations;
-        params.chebyshev_rho = solver == 0 ? 0.0f : params.chebyshev_rho;
-        params.multilevel = solver == 2;
-        if (paper) {
-            params.attachment = SSK_ATTACHMENT_BINDING;
-            params.stiffness[SSK_FORCE_DETAIL] = 0.0f;
+        ssk_spring *springs[MODELS];
+        double create_ms[MODELS];
+        for (int m = 0; m < MODELS; ++m) {
+            const int paper = m == 3, solver = paper ? 0 : m;
+            ssk_spring_params params;
+            ssk_spring_params_default(&params);
+            params.convergence = SSK_CONVERGE_ITERATIONS;
+            params.max_iterations = iterations;
+            params.chebyshev_rho = solver == 0 ? 0.0f : params.chebyshev_rho;
+            params.multilevel = solver == 2;
+            if (paper) {
+                params.attachment = SSK_ATTACHMENT_BINDING;
+                params.stiffness[SSK_FORCE_DETAIL] = 0.0f;
+            }
+            const double c0 = bench_now();
+            if (ssk_spring_create(&springs[m], rig, binding, &params, NULL, 0, &err) != SSK_OK) {
+                fprintf(stderr, "bench_spring: %s\n", err.message);
+                return 1;
+            }
+            create_ms[m] = 1e3 * (bench_now() - c0);
         }
-        ssk_spring *spring = NULL;
-        const double c0 = bench_now();
-        if (ssk_spring_create(&spring, rig, binding, &params, NULL, 0, &err) != SSK_OK) {
-            fprintf(stderr, "bench_spring: %s\n", err.message);
-            return 1;
-        }
-        const double create_ms = 1e3 * (bench_now() - c0);
         float *pos = malloc(3 * (size_t)nv * sizeof(float));
         ssk_attach_bone bones[BENCH_LIMB_BONES];
         float skin[16 * BENCH_LIMB_BONES];
-        double *frame_t = malloc((size_t)repeats * sizeof(double));
-        double *solve_t = malloc((size_t)repeats * sizeof(double));
-        double *first_t = malloc((size_t)repeats * sizeof(double));
-        ssk_spring_report rep = {0};
-        for (int r = -1; r < repeats; ++r) { /* r = -1: warm-up */
-            bench_limb_pose(skin, 0.1 * (r + 1));
-            const double t0 = bench_now();
-            if (ssk_attach_prepare(bones, rig, skin, NULL, &err) != SSK_OK) {
-                fprintf(stderr, "bench_spring: %s\n", err.message);
-                return 1;
+        double *frame_t = malloc((size_t)MODELS * repeats * sizeof(double));
+        double *solve_t = malloc((size_t)MODELS * repeats * sizeof(double));
+        double *first_t = malloc((size_t)MODELS * repeats * sizeof(double));
+        ssk_spring_report rep[MODELS];
+        /* the models interleaved within each repeat, so a drift of the
+         * machine's speed reaches them alike (r = -1: warm-up) */
+        for (int r = -1; r < repeats; ++r)
+            for (int m = 0; m < MODELS; ++m) {
+                bench_limb_pose(skin, 0.1 * (r + 1));
+                const double t0 = bench_now();
+                if (ssk_attach_prepare(bones, rig, skin, NULL, &err) != SSK_OK) {
+                    fprintf(stderr, "bench_spring: %s\n", err.message);
+                    return 1;
+                }
+                ssk_rigid_deform(pos, nv, bv.bones, bv.t, bv.scale_vectors, bones);
+                const double t1 = bench_now();
+                const ssk_status st =
+                    ssk_spring_solve(springs[m], pos, bones, skin, r + 1, &rep[m], &err);
+                const double t2 = bench_now();
+                if (st != SSK_OK) {
+                    fprintf(stderr, "bench_spring: %s\n", err.message);
+                    return 1;
+                }
+                if (r >= 0) {
+                    frame_t[m * repeats + r] = t2 - t0;
+                    solve_t[m * repeats + r] = t2 - t1;
+                    first_t[m * repeats + r] = t1 - t0;
+                }
             }
-            ssk_rigid_deform(pos, nv, bv.bones, bv.t, bv.scale_vectors, bones);
-            const double t1 = bench_now();
-            const ssk_status st = ssk_spring_solve(spring, pos, bones, skin, r + 1, &rep, &err);
-            const double t2 = bench_now();
-            if (st != SSK_OK) {
-                fprintf(stderr, "bench_spring: %s\n", err.message);
-                return 1;
-            }
-            if (r >= 0) {
-                frame_t[r] = t2 - t0;
-                solve_t[r] = t2 - t1;
-                first_t[r] = t1 - t0;
-            }
+        double jacobi_per_iteration = 0.0;
+        for (int m = 0; m < MODELS; ++m) {
+            double *ft = frame_t + m * repeats, *st = solve_t + m * repeats,
+                   *it = first_t + m * repeats;
+            qsort(ft, (size_t)repeats, sizeof(double), bench_compare_double);
+            qsort(st, (size_t)repeats, sizeof(double), bench_compare_double);
+            qsort(it, (size_t)repeats, sizeof(double), bench_compare_double);
+            const double per_iteration = 1e3 * st[repeats / 2] / rep[m].iterations;
+            if (m == 0) jacobi_per_iteration = per_iteration;
+            printf("| %s | %s | %u | %u | %.2f | %.3f | %.2fx | %.2f | %.0f | %zu |\n",
+                   m == 3 ? "paper" : "defaults", solver_names[m == 3 ? 0 : m], nv,
+                   rep[m].iterations, 1e3 * ft[repeats / 2], per_iteration,
+                   per_iteration / jacobi_per_iteration, 1e3 * it[repeats / 2], create_ms[m],
+                   ssk_spring_bytes_per_vertex(springs[m]));
+            fflush(stdout);
+            ssk_spring_destroy(springs[m]);
         }
-        qsort(frame_t, (size_t)repeats, sizeof(double), bench_compare_double);
-        qsort(solve_t, (size_t)repeats, sizeof(double), bench_compare_double);
-        qsort(first_t, (size_t)repeats, sizeof(double), bench_compare_double);
-        const double per_iteration = 1e3 * solve_t[repeats / 2] / rep.iterations;
-        if (solver == 0 && !paper) jacobi_per_iteration = per_iteration;
-        printf("| %s | %s | %u | %u | %.2f | %.3f | %.2fx | %.2f | %.0f | %zu |\n",
-               paper ? "paper" : "defaults", solver_names[solver], nv, rep.iterations,
-               1e3 * frame_t[repeats / 2], per_iteration, per_iteration / jacobi_per_iteration,
-               1e3 * first_t[repeats / 2], create_ms, ssk_spring_bytes_per_vertex(spring));
-        fflush(stdout);
         free(pos);
         free(frame_t);
         free(solve_t);
         free(first_t);
-        ssk_spring_destroy(spring);
         ssk_binding_destroy(binding);
         ssk_rig_destroy(rig);
     }

@@ -220,6 +220,7 @@
 #include "kernels/simd.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,16 +250,111 @@ typedef struct pass_args {
     float k[SSK_FORCE_COUNT];
     float dt, keep;           /* keep = 1 - damping */
     float eps_len, eps_par;
+    /* the multilevel correction's restriction, fused (spring_multilevel.c):
+     * per-thread moments at ml_acc + thread * ml_stride, or ml_acc NULL */
+    const ssk_spring_ml *ml;
+    float *ml_acc;
+    size_t ml_stride;
+    const float *t;           /* #V binding parameters */
+    const int32_t *bones;     /* #V binding bones */
+    int threads;              /* OpenMP threads of the pass */
 } pass_args;
 
 typedef double v8d __attribute__((vector_size(64)));
 
-/* Per-lane partial reductions of a block. */
+/* Per-lane partial reductions of a block; with the multilevel
+ * restriction fused, the sums of the moments m and u m of the current run
+ * of rows in slab ml_key (spring_multilevel.c restrict_range). */
 typedef struct lane_acc {
     v8d energy, kinetic;
     v8 max_disp2, max_force2;
     i8 bad;
+    v8 ml_sum[SSK_SPRING_ML_MOMENTS], ml_up[SSK_SPRING_ML_MOMENTS];
+    uint32_t ml_key;
+    float *ml_buf;
 } lane_acc;
+
+/* Adds a run's sums to its slab's two nodes (k: sum - up, k + 1: up). */
+static inline __attribute__((always_inline)) void ml_flush(lane_acc *acc)
+{
+    enum { MOM = SSK_SPRING_ML_MOMENTS };
+    if (acc->ml_key == UINT32_MAX) return;
+    float *m = acc->ml_buf + (size_t)acc->ml_key * MOM;
+    for (int c = 0; c < MOM; ++c) {
+        float s = 0.0f, u = 0.0f;
+        for (int l = 0; l < 8; ++l) {
+            s += acc->ml_sum[c][l];
+            u += acc->ml_up[c][l];
+        }
+        m[c] += s - u;
+        m[MOM + c] += u;
+        acc->ml_sum[c] = acc->ml_up[c] = (v8){0};
+    }
+    acc->ml_key = UINT32_MAX;
+}
+
+/* The moments (F, F s~^T) of 8 rows into the run (spring_multilevel.c:
+ * f = q g is the force F of the pass; s~ = |s| u / r_b from the records,
+ * 0 where s is undefined): 8 rows of one bone and slab that all take
+ * part at once, others one by one. */
+static inline __attribute__((always_inline)) void
+ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8 fx, v8 fy,
+            v8 fz, v8 li, v8 ux, v8 uy, v8 uz, lane_acc *restrict acc)
+{
+    enum { MOM = SSK_SPRING_ML_MOMENTS };
+    const ssk_spring_ml *ml = a->ml;
+    const uint8_t *frozen = ml->frozen;
+    bool uniform = n == 8;
+    const int32_t b0 = a->bones[v0];
+    for (int l = 0; l < 8 && uniform; ++l)
+        uniform = a->bones[v0 + l] == b0 && role[l] == SSK_ROLE_FREE && degv[l] > 0 &&
+                  !(frozen && frozen[v0 + l]);
+    float upf[8];
+    uint32_t keys[8];
+    for (int l = 0; l < n; ++l) {
+        const int64_t i = v0 + l;
+        const uint32_t b = (uint32_t)a->bones[i], lv = ml->bone_levels[b] - 1u;
+        const uint32_t segments = 1u << lv;
+        float t = a->t[i];
+        t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+        const float u = t * (float)segments;
+        uint32_t k = (uint32_t)u;
+        k = k >= segments ? segments - 1 : k;
+        upf[l] = u - (float)k;
+        keys[l] = ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + lv] + k;
+        uniform &= keys[l] == keys[0];
+    }
+    if (uniform) {
+        const v8 r = V8(ml->inv_radius[b0]) * li;
+        const v8 s0 = r * ux, s1 = r * uy, s2 = r * uz;
+        v8 up;
+        memcpy(&up, upf, sizeof up);
+        if (keys[0] != acc->ml_key) {
+            ml_flush(acc);
+            acc->ml_key = keys[0];
+        }
+        const v8 m[MOM] = {fx,      fy,      fz,      fx * s0, fx * s1, fx * s2,
+                           fy * s0, fy * s1, fy * s2, fz * s0, fz * s1, fz * s2};
+        for (int c = 0; c < MOM; ++c) {
+            acc->ml_sum[c] += m[c];
+            acc->ml_up[c] += up * m[c];
+        }
+        return;
+    }
+    for (int l = 0; l < n; ++l) {
+        const int64_t i = v0 + l;
+        if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i])) continue;
+        const float r = ml->inv_radius[a->bones[i]] * li[l];
+        const float s[3] = {r * ux[l], r * uy[l], r * uz[l]}, f[3] = {fx[l], fy[l], fz[l]};
+        float *m = acc->ml_buf + (size_t)keys[l] * MOM;
+        const float w[2] = {1.0f - upf[l], upf[l]};
+        for (int h = 0; h < 2; ++h)
+            for (int c = 0; c < 3; ++c) {
+                m[h * MOM + c] += w[h] * f[c];
+                for (int e = 0; e < 3; ++e) m[h * MOM + 3 + 3 * c + e] += w[h] * f[c] * s[e];
+            }
+    }
+}
 
 /* Reductions of one pass (spring.h). */
 typedef ssk_spring_pass pass_result;
@@ -546,6 +642,7 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
     fx = SEL(fixed, V8(0.0f), fx);
     fy = SEL(fixed, V8(0.0f), fy);
     fz = SEL(fixed, V8(0.0f), fz);
+    if (a->ml_acc) ml_moments8(a, v0, n, role, degv, fx, fy, fz, li, uxi, uyi, uzi, acc);
     const v8 dt = V8(a->dt);
     /* the detail force's own term implicitly: the step of F / (1 + dt k_d) */
     const v8 pre = V8(1.0f) / (V8(1.0f) + dt * kd);
@@ -628,6 +725,8 @@ static void spring_block(const pass_args *restrict a, int64_t begin, int64_t end
 {
     lane_acc acc;
     memset(&acc, 0, sizeof acc);
+    acc.ml_key = UINT32_MAX;
+    acc.ml_buf = a->ml_acc ? a->ml_acc + (size_t)omp_get_thread_num() * a->ml_stride : NULL;
     int64_t v = begin;
     if (write) {
         for (; v + 8 <= end; v += 8) spring_lanes8(a, v, 8, 1, &acc);
@@ -636,6 +735,7 @@ static void spring_block(const pass_args *restrict a, int64_t begin, int64_t end
         for (; v + 8 <= end; v += 8) spring_lanes8(a, v, 8, 0, &acc);
         if (v < end) spring_lanes8(a, v, (int)(end - v), 0, &acc);
     }
+    if (acc.ml_buf) ml_flush(&acc);
     for (int l = 0; l < 8; ++l) {
         res->energy += acc.energy[l];
         res->kinetic += acc.kinetic[l];
@@ -654,7 +754,7 @@ static pass_result force_pass(const pass_args *a, uint32_t nv, int write)
     int bad = 0;
     const int64_t n = nv;
 #pragma omp parallel for schedule(static) reduction(+ : energy, kinetic) \
-    reduction(max : md, mf) reduction(| : bad)
+    reduction(max : md, mf) reduction(| : bad) num_threads(a->threads)
     for (int64_t b = 0; b < n; b += SSK_VERTEX_BLOCK) {
         const int64_t e = b + SSK_VERTEX_BLOCK < n ? b + SSK_VERTEX_BLOCK : n;
         pass_result r = {0.0, 0.0, 0.0f, 0.0f, 0};
@@ -938,6 +1038,10 @@ static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
     a->keep = 1.0f - sp->params.damping;
     a->eps_len = sp->length_epsilon;
     a->eps_par = SSK_SPRING_PARALLEL_EPSILON;
+    a->ml = sp->ml;
+    a->t = sp->t;
+    a->bones = sp->bones;
+    a->threads = sp->ml ? sp->ml->threads : omp_get_max_threads();
 }
 
 void ssk_spring_watch_begin(ssk_spring_watch *w)
@@ -1107,11 +1211,16 @@ static float ml_lambda(ssk_spring *sp, pass_args *a, const float *x0, const floa
         double norm = 0.0;
         for (size_t k = 0; k < n3; ++k) norm += (double)v[k] * v[k];
         const float scale = norm > 0.0 ? sp->ml->probe / (float)sqrt(norm / nv) : 0.0f;
-        for (size_t k = 0; k < n3; ++k) y[k] = x0[k] + scale * v[k];
+        const int64_t n = (int64_t)n3;
+        /* element-wise loops in parallel; the sums stay serial (the same
+         * theta, bit for bit, whatever the thread count) */
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n; ++k) y[k] = x0[k] + scale * v[k];
         plain_step(sp, a, g, y, false);
         /* next = x0 + (step at y - step at x0): the linear response */
-        for (size_t k = 0; k < n3; ++k) g[k] = x0[k] + ((g[k] - y[k]) - (g0[k] - x0[k]));
-        ssk_spring_ml_correct(sp->ml, sp, g, x0, NULL, 1.0f, roles, NULL);
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < n; ++k) g[k] = x0[k] + ((g[k] - y[k]) - (g0[k] - x0[k]));
+        ssk_spring_ml_correct(sp->ml, sp, g, x0, NULL, 1.0f, roles, NULL, false);
         double out = 0.0;
         for (size_t k = 0; k < n3; ++k) {
             v[k] = -(g[k] - x0[k]);
@@ -1164,9 +1273,11 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     const size_t M = SSK_SPRING_ML_MODES;
     float *blocks = calloc((size_t)ml->node_count * M * M + 1, sizeof(float));
     float *own = calloc((size_t)ml->node_count * M + 1, sizeof(float));
-    if (!blocks || !own) {
+    float *scratch = malloc(((size_t)ml->threads * ml->node_count * (M + 1) + 1) * sizeof(float));
+    if (!blocks || !own || !scratch) {
         free(blocks);
         free(own);
+        free(scratch);
         free(free_roles);
         free(x0);
         free(g0);
@@ -1182,12 +1293,16 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
                 if (!ssk_spring_ml_probe_set(ml, sp, probe, x0, free_roles, l, m, c)) continue;
                 plain_step(sp, &a, g, probe, false);
                 /* steps: g - probe and g0 - x0 */
-                for (size_t k = 0; k < 3 * (size_t)nv; ++k) g[k] -= probe[k] - x0[k];
-                ssk_spring_ml_probe_read(ml, sp, blocks, own, g, g0, x0, free_roles, l, m, c);
+                const int64_t n3 = 3 * (int64_t)nv;
+#pragma omp parallel for schedule(static)
+                for (int64_t k = 0; k < n3; ++k) g[k] -= probe[k] - x0[k];
+                ssk_spring_ml_probe_read(ml, sp, blocks, own, scratch, g, g0, x0, free_roles, l,
+                                         m, c);
             }
     ssk_spring_ml_invert(ml, blocks, own, ml->node_weight);
     free(blocks);
     free(own);
+    free(scratch);
     /* theta: the coarse steps' scale that keeps B A's largest eigenvalue
      * below SSK_SPRING_ML_LAMBDA_TARGET */
     ml->theta = 0.0f;
@@ -1248,7 +1363,10 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     ssk_spring_watch_begin(&w);
     uint32_t ml_growth = 0;
     float ml_last = INFINITY;
+    size_t ml_partial_bytes = 0;
     if (sp->ml) {
+        a.ml_stride = (size_t)sp->ml->local_count * SSK_SPRING_ML_MOMENTS;
+        ml_partial_bytes = (size_t)sp->ml->threads * a.ml_stride * sizeof(float);
         ssk_spring_ml_frame(sp->ml, sp, bones);
         sp->ml->scale = 1.0f;
     }
@@ -1256,10 +1374,15 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
         pass_result r;
         if (sp->ml) {
             const float omega = ssk_spring_watch_omega(&w, sp, k);
+            /* the restriction runs inside the force pass (ml_moments8) */
+            memset(sp->ml->partial, 0, ml_partial_bytes);
+            a.ml_acc = sp->ml->partial;
             r = plain_step(sp, &a, nx, cx, k > 1);
+            a.ml_acc = NULL;
             /* the records of the result come with the correction: the
              * next pass's pre-pass (k > 1 above) */
-            const float md = ssk_spring_ml_correct(sp->ml, sp, nx, cx, px, omega, roles, sp->rec);
+            const float md =
+                ssk_spring_ml_correct(sp->ml, sp, nx, cx, px, omega, roles, sp->rec, true);
             /* a move that grows over SSK_SPRING_ML_GROWTH_WINDOW passes: the
              * coarse steps overshoot in this pose; halve them */
             ssk_spring_ml_watch(sp->ml, md, &ml_growth, &ml_last);

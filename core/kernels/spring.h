@@ -591,11 +591,12 @@ uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, 
                                  const float *x, const uint8_t *roles, uint32_t level,
                                  uint32_t mode, uint32_t color);
 /* From the plain steps g (at the probe) and g0 (at x): column `mode` of
- * the curvature block of each probed node, into blocks (#nodes by 144) and
- * own (#nodes by 12, the plain curvature sums). */
+ * the curvature block of each probed node, added into blocks (#nodes by
+ * 81) and own (#nodes by 9, the plain curvature sums); scratch: threads
+ * by #nodes by 10 floats. */
 void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, float *blocks,
-                              float *own, const float *g, const float *g0, const float *x,
-                              const uint8_t *roles, uint32_t level, uint32_t mode,
+                              float *own, float *scratch, const float *g, const float *g0,
+                              const float *x, const uint8_t *roles, uint32_t level, uint32_t mode,
                               uint32_t color);
 /* Inverts the probed blocks into ml->kinv (floored, modes that move
  * nothing left out). */
@@ -609,10 +610,11 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
  * step x + g of cur; adds the coarse correction sum_u phi_u (phi_u . P^-1
  * g) / c_u, then (omega != 1) the Chebyshev blend with prev. rec (#V by
  * 8, or NULL): also the records of the result (the next pass's pre-pass,
- * fused). Returns the largest squared move |next - cur|^2 (NaN or
+ * fused). restricted: ml->partial already holds the per-thread moments
+ * (the CPU force pass computes them, spring.c ml_moments8). Returns the largest squared move |next - cur|^2 (NaN or
  * infinite when a value is not finite). */
 float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next,
                             const float *cur, const float *prev, float omega,
-                            const uint8_t *roles, float *rec);
+                            const uint8_t *roles, float *rec, bool restricted);
 
 #endif /* SSK_SPRING_H */

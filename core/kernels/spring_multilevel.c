@@ -515,6 +515,7 @@ uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, 
         nodes += ml->node_level[n] == level && ml->node_color[n] == color;
     memcpy(dst, x, 3 * (size_t)nv * sizeof(float));
     if (nodes == 0) return 0;
+#pragma omp parallel for schedule(static)
     for (uint32_t i = 0; i < nv; ++i) {
         if (!takes_part(ml, roles, i) || level >= ml->bone_levels[sp->bones[i]]) continue;
         uint32_t n[2];
@@ -531,32 +532,51 @@ uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, 
 }
 
 void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, float *blocks,
-                              float *own, const float *g, const float *g0, const float *x,
-                              const uint8_t *roles, uint32_t level, uint32_t mode,
+                              float *own, float *scratch, const float *g, const float *g0,
+                              const float *x, const uint8_t *roles, uint32_t level, uint32_t mode,
                               uint32_t color)
 {
-    const uint32_t nv = sp->vertex_count, U = SSK_SPRING_ML_MODES;
-    for (uint32_t i = 0; i < nv; ++i) {
-        if (!takes_part(ml, roles, i) || level >= ml->bone_levels[sp->bones[i]]) continue;
-        uint32_t n[2];
-        float w[2], s[3], phi[3], psi[3];
-        hat(ml, sp, i, level, n, w);
-        scaled_offset(ml, sp, i, x, s);
-        const float q = inv_step(sp, roles, i);
-        const float dg[3] = {g[3 * (size_t)i] - g0[3 * (size_t)i],
-                             g[3 * (size_t)i + 1] - g0[3 * (size_t)i + 1],
-                             g[3 * (size_t)i + 2] - g0[3 * (size_t)i + 2]};
-        for (int h = 0; h < 2; ++h) {
-            if (ml->node_color[n[h]] != color) continue;
-            const float *E = ml->node_frame + 9 * (size_t)n[h];
-            float *col = blocks + (size_t)n[h] * U * U;
-            /* row r of column `mode`: -phi_r . P^-1 dg / probe */
-            for (uint32_t r = 0; r < U; ++r) {
-                mode_shape(psi, E, ml->node_center + 2 * (size_t)n[h], r, s);
-                col[r * U + mode] += w[h] * (-q * dot3(psi, dg) / ml->probe);
+    enum { U = SSK_SPRING_ML_MODES, W = SSK_SPRING_ML_MODES + 1 };
+    const int64_t nv = sp->vertex_count;
+    const size_t per_thread = (size_t)ml->node_count * W;
+#pragma omp parallel num_threads(ml->threads)
+    {
+        float *acc = scratch + (size_t)omp_get_thread_num() * per_thread;
+        memset(acc, 0, per_thread * sizeof(float));
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < nv; ++i) {
+            if (!takes_part(ml, roles, (uint32_t)i) || level >= ml->bone_levels[sp->bones[i]])
+                continue;
+            uint32_t n[2];
+            float w[2], s[3], phi[3], psi[3];
+            hat(ml, sp, (uint32_t)i, level, n, w);
+            scaled_offset(ml, sp, (uint32_t)i, x, s);
+            const float q = inv_step(sp, roles, (uint32_t)i);
+            const float dg[3] = {g[3 * i] - g0[3 * i], g[3 * i + 1] - g0[3 * i + 1],
+                                 g[3 * i + 2] - g0[3 * i + 2]};
+            for (int h = 0; h < 2; ++h) {
+                if (ml->node_color[n[h]] != color) continue;
+                const float *E = ml->node_frame + 9 * (size_t)n[h];
+                const float *c = ml->node_center + 2 * (size_t)n[h];
+                float *col = acc + (size_t)n[h] * W;
+                /* row r of column `mode`: -phi_r . P^-1 dg / probe */
+                for (uint32_t r = 0; r < U; ++r) {
+                    mode_shape(psi, E, c, r, s);
+                    col[r] += w[h] * (-q * dot3(psi, dg) / ml->probe);
+                }
+                mode_shape(phi, E, c, mode, s);
+                col[U] += w[h] * w[h] * q * dot3(phi, phi);
             }
-            mode_shape(phi, E, ml->node_center + 2 * (size_t)n[h], mode, s);
-            own[(size_t)n[h] * U + mode] += w[h] * w[h] * q * dot3(phi, phi);
+        }
+        /* the implicit barrier of the loop above: every thread's sums are in */
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < (int64_t)ml->node_count; ++n) {
+            if (ml->node_level[n] != level || ml->node_color[n] != color) continue;
+            for (int t = 0; t < ml->threads; ++t) {
+                const float *col = scratch + (size_t)t * per_thread + (size_t)n * W;
+                for (uint32_t r = 0; r < U; ++r) blocks[(size_t)n * U * U + r * U + mode] += col[r];
+                own[(size_t)n * U + mode] += col[U];
+            }
         }
     }
 }
@@ -945,7 +965,7 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
  * the coarse step per node, and back. */
 float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next,
                             const float *cur, const float *prev, float omega,
-                            const uint8_t *roles, float *rec)
+                            const uint8_t *roles, float *rec, bool restricted)
 {
     enum { M = SSK_SPRING_ML_MOMENTS, U = SSK_SPRING_ML_MODES };
     const int64_t nv = sp->vertex_count;
@@ -976,12 +996,14 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
     v.q_free = (1.0f + v.dt * v.kd) / v.dt;
     /* moments (sum w f, sum w f s~^T) at each bone's finest level, per
      * thread over a contiguous range of rows (restrict_range) */
+    if (!restricted) {
 #pragma omp parallel num_threads(ml->threads)
-    {
-        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        float *acc = ml->partial + (size_t)t * nl;
-        memset(acc, 0, nl * sizeof(float));
-        restrict_range(&v, acc, nv * t / nt, nv * (t + 1) / nt);
+        {
+            const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            float *acc = ml->partial + (size_t)t * nl;
+            memset(acc, 0, nl * sizeof(float));
+            restrict_range(&v, acc, nv * t / nt, nv * (t + 1) / nt);
+        }
     }
     float *loc = ml->local;
     for (size_t u = 0; u < nl; ++u) {
