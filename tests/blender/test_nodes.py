@@ -307,7 +307,7 @@ DEFAULT_SPRING = {
                   "detail": 200.0, "twist": 0.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
     "max_iterations": 100, "convergence": "displacement", "threshold": 0.0,
-    "mode": "frame_independent", "solver": "chebyshev", "chebyshev_rho": 0.99,
+    "mode": "frame_independent", "solver": "multilevel", "chebyshev_rho": 0.99,
     "attachment": "weights", "edits": []}
 
 
@@ -493,29 +493,40 @@ def key_amount(node, prop, frames_values, interpolation):
 
 
 @test
-def chebyshev_acceleration_compiles():
-    """The Solver menu and the Acceleration property reach the document and
-    the core keeps them; Semi-Implicit and Energy compile to Jacobi."""
+def solver_menu_compiles():
+    """The Solver menu (Multilevel by default, Chebyshev, Jacobi) and the
+    Acceleration property reach the document and the core keeps them;
+    Semi-Implicit and Energy compile to Jacobi."""
     fresh()
     tree = Ctx.nodes.new_graph_tree("Accelerated", "SPRING")
     tree.nodes["Spring"].chebyshev_rho = 0.95
     doc = compile_(tree)
     spring = doc["nodes"][1]
-    check(spring["solver"] == "chebyshev", "compiled solver %r" % spring["solver"])
+    check(spring["solver"] == "multilevel", "compiled solver %r" % spring["solver"])
     check(abs(spring["chebyshev_rho"] - 0.95) < 1e-6, "compiled rho %r" % spring["chebyshev_rho"])
     core = core_accepts(doc)
     if core is not None:
+        check(core["nodes"][1]["solver"] == "multilevel", "core solver")
         check(abs(core["nodes"][1]["chebyshev_rho"] - 0.95) < 1e-6, "core rho")
         spring["chebyshev_rho"] = 1.0
         core_rejects(doc, "chebyshev_rho")
+    tree.nodes["Spring"].solver = "CHEBYSHEV"
+    spring = compile_(tree)["nodes"][1]
+    check(spring["solver"] == "chebyshev" and abs(spring["chebyshev_rho"] - 0.95) < 1e-6,
+          "chebyshev %r" % spring)
+    core = core_accepts(compile_(tree))
+    if core is not None:
+        check(core["nodes"][1]["solver"] == "chebyshev", "core keeps chebyshev")
     tree.nodes["Spring"].solver = "JACOBI"
     spring = compile_(tree)["nodes"][1]
     check(spring["solver"] == "jacobi" and spring["chebyshev_rho"] == 0.0, "jacobi %r" % spring)
-    tree.nodes["Spring"].solver = "CHEBYSHEV"
-    tree.nodes["Spring"].integrator = "SEMI_IMPLICIT"
-    spring = compile_(tree)["nodes"][1]
-    check(spring["solver"] == "jacobi" and spring["chebyshev_rho"] == 0.0,
-          "semi-implicit compiles to jacobi %r" % spring)
+    for solver in ("MULTILEVEL", "CHEBYSHEV"):
+        tree.nodes["Spring"].solver = solver
+        tree.nodes["Spring"].integrator = "SEMI_IMPLICIT"
+        spring = compile_(tree)["nodes"][1]
+        check(spring["solver"] == "jacobi" and spring["chebyshev_rho"] == 0.0,
+              "semi-implicit compiles to jacobi %r" % spring)
+        tree.nodes["Spring"].integrator = "EXPLICIT"
 
 
 @test
