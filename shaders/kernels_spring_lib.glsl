@@ -67,7 +67,7 @@
 #define SSK_SPRING_RED_RESULT 2   // SpringPartial[1] out
 #define SSK_LOC_SPRING_RED_PASS 3 // 0: vertices -> partials, 1: partials -> result
 
-// --- kernels_spring_multilevel.comp -------------------------------------------------
+// --- kernels_spring_multilevel.comp and kernels_spring_ml_coarse.comp ----------------
 #define SSK_SPRING_ML_VERTEX 0   // uvec4[#V] vertex data
 #define SSK_SPRING_ML_U 1        // uint[] static integers (offsets below)
 #define SSK_SPRING_ML_F 2        // float[] static floats and the frame's bases
@@ -77,7 +77,6 @@
 #define SSK_SPRING_ML_RECORDS 6  // vec4[2 #V] records of the current iterate
 #define SSK_SPRING_ML_AUX 7      // RESTRICT: float[3 #V] x_{k-1}; PROLONG: vec4[#V] scratch
 #define SSK_SPRING_ML_RESTRICT 0u
-#define SSK_SPRING_ML_COARSE 1u
 #define SSK_SPRING_ML_PROLONG 2u
 #define SSK_LOC_SPRING_ML_MODE 3
 #define SSK_LOC_SPRING_ML_BONES 4

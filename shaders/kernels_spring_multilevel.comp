@@ -1,19 +1,22 @@
 #version 430 core
 // kernels_spring_multilevel.comp - the multilevel correction of the spring
-// solver (core/kernels/spring_multilevel.c, the CPU twin; issue #16), three
-// modes of one program, run after each force pass
-// (kernels_spring_step.comp) and before its reduction:
+// solver (core/kernels/spring_multilevel.c, the CPU twin; issue #16), run
+// after each force pass (kernels_spring_step.comp) and before its
+// reduction: RESTRICT and PROLONG here, COARSE in
+// kernels_spring_ml_coarse.comp (a program with barrier() runs every
+// invocation as a coroutine on llvmpipe: kept out of the per-vertex modes,
+// which it slowed from about 1 to 22 ms per pass at 100k vertices).
 //
-//   RESTRICT (one work group per slab, the finest local node k of a bone):
-//     over the slab's rows (a CSR of rows by slab, uploaded once), the
+//   RESTRICT (one invocation per slab, the finest local node k of a bone):
+//     over the slab's rows in order (a CSR of rows by slab, uploaded once), the
 //     moments m = (f, f s~^T) of each row that takes part (a free vertex on
 //     which some force acts), f = (g / p) the pass's force from its step g
 //     (unblended: with the Chebyshev weight w != 1, g = (next - prev) / w +
 //     prev - cur), s~ = (x - a') / r_b from the records of the current
 //     iterate; summed as A = sum (1 - u) m and B = sum u m (u the upper
-//     node's hat weight) by a shared-memory reduction, written to the
-//     slab's 24 floats.
-//   COARSE (one work group): per bone, the finest local nodes' moments
+//     node's hat weight), written to the slab's 24 floats.
+//   COARSE (kernels_spring_ml_coarse.comp, one work group): per bone, the
+//     finest local nodes' moments
 //     (A_k + B_(k-1)) and the coarser levels' (hat_l,k = hat_l+1,2k +
 //     (hat_l+1,2k-1 + hat_l+1,2k+1) / 2); per global node the sum of its
 //     local nodes, the restriction to its 9 modes in its posed basis F and
@@ -41,7 +44,7 @@ layout(local_size_x = SSK_LOCAL_SIZE) in;
 layout(std430, binding = SSK_SPRING_ML_VERTEX) readonly buffer Vertices { uvec4 vdata[]; };
 layout(std430, binding = SSK_SPRING_ML_U) readonly buffer MlU { uint mu[]; };
 layout(std430, binding = SSK_SPRING_ML_F) readonly buffer MlF { float mf[]; };
-layout(std430, binding = SSK_SPRING_ML_W) coherent buffer MlW { float mw[]; };
+layout(std430, binding = SSK_SPRING_ML_W) buffer MlW { float mw[]; };
 layout(std430, binding = SSK_SPRING_ML_SCALARS) readonly buffer Scalars { uint scalars[]; };
 layout(std430, binding = SSK_SPRING_ML_NEXT) buffer Next { float next[]; };
 layout(std430, binding = SSK_SPRING_ML_RECORDS) readonly buffer Records { vec4 records[]; };
@@ -66,7 +69,6 @@ layout(location = SSK_LOC_SPRING_ML_OFF) uniform uint u_off[SSK_ML_OFF_COUNT];
 #define MOM 12
 #define UNK 9
 
-shared float s_sum[SSK_LOCAL_SIZE];
 
 uint role_of(uint v) { return (scalars[v >> 2u] >> (8u * (v & 3u))) & 255u; }
 
@@ -108,12 +110,15 @@ vec3 row_offset(uint v)
     return r * records[2u * v].w * r1.xyz;
 }
 
+// one invocation per slab, its rows in order (no barriers: a slab is a
+// few hundred rows, and a work group's barriers are costly where
+// invocations are emulated, as on llvmpipe)
 void restrict_slab(uint key)
 {
     uint first = mu[u_off[SSK_ML_OFF_SLAB] + key], last = mu[u_off[SSK_ML_OFF_SLAB] + key + 1u];
     float acc[2 * MOM];
     for (int c = 0; c < 2 * MOM; ++c) acc[c] = 0.0;
-    for (uint j = first + gl_LocalInvocationID.x; j < last; j += SSK_LOCAL_SIZE) {
+    for (uint j = first; j < last; ++j) {
         uint v = mu[u_off[SSK_ML_OFF_ROWS] + j];
         if (!takes_part(v)) continue;
         float up;
@@ -134,139 +139,7 @@ void restrict_slab(uint key)
             acc[MOM + c] += up * m[c];
         }
     }
-    for (int c = 0; c < 2 * MOM; ++c) {
-        s_sum[gl_LocalInvocationID.x] = acc[c];
-        barrier();
-        for (uint w = SSK_LOCAL_SIZE / 2u; w > 0u; w >>= 1u) {
-            if (gl_LocalInvocationID.x < w)
-                s_sum[gl_LocalInvocationID.x] += s_sum[gl_LocalInvocationID.x + w];
-            barrier();
-        }
-        if (gl_LocalInvocationID.x == 0u) mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + uint(c)] = s_sum[0];
-        barrier();
-    }
-}
-
-uint loc_first(uint b, uint l) { return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l]; }
-
-void sync()
-{
-    memoryBarrierBuffer();
-    barrier();
-}
-
-void coarse()
-{
-    uint lanes = SSK_LOCAL_SIZE;
-    uint lane = gl_LocalInvocationID.x;
-    uint LOC = u_off[SSK_ML_OFF_LOCAL], SL = u_off[SSK_ML_OFF_SLAB_SUMS];
-    // per bone: finest local moments, then the coarser levels
-    for (uint b = lane; b < u_bones; b += lanes) {
-        uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
-        if (levels == 0u) continue;
-        uint lf = levels - 1u, n = 1u << lf, base = loc_first(b, lf);
-        for (uint k = 0u; k <= n; ++k)
-            for (uint c = 0u; c < MOM; ++c) {
-                float x = 0.0;
-                if (k < n) x += mw[SL + (base + k) * 24u + c];
-                if (k > 0u) x += mw[SL + (base + k - 1u) * 24u + MOM + c];
-                mw[LOC + (base + k) * MOM + c] = x;
-            }
-        for (int l = int(levels) - 2; l >= 0; --l) {
-            uint fine = loc_first(b, uint(l) + 1u), crs = loc_first(b, uint(l));
-            uint kn = 1u << uint(l), fn = 2u * kn;
-            for (uint k = 0u; k <= kn; ++k)
-                for (uint c = 0u; c < MOM; ++c) {
-                    float x = mw[LOC + (fine + 2u * k) * MOM + c];
-                    if (k > 0u) x += 0.5 * mw[LOC + (fine + 2u * k - 1u) * MOM + c];
-                    if (2u * k + 1u <= fn) x += 0.5 * mw[LOC + (fine + 2u * k + 1u) * MOM + c];
-                    mw[LOC + (crs + k) * MOM + c] = x;
-                }
-        }
-    }
-    sync();
-    // per global node: moments, step, map
-    for (uint n = lane; n < u_nodes; n += lanes) {
-        float g[MOM];
-        for (uint c = 0u; c < MOM; ++c) g[c] = 0.0;
-        uint a0 = mu[u_off[SSK_ML_OFF_G2L] + n], a1 = mu[u_off[SSK_ML_OFF_G2L] + n + 1u];
-        for (uint j = a0; j < a1; ++j) {
-            uint lo = mu[u_off[SSK_ML_OFF_G2L_LIST] + j];
-            for (uint c = 0u; c < MOM; ++c) g[c] += mw[LOC + lo * MOM + c];
-        }
-        float F[9];
-        for (uint c = 0u; c < 9u; ++c) F[c] = mf[u_off[SSK_ML_OFF_FRAME] + n * 9u + c];
-        vec2 cn = vec2(mf[u_off[SSK_ML_OFF_CENTER] + 2u * n], mf[u_off[SSK_ML_OFF_CENTER] + 2u * n + 1u]);
-        float r[UNK];
-        for (int a = 0; a < 3; ++a) r[a] = F[a] * g[0] + F[3 + a] * g[1] + F[6 + a] * g[2];
-        float P[6]; // P[a][b], a < 3, b < 2
-        for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 2; ++b) {
-                float x = 0.0;
-                for (int c = 0; c < 3; ++c) {
-                    float mfc = g[3 + 3 * c] * F[b] + g[4 + 3 * c] * F[3 + b] + g[5 + 3 * c] * F[6 + b];
-                    x += F[3 * c + a] * mfc;
-                }
-                P[2 * a + b] = x - r[a] * cn[b];
-            }
-        // generators (core/kernels/spring_multilevel.c): scale, twist, two tilts, two ovalizations
-        r[3] = P[0] + P[3];
-        r[4] = -P[1] + P[2];
-        r[5] = P[4];
-        r[6] = P[5];
-        r[7] = P[0] - P[3];
-        r[8] = P[1] + P[2];
-        float d[UNK];
-        float d2 = 0.0;
-        for (int a = 0; a < UNK; ++a) {
-            float x = 0.0;
-            for (int c = 0; c < UNK; ++c) x += mf[u_off[SSK_ML_OFF_KINV] + n * 81u + uint(a * UNK + c)] * r[c];
-            d[a] = u_theta * x;
-            d2 += d[a] * d[a];
-        }
-        float cap = u_trust * mf[u_off[SSK_ML_OFF_RADIUS] + n];
-        if (d2 > cap * cap) {
-            float f = cap / sqrt(d2);
-            for (int a = 0; a < UNK; ++a) d[a] *= f;
-        }
-        // L = sum_j d_j G_j (3 by 2)
-        float L[6] = float[6](d[3] + d[7], -d[4] + d[8], d[4] + d[8], d[3] - d[7], d[5], d[6]);
-        float t[3];
-        for (int a = 0; a < 3; ++a) t[a] = d[a] - (L[2 * a] * cn.x + L[2 * a + 1] * cn.y);
-        uint M = u_off[SSK_ML_OFF_NODE_MAP] + n * MOM;
-        for (int c = 0; c < 3; ++c) mw[M + uint(c)] = F[3 * c] * t[0] + F[3 * c + 1] * t[1] + F[3 * c + 2] * t[2];
-        for (int c = 0; c < 3; ++c)
-            for (int e = 0; e < 3; ++e) {
-                float x = 0.0;
-                for (int a = 0; a < 3; ++a)
-                    x += F[3 * c + a] * (L[2 * a] * F[3 * e] + L[2 * a + 1] * F[3 * e + 1]);
-                mw[M + 3u + uint(3 * c + e)] = x;
-            }
-    }
-    sync();
-    // per bone: every level's maps from the nodes, prolonged to the finest
-    for (uint b = lane; b < u_bones; b += lanes) {
-        uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
-        for (uint l = 0u; l < levels; ++l) {
-            uint base = loc_first(b, l);
-            for (uint k = 0u; k <= (1u << l); ++k) {
-                uint n = mu[u_off[SSK_ML_OFF_L2G] + base + k];
-                for (uint c = 0u; c < MOM; ++c)
-                    mw[LOC + (base + k) * MOM + c] = mw[u_off[SSK_ML_OFF_NODE_MAP] + n * MOM + c];
-            }
-        }
-        for (uint l = 0u; l + 1u < levels; ++l) {
-            uint crs = loc_first(b, l), fine = loc_first(b, l + 1u);
-            uint kn = 1u << l, fn = 2u * kn;
-            for (uint k = 0u; k <= kn; ++k)
-                for (uint c = 0u; c < MOM; ++c) {
-                    float x = mw[LOC + (crs + k) * MOM + c];
-                    mw[LOC + (fine + 2u * k) * MOM + c] += x;
-                    if (k > 0u) mw[LOC + (fine + 2u * k - 1u) * MOM + c] += 0.5 * x;
-                    if (2u * k + 1u <= fn) mw[LOC + (fine + 2u * k + 1u) * MOM + c] += 0.5 * x;
-                }
-        }
-    }
+    for (int c = 0; c < 2 * MOM; ++c) mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + uint(c)] = acc[c];
 }
 
 void prolong(uint v)
@@ -298,10 +171,8 @@ void prolong(uint v)
 void main()
 {
     if (u_mode == SSK_SPRING_ML_RESTRICT) {
-        uint key = u_base + gl_WorkGroupID.x;
+        uint key = u_base + gl_GlobalInvocationID.x;
         if (key < u_count) restrict_slab(key);
-    } else if (u_mode == SSK_SPRING_ML_COARSE) {
-        coarse();
     } else {
         uint v = u_base + gl_GlobalInvocationID.x;
         if (v < u_count) prolong(v);

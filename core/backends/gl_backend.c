@@ -150,6 +150,7 @@ typedef enum gl_program {
     PROG_WELD,
     PROG_ATTACH_WEIGHTS,
     PROG_SPRING_ML,
+    PROG_SPRING_ML_COARSE,
     PROG_COUNT
 } gl_program;
 
@@ -158,7 +159,7 @@ static const char *const program_files[PROG_COUNT] = {
     "backends_max_displacement.comp", "kernels_rigid.comp", "kernels_irs.comp", "kernels_radial.comp",
     "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
     "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp",
-    "kernels_spring_multilevel.comp"};
+    "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp"};
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -263,7 +264,6 @@ enum gl_spring_uniform {
 /* kernels_spring_multilevel.comp: modes and the offsets into its buffers
  * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
 #define SPRING_ML_RESTRICT 0u
-#define SPRING_ML_COARSE 1u
 #define SPRING_ML_PROLONG 2u
 enum {
     ML_OFF_T, ML_OFF_INV_RADIUS, ML_OFF_KINV, ML_OFF_CENTER, ML_OFF_RADIUS, ML_OFF_FRAME,
@@ -1241,19 +1241,23 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(g->ml_off[ML_OFF_FRAME] * sizeof(float)),
                     (GLsizeiptr)(9 * (size_t)ml->node_count * sizeof(float)), ml->node_frame);
     glUseProgram(s->programs[PROG_SPRING_ML]);
-    glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
-    glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_DT, sp->params.dt);
     glUniform1f(LOC_SPRING_ML_KD, sp->params.stiffness[SSK_FORCE_DETAIL]);
     glUniform1ui(LOC_SPRING_ML_MAP,
                  sp->maps[SSK_FORCE_DETAIL] ? g->map_offset[SSK_FORCE_DETAIL] + 1u : 0u);
+    glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
+    glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
+    glUseProgram(s->programs[PROG_SPRING_ML_COARSE]);
+    glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
+    glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
     glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
     glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
 }
 
 /* The multilevel correction of the pass that wrote `next` (blended with
- * x_{k-1} = prev at weight omega): restriction per slab, the coarse step
+ * x_{k-1} = prev at weight omega): restriction per slab (an invocation
+ * each), the coarse step
  * in one work group, prolongation per vertex (kernels_spring_multilevel.comp);
  * the step's scratch then holds the corrected moves. */
 static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint prev, float omega)
@@ -1269,20 +1273,15 @@ static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     bind(SPRING_ML_RECORDS, g->buffers[SB_RECORDS]);
     bind(SPRING_ML_AUX, omega != 1.0f ? prev : next);
     glUniform1f(LOC_SPRING_ML_OMEGA, omega);
-    glUniform1f(LOC_SPRING_ML_THETA, ml->theta * ml->scale);
     glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_RESTRICT);
     glUniform1ui(LOC_COUNT, ml->local_count);
-    for (uint64_t base = 0; base < ml->local_count; base += s->max_groups) {
-        const uint64_t groups = ml->local_count - base < s->max_groups ? ml->local_count - base
-                                                                       : s->max_groups;
-        glUniform1ui(LOC_BASE, (GLuint)base);
-        glDispatchCompute((GLuint)groups, 1, 1);
-    }
+    dispatch(s, PROG_SPRING_ML, ml->local_count);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_COARSE);
-    glUniform1ui(LOC_BASE, 0);
+    glUseProgram(s->programs[PROG_SPRING_ML_COARSE]);
+    glUniform1f(LOC_SPRING_ML_THETA, ml->theta * ml->scale);
     glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    glUseProgram(s->programs[PROG_SPRING_ML]);
     bind(SPRING_ML_AUX, g->buffers[SB_SCRATCH]);
     glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_PROLONG);
     glUniform1ui(LOC_COUNT, g->sp->vertex_count);
@@ -1303,7 +1302,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
                              "GL spring kernel: no spring, input or bones");
     if (call->report) memset(call->report, 0, sizeof *call->report);
     const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
-                                   PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML};
+                                   PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML,
+                                   PROG_SPRING_ML_COARSE};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         ssk_status st = program(s, programs[i], err);
         if (st != SSK_OK) return st;
