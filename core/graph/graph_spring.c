@@ -440,7 +440,7 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
                            id, ssk_json_describe(v, text, sizeof text));
     /* "solver": jacobi is chebyshev_rho 0 and no multilevel correction;
      * chebyshev takes chebyshev_rho (default 0.99); multilevel adds the
-     * correction to either (chebyshev_rho default 0.99, 0 allowed). Without
+     * correction to either (chebyshev_rho default 0.95, 0 allowed). Without
      * it: the default multilevel solver where it applies (the explicit
      * integrator and a scheme other than energy; chebyshev_rho as given)
      * and the plain update elsewhere. */
@@ -461,6 +461,7 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
             return GRAPH_ERROR("node '%s': field 'chebyshev_rho': solver 'chebyshev' needs a "
                                "number in (0, 1), got 0",
                                id);
+        if (!has_rho) n->spring.chebyshev_rho = SSK_SPRING_CHEBYSHEV_RHO_ALONE;
         n->spring.multilevel = 0;
     } else if (name == SOLVER_MULTILEVEL) {
         n->spring.multilevel = 1;

@@ -529,7 +529,7 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
 /* Power iterations of that estimate. */
 #define SSK_SPRING_ML_POWER_ITERATIONS 30u
 /* Consecutive growing moves after which a solve halves its coarse steps. */
-#define SSK_SPRING_ML_GROWTH_WINDOW 2u
+#define SSK_SPRING_ML_GROWTH_WINDOW 4u
 /* A move more than this times the last one quarters them at once. */
 #define SSK_SPRING_ML_JUMP 4.0f
 /* A node's coarse step moves it at most this times its radius per pass. */

@@ -734,8 +734,9 @@ static inline __attribute__((always_inline)) void lanes_offset(const pass_view *
 }
 
 /* The 8 rows i0 .. i0 + 7 when they share one bone and one slab and are
- * all free: their key, upper weights and 1 / p (vector arithmetic);
- * false otherwise (the caller goes row by row). */
+ * all free: their key, upper weights and (q not NULL, then also all with
+ * edges) 1 / p, in vector arithmetic; false otherwise (the caller goes row
+ * by row). The prolongation needs no p, so no CSR read. */
 static inline __attribute__((always_inline)) bool block_uniform(const pass_view *v, int64_t i0,
                                                                 uint32_t *key, v8 *up, v8 *q,
                                                                 uint32_t *bone)
@@ -748,14 +749,20 @@ static inline __attribute__((always_inline)) bool block_uniform(const pass_view 
         memcpy(&frozen8, v->frozen + i0, sizeof frozen8);
         if (frozen8 != 0) return false;
     }
-    ssk_i8 b, o0, o1;
+    ssk_i8 b;
     memcpy(&b, v->bones + i0, sizeof b);
-    memcpy(&o0, v->offsets + i0, sizeof o0);
-    memcpy(&o1, v->offsets + i0 + 1, sizeof o1);
     const ssk_i8 b0 = (ssk_i8){b[0], b[0], b[0], b[0], b[0], b[0], b[0], b[0]};
-    const ssk_i8 same = b == b0, edges = o1 > o0; /* offsets < 2^31 */
+    const ssk_i8 same = b == b0;
     for (int l = 0; l < 8; ++l)
-        if (!same[l] || !edges[l]) return false;
+        if (!same[l]) return false;
+    if (q) {
+        ssk_i8 o0, o1;
+        memcpy(&o0, v->offsets + i0, sizeof o0);
+        memcpy(&o1, v->offsets + i0 + 1, sizeof o1);
+        const ssk_i8 edges = o1 > o0; /* offsets < 2^31 */
+        for (int l = 0; l < 8; ++l)
+            if (!edges[l]) return false;
+    }
     const uint32_t l = v->levels[b[0]] - 1u;
     const float segments = (float)(1u << l);
     v8 t = ssk_v8_load(v->t + i0);
@@ -772,6 +779,7 @@ static inline __attribute__((always_inline)) bool block_uniform(const pass_view 
     *up = u - V8((float)k[0]);
     *bone = (uint32_t)b[0];
     *key = v->loc_first[(size_t)b[0] * SSK_SPRING_ML_MAX_LEVELS + l] + (uint32_t)k[0];
+    if (!q) return true;
     if (v->detail_map) {
         const v8 map = ssk_v8_load(v->detail_map + i0);
         *q = (V8(1.0f) + V8(v->dt * v->kd) * map) / V8(v->dt);
@@ -906,8 +914,8 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) {
         uint32_t key, bone;
-        v8 up, q;
-        if (!block_uniform(v, i, &key, &up, &q, &bone)) {
+        v8 up;
+        if (!block_uniform(v, i, &key, &up, NULL, &bone)) {
             for (int l = 0; l < 8; ++l) {
                 const float d2 = prolong_row(v, i + l);
                 md1 = !(d2 <= md1) ? d2 : md1;
