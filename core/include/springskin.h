@@ -973,9 +973,10 @@ typedef struct ssk_spring_params {
      * iteration's spectral radius. It changes the path, not the
      * equilibrium (F = 0 is its only fixed point). In [0, 1): 0 is no
      * blend (the graph's "solver": "jacobi" without the correction); the
-     * default 0.95 suits the multilevel passes (better conditioned: on the
+     * default 0.97 suits the multilevel passes (better conditioned: on the
      * 100k-vertex limb bent 135 degrees 25 passes to the threshold against
-     * 37 with 0.99); SSK_SPRING_CHEBYSHEV_RHO_ALONE (0.99) suits the plain
+     * 37 with 0.99; core/bind/spring_rest.c); SSK_SPRING_CHEBYSHEV_RHO_ALONE
+     * (0.99) suits the plain
      * passes ("chebyshev": 2-4x fewer passes on a limb, 1.3x on
      * BCN_Epileptic.X; core/kernels/spring.c). Explicit integrator and the
      * displacement, force or iterations schemes only (the energy of an
@@ -1014,7 +1015,7 @@ typedef struct ssk_spring_params {
 #define SSK_SPRING_CHEBYSHEV_WARMUP 10u
 
 /* chebyshev_rho of the Chebyshev solver alone (the graph's "solver":
- * "chebyshev" without chebyshev_rho); the defaults' 0.95 is the
+ * "chebyshev" without chebyshev_rho); the defaults' 0.97 is the
  * multilevel solver's. */
 #define SSK_SPRING_CHEBYSHEV_RHO_ALONE 0.99f
 

@@ -206,7 +206,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.convergence, SSK_CONVERGE_DISPLACEMENT);
     assert_true(p.threshold <= 0.0f);
     assert_int_equal(p.mode, SSK_SPRING_FRAME_INDEPENDENT);
-    assert_true(p.chebyshev_rho == 0.95f); /* the multilevel passes' blend (issue #16) */
+    assert_true(p.chebyshev_rho == 0.97f); /* the multilevel passes' blend (issue #16) */
     assert_int_equal(p.multilevel, 1);      /* and the multilevel correction */
 }
 
