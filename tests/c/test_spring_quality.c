@@ -639,8 +639,8 @@ static void test_bcn_epileptic(void **state)
      * frame of the defaults (--method spring), with a' the anchor the
      * default springs use (spring.c "Anchors": the weighted mean of the
      * skin-weight bones' attachment points) and |s| its rest distance.
-     * Measured: 0.800 at frame 64 at the default stop (0.804 solved to
-     * 1e-6): at the bar, not above it; IRS, the first stage, 0.725.
+     * Measured: 0.801 at frame 64 at the default stop (0.804 solved to
+     * 1e-6): at the bar, not clearly above it; IRS, the first stage, 0.710.
      * Against the binding's one attachment point (above) the same skin
      * reads 0.49, which the detail force inherits from IRS's 0.51.
      * Asserted: the springs never come closer to their anchors than IRS,
