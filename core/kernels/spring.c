@@ -312,16 +312,7 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     float upf[8];
     uint32_t keys[8];
     for (int l = 0; l < n; ++l) {
-        const int64_t i = v0 + l;
-        const uint32_t b = (uint32_t)a->bones[i], lv = ml->bone_levels[b] - 1u;
-        const uint32_t segments = 1u << lv;
-        float t = a->t[i];
-        t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
-        const float u = t * (float)segments;
-        uint32_t k = (uint32_t)u;
-        k = k >= segments ? segments - 1 : k;
-        upf[l] = u - (float)k;
-        keys[l] = ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + lv] + k;
+        keys[l] = ssk_spring_ml_finest(ml, (uint32_t)a->bones[v0 + l], a->t[v0 + l], &upf[l]);
         uniform &= keys[l] == keys[0];
     }
     if (uniform) {

@@ -566,6 +566,30 @@ typedef struct ssk_spring_ml {
     float scale;              /* this solve's further scale (halved on growth) */
 } ssk_spring_ml;
 
+/* Slab k (0 .. 2^l - 1) of level l at attachment parameter t (clamped to
+ * [0, 1]) and the hat weight of its upper node k + 1. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_slab(float t, uint32_t l,
+                                                                         float *upper)
+{
+    const uint32_t segments = 1u << l;
+    t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+    const float u = t * (float)segments;
+    uint32_t k = (uint32_t)u;
+    k = k >= segments ? segments - 1 : k;
+    *upper = u - (float)k;
+    return k;
+}
+
+/* The finest local node of bone b at parameter t (the key of its slab,
+ * which the restriction sums by) and the upper node's hat weight. */
+static inline __attribute__((always_inline)) uint32_t
+ssk_spring_ml_finest(const ssk_spring_ml *ml, uint32_t b, float t, float *upper)
+{
+    const uint32_t l = ml->bone_levels[b] - 1u;
+    return ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] +
+           ssk_spring_ml_slab(t, l, upper);
+}
+
 /* Levels, node numbering, probing colors and radii of sp (which has its
  * rest data); the curvatures are probed by ssk_spring_multilevel_probe.
  * NULL when out of memory. */

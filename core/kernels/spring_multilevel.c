@@ -66,19 +66,6 @@ static inline bool takes_part(const ssk_spring_ml *ml, const uint8_t *roles, uin
     return roles[i] == SSK_ROLE_FREE && !(ml->frozen && ml->frozen[i]);
 }
 
-/* Slab k of level l and the hat weight of its upper node for vertex i. */
-static inline uint32_t slab(const ssk_spring *sp, uint32_t i, uint32_t l, float *upper)
-{
-    const uint32_t segments = 1u << l;
-    float t = sp->t[i];
-    t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
-    const float u = t * (float)segments;
-    uint32_t k = (uint32_t)u;
-    if (k >= segments) k = segments - 1;
-    *upper = u - (float)k;
-    return k;
-}
-
 /* The global hat nodes n[0] (k), n[1] (k + 1) of vertex i on level l of its
  * bone and their weights. */
 static inline void hat(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i, uint32_t l,
@@ -86,7 +73,7 @@ static inline void hat(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i
 {
     const size_t bl = (size_t)sp->bones[i] * SSK_SPRING_ML_MAX_LEVELS + l;
     float f;
-    const uint32_t k = slab(sp, i, l, &f);
+    const uint32_t k = ssk_spring_ml_slab(sp->t[i], l, &f);
     n[0] = k == 0 ? ml->head_node[bl] : ml->node_first[bl] + k - 1;
     n[1] = ml->node_first[bl] + k;
     w[0] = 1.0f - f;
@@ -416,10 +403,8 @@ void ssk_spring_ml_local_nodes(const ssk_spring_ml *ml, uint32_t bone_count, uin
 
 uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i)
 {
-    const uint32_t b = (uint32_t)sp->bones[i], l = ml->bone_levels[b] - 1u;
     float up;
-    const uint32_t k = slab(sp, i, l, &up);
-    return ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] + k;
+    return ssk_spring_ml_finest(ml, (uint32_t)sp->bones[i], sp->t[i], &up);
 }
 
 void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last)
@@ -672,6 +657,7 @@ typedef ssk_v8 v8;
 typedef struct pass_view {
     const float *restrict next, *restrict cur, *restrict prev, *restrict anchor,
         *restrict t, *restrict inv_radius, *restrict detail_map, *restrict maps;
+    const ssk_spring_ml *ml;
     float *restrict out;
     float *restrict rec; /* records of out (the next pass's pre-pass), or NULL */
     const int32_t *restrict bones;
@@ -685,15 +671,7 @@ typedef struct pass_view {
 static inline __attribute__((always_inline)) uint32_t row_key(const pass_view *v, int64_t i,
                                                               float *up)
 {
-    const uint32_t b = (uint32_t)v->bones[i], l = v->levels[b] - 1u;
-    const uint32_t segments = 1u << l;
-    float t = v->t[i];
-    t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
-    const float u = t * (float)segments;
-    uint32_t k = (uint32_t)u;
-    k = k >= segments ? segments - 1 : k;
-    *up = u - (float)k;
-    return v->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] + k;
+    return ssk_spring_ml_finest(v->ml, (uint32_t)v->bones[i], v->t[i], up);
 }
 
 /* 1 / p_i (inv_step), 0 for a row that takes no part (takes_part). */
@@ -987,6 +965,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
         .inv_radius = ml->inv_radius,
         .detail_map = sp->maps[SSK_FORCE_DETAIL],
         .maps = ml->local,
+        .ml = ml,
         .out = next,
         .rec = rec,
         .eps_len = sp->length_epsilon,
