@@ -640,11 +640,16 @@ static void test_bcn_epileptic(void **state)
      * default springs use (spring.c "Anchors": the weighted mean of the
      * skin-weight bones' attachment points) and |s| its rest distance.
      * Measured: 0.801 at frame 64 at the default stop (0.804 solved to
-     * 1e-6): at the bar, not clearly above it; IRS, the first stage, 0.710.
-     * Against the binding's one attachment point (above) the same skin
-     * reads 0.49, which the detail force inherits from IRS's 0.51.
+     * 1e-6): the bar holds with little margin; IRS, the first stage,
+     * 0.710. Against the binding's one attachment point (above) the same
+     * skin reads 0.49, which the detail force inherits from IRS's 0.51.
      * Asserted: the springs never come closer to their anchors than IRS,
-     * and stay within 0.01 of the bar. */
+     * and meet the bar. (A one-sided collapse spring, k (0.9 |s0| - |s|)
+     * along s, tried in session 7: 0.854 here at k 100, but on the Rigify
+     * body's bent joints, where the weighted anchor itself falls inside
+     * the bend, it pushed crease vertices at 0.29 of rest against the
+     * detail force and frame 9 no longer converged within 100 passes;
+     * not kept.) */
     ssk_deformer_desc dd = {SSK_METHOD_SPRING, SSK_BACKEND_CPU, NULL, NULL, binding};
     ssk_deformer *def = NULL;
     assert_int_equal(ssk_deformer_create(&def, rig, &dd, &err), SSK_OK);
@@ -693,7 +698,7 @@ static void test_bcn_epileptic(void **state)
            frames, worst_own, frame_own, worst_irs, worst_binding, frame_binding);
     fflush(stdout);
     assert_true(worst_own >= worst_irs);
-    assert_true(worst_own >= 0.79);
+    assert_true(worst_own >= 0.8);
     ssk_deformer_destroy(irs);
     ssk_spring_destroy(anchors);
     ssk_deformer_destroy(def);
@@ -783,9 +788,10 @@ static void test_bcn_first_stage_independent(void **state)
     }
     fflush(stdout);
     /* Measured: 5 of the 8 frames within 1% of the diagonal, the others
-     * 1.2% to 2.4% (see the header: different local equilibria) */
+     * 1.1% to 2.1% (see the header: different local equilibria); issue
+     * #16's bar: every tested frame within 2.5% */
     assert_true(within >= 5);
-    assert_true(worst < 0.03);
+    assert_true(worst <= 0.025);
     free(skin);
     free(objects);
     free(a);
@@ -875,6 +881,15 @@ static void test_default_springs(void **state)
             assert_true(q[Q_SECTION] >= ql[Q_SECTION]);
             assert_true(q[Q_VOLUME] >= ql[Q_VOLUME] - 1e-3);
             assert_true(q[Q_ENCLOSED] >= ql[Q_ENCLOSED] - 1e-3);
+            /* issue #16, decision 3: at 135 degrees at least 0.95 of the
+             * union of the bones' tubes (0.940 of rest; measured 0.918);
+             * the twists keep the volume within 5% */
+            if (p == P_BEND135) assert_true(q[Q_ENCLOSED] >= 0.95 * tube_union_ratio(3 * PI_D / 4));
+            if (p == P_TWIST180) {
+                assert_true(q[Q_SECTION] >= 0.95);
+                assert_true(q[Q_TWIST] < ql[Q_TWIST] / 3.0); /* decision 2 */
+                assert_true(fabs(q[Q_VOLUME] - 1.0) <= 0.05 && fabs(q[Q_ENCLOSED] - 1.0) <= 0.05);
+            }
         }
         if (p >= P_TWIST90) {
             assert_true(q50[Q_TWIST] < ql[Q_TWIST]);
