@@ -126,10 +126,6 @@ class OBJECT_OT_springskin_add(Operator):
         if runtime.has_spring_skin(obj) is not None:
             return _fail(self, "'%s' already has a Spring Skin modifier: use Bind, or remove the "
                                "modifier first" % obj.name)
-        if obj.data.users > 1:
-            return _fail(self, "the mesh '%s' is shared by %d objects: the offsets live on the "
-                               "mesh, so make it single-user first (Object > Relations > Make "
-                               "Single User > Object & Data)" % (obj.data.name, obj.data.users))
         try:
             native.require()
         except native.NativeUnavailable as exc:
@@ -149,16 +145,13 @@ class OBJECT_OT_springskin_add(Operator):
         arm_mod.object = None  # no evaluation of the mesh for the disabled modifier
         if _bind(self, context, obj) is None:
             # roll back: the mesh is left as it was
-            obj.modifiers.remove(mod)
+            runtime.remove_modifier(obj)
             arm_mod.object = arm
             arm_mod.show_viewport, arm_mod.show_render = previous
             settings.graph = None
             settings.armature_modifier = ""
             settings.armature_object = ""
             bpy.data.node_groups.remove(tree)
-            att = obj.data.attributes.get(runtime.ATTRIBUTE)
-            if att is not None:
-                obj.data.attributes.remove(att)
             runtime.forget(obj.name)
             return {"CANCELLED"}
         return {"FINISHED"}
@@ -178,9 +171,6 @@ class OBJECT_OT_springskin_bind(Operator):
 
     def execute(self, context):
         obj = context.active_object
-        if obj.data.users > 1:
-            return _fail(self, "the mesh '%s' is shared by %d objects: make it single-user"
-                         % (obj.data.name, obj.data.users))
         return {"FINISHED"} if _bind(self, context, obj) is not None else {"CANCELLED"}
 
 
@@ -218,10 +208,7 @@ class OBJECT_OT_springskin_remove(Operator):
         arm = rigmod.armature_of(obj)
         arm_mod = rigmod.armature_modifier(obj, settings.armature_modifier)
         runtime.unbind(obj)
-        obj.modifiers.remove(runtime.has_spring_skin(obj))
-        att = obj.data.attributes.get(runtime.ATTRIBUTE)
-        if att is not None:
-            obj.data.attributes.remove(att)
+        runtime.remove_modifier(obj)
         if arm_mod is not None:
             if arm_mod.object is None and arm is not None:
                 arm_mod.object = arm

@@ -27,6 +27,7 @@ from the addon):
 """
 
 import os
+import struct
 import shutil
 import sys
 import tempfile
@@ -261,11 +262,22 @@ def diagonal(obj):
     return float(np.linalg.norm(rest.max(axis=0) - rest.min(axis=0)))
 
 
-def offset_attribute(obj):
-    att = obj.data.attributes["springskin_offset"]
-    out = np.empty(3 * len(att.data), dtype=np.float32)
-    att.data.foreach_get("vector", out)
-    return out.reshape(-1, 3)
+def live_positions(obj):
+    """The positions the Spring Skin modifier (a Mesh Cache) reads: its
+    one-frame .pc2 file, parsed here independently of the addon (header:
+    12-byte signature, version, vertex count, start, rate, sample count)."""
+    mod = obj.modifiers["Spring Skin"]
+    assert mod.type == "MESH_CACHE" and mod.cache_format == "PC2", mod.type
+    with open(bpy.path.abspath(mod.filepath), "rb") as f:
+        data = f.read()
+    signature, _version, nv, _start, _rate, samples = struct.unpack_from("<12siiffi", data)
+    assert signature == b"POINTCACHE2\0" and samples == 1, (signature, samples)
+    return np.frombuffer(data, dtype="<f4", count=3 * nv, offset=32).reshape(nv, 3)
+
+
+def live_offsets(obj):
+    """live_positions(obj) minus the rest positions of its mesh."""
+    return live_positions(obj) - coords(obj.data)
 
 
 def call(op, **kwargs):

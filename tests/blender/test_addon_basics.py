@@ -98,7 +98,8 @@ def test_add_each_method_takes_over_the_armature_modifier():
         # its armature moved to the settings (no evaluation for a disabled modifier)
         assert arm_mod.object is None and mesh.springskin.armature_object == arm.name
         spring = mesh.modifiers["Spring Skin"]
-        assert spring.type == "NODES" and spring.node_group.name.startswith("SpringSkin Offset")
+        assert spring.type == "MESH_CACHE" and spring.play_mode == "CUSTOM"
+        assert spring.filepath == T.submodule("runtime").cache_path(mesh)
         settings = mesh.springskin
         assert settings.bound and settings.method == method
         assert settings.graph is not None and settings.graph.bl_idname == "SpringSkinGraphTree"
@@ -106,7 +107,7 @@ def test_add_each_method_takes_over_the_armature_modifier():
         offsets = []
         for f in _moving_frames(first, last):
             bpy.context.scene.frame_set(f)
-            offsets.append(T.offset_attribute(mesh).copy())
+            offsets.append(T.live_offsets(mesh).copy())
             np.testing.assert_allclose(T.evaluated(mesh), T.coords(mesh.data) + offsets[-1],
                                        atol=1e-5 * T.diagonal(mesh))
         diag = T.diagonal(mesh)
@@ -310,10 +311,10 @@ def test_unbind_and_bind():
     T.activate(mesh)
     bpy.ops.object.springskin_add(method="DQS")
     bpy.context.scene.frame_set(last)
-    assert np.abs(T.offset_attribute(mesh)).max() > 0
+    assert np.abs(T.live_offsets(mesh)).max() > 0
     assert bpy.ops.object.springskin_unbind() == {"FINISHED"}
     assert not mesh.springskin.bound
-    assert np.abs(T.offset_attribute(mesh)).max() == 0
+    assert np.abs(T.live_offsets(mesh)).max() == 0
     bpy.context.scene.frame_set(first)
     np.testing.assert_array_equal(T.evaluated(mesh), T.coords(mesh.data))
     result, err = T.call(bpy.ops.object.springskin_bake_mesh_cache,
@@ -321,7 +322,7 @@ def test_unbind_and_bind():
     assert result is None and "not bound" in err, err
     assert bpy.ops.object.springskin_bind() == {"FINISHED"}
     bpy.context.scene.frame_set(last)
-    assert mesh.springskin.bound and np.abs(T.offset_attribute(mesh)).max() > 0
+    assert mesh.springskin.bound and np.abs(T.live_offsets(mesh)).max() > 0
 
 
 def test_remove_gives_the_mesh_back_to_the_armature_modifier():
@@ -454,12 +455,40 @@ def test_unstable_spring_parameters_are_reported():
     assert result is None and "stable" in err, err
 
 
-def test_shared_mesh_is_refused():
-    obj, _ = _tube("Shared")
-    twin = obj.copy()
+def test_linked_duplicates_deform_each_for_their_own_armature():
+    """Issue #17: a linked duplicate (Alt+D: its own object and armature, the
+    same mesh data) used to share the offsets on the mesh and leave the
+    original 1.17 m off; each object now has its own result."""
+    obj, arm = _tube("Shared")
+    twin, twin_arm = obj.copy(), arm.copy()
     bpy.context.scene.collection.objects.link(twin)
-    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
-    assert result is None and "shared by 2 objects" in err, err
+    bpy.context.scene.collection.objects.link(twin_arm)
+    twin.modifiers["Armature"].object = twin_arm
+    twin_arm.location.x = 2.0
+    assert twin.data is obj.data
+    refs = []
+    for o in (obj, twin):
+        refs.append(T.reference_copy(o))
+    for o in (obj, twin):
+        T.activate(o)
+        result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+        assert result == {"FINISHED"}, err
+    assert obj.modifiers["Spring Skin"].filepath != twin.modifiers["Spring Skin"].filepath
+    arm.pose.bones["b1"].rotation_mode = twin_arm.pose.bones["b1"].rotation_mode = "XYZ"
+    arm.pose.bones["b1"].rotation_euler = (0.0, 0.0, 0.8)
+    twin_arm.pose.bones["b1"].rotation_euler = (0.9, 0.0, 0.0)
+    bpy.context.evaluated_depsgraph_get().update()
+    diag = T.diagonal(obj)
+    for o, ref in zip((obj, twin), refs):
+        err = np.abs(T.evaluated(o) - T.evaluated(ref)).max() / diag
+        assert err <= PARITY, "%s: %.3g of the diagonal from its Armature modifier" % (o.name, err)
+    assert np.abs(T.evaluated(obj) - T.evaluated(twin)).max() > 0.1 * diag
+    # deleting the duplicate leaves the original right (it used to stay wrong
+    # until the frame changed)
+    bpy.data.objects.remove(twin)
+    bpy.context.evaluated_depsgraph_get().update()
+    err = np.abs(T.evaluated(obj) - T.evaluated(refs[0])).max() / diag
+    assert err <= PARITY, err
 
 
 # --- files and undo ------------------------------------------------------------------------
@@ -472,7 +501,7 @@ def test_save_and_reload():
     bpy.ops.object.springskin_add(method="DQS")
     mesh.springskin.backend = "CPU"
     bpy.context.scene.frame_set(first + 3)
-    saved_offsets = T.offset_attribute(mesh).copy()
+    saved_offsets = T.live_offsets(mesh).copy()
     path = os.path.join(T.TMP, "saved.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path)
     graph_name = mesh.springskin.graph.name
@@ -483,8 +512,8 @@ def test_save_and_reload():
     settings = mesh.springskin
     assert settings.bound and settings.method == "DQS" and settings.backend == "CPU"
     assert settings.graph is not None and settings.graph.name == graph_name
-    assert mesh.modifiers["Spring Skin"].node_group is not None
-    np.testing.assert_array_equal(T.offset_attribute(mesh), saved_offsets)
+    assert mesh.modifiers["Spring Skin"].type == "MESH_CACHE"
+    np.testing.assert_array_equal(T.live_offsets(mesh), saved_offsets)
     assert T.submodule("runtime").state_of(mesh) is None, "state survived the load"
     diag = T.diagonal(mesh)
     for f in (first, last):
@@ -547,7 +576,7 @@ def main():
                  test_non_manifold_meshes_are_reported_for_binding_methods,
                  test_invalid_graph_is_reported,
                  test_unstable_spring_parameters_are_reported,
-                 test_shared_mesh_is_refused,
+                 test_linked_duplicates_deform_each_for_their_own_armature,
                  test_save_and_reload,
                  test_undo_and_redo_of_add):
         runner.run(test)
