@@ -19,7 +19,6 @@
 
 #include "limb.h"
 
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +94,10 @@ int main(int argc, char **argv)
                 2 * BENCH_LIMB_SEGMENTS);
         return 2;
     }
-    printf("attachment binding, %d smoothing iterations, median of %d runs, %d threads\n\n",
-           BENCH_SMOOTH_ITERATIONS, repeats, omp_get_max_threads());
+    ssk_threading threading;
+    ssk_threading_get(&threading);
+    printf("attachment binding, %d smoothing iterations, median of %d runs, %u threads\n\n",
+           BENCH_SMOOTH_ITERATIONS, repeats, threading.threads);
     printf("| rig | vertices | bones | method | ms |\n");
     printf("|---|---:|---:|---|---:|\n");
     int rc = 0;

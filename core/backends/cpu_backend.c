@@ -6,7 +6,6 @@
 #include "backends/backend.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +38,7 @@ static ssk_status cpu_create(void **out_state, const ssk_rig *rig,
         s->cor_centers = binding->cor_centers;
         s->cor_flags = binding->cor_flags;
     }
-    snprintf(s->name, sizeof s->name, "cpu (OpenMP, %d threads)", omp_get_max_threads());
+    snprintf(s->name, sizeof s->name, "cpu (%u threads)", ssk_parallel_threads());
     *out_state = s;
     return SSK_OK;
 }
@@ -84,11 +83,24 @@ static bool cpu_alias(void *state, int id, float *host)
 
 /* Rows of mesh m: rig space -> its object space at the frame (post), in
  * place, or object -> rig space (objects). */
+typedef struct rows_job {
+    float *rows;
+    const float *m, *reference;
+    float *best; /* per chunk, max_displacement only */
+} rows_job;
+
+static void transform_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const rows_job *j = ctx;
+    (void)chunk;
+    for (int64_t v = begin; v < end; ++v)
+        ssk_mat4_transform_point(j->rows + 3 * v, j->m, j->rows + 3 * v);
+}
+
 static void transform_rows(float *rows, uint32_t count, const float *m)
 {
-    const int64_t n = count;
-#pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < n; ++v) ssk_mat4_transform_point(rows + 3 * v, m, rows + 3 * v);
+    rows_job j = {rows, m, NULL, NULL};
+    ssk_parallel_for(count, SSK_PARALLEL_GRAIN, transform_chunk, &j);
 }
 
 static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_error *err)
@@ -235,21 +247,34 @@ static ssk_status cpu_read(void *state, int id, float *dst, ssk_error *err)
     return ssk_error_ok(err);
 }
 
-static ssk_status cpu_max_displacement(void *state, int id, const float *reference, float *out,
-                                       ssk_error *err)
+static void displacement_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    cpu_state *s = state;
-    const int64_t nv = s->rig->vertex_count;
-    const float *p = s->data[id];
+    const rows_job *j = ctx;
+    const float *p = j->rows, *reference = j->reference;
     float best = 0.0f;
-#pragma omp parallel for schedule(static) reduction(max : best)
-    for (int64_t v = 0; v < nv; ++v) {
+    for (int64_t v = begin; v < end; ++v) {
         const float dx = p[3 * v] - reference[3 * v], dy = p[3 * v + 1] - reference[3 * v + 1],
                     dz = p[3 * v + 2] - reference[3 * v + 2];
         const float d = sqrtf(dx * dx + dy * dy + dz * dz);
         if (d > best) best = d;
     }
-    *out = best;
+    j->best[chunk] = best;
+}
+
+static ssk_status cpu_max_displacement(void *state, int id, const float *reference, float *out,
+                                       ssk_error *err)
+{
+    cpu_state *s = state;
+    const int64_t nv = s->rig->vertex_count;
+    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
+    float *best = calloc(chunks ? chunks : 1, sizeof *best);
+    if (!best) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    rows_job j = {s->data[id], NULL, reference, best};
+    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, displacement_chunk, &j);
+    float m = 0.0f;
+    for (uint32_t c = 0; c < chunks; ++c) m = best[c] > m ? best[c] : m;
+    free(best);
+    *out = m;
     return ssk_error_ok(err);
 }
 

@@ -74,8 +74,9 @@
 /* |u_a + u_b| below this: the two bones point in opposite directions and
  * their joint plane falls back to the bone's own direction. */
 #define SSK_BIND_OPPOSITE_EPSILON 1e-6
-/* Below this many vertices a loop runs on one thread (thread start-up
- * would cost more than the work). */
+/* Rows per chunk of the binding's loops (model/parallel.h): below it a
+ * loop runs on the calling thread (waking workers would cost more than the
+ * work). */
 #define SSK_BIND_PARALLEL_MIN_VERTICES 2048
 
 static const char *const bind_method_names[SSK_BIND_METHOD_COUNT] = {"auto", "direct",
@@ -528,38 +529,56 @@ static inline void attachment_point(float a[3], const bind_segment *sg, float t)
     for (int k = 0; k < 3; ++k) a[k] = sg->head[k] + t * sg->dir[k];
 }
 
+/* A loop of the binding: the context, one mesh (or NULL), the output. */
+typedef struct bind_job {
+    bind_ctx *c;
+    const ssk_mesh *mesh;
+    int32_t *bones;
+    float *ts;
+} bind_job;
+
+static void prepare_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const bind_job *j = ctx;
+    (void)chunk;
+    bind_ctx *c = j->c;
+    const ssk_mesh *mesh = j->mesh;
+    const uint32_t k = mesh->influence_count;
+    for (int64_t v = begin; v < end; ++v) {
+        size_t row = mesh->first_vertex + (size_t)v;
+        ssk_mat4_transform_point(c->positions + 3 * row, mesh->object_matrix,
+                                 mesh->positions + 3 * (size_t)v);
+        int32_t best = -1;
+        float best_w = 0.0f;
+        for (uint32_t i = 0; i < k; ++i) {
+            float w = mesh->weights[(size_t)v * k + i];
+            if (w > best_w) {
+                best_w = w;
+                best = mesh->bone_indices[(size_t)v * k + i];
+            }
+        }
+        c->main_bone[row] = best;
+    }
+}
+
 /* Rig-space positions and largest-weight bones of every vertex. */
 static void prepare_vertices(bind_ctx *c)
 {
     for (uint32_t m = 0; m < c->rig->mesh_count; ++m) {
-        const ssk_mesh *mesh = &c->rig->meshes[m];
-        const int64_t nv = mesh->vertex_count;
-        const uint32_t k = mesh->influence_count;
-#pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
-        for (int64_t v = 0; v < nv; ++v) {
-            size_t row = mesh->first_vertex + (size_t)v;
-            ssk_mat4_transform_point(c->positions + 3 * row, mesh->object_matrix,
-                                     mesh->positions + 3 * (size_t)v);
-            int32_t best = -1;
-            float best_w = 0.0f;
-            for (uint32_t i = 0; i < k; ++i) {
-                float w = mesh->weights[(size_t)v * k + i];
-                if (w > best_w) {
-                    best_w = w;
-                    best = mesh->bone_indices[(size_t)v * k + i];
-                }
-            }
-            c->main_bone[row] = best;
-        }
+        bind_job j = {c, &c->rig->meshes[m], NULL, NULL};
+        ssk_parallel_for(c->rig->meshes[m].vertex_count, SSK_BIND_PARALLEL_MIN_VERTICES,
+                         prepare_chunk, &j);
     }
 }
 
-/* The initial attachment of every vertex (the method's projection). */
-static void initial_attachment(bind_ctx *c, int32_t *bones, float *ts)
+static void initial_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    const int64_t nv = c->nv;
-#pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
-    for (int64_t v = 0; v < nv; ++v) {
+    const bind_job *j = ctx;
+    (void)chunk;
+    bind_ctx *c = j->c;
+    int32_t *bones = j->bones;
+    float *ts = j->ts;
+    for (int64_t v = begin; v < end; ++v) {
         const float *x = c->positions + 3 * v;
         float t = 0.0f;
         int32_t b = -1;
@@ -575,17 +594,20 @@ static void initial_attachment(bind_ctx *c, int32_t *bones, float *ts)
     }
 }
 
-/* One Jacobi step of uniform Laplacian smoothing of the attachment points
- * followed by reprojection (see the top of the file). */
-static void smooth_and_reproject(bind_ctx *c, int32_t *bones, float *ts)
+/* The initial attachment of every vertex (the method's projection). */
+static void initial_attachment(bind_ctx *c, int32_t *bones, float *ts)
 {
-    /* The welded adjacency (weld.c): one surface across UV seams and mesh
-     * borders; neighbors are representatives, and every vertex of a
-     * coincident group has the same neighbors. */
+    bind_job j = {c, NULL, bones, ts};
+    ssk_parallel_for(c->nv, SSK_BIND_PARALLEL_MIN_VERTICES, initial_chunk, &j);
+}
+
+static void smooth_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const bind_job *j = ctx;
+    (void)chunk;
+    bind_ctx *c = j->c;
     const ssk_weld *weld = &c->rig->weld;
-    const int64_t nv = c->nv;
-#pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
-    for (int64_t v = 0; v < nv; ++v) {
+    for (int64_t v = begin; v < end; ++v) {
         uint32_t lo = weld->adjacency_offsets[v], hi = weld->adjacency_offsets[v + 1];
         float *dst = c->smoothed + 3 * (size_t)v;
         if (lo == hi) {
@@ -602,8 +624,16 @@ static void smooth_and_reproject(bind_ctx *c, int32_t *bones, float *ts)
         double inv = 1.0 / (double)(hi - lo);
         for (int k = 0; k < 3; ++k) dst[k] = (float)(sum[k] * inv);
     }
-#pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
-    for (int64_t v = 0; v < nv; ++v) {
+}
+
+static void reproject_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const bind_job *j = ctx;
+    (void)chunk;
+    bind_ctx *c = j->c;
+    int32_t *bones = j->bones;
+    float *ts = j->ts;
+    for (int64_t v = begin; v < end; ++v) {
         uint32_t count;
         const int32_t *list = candidates(c, (uint32_t)v, &count);
         float t;
@@ -612,6 +642,18 @@ static void smooth_and_reproject(bind_ctx *c, int32_t *bones, float *ts)
         ts[v] = t;
         attachment_point(c->attach + 3 * v, &c->segments[b], t);
     }
+}
+
+/* One Jacobi step of uniform Laplacian smoothing of the attachment points
+ * followed by reprojection (see the top of the file). */
+static void smooth_and_reproject(bind_ctx *c, int32_t *bones, float *ts)
+{
+    /* The welded adjacency (weld.c): one surface across UV seams and mesh
+     * borders; neighbors are representatives, and every vertex of a
+     * coincident group has the same neighbors. */
+    bind_job j = {c, NULL, bones, ts};
+    ssk_parallel_for(c->nv, SSK_BIND_PARALLEL_MIN_VERTICES, smooth_chunk, &j);
+    ssk_parallel_for(c->nv, SSK_BIND_PARALLEL_MIN_VERTICES, reproject_chunk, &j);
 }
 
 /* Coincident vertices are one surface point (weld.c): each takes its
@@ -682,11 +724,10 @@ ssk_status ssk_binding_create(ssk_binding **out, const ssk_rig *rig,
         weld_attachment(&c, binding->bones, binding->t);
     }
 
-    const int64_t nv = c.nv;
-#pragma omp parallel for schedule(static) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
-    for (int64_t v = 0; v < nv; ++v)
+    for (uint32_t v = 0; v < c.nv; ++v)
         for (int k = 0; k < 3; ++k)
-            binding->scale_vectors[3 * v + k] = c.positions[3 * v + k] - c.attach[3 * v + k];
+            binding->scale_vectors[3 * (size_t)v + k] =
+                c.positions[3 * (size_t)v + k] - c.attach[3 * (size_t)v + k];
 
     /* max_distance: the distance from each vertex to its chosen bone's
      * segment (<= |s|, equal without smoothing). */
@@ -872,6 +913,68 @@ static bool artifact_risks(ssk_binding_report *out, const ssk_binding *binding,
     return true;
 }
 
+/* The report's sums over the rows of one mesh, per chunk (summed in
+ * chunk order by ssk_binding_report_compute). */
+typedef struct report_part {
+    double sum, max_len, max_gap2;
+    uint64_t off;
+} report_part;
+
+typedef struct report_job {
+    const ssk_binding *binding;
+    const ssk_rig *rig;
+    const ssk_mesh *mesh;
+    report_part *parts;
+} report_job;
+
+static void report_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const report_job *j = ctx;
+    const ssk_binding *binding = j->binding;
+    const ssk_rig *rig = j->rig;
+    const ssk_mesh *mesh = j->mesh;
+    const size_t base = mesh->first_vertex;
+    const uint32_t k = mesh->influence_count;
+    double msum = 0.0, mmax = 0.0, mgap2 = 0.0;
+    uint64_t moff = 0;
+    for (int64_t v = begin; v < end; ++v) {
+        size_t row = base + (size_t)v;
+        const float *sv = binding->scale_vectors + 3 * row;
+        double len = sqrt((double)sv[0] * sv[0] + (double)sv[1] * sv[1] +
+                          (double)sv[2] * sv[2]);
+        msum += len;
+        if (len > mmax) mmax = len;
+        int32_t best = -1;
+        float best_w = 0.0f;
+        for (uint32_t i = 0; i < k; ++i) {
+            float w = mesh->weights[(size_t)v * k + i];
+            if (w > best_w) {
+                best_w = w;
+                best = mesh->bone_indices[(size_t)v * k + i];
+            }
+        }
+        if (best >= 0 && best != binding->bones[row]) moff++;
+        const ssk_bone *bv = &rig->bones[binding->bones[row]];
+        double tv = binding->t[row];
+        /* Neighbors on the welded adjacency, as the smoothing sees them
+         * (across UV seams and shared mesh borders). */
+        const ssk_weld *weld = &rig->weld;
+        for (uint32_t i = weld->adjacency_offsets[row]; i < weld->adjacency_offsets[row + 1];
+             ++i) {
+            size_t other = weld->adjacency[i];
+            const ssk_bone *bo = &rig->bones[binding->bones[other]];
+            double to = binding->t[other], g2 = 0.0;
+            for (int c = 0; c < 3; ++c) {
+                double av = bv->head[c] + tv * ((double)bv->tail[c] - bv->head[c]);
+                double ao = bo->head[c] + to * ((double)bo->tail[c] - bo->head[c]);
+                g2 += (av - ao) * (av - ao);
+            }
+            if (g2 > mgap2) mgap2 = g2;
+        }
+    }
+    j->parts[chunk] = (report_part){msum, mmax, mgap2, moff};
+}
+
 ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding *binding,
                                       const ssk_rig *rig, ssk_error *err)
 {
@@ -897,52 +1000,20 @@ ssk_status ssk_binding_report_compute(ssk_binding_report *out, const ssk_binding
     uint64_t off = 0;
     for (uint32_t m = 0; m < rig->mesh_count; ++m) {
         const ssk_mesh *mesh = &rig->meshes[m];
-        const int64_t nv = mesh->vertex_count;
-        const size_t base = mesh->first_vertex;
-        const uint32_t k = mesh->influence_count;
-        double msum = 0.0, mmax = 0.0, mgap2 = 0.0;
-        uint64_t moff = 0;
-#pragma omp parallel for schedule(static) reduction(+ : msum, moff) \
-    reduction(max : mmax, mgap2) if (nv >= SSK_BIND_PARALLEL_MIN_VERTICES)
-        for (int64_t v = 0; v < nv; ++v) {
-            size_t row = base + (size_t)v;
-            const float *sv = binding->scale_vectors + 3 * row;
-            double len = sqrt((double)sv[0] * sv[0] + (double)sv[1] * sv[1] +
-                              (double)sv[2] * sv[2]);
-            msum += len;
-            if (len > mmax) mmax = len;
-            int32_t best = -1;
-            float best_w = 0.0f;
-            for (uint32_t i = 0; i < k; ++i) {
-                float w = mesh->weights[(size_t)v * k + i];
-                if (w > best_w) {
-                    best_w = w;
-                    best = mesh->bone_indices[(size_t)v * k + i];
-                }
-            }
-            if (best >= 0 && best != binding->bones[row]) moff++;
-            const ssk_bone *bv = &rig->bones[binding->bones[row]];
-            double tv = binding->t[row];
-            /* Neighbors on the welded adjacency, as the smoothing sees them
-             * (across UV seams and shared mesh borders). */
-            const ssk_weld *weld = &rig->weld;
-            for (uint32_t i = weld->adjacency_offsets[row]; i < weld->adjacency_offsets[row + 1];
-                 ++i) {
-                size_t other = weld->adjacency[i];
-                const ssk_bone *bo = &rig->bones[binding->bones[other]];
-                double to = binding->t[other], g2 = 0.0;
-                for (int c = 0; c < 3; ++c) {
-                    double av = bv->head[c] + tv * ((double)bv->tail[c] - bv->head[c]);
-                    double ao = bo->head[c] + to * ((double)bo->tail[c] - bo->head[c]);
-                    g2 += (av - ao) * (av - ao);
-                }
-                if (g2 > mgap2) mgap2 = g2;
-            }
+        const uint32_t chunks =
+            ssk_parallel_chunk_count(mesh->vertex_count, SSK_BIND_PARALLEL_MIN_VERTICES);
+        report_job j = {binding, rig, mesh, calloc((size_t)chunks + 1, sizeof(report_part))};
+        if (!j.parts)
+            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                                 "binding report: out of memory");
+        ssk_parallel_for(mesh->vertex_count, SSK_BIND_PARALLEL_MIN_VERTICES, report_chunk, &j);
+        for (uint32_t c = 0; c < chunks; ++c) {
+            sum += j.parts[c].sum;
+            if (j.parts[c].max_len > max_len) max_len = j.parts[c].max_len;
+            if (j.parts[c].max_gap2 > max_gap2) max_gap2 = j.parts[c].max_gap2;
+            off += j.parts[c].off;
         }
-        sum += msum;
-        if (mmax > max_len) max_len = mmax;
-        if (mgap2 > max_gap2) max_gap2 = mgap2;
-        off += moff;
+        free(j.parts);
     }
     uint32_t nv = rig->vertex_count;
     out->mean_scale_length = nv ? sum / nv : 0.0;

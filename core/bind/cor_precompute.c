@@ -47,16 +47,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <xxhash.h>
 
 /* exp(-x) is below 4e-18 for x above this: a leaf term that small is
  * skipped (far below any cutoff in range, and below float resolution of
  * the sums). */
 #define COR_EXP_SKIP 40.0f
-/* OpenMP chunk of the per-vertex loop (dynamic schedule). */
+/* Chunk of the per-vertex search (model/parallel.h: chunks are claimed
+ * one by one, so the slow vertices balance out). */
 #define COR_SCHEDULE_CHUNK 16
-/* Below this many vertices or triangles a loop runs on one thread. */
-#define COR_PARALLEL_MIN 1024
+/* Chunk of the per-triangle subdivision and of the per-vertex loops. */
+#define COR_TRIANGLE_CHUNK 256
+#define COR_VERTEX_CHUNK 1024
 
 void ssk_cor_mesh_free(ssk_cor_mesh *m)
 {
@@ -285,8 +288,59 @@ static void load_corners(subdiv *s, const ssk_cor_mesh *m, uint32_t t, const int
     }
 }
 
+/* The subdivision loops: per-thread point stacks (slots of
+ * model/parallel.h), allocated on first use. */
+typedef struct leaves_job {
+    ssk_cor_mesh *m;
+    size_t pool;       /* doubles of one point stack */
+    double epsilon2;
+    int write;         /* pass 2 (else: counting) */
+    double **points;   /* #slots */
+    uint32_t slots;
+    atomic_int oom;
+} leaves_job;
+
+static void leaves_job_free(leaves_job *j)
+{
+    for (uint32_t i = 0; i < j->slots; ++i) free(j->points[i]);
+    free(j->points);
+}
+
+static void leaves_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    leaves_job *j = ctx;
+    (void)chunk;
+    ssk_cor_mesh *m = j->m;
+    const uint32_t slot = ssk_parallel_slot();
+    double *own = NULL;
+    double **points = slot < j->slots ? &j->points[slot] : &own;
+    if (!*points) *points = malloc(j->pool * sizeof(double));
+    if (!*points) {
+        atomic_store(&j->oom, 1);
+        return;
+    }
+    subdiv s = {0};
+    s.points = *points;
+    s.epsilon2 = j->epsilon2;
+    for (int64_t t = begin; t < end; ++t) {
+        const uint32_t nb = m->tb_offsets[t + 1] - m->tb_offsets[t];
+        load_corners(&s, m, (uint32_t)t, m->tb_bones + m->tb_offsets[t], nb);
+        s.count = 0;
+        if (j->write) {
+            s.geometry = m->leaf_geometry + 4 * m->leaf_offsets[t];
+            s.weights = m->leaf_weights + m->leaf_weight_offsets[t];
+            subdivide(&s, 0, 1, 2, 0);
+        } else {
+            subdivide(&s, 0, 1, 2, 0);
+            m->leaf_offsets[t + 1] = s.count;
+            m->leaf_weight_offsets[t + 1] = s.count * nb;
+        }
+    }
+    free(own);
+}
+
 /* Bone sets and leaves of every triangle (two passes: count, then write,
- * both OpenMP over triangles). */
+ * both parallel over triangles). */
 static ssk_status build_leaves(ssk_cor_mesh *m, const ssk_cor_params *params, ssk_error *err)
 {
     const uint32_t nt = m->triangle_count;
@@ -309,71 +363,46 @@ static ssk_status build_leaves(ssk_cor_mesh *m, const ssk_cor_params *params, ss
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     for (uint32_t t = 0; t < nt; ++t) triangle_bones(m, t, m->tb_bones + m->tb_offsets[t]);
 
-    const size_t pool = (size_t)(SSK_COR_MAX_SUBDIVISION_DEPTH + 4) * (3 + max_bones);
-    const double epsilon2 = (double)params->epsilon * params->epsilon;
-    bool oom = false;
+    leaves_job j = {.m = m,
+                    .pool = (size_t)(SSK_COR_MAX_SUBDIVISION_DEPTH + 4) * (3 + max_bones),
+                    .epsilon2 = (double)params->epsilon * params->epsilon};
+    atomic_init(&j.oom, 0);
+    j.slots = ssk_parallel_threads();
+    j.points = calloc(j.slots, sizeof *j.points);
+    if (!j.points)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     /* pass 1: leaf counts */
-#pragma omp parallel if (nt64 >= COR_PARALLEL_MIN)
-    {
-        subdiv s = {0};
-        s.points = malloc(pool * sizeof(double));
-        s.epsilon2 = epsilon2;
-        if (!s.points) {
-#pragma omp atomic write
-            oom = true;
-        }
-#pragma omp for schedule(dynamic, 256)
-        for (int64_t t = 0; t < nt64; ++t) {
-            if (!s.points) continue;
-            const uint32_t nb = m->tb_offsets[t + 1] - m->tb_offsets[t];
-            load_corners(&s, m, (uint32_t)t, m->tb_bones + m->tb_offsets[t], nb);
-            s.count = 0;
-            subdivide(&s, 0, 1, 2, 0);
-            m->leaf_offsets[t + 1] = s.count;
-            m->leaf_weight_offsets[t + 1] = s.count * nb;
-        }
-        free(s.points);
+    ssk_parallel_for(nt64, COR_TRIANGLE_CHUNK, leaves_chunk, &j);
+    if (atomic_load(&j.oom)) {
+        leaves_job_free(&j);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     }
-    if (oom) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     for (uint32_t t = 0; t < nt; ++t) {
         m->leaf_offsets[t + 1] += m->leaf_offsets[t];
         m->leaf_weight_offsets[t + 1] += m->leaf_weight_offsets[t];
     }
     const uint64_t leaves = m->leaf_offsets[nt], leaf_w = m->leaf_weight_offsets[nt];
-    if (leaves > SIZE_MAX / (4 * sizeof(float)) || leaf_w > SIZE_MAX / sizeof(float))
+    if (leaves > SIZE_MAX / (4 * sizeof(float)) || leaf_w > SIZE_MAX / sizeof(float)) {
+        leaves_job_free(&j);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "centers of rotation: %llu integration triangles do not fit in "
                              "memory (raise epsilon)",
                              (unsigned long long)leaves);
+    }
     m->leaf_geometry = malloc((size_t)(4 * leaves + 1) * sizeof(float));
     m->leaf_weights = malloc((size_t)(leaf_w + 1) * sizeof(float));
-    if (!m->leaf_geometry || !m->leaf_weights)
+    if (!m->leaf_geometry || !m->leaf_weights) {
+        leaves_job_free(&j);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "centers of rotation: cannot allocate %llu integration triangles "
                              "(raise epsilon)",
                              (unsigned long long)leaves);
-    /* pass 2: the leaves */
-#pragma omp parallel if (nt64 >= COR_PARALLEL_MIN)
-    {
-        subdiv s = {0};
-        s.points = malloc(pool * sizeof(double));
-        s.epsilon2 = epsilon2;
-        if (!s.points) {
-#pragma omp atomic write
-            oom = true;
-        }
-#pragma omp for schedule(dynamic, 256)
-        for (int64_t t = 0; t < nt64; ++t) {
-            if (!s.points) continue;
-            const uint32_t nb = m->tb_offsets[t + 1] - m->tb_offsets[t];
-            load_corners(&s, m, (uint32_t)t, m->tb_bones + m->tb_offsets[t], nb);
-            s.count = 0;
-            s.geometry = m->leaf_geometry + 4 * m->leaf_offsets[t];
-            s.weights = m->leaf_weights + m->leaf_weight_offsets[t];
-            subdivide(&s, 0, 1, 2, 0);
-        }
-        free(s.points);
     }
+    /* pass 2: the leaves */
+    j.write = 1;
+    ssk_parallel_for(nt64, COR_TRIANGLE_CHUNK, leaves_chunk, &j);
+    const int oom = atomic_load(&j.oom);
+    leaves_job_free(&j);
     if (oom) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     return SSK_OK;
 }
@@ -418,6 +447,30 @@ static void clusters_free(clusters *c)
     free(c->members);
 }
 
+/* One farthest-point step: each weighted vertex's distance to the new
+ * center, and its cluster when that center is the nearest so far. */
+typedef struct nearest_job {
+    const ssk_cor_mesh *m;
+    float *dist;
+    uint32_t *assign;
+    uint32_t center, ci;
+} nearest_job;
+
+static void nearest_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const nearest_job *j = ctx;
+    (void)chunk;
+    const ssk_cor_mesh *m = j->m;
+    for (int64_t v = begin; v < end; ++v) {
+        if (m->w_offsets[v + 1] == m->w_offsets[v]) continue;
+        const float d = sparse_distance2(m, (uint32_t)v, j->center);
+        if (j->ci == 0 || d < j->dist[v]) {
+            j->dist[v] = d;
+            j->assign[v] = j->ci;
+        }
+    }
+}
+
 /* About sqrt(#weighted vertices) farthest-point centers over the weighted
  * vertices: the first weighted vertex, then repeatedly the vertex farthest
  * from every center so far (lowest index on ties), until the count or
@@ -450,15 +503,8 @@ static ssk_status build_clusters(clusters *c, const ssk_cor_mesh *m, ssk_error *
     for (;;) {
         const uint32_t ci = c->count++;
         c->centers[ci] = center;
-#pragma omp parallel for schedule(static) if (nv64 >= COR_PARALLEL_MIN)
-        for (int64_t v = 0; v < nv64; ++v) {
-            if (m->w_offsets[v + 1] == m->w_offsets[v]) continue;
-            const float d = sparse_distance2(m, (uint32_t)v, center);
-            if (ci == 0 || d < dist[v]) {
-                dist[v] = d;
-                assign[v] = ci;
-            }
-        }
+        nearest_job nj = {m, dist, assign, center, ci};
+        ssk_parallel_for(nv64, COR_VERTEX_CHUNK, nearest_chunk, &nj);
         if (c->count == target) break;
         float best = 0.0f;
         uint32_t best_v = UINT32_MAX;
@@ -695,6 +741,100 @@ static ssk_status group_weights(uint32_t *out, uint32_t *out_count, uint32_t *re
     return SSK_OK;
 }
 
+/* One search loop: per-thread scratch (slots of model/parallel.h) made on
+ * first use, and the per-vertex results. */
+typedef struct search_job {
+    const ssk_cor_mesh *m;
+    const clusters *cl;
+    const ssk_cor_params *params;
+    const uint32_t *reps, *rep_of;
+    float *dst_centers, inv_sigma2;
+    uint8_t *dst_flags;
+    size_t max_pairs;
+    search *slots;       /* #slot_count */
+    uint32_t slot_count;
+    atomic_int oom;
+    _Atomic uint64_t evaluated;
+    atomic_uint cor_count;
+} search_job;
+
+static void search_free(search *s)
+{
+    free(s->stamp);
+    free(s->queue);
+    free(s->seeds);
+    free(s->pair_i);
+    free(s->pair_j);
+    free(s->pair_a);
+    memset(s, 0, sizeof *s);
+}
+
+static bool search_alloc(search *s, const ssk_cor_mesh *m, size_t max_pairs)
+{
+    s->stamp = calloc((size_t)m->triangle_count + 1, sizeof(uint32_t));
+    s->queue = malloc(((size_t)m->triangle_count + 1) * sizeof(uint32_t));
+    s->seeds = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));
+    s->pair_i = malloc(max_pairs * sizeof(uint32_t));
+    s->pair_j = malloc(max_pairs * sizeof(uint32_t));
+    s->pair_a = malloc(max_pairs * sizeof(float));
+    if (s->stamp && s->queue && s->seeds && s->pair_i && s->pair_j && s->pair_a) return true;
+    search_free(s);
+    return false;
+}
+
+static void search_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    search_job *j = ctx;
+    (void)chunk;
+    const ssk_cor_mesh *m = j->m;
+    const uint32_t slot = ssk_parallel_slot();
+    search own = {0};
+    search *s = slot < j->slot_count ? &j->slots[slot] : &own;
+    const bool ok = s->stamp || search_alloc(s, m, j->max_pairs);
+    if (!ok) atomic_store(&j->oom, 1);
+    uint64_t evaluated = 0;
+    for (int64_t r = begin; r < end; ++r) {
+        const uint32_t v = j->reps[r];
+        const uint32_t e0 = m->w_offsets[v], kp = m->w_offsets[v + 1] - e0;
+        query q = {0};
+        if (ok) {
+            q.kp = kp;
+            q.bones = m->w_bones + e0;
+            q.w = m->w_values + e0;
+            double norm = 0.0;
+            for (uint32_t i = 0; i < kp; ++i)
+                for (uint32_t k = i + 1; k < kp; ++k) norm += (double)q.w[i] * q.w[k];
+            q.inv_pair_norm = norm > 0.0 ? 1.0 / norm : 0.0;
+            q.inv_sigma2 = j->inv_sigma2;
+            if (norm > 0.0) integrate_vertex(&q, s, m, j->cl, (uint32_t)v, j->params);
+        }
+        j->dst_flags[v] = finish_center(j->dst_centers + 3 * (size_t)v, q.sum,
+                                        m->positions + 3 * (size_t)v);
+        evaluated += q.evaluated;
+    }
+    atomic_fetch_add(&j->evaluated, evaluated);
+    search_free(&own);
+}
+
+/* The other vertices of each group, and those without two bones. */
+static void spread_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    search_job *j = ctx;
+    (void)chunk;
+    uint32_t count = 0;
+    for (int64_t v = begin; v < end; ++v) {
+        const uint32_t r = j->rep_of[v];
+        if (r != (uint32_t)v) {
+            j->dst_flags[v] = r != UINT32_MAX && j->dst_flags[r];
+            memcpy(j->dst_centers + 3 * v,
+                   (j->dst_flags[v] ? j->dst_centers + 3 * (size_t)r : j->m->positions + 3 * v),
+                   3 * sizeof(float));
+        }
+        count += j->dst_flags[v];
+    }
+    atomic_fetch_add(&j->cor_count, count);
+}
+
 /* The CPU search over every vertex of m. */
 static ssk_status search_all(float *dst_centers, uint8_t *dst_flags, const ssk_cor_mesh *m,
                              const ssk_cor_params *params, ssk_cor_stats *stats,
@@ -724,63 +864,35 @@ static ssk_status search_all(float *dst_centers, uint8_t *dst_flags, const ssk_c
         clusters_free(&cl);
         return st;
     }
-    const int64_t nr = rep_count, nv = m->vertex_count;
-    const float inv_sigma2 = 1.0f / (params->sigma * params->sigma);
-    bool oom = false;
-    uint64_t evaluated = 0;
-    uint32_t cor_count = 0;
-#pragma omp parallel reduction(+ : evaluated) if (nr >= COR_PARALLEL_MIN / 16)
-    {
-        search s;
-        s.stamp = calloc((size_t)m->triangle_count + 1, sizeof(uint32_t));
-        s.queue = malloc(((size_t)m->triangle_count + 1) * sizeof(uint32_t));
-        s.seeds = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));
-        s.pair_i = malloc(max_pairs * sizeof(uint32_t));
-        s.pair_j = malloc(max_pairs * sizeof(uint32_t));
-        s.pair_a = malloc(max_pairs * sizeof(float));
-        const bool ok = s.stamp && s.queue && s.seeds && s.pair_i && s.pair_j && s.pair_a;
-        if (!ok) {
-#pragma omp atomic write
-            oom = true;
-        }
-#pragma omp for schedule(dynamic, COR_SCHEDULE_CHUNK)
-        for (int64_t r = 0; r < nr; ++r) {
-            const uint32_t v = reps[r];
-            const uint32_t e0 = m->w_offsets[v], kp = m->w_offsets[v + 1] - e0;
-            query q = {0};
-            if (ok) {
-                q.kp = kp;
-                q.bones = m->w_bones + e0;
-                q.w = m->w_values + e0;
-                double norm = 0.0;
-                for (uint32_t i = 0; i < kp; ++i)
-                    for (uint32_t j = i + 1; j < kp; ++j) norm += (double)q.w[i] * q.w[j];
-                q.inv_pair_norm = norm > 0.0 ? 1.0 / norm : 0.0;
-                q.inv_sigma2 = inv_sigma2;
-                if (norm > 0.0) integrate_vertex(&q, &s, m, &cl, (uint32_t)v, params);
-            }
-            dst_flags[v] = finish_center(dst_centers + 3 * (size_t)v, q.sum,
-                                         m->positions + 3 * (size_t)v);
-            evaluated += q.evaluated;
-        }
-        free(s.stamp);
-        free(s.queue);
-        free(s.seeds);
-        free(s.pair_i);
-        free(s.pair_j);
-        free(s.pair_a);
+    search_job j = {.m = m,
+                    .cl = &cl,
+                    .params = params,
+                    .reps = reps,
+                    .rep_of = rep_of,
+                    .dst_centers = dst_centers,
+                    .inv_sigma2 = 1.0f / (params->sigma * params->sigma),
+                    .dst_flags = dst_flags,
+                    .max_pairs = max_pairs};
+    atomic_init(&j.oom, 0);
+    atomic_init(&j.evaluated, 0);
+    atomic_init(&j.cor_count, 0u);
+    j.slot_count = ssk_parallel_threads();
+    j.slots = calloc(j.slot_count, sizeof *j.slots);
+    if (!j.slots) {
+        free(reps);
+        free(rep_of);
+        clusters_free(&cl);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     }
-    /* the other vertices of each group, and those without two bones */
-#pragma omp parallel for schedule(static) reduction(+ : cor_count) if (nv >= COR_PARALLEL_MIN)
-    for (int64_t v = 0; v < nv; ++v) {
-        const uint32_t r = rep_of[v];
-        if (r != (uint32_t)v) {
-            dst_flags[v] = r != UINT32_MAX && dst_flags[r];
-            memcpy(dst_centers + 3 * v, (dst_flags[v] ? dst_centers + 3 * (size_t)r : m->positions + 3 * v),
-                   3 * sizeof(float));
-        }
-        cor_count += dst_flags[v];
-    }
+    /* each rep's center depends on the rep only: the same bits whichever
+     * thread runs it */
+    ssk_parallel_for(rep_count, COR_SCHEDULE_CHUNK, search_chunk, &j);
+    for (uint32_t i = 0; i < j.slot_count; ++i) search_free(&j.slots[i]);
+    free(j.slots);
+    ssk_parallel_for(m->vertex_count, COR_VERTEX_CHUNK, spread_chunk, &j);
+    const uint64_t evaluated = atomic_load(&j.evaluated);
+    const uint32_t cor_count = atomic_load(&j.cor_count);
+    const int oom = atomic_load(&j.oom);
     free(reps);
     free(rep_of);
     if (stats) {

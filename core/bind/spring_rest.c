@@ -142,6 +142,7 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->vertex_dir);
     free(sp->rest_attach);
     free(sp->detail);
+    free(sp->chunk_results);
     ssk_spring_ml_destroy(sp->ml);
     free(sp->cluster_words);
     free(sp);
@@ -577,6 +578,9 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     sp->vertex_dir = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     sp->scale_defined = spring_alloc(sp, nv, sizeof(uint8_t));
     sp->detail = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
+    sp->chunk_results =
+        spring_alloc(sp, (size_t)ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN) + 1,
+                     sizeof(ssk_spring_pass));
     /* Anchors from the skin weights (spring.c "Anchors") when asked and
      * the rig has skin weights; else from the binding. */
     const bool per_weight =
@@ -594,7 +598,7 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     bool ok = sp->offsets && sp->edges && sp->rest_bone_angle && sp->rest_scale_length &&
               sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
               sp->good && sp->rec && sp->bone_dir && sp->bone_inv && sp->anchor &&
-              sp->scale_defined && sp->detail &&
+              sp->scale_defined && sp->detail && sp->chunk_results &&
               sp->vertex_dir && (!per_weight || sp->rest_attach) &&
               (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
               (params->mode != SSK_SPRING_FRAME_DEPENDENT ||

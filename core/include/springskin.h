@@ -102,6 +102,43 @@ const char *ssk_status_message(ssk_status status);
 const char *ssk_version_string(void);
 
 /* ------------------------------------------------------------------------ */
+/* Threading of the CPU backend (issue #17).                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The CPU kernels cut their rows into chunks whose sizes depend on the row
+ * count only; the calling thread and a process-wide pool of workers (the
+ * core's one process-wide resource, started on first use) claim them.
+ * Every sum is taken per chunk, then in chunk order, so the results are
+ * the same bits with any thread count and either waiting policy; a mesh
+ * small enough for one chunk runs on the calling thread alone. Idle
+ * workers spin at most spin_microseconds, then sleep on a condition
+ * variable: no CPU time is taken from a host's own threads (Blender,
+ * Maya) once a frame is done (core/model/parallel.c says why this is not
+ * OpenMP). */
+#define SSK_THREADING_DEFAULT_SPIN_MICROSECONDS 50u
+
+typedef struct ssk_threading {
+    /* threads a loop may use, the caller included; 0 (default): one per
+     * CPU this process may run on (sched_getaffinity); at most 256 */
+    uint32_t threads;
+    /* how long an idle worker (and a caller waiting for a worker's last
+     * chunk) spins before it sleeps, microseconds; default 50 (keeps the
+     * workers awake between the passes of one spring solve), 0: sleep at
+     * once; at most 1,000,000 */
+    uint32_t spin_microseconds;
+} ssk_threading;
+
+/* The defaults: threads 0, spin SSK_THREADING_DEFAULT_SPIN_MICROSECONDS. */
+void ssk_threading_default(ssk_threading *out);
+/* Applies `threading` (the workers are stopped and start again on the next
+ * parallel loop). Waits for a loop running on another thread to end.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, threads > 256, spin above
+ * 1 s, called from inside a loop). */
+ssk_status ssk_threading_set(const ssk_threading *threading, ssk_error *err);
+/* The settings in use, with threads resolved to the actual count. */
+void ssk_threading_get(ssk_threading *out);
+
+/* ------------------------------------------------------------------------ */
 /* Rig model: meshes, skeleton, skin weights.                                */
 /* ------------------------------------------------------------------------ */
 

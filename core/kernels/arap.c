@@ -32,6 +32,7 @@
 #include "kernels/attach_math.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,16 +189,25 @@ oom:
     return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
 }
 
-ssk_status ssk_arap_deform(ssk_arap *a, float *dst, const ssk_attach_bone *bones,
-                           ssk_error *err)
+/* One frame's loops (the right-hand side, then the positions). */
+typedef struct arap_job {
+    const ssk_arap *a;
+    const ssk_attach_bone *bones;
+    float *dst;
+    const double *xs;
+    atomic_int nonfinite;
+} arap_job;
+
+/* b_i = sum_j 1/2 (R_i + R_j)(s_i - s_j) + lambda deg_i R_i s_i */
+static void rhs_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    if (!a || !dst || !bones)
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_arap_deform: NULL argument");
+    arap_job *j = ctx;
+    (void)chunk;
+    const ssk_arap *a = j->a;
+    const ssk_attach_bone *bones = j->bones;
     const uint32_t n = a->unknown_count;
     double *b = a->rhs->x;
-    /* b_i = sum_j 1/2 (R_i + R_j)(s_i - s_j) + lambda deg_i R_i s_i */
-#pragma omp parallel for schedule(static)
-    for (int64_t ii = 0; ii < (int64_t)n; ++ii) {
+    for (int64_t ii = begin; ii < end; ++ii) {
         const uint32_t i = (uint32_t)ii, vi = a->row_of[i];
         const float *qi = bones[a->bones[vi]].rotation, *si = a->s + 3 * (size_t)vi;
         double acc[3] = {0.0, 0.0, 0.0};
@@ -216,23 +226,41 @@ ssk_status ssk_arap_deform(ssk_arap *a, float *dst, const ssk_attach_bone *bones
         for (int c = 0; c < 3; ++c)
             b[(size_t)c * n + i] = acc[c] + (pull > 0.0 ? pull : 1.0) * rs[c];
     }
-    cholmod_dense *x = cholmod_solve(CHOLMOD_A, a->factor, a->rhs, &a->common);
-    if (!x) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "arap: the solve failed");
-    const double *xs = x->x;
+}
+
+static void positions_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    arap_job *j = ctx;
+    (void)chunk;
+    const ssk_arap *a = j->a;
+    const uint32_t n = a->unknown_count;
     bool finite = true;
-    const int64_t nv = a->vertex_count;
-#pragma omp parallel for schedule(static) reduction(&& : finite)
-    for (int64_t v = 0; v < nv; ++v) {
+    for (int64_t v = begin; v < end; ++v) {
         const uint32_t u = a->unknown_of[v], r = a->row_of[u];
         float ap[3];
-        ssk_am_attachment(ap, &bones[a->bones[r]], a->t[r]);
+        ssk_am_attachment(ap, &j->bones[a->bones[r]], a->t[r]);
         for (int c = 0; c < 3; ++c) {
-            dst[3 * v + c] = (float)(ap[c] + xs[(size_t)c * n + u]);
-            finite = finite && isfinite(dst[3 * v + c]);
+            j->dst[3 * v + c] = (float)(ap[c] + j->xs[(size_t)c * n + u]);
+            finite = finite && isfinite(j->dst[3 * v + c]);
         }
     }
+    if (!finite) atomic_store_explicit(&j->nonfinite, 1, memory_order_relaxed);
+}
+
+ssk_status ssk_arap_deform(ssk_arap *a, float *dst, const ssk_attach_bone *bones,
+                           ssk_error *err)
+{
+    if (!a || !dst || !bones)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_arap_deform: NULL argument");
+    arap_job j = {.a = a, .bones = bones, .dst = dst};
+    atomic_init(&j.nonfinite, 0);
+    ssk_parallel_for(a->unknown_count, SSK_PARALLEL_GRAIN, rhs_chunk, &j);
+    cholmod_dense *x = cholmod_solve(CHOLMOD_A, a->factor, a->rhs, &a->common);
+    if (!x) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "arap: the solve failed");
+    j.xs = x->x;
+    ssk_parallel_for(a->vertex_count, SSK_PARALLEL_GRAIN, positions_chunk, &j);
     cholmod_free_dense(&x, &a->common);
-    if (!finite)
+    if (atomic_load(&j.nonfinite))
         return ssk_error_set(err, SSK_ERROR_NONFINITE,
                              "arap: a non-finite position (the posed bones are not finite)");
     return ssk_error_ok(err);

@@ -101,17 +101,26 @@ static inline int32_t slot_bone(const float *o)
     return b;
 }
 
-void ssk_attach_weight_slots(float *restrict dst, const float *restrict positions,
-                             uint32_t vertex_count, const int32_t *restrict bone_indices,
-                             const float *restrict weights, uint32_t influence_count,
-                             const float object_matrix[16], const int32_t *restrict bind_bones,
-                             const float *restrict bind_t, const float *restrict bind_s,
-                             const ssk_attach_bone *restrict rest_bones)
+typedef struct slots_job {
+    float *dst;
+    const float *positions, *weights, *object_matrix, *bind_t, *bind_s;
+    const int32_t *bone_indices, *bind_bones;
+    const ssk_attach_bone *rest_bones;
+    uint32_t influence_count;
+} slots_job;
+
+static void slots_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    const int64_t nv = vertex_count;
-    const uint32_t k = influence_count, kk = k ? k : 1;
-#pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < nv; ++v) {
+    const slots_job *jb = ctx;
+    (void)chunk;
+    float *restrict dst = jb->dst;
+    const float *restrict positions = jb->positions, *restrict weights = jb->weights;
+    const float *object_matrix = jb->object_matrix;
+    const float *restrict bind_t = jb->bind_t, *restrict bind_s = jb->bind_s;
+    const int32_t *restrict bone_indices = jb->bone_indices, *restrict bind_bones = jb->bind_bones;
+    const ssk_attach_bone *restrict rest_bones = jb->rest_bones;
+    const uint32_t k = jb->influence_count, kk = k ? k : 1;
+    for (int64_t v = begin; v < end; ++v) {
         float x[3];
         ssk_mat4_transform_point(x, object_matrix, positions + 3 * v);
         float sum = 0.0f;
@@ -152,6 +161,18 @@ void ssk_attach_weight_slots(float *restrict dst, const float *restrict position
             o[7] = w + wc > 0.0f ? wc / (w + wc) : 0.0f;
         }
     }
+}
+
+void ssk_attach_weight_slots(float *restrict dst, const float *restrict positions,
+                             uint32_t vertex_count, const int32_t *restrict bone_indices,
+                             const float *restrict weights, uint32_t influence_count,
+                             const float object_matrix[16], const int32_t *restrict bind_bones,
+                             const float *restrict bind_t, const float *restrict bind_s,
+                             const ssk_attach_bone *restrict rest_bones)
+{
+    slots_job j = {dst,          positions,  weights,    object_matrix,  bind_t,
+                   bind_s,       bone_indices, bind_bones, rest_bones, influence_count};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, slots_chunk, &j);
 }
 
 /* One vertex: the blend of its slot terms (header comment). */
@@ -308,17 +329,29 @@ static void weights_block(float *restrict dst, int64_t begin, int64_t end, uint3
                        incremental, length_adjust_on, rest_bones);
 }
 
+typedef struct weights_job {
+    float *dst;
+    const float *slots;
+    const ssk_attach_bone *bones_data, *rest_bones;
+    uint32_t k;
+    int incremental, length_adjust;
+} weights_job;
+
+static void weights_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const weights_job *j = ctx;
+    (void)chunk;
+    weights_block(j->dst, begin, end, j->k, j->slots, j->bones_data, j->incremental,
+                  j->length_adjust, j->rest_bones);
+}
+
 void ssk_attach_weights_deform(float *restrict dst, uint32_t vertex_count,
                                uint32_t influence_count, const float *restrict slots,
                                const ssk_attach_bone *restrict bones_data, int incremental,
                                int length_adjust, const ssk_attach_bone *restrict rest_bones)
 {
-    const int64_t nv = vertex_count;
     const uint32_t k = influence_count ? influence_count : 1;
     if (!rest_bones) length_adjust = 0; /* documented: needs the rest bones */
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
-        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
-        weights_block(dst, b, e, k, slots, bones_data, incremental, length_adjust, rest_bones);
-    }
+    weights_job j = {dst, slots, bones_data, rest_bones, k, incremental, length_adjust};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, weights_chunk, &j);
 }

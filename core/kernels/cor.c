@@ -401,6 +401,25 @@ static void cor_block(float *restrict dst, float *restrict dst_normals,
 #undef SSK_COR_LOOP
 }
 
+typedef struct cor_job {
+    float *dst, *dst_normals;
+    const float *positions, *normals, *weights, *centers, *pre, *post;
+    const uint8_t *flags;
+    const int32_t *bone_indices;
+    const ssk_cor_bone *bones;
+    uint32_t influence_count;
+    bool lanes;
+} cor_job;
+
+static void cor_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const cor_job *j = ctx;
+    (void)chunk;
+    cor_block(j->dst, j->dst_normals, j->positions, j->normals, begin, end, j->bone_indices,
+              j->weights, j->influence_count, j->centers, j->flags, j->bones, j->pre, j->post,
+              j->lanes);
+}
+
 void ssk_cor_deform(float *restrict dst, float *restrict dst_normals,
                     const float *restrict positions, const float *restrict normals,
                     uint32_t vertex_count, const int32_t *restrict bone_indices,
@@ -409,14 +428,10 @@ void ssk_cor_deform(float *restrict dst, float *restrict dst_normals,
                     const ssk_cor_bone *restrict bones, uint32_t bone_count, const float *pre,
                     const float *post)
 {
-    const int64_t nv = vertex_count;
     if (!dst_normals || !normals) dst_normals = NULL, normals = NULL;
     bool lanes = !pre && !post && !dst_normals;
     for (uint32_t b = 0; lanes && b < bone_count; ++b) lanes = bones[b].scale_weight == 0.0f;
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
-        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
-        cor_block(dst, dst_normals, positions, normals, b, e, bone_indices, weights,
-                  influence_count, centers, flags, bones, pre, post, lanes);
-    }
+    cor_job j = {dst,   dst_normals, positions,      normals, weights, centers, pre, post,
+                 flags, bone_indices, bones, influence_count, lanes};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, cor_chunk, &j);
 }

@@ -312,19 +312,32 @@ static void dqs_block(float *restrict dst, const float *restrict positions, int6
 #undef SSK_DQS_LOOP
 }
 
+typedef struct dqs_job {
+    float *dst;
+    const float *positions, *weights, *pre, *post;
+    const int32_t *bone_indices;
+    const ssk_dual_quat *dual_quats;
+    uint32_t influence_count;
+    bool rigid;
+} dqs_job;
+
+static void dqs_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const dqs_job *j = ctx;
+    (void)chunk;
+    dqs_block(j->dst, j->positions, begin, end, j->bone_indices, j->weights, j->influence_count,
+              j->dual_quats, j->pre, j->post, j->rigid);
+}
+
 void ssk_dqs_deform(float *restrict dst, const float *restrict positions, uint32_t vertex_count,
                     const int32_t *restrict bone_indices, const float *restrict weights,
                     uint32_t influence_count, const ssk_dual_quat *restrict dual_quats,
                     uint32_t bone_count, const float *pre, const float *post)
 {
-    const int64_t nv = vertex_count;
     /* The lane kernel covers the common case: no scaled bone, no pre/post. */
     bool rigid = !pre && !post;
     for (uint32_t b = 0; rigid && b < bone_count; ++b) rigid = dual_quats[b].scale_weight == 0.0f;
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
-        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
-        dqs_block(dst, positions, b, e, bone_indices, weights, influence_count, dual_quats, pre,
-                  post, rigid);
-    }
+    dqs_job j = {dst, positions, weights, pre, post, bone_indices, dual_quats, influence_count,
+                 rigid};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, dqs_chunk, &j);
 }

@@ -64,20 +64,35 @@
 #include "kernels/attach_math.h"
 #include "kernels/simd.h"
 
+/* The arrays of one IRS loop (rest distances or deform). */
+typedef struct irs_job {
+    float *dst;
+    const int32_t *bones;
+    const float *t, *scale_vectors, *rest_distances;
+    const ssk_attach_bone *bones_data;
+    int length_adjust_on;
+} irs_job;
+
+static void rest_distances_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const irs_job *j = ctx;
+    (void)chunk;
+    for (int64_t v = begin; v < end; ++v) {
+        float a[3];
+        ssk_am_attachment(a, &j->bones_data[j->bones[v]], j->t[v]);
+        const float *s = j->scale_vectors + 3 * v;
+        const float p[3] = {a[0] + s[0], a[1] + s[1], a[2] + s[2]};
+        j->dst[v] = ssk_am_skeleton_distance(p, j->bones_data, j->bones[v]);
+    }
+}
+
 void ssk_irs_rest_distances(float *restrict dst, uint32_t vertex_count,
                             const int32_t *restrict bones, const float *restrict t,
                             const float *restrict scale_vectors,
                             const ssk_attach_bone *restrict rest_bones)
 {
-    const int64_t nv = vertex_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < nv; ++v) {
-        float a[3];
-        ssk_am_attachment(a, &rest_bones[bones[v]], t[v]);
-        const float *s = scale_vectors + 3 * v;
-        const float p[3] = {a[0] + s[0], a[1] + s[1], a[2] + s[2]};
-        dst[v] = ssk_am_skeleton_distance(p, rest_bones, bones[v]);
-    }
+    irs_job j = {dst, bones, t, scale_vectors, NULL, rest_bones, 0};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, rest_distances_chunk, &j);
 }
 
 /* One vertex of IRS (steps 1-6 of the header comment). */
@@ -245,16 +260,19 @@ static void irs_block(float *restrict dst, int64_t begin, int64_t end,
         irs_vertex(dst, v, bones, t, scale_vectors, bones_data, length_adjust_on, rest_distances);
 }
 
+static void irs_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const irs_job *j = ctx;
+    (void)chunk;
+    irs_block(j->dst, begin, end, j->bones, j->t, j->scale_vectors, j->bones_data,
+              j->length_adjust_on, j->rest_distances);
+}
+
 void ssk_irs_deform(float *restrict dst, uint32_t vertex_count, const int32_t *restrict bones,
                     const float *restrict t, const float *restrict scale_vectors,
                     const ssk_attach_bone *restrict bones_data, int length_adjust_on,
                     const float *restrict rest_distances)
 {
-    const int64_t nv = vertex_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
-        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
-        irs_block(dst, b, e, bones, t, scale_vectors, bones_data, length_adjust_on,
-                  rest_distances);
-    }
+    irs_job j = {dst, bones, t, scale_vectors, rest_distances, bones_data, length_adjust_on};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, irs_chunk, &j);
 }

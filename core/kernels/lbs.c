@@ -1,5 +1,5 @@
 /*
- * lbs.c — linear blend skinning kernel (CPU, OpenMP).
+ * lbs.c — linear blend skinning kernel (CPU, the thread pool of model/parallel.h).
  *
  * Stage kernels (core/kernels/, above model and io): one pure function per
  * deformer over caller-owned arrays (lbs, dqs, rigid, irs, radial, spring,
@@ -50,16 +50,27 @@ static void lbs_block(float *restrict dst, const float *restrict positions, int6
     }
 }
 
+typedef struct lbs_job {
+    float *dst;
+    const float *positions, *weights, *matrices;
+    const int32_t *bone_indices;
+    uint32_t influence_count;
+} lbs_job;
+
+static void lbs_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const lbs_job *j = ctx;
+    (void)chunk;
+    lbs_block(j->dst, j->positions, begin, end, j->bone_indices, j->weights, j->influence_count,
+              j->matrices);
+}
+
 void ssk_lbs_deform(float *restrict dst, const float *restrict positions, uint32_t vertex_count,
                     const int32_t *restrict bone_indices, const float *restrict weights,
                     uint32_t influence_count, const float *restrict matrices,
                     uint32_t bone_count)
 {
-    const int64_t nv = vertex_count;
     (void)bone_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < nv; b += SSK_VERTEX_BLOCK) {
-        const int64_t e = b + SSK_VERTEX_BLOCK < nv ? b + SSK_VERTEX_BLOCK : nv;
-        lbs_block(dst, positions, b, e, bone_indices, weights, influence_count, matrices);
-    }
+    lbs_job j = {dst, positions, weights, matrices, bone_indices, influence_count};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, lbs_chunk, &j);
 }

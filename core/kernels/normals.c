@@ -10,14 +10,23 @@
 
 #include <math.h>
 
-void ssk_normals_compute(float *restrict dst, const float *restrict positions,
-                         uint32_t vertex_count, const int32_t *restrict triangles,
-                         const uint32_t *restrict vertex_triangle_offsets,
-                         const uint32_t *restrict vertex_triangles)
+typedef struct normals_job {
+    float *dst;
+    const float *positions;
+    const int32_t *triangles;
+    const uint32_t *vertex_triangle_offsets, *vertex_triangles;
+} normals_job;
+
+static void normals_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    const int64_t nv = vertex_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < nv; ++v) {
+    const normals_job *j = ctx;
+    (void)chunk;
+    float *restrict dst = j->dst;
+    const float *restrict positions = j->positions;
+    const int32_t *restrict triangles = j->triangles;
+    const uint32_t *restrict vertex_triangle_offsets = j->vertex_triangle_offsets;
+    const uint32_t *restrict vertex_triangles = j->vertex_triangles;
+    for (int64_t v = begin; v < end; ++v) {
         double n[3] = {0.0, 0.0, 0.0};
         for (uint32_t i = vertex_triangle_offsets[v]; i < vertex_triangle_offsets[v + 1]; ++i) {
             const int32_t *t = triangles + 3 * (size_t)vertex_triangles[i];
@@ -36,6 +45,15 @@ void ssk_normals_compute(float *restrict dst, const float *restrict positions,
         dst[3 * v + 1] = (float)(n[1] * inv);
         dst[3 * v + 2] = (float)(n[2] * inv);
     }
+}
+
+void ssk_normals_compute(float *restrict dst, const float *restrict positions,
+                         uint32_t vertex_count, const int32_t *restrict triangles,
+                         const uint32_t *restrict vertex_triangle_offsets,
+                         const uint32_t *restrict vertex_triangles)
+{
+    normals_job j = {dst, positions, triangles, vertex_triangle_offsets, vertex_triangles};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, normals_chunk, &j);
 }
 
 ssk_status ssk_rig_normals(const ssk_rig *rig, float *dst_normals, const float *positions,

@@ -74,17 +74,28 @@ float ssk_radial_profile_eval(ssk_radial_profile profile, float t)
     return profile_eval(profile, clamp_t(t));
 }
 
-void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
-                       const int32_t *restrict bones, const float *restrict t,
-                       const ssk_attach_bone *restrict bones_data,
-                       const uint8_t *restrict bone_mask, ssk_radial_profile profile,
-                       float amount)
+typedef struct radial_job {
+    float *dst;
+    const float *src, *t;
+    const int32_t *bones;
+    const ssk_attach_bone *bones_data;
+    const uint8_t *bone_mask;
+    ssk_radial_profile profile;
+    float amount, offset;
+} radial_job;
+
+static void radial_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    const int64_t nv = vertex_count;
-    /* m = offset + amount f(t): the bulge's f is taken relative to 1. */
-    const float offset = profile == SSK_RADIAL_BULGE ? 1.0f - amount : 1.0f;
-#pragma omp parallel for schedule(static)
-    for (int64_t v = 0; v < nv; ++v) {
+    const radial_job *j = ctx;
+    (void)chunk;
+    float *dst = j->dst;
+    const float *src = j->src, *restrict t = j->t;
+    const int32_t *restrict bones = j->bones;
+    const ssk_attach_bone *restrict bones_data = j->bones_data;
+    const uint8_t *restrict bone_mask = j->bone_mask;
+    const ssk_radial_profile profile = j->profile;
+    const float amount = j->amount, offset = j->offset;
+    for (int64_t v = begin; v < end; ++v) {
         const int32_t b = bones[v];
         const float tv = clamp_t(t[v]);
         const float m = offset + amount * profile_eval(profile, tv);
@@ -97,4 +108,16 @@ void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
         dst[3 * v + 1] = apply ? a[1] + m * (y - a[1]) : y;
         dst[3 * v + 2] = apply ? a[2] + m * (z - a[2]) : z;
     }
+}
+
+void ssk_radial_deform(float *dst, const float *src, uint32_t vertex_count,
+                       const int32_t *restrict bones, const float *restrict t,
+                       const ssk_attach_bone *restrict bones_data,
+                       const uint8_t *restrict bone_mask, ssk_radial_profile profile,
+                       float amount)
+{
+    /* m = offset + amount f(t): the bulge's f is taken relative to 1. */
+    const float offset = profile == SSK_RADIAL_BULGE ? 1.0f - amount : 1.0f;
+    radial_job j = {dst, src, t, bones, bones_data, bone_mask, profile, amount, offset};
+    ssk_parallel_for(vertex_count, SSK_PARALLEL_GRAIN, radial_chunk, &j);
 }

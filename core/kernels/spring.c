@@ -220,7 +220,6 @@
 #include "kernels/simd.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,13 +250,13 @@ typedef struct pass_args {
     float dt, keep;           /* keep = 1 - damping */
     float eps_len, eps_par;
     /* the multilevel correction's restriction, fused (spring_multilevel.c):
-     * per-thread moments at ml_acc + thread * ml_stride, or ml_acc NULL */
+     * ml_fused = 1 adds each chunk's moments into its part of ml->partial */
     const ssk_spring_ml *ml;
-    float *ml_acc;
-    size_t ml_stride;
+    int ml_fused;
     const float *t;           /* #V binding parameters */
     const int32_t *bones;     /* #V binding bones */
-    int threads;              /* OpenMP threads of the pass */
+    ssk_spring_pass *chunk_results; /* #chunks: each chunk's reductions */
+    int write;                /* the pass writes next (else: energy only) */
 } pass_args;
 
 typedef double v8d __attribute__((vector_size(64)));
@@ -270,8 +269,8 @@ typedef struct lane_acc {
     v8 max_disp2, max_force2;
     i8 bad;
     v8 ml_sum[SSK_SPRING_ML_MOMENTS], ml_up[SSK_SPRING_ML_MOMENTS];
-    uint32_t ml_key;
-    float *ml_buf;
+    uint32_t ml_key, ml_base; /* the run's slab; the chunk's first local node */
+    float *ml_buf;            /* the chunk's part of ml->partial */
 } lane_acc;
 
 /* Adds a run's sums to its slab's two nodes (k: sum - up, k + 1: up). */
@@ -279,7 +278,7 @@ static inline __attribute__((always_inline)) void ml_flush(lane_acc *acc)
 {
     enum { MOM = SSK_SPRING_ML_MOMENTS };
     if (acc->ml_key == UINT32_MAX) return;
-    float *m = acc->ml_buf + (size_t)acc->ml_key * MOM;
+    float *m = acc->ml_buf + (size_t)(acc->ml_key - acc->ml_base) * MOM;
     for (int c = 0; c < MOM; ++c) {
         float s = 0.0f, u = 0.0f;
         for (int l = 0; l < 8; ++l) {
@@ -337,7 +336,7 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
         if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i])) continue;
         const float r = ml->inv_radius[a->bones[i]] * li[l];
         const float s[3] = {r * ux[l], r * uy[l], r * uz[l]}, f[3] = {fx[l], fy[l], fz[l]};
-        float *m = acc->ml_buf + (size_t)keys[l] * MOM;
+        float *m = acc->ml_buf + (size_t)(keys[l] - acc->ml_base) * MOM;
         const float w[2] = {1.0f - upf[l], upf[l]};
         for (int h = 0; h < 2; ++h)
             for (int c = 0; c < 3; ++c) {
@@ -633,7 +632,7 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
     fx = SEL(fixed, V8(0.0f), fx);
     fy = SEL(fixed, V8(0.0f), fy);
     fz = SEL(fixed, V8(0.0f), fz);
-    if (a->ml_acc) ml_moments8(a, v0, n, role, degv, fx, fy, fz, li, uxi, uyi, uzi, acc);
+    if (a->ml_fused) ml_moments8(a, v0, n, role, degv, fx, fy, fz, li, uxi, uyi, uzi, acc);
     const v8 dt = V8(a->dt);
     /* the detail force's own term implicitly: the step of F / (1 + dt k_d) */
     const v8 pre = V8(1.0f) / (V8(1.0f) + dt * kd);
@@ -712,12 +711,19 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
 
 SSK_TARGET_CLONES
 static void spring_block(const pass_args *restrict a, int64_t begin, int64_t end, int write,
-                         pass_result *restrict res)
+                         uint32_t chunk, pass_result *restrict res)
 {
     lane_acc acc;
     memset(&acc, 0, sizeof acc);
     acc.ml_key = UINT32_MAX;
-    acc.ml_buf = a->ml_acc ? a->ml_acc + (size_t)omp_get_thread_num() * a->ml_stride : NULL;
+    if (a->ml_fused) {
+        const ssk_spring_ml *ml = a->ml;
+        acc.ml_buf = ml->partial + (size_t)ml->chunk_offset[chunk] * SSK_SPRING_ML_MOMENTS;
+        acc.ml_base = ml->chunk_key[chunk];
+        memset(acc.ml_buf, 0,
+               (size_t)(ml->chunk_offset[chunk + 1] - ml->chunk_offset[chunk]) *
+                   SSK_SPRING_ML_MOMENTS * sizeof(float));
+    }
     int64_t v = begin;
     if (write) {
         for (; v + 8 <= end; v += 8) spring_lanes8(a, v, 8, 1, &acc);
@@ -727,36 +733,39 @@ static void spring_block(const pass_args *restrict a, int64_t begin, int64_t end
         if (v < end) spring_lanes8(a, v, (int)(end - v), 0, &acc);
     }
     if (acc.ml_buf) ml_flush(&acc);
+    pass_result r = {0.0, 0.0, 0.0f, 0.0f, 0};
     for (int l = 0; l < 8; ++l) {
-        res->energy += acc.energy[l];
-        res->kinetic += acc.kinetic[l];
-        res->max_disp2 = acc.max_disp2[l] > res->max_disp2 ? acc.max_disp2[l] : res->max_disp2;
-        res->max_force2 =
-            acc.max_force2[l] > res->max_force2 ? acc.max_force2[l] : res->max_force2;
-        res->bad |= acc.bad[l] != 0;
+        r.energy += acc.energy[l];
+        r.kinetic += acc.kinetic[l];
+        r.max_disp2 = acc.max_disp2[l] > r.max_disp2 ? acc.max_disp2[l] : r.max_disp2;
+        r.max_force2 = acc.max_force2[l] > r.max_force2 ? acc.max_force2[l] : r.max_force2;
+        r.bad |= acc.bad[l] != 0;
     }
+    *res = r;
 }
 
-/* One force pass over all vertices (OpenMP over blocks of vertices). */
-static pass_result force_pass(const pass_args *a, uint32_t nv, int write)
+static void force_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    double energy = 0.0, kinetic = 0.0;
-    float md = 0.0f, mf = 0.0f;
-    int bad = 0;
-    const int64_t n = nv;
-#pragma omp parallel for schedule(static) reduction(+ : energy, kinetic) \
-    reduction(max : md, mf) reduction(| : bad) num_threads(a->threads)
-    for (int64_t b = 0; b < n; b += SSK_VERTEX_BLOCK) {
-        const int64_t e = b + SSK_VERTEX_BLOCK < n ? b + SSK_VERTEX_BLOCK : n;
-        pass_result r = {0.0, 0.0, 0.0f, 0.0f, 0};
-        spring_block(a, b, e, write, &r);
-        energy += r.energy;
-        kinetic += r.kinetic;
-        md = r.max_disp2 > md ? r.max_disp2 : md;
-        mf = r.max_force2 > mf ? r.max_force2 : mf;
-        bad |= r.bad;
+    const pass_args *a = ctx;
+    spring_block(a, begin, end, a->write, chunk, &a->chunk_results[chunk]);
+}
+
+/* One force pass over all vertices, in chunks (model/parallel.h) whose
+ * reductions are summed in chunk order. */
+static pass_result force_pass(pass_args *a, uint32_t nv, int write)
+{
+    a->write = write;
+    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, force_chunk, a);
+    pass_result out = {0.0, 0.0, 0.0f, 0.0f, 0};
+    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
+    for (uint32_t c = 0; c < chunks; ++c) {
+        const pass_result *r = &a->chunk_results[c];
+        out.energy += r->energy;
+        out.kinetic += r->kinetic;
+        out.max_disp2 = r->max_disp2 > out.max_disp2 ? r->max_disp2 : out.max_disp2;
+        out.max_force2 = r->max_force2 > out.max_force2 ? r->max_force2 : out.max_force2;
+        out.bad |= r->bad;
     }
-    pass_result out = {energy, kinetic, md, mf, bad};
     return out;
 }
 
@@ -790,15 +799,27 @@ static void records_block(float *restrict rec, const float *restrict x,
     for (; i < end; ++i) ssk_spring_record(rec + 8 * i, x + 3 * i, anchor + 4 * i, eps);
 }
 
+/* A per-row loop of the solver: the spring and one array. */
+typedef struct rows_job {
+    ssk_spring *sp;
+    float *out;
+    const float *in, *first;
+    const ssk_attach_bone *bones;
+    const uint8_t *roles;
+} rows_job;
+
+static void records_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const rows_job *j = ctx;
+    (void)chunk;
+    records_block(j->sp->rec, j->in, j->sp->anchor, begin, end, j->sp->length_epsilon);
+}
+
 /* The pre-pass: records of positions x (the frame's anchors). */
 static void records(ssk_spring *sp, const float *x)
 {
-    const int64_t n = sp->vertex_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < n; b += SSK_VERTEX_BLOCK) {
-        const int64_t e = b + SSK_VERTEX_BLOCK < n ? b + SSK_VERTEX_BLOCK : n;
-        records_block(sp->rec, x, sp->anchor, b, e, sp->length_epsilon);
-    }
+    rows_job j = {.sp = sp, .in = x};
+    ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, records_chunk, &j);
 }
 
 /* Weight of ROI r at `frame`: its keys linearly interpolated, clamped. */
@@ -906,35 +927,59 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
     a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
 }
 
+/* Anchors of the binding's bone, rows [begin, end). */
+static void binding_anchors_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const rows_job *j = ctx;
+    (void)chunk;
+    ssk_spring *sp = j->sp;
+    const ssk_attach_bone *bones = j->bones;
+    for (int64_t i = begin; i < end; ++i) {
+        float *a = sp->anchor + 4 * i, *d = sp->vertex_dir + 4 * i;
+        ssk_am_attachment(a, &bones[sp->bones[i]], sp->t[i]);
+        memcpy(d, sp->bone_dir + 4 * (size_t)sp->bones[i], 4 * sizeof(float));
+        a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
+    }
+}
+
+/* Anchors per skin weight, rows [begin, end) of one mesh. */
+typedef struct mesh_anchors_job {
+    ssk_spring *sp;
+    const ssk_mesh *mesh;
+    const ssk_attach_bone *bones;
+} mesh_anchors_job;
+
+static void weights_anchors_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const mesh_anchors_job *j = ctx;
+    (void)chunk;
+    ssk_spring *sp = j->sp;
+    const ssk_mesh *mesh = j->mesh;
+    const uint32_t k = mesh->influence_count;
+    for (int64_t v = begin; v < end; ++v) {
+        const uint32_t i = mesh->first_vertex + (uint32_t)v;
+        float x[3];
+        ssk_mat4_transform_point(x, mesh->object_matrix, mesh->positions + 3 * v);
+        weights_anchor(sp->anchor + 4 * (size_t)i, sp->vertex_dir + 4 * (size_t)i, sp, j->bones,
+                       x, mesh->bone_indices + (size_t)v * k, mesh->weights + (size_t)v * k, k,
+                       i);
+    }
+}
+
 void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
 {
     for (uint32_t b = 0; b < sp->bone_count; ++b)
         ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
     const ssk_rig *rig = sp->weights_rig;
     if (!rig) { /* the binding's bone */
-        const int64_t n = sp->vertex_count;
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; ++i) {
-            float *a = sp->anchor + 4 * i, *d = sp->vertex_dir + 4 * i;
-            ssk_am_attachment(a, &bones[sp->bones[i]], sp->t[i]);
-            memcpy(d, sp->bone_dir + 4 * (size_t)sp->bones[i], 4 * sizeof(float));
-            a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
-        }
+        rows_job j = {.sp = sp, .bones = bones};
+        ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, binding_anchors_chunk, &j);
         return;
     }
     for (uint32_t m = 0; m < rig->mesh_count; ++m) {
-        const ssk_mesh *mesh = &rig->meshes[m];
-        const uint32_t k = mesh->influence_count;
-        const int64_t n = mesh->vertex_count;
-#pragma omp parallel for schedule(static)
-        for (int64_t v = 0; v < n; ++v) {
-            const uint32_t i = mesh->first_vertex + (uint32_t)v;
-            float x[3];
-            ssk_mat4_transform_point(x, mesh->object_matrix, mesh->positions + 3 * v);
-            weights_anchor(sp->anchor + 4 * (size_t)i, sp->vertex_dir + 4 * (size_t)i, sp,
-                           bones, x, mesh->bone_indices + (size_t)v * k,
-                           mesh->weights + (size_t)v * k, k, i);
-        }
+        mesh_anchors_job j = {sp, &rig->meshes[m], bones};
+        ssk_parallel_for(rig->meshes[m].vertex_count, SSK_PARALLEL_GRAIN, weights_anchors_chunk,
+                         &j);
     }
 }
 
@@ -956,6 +1001,20 @@ bool ssk_spring_differential(float *out, const float *skinning, const float *pre
     return true;
 }
 
+static void continue_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const rows_job *j = ctx;
+    (void)chunk;
+    const ssk_spring *sp = j->sp;
+    for (int64_t i = begin; i < end; ++i) {
+        if (j->roles[i] == SSK_ROLE_STATIC)
+            memcpy(j->out + 3 * i, j->first + 3 * i, 3 * sizeof(float));
+        else
+            ssk_mat4_transform_point(j->out + 3 * i, sp->bone_inv + 16 * (size_t)sp->bones[i],
+                                     sp->prev_output + 3 * i);
+    }
+}
+
 /* Starting iterate of frame-dependent mode (6.1): each non-static vertex
  * is the previous output moved by its bone's differential transform
  * S_b(n) S_b(n-1)^-1. false when a previous matrix is singular. */
@@ -964,36 +1023,38 @@ static bool continue_previous(ssk_spring *sp, float *x, const float *first_stage
 {
     if (!ssk_spring_differential(sp->bone_inv, skinning, sp->prev_skinning, sp->bone_count))
         return false;
-    const int64_t n = sp->vertex_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-        if (roles[i] == SSK_ROLE_STATIC)
-            memcpy(x + 3 * i, first_stage + 3 * i, 3 * sizeof(float));
-        else
-            ssk_mat4_transform_point(x + 3 * i, sp->bone_inv + 16 * (size_t)sp->bones[i],
-                                     sp->prev_output + 3 * i);
-    }
+    rows_job j = {.sp = sp, .out = x, .first = first_stage, .roles = roles};
+    ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, continue_chunk, &j);
     return true;
+}
+
+static void detail_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const rows_job *j = ctx;
+    (void)chunk;
+    for (int64_t i = begin; i < end; ++i)
+        ssk_spring_detail_row(j->sp->detail + 4 * i, j->first, j->sp->offsets, j->sp->edges,
+                              (uint32_t)i);
 }
 
 void ssk_spring_detail(ssk_spring *sp, const float *first)
 {
-    const int64_t n = sp->vertex_count;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-        ssk_spring_detail_row(sp->detail + 4 * i, first, sp->offsets, sp->edges, (uint32_t)i);
+    rows_job j = {.sp = sp, .first = first};
+    ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, detail_chunk, &j);
 }
 
-void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
-                               const uint8_t *roles)
+/* vertex i of a cluster reads its members' rows of `result` and `first`;
+ * every member of one cluster is written by the same iteration (the
+ * root's), so rows are read before they change, in any chunk order */
+static void clusters_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    const uint32_t *w = sp->cluster_words;
-    const int64_t n = sp->vertex_count;
-    /* vertex i of a cluster reads its members' rows of `result` and
-     * `first`; every member of one cluster is written by the same
-     * iteration (the root's), so rows are read before they change */
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
+    const rows_job *j = ctx;
+    (void)chunk;
+    const uint32_t *w = j->sp->cluster_words;
+    float *result = j->out;
+    const float *first = j->first;
+    const uint8_t *roles = j->roles;
+    for (int64_t i = begin; i < end; ++i) {
         const uint32_t block = w[i];
         if (block == SSK_SPRING_NO_CLUSTER || w[block + 1] != (uint32_t)i) continue;
         float mean[3];
@@ -1005,6 +1066,13 @@ void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float 
                 result[3 * (size_t)m + c] = first[3 * (size_t)m + c] + mean[c];
         }
     }
+}
+
+void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
+                               const uint8_t *roles)
+{
+    rows_job j = {.sp = (ssk_spring *)sp, .out = result, .first = first, .roles = roles};
+    ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, clusters_chunk, &j);
 }
 
 static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
@@ -1032,7 +1100,7 @@ static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
     a->ml = sp->ml;
     a->t = sp->t;
     a->bones = sp->bones;
-    a->threads = sp->ml ? sp->ml->threads : omp_get_max_threads();
+    a->chunk_results = sp->chunk_results;
 }
 
 void ssk_spring_watch_begin(ssk_spring_watch *w)
@@ -1203,13 +1271,11 @@ static float ml_lambda(ssk_spring *sp, pass_args *a, const float *x0, const floa
         for (size_t k = 0; k < n3; ++k) norm += (double)v[k] * v[k];
         const float scale = norm > 0.0 ? sp->ml->probe / (float)sqrt(norm / nv) : 0.0f;
         const int64_t n = (int64_t)n3;
-        /* element-wise loops in parallel; the sums stay serial (the same
-         * theta, bit for bit, whatever the thread count) */
-#pragma omp parallel for schedule(static)
+        /* the element-wise loops and the sums serial (the same theta, bit
+         * for bit, whatever the thread count) */
         for (int64_t k = 0; k < n; ++k) y[k] = x0[k] + scale * v[k];
         plain_step(sp, a, g, y, false);
         /* next = x0 + (step at y - step at x0): the linear response */
-#pragma omp parallel for schedule(static)
         for (int64_t k = 0; k < n; ++k) g[k] = x0[k] + ((g[k] - y[k]) - (g0[k] - x0[k]));
         ssk_spring_ml_correct(sp->ml, sp, g, x0, NULL, 1.0f, roles, NULL, false);
         double out = 0.0;
@@ -1264,7 +1330,7 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     const size_t M = SSK_SPRING_ML_MODES;
     float *blocks = calloc((size_t)ml->node_count * M * M + 1, sizeof(float));
     float *own = calloc((size_t)ml->node_count * M + 1, sizeof(float));
-    float *scratch = malloc(((size_t)ml->threads * ml->node_count * (M + 1) + 1) * sizeof(float));
+    float *scratch = malloc(((size_t)ml->chunk_count * ml->node_count * (M + 1) + 1) * sizeof(float));
     if (!blocks || !own || !scratch) {
         free(blocks);
         free(own);
@@ -1285,7 +1351,6 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
                 plain_step(sp, &a, g, probe, false);
                 /* steps: g - probe and g0 - x0 */
                 const int64_t n3 = 3 * (int64_t)nv;
-#pragma omp parallel for schedule(static)
                 for (int64_t k = 0; k < n3; ++k) g[k] -= probe[k] - x0[k];
                 ssk_spring_ml_probe_read(ml, sp, blocks, own, scratch, g, g0, x0, free_roles, l,
                                          m, c);
@@ -1354,10 +1419,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     ssk_spring_watch_begin(&w);
     uint32_t ml_growth = 0;
     float ml_last = INFINITY;
-    size_t ml_partial_bytes = 0;
     if (sp->ml) {
-        a.ml_stride = (size_t)sp->ml->local_count * SSK_SPRING_ML_MOMENTS;
-        ml_partial_bytes = (size_t)sp->ml->threads * a.ml_stride * sizeof(float);
         ssk_spring_ml_frame(sp->ml, sp, bones);
         sp->ml->scale = 1.0f;
     }
@@ -1366,10 +1428,9 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
         if (sp->ml) {
             const float omega = ssk_spring_watch_omega(&w, sp, k);
             /* the restriction runs inside the force pass (ml_moments8) */
-            memset(sp->ml->partial, 0, ml_partial_bytes);
-            a.ml_acc = sp->ml->partial;
+            a.ml_fused = 1;
             r = plain_step(sp, &a, nx, cx, k > 1);
-            a.ml_acc = NULL;
+            a.ml_fused = 0;
             /* the records of the result come with the correction: the
              * next pass's pre-pass (k > 1 above) */
             const float md =

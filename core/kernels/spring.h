@@ -216,6 +216,9 @@ struct ssk_spring {
     uint32_t cluster_word_count; /* #V + sum over clusters of (1 + n) */
     uint32_t cluster_count;
 
+    /* the force pass's reductions per chunk (model/parallel.h) */
+    struct ssk_spring_pass *chunk_results;
+
     /* the multilevel correction (spring_multilevel.c), NULL unless
      * params.multilevel_levels > 0 */
     struct ssk_spring_ml *ml;
@@ -559,8 +562,17 @@ typedef struct ssk_spring_ml {
     float *node_moment;       /* #nodes by 12 */
     float *node_map;          /* #nodes by 12: the iteration's translation and 3 by 3 map */
     float *local;             /* #local by 12: moments, then maps */
-    float *partial;           /* threads by #local by 12 */
-    int threads;
+    /* the restriction per chunk of SSK_PARALLEL_GRAIN rows (the force
+     * pass's chunks, model/parallel.h), summed in chunk order: the same
+     * bits with any thread count. Chunk c adds into the local nodes
+     * chunk_key[c] .. chunk_key[c] + (chunk_offset[c + 1] - chunk_offset[c])
+     * - 1 (the finest nodes its rows reach), stored at rows chunk_offset[c]
+     * .. of partial */
+    uint32_t chunk_count;
+    uint32_t *chunk_key;      /* #chunks */
+    uint32_t *chunk_offset;   /* #chunks + 1 */
+    float *partial;           /* chunk_offset[#chunks] by 12 */
+    float *chunk_max;         /* #chunks: the prolongation's largest squared moves */
     float probe;              /* the probe's amplitude, model units */
     float theta;              /* scale of the coarse steps (stability, probed) */
     float scale;              /* this solve's further scale (halved on growth) */
@@ -616,8 +628,8 @@ uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, 
                                  uint32_t mode, uint32_t color);
 /* From the plain steps g (at the probe) and g0 (at x): column `mode` of
  * the curvature block of each probed node, added into blocks (#nodes by
- * 81) and own (#nodes by 9, the plain curvature sums); scratch: threads
- * by #nodes by 10 floats. */
+ * 81) and own (#nodes by 9, the plain curvature sums); scratch:
+ * ml->chunk_count by #nodes by 10 floats. */
 void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, float *blocks,
                               float *own, float *scratch, const float *g, const float *g0,
                               const float *x, const uint8_t *roles, uint32_t level, uint32_t mode,
@@ -634,9 +646,10 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
  * step x + g of cur; adds the coarse correction sum_u phi_u (phi_u . P^-1
  * g) / c_u, then (omega != 1) the Chebyshev blend with prev. rec (#V by
  * 8, or NULL): also the records of the result (the next pass's pre-pass,
- * fused). restricted: ml->partial already holds the per-thread moments
- * (the CPU force pass computes them, spring.c ml_moments8). Returns the largest squared move |next - cur|^2 (NaN or
- * infinite when a value is not finite). */
+ * fused). restricted: ml->partial already holds the per-chunk moments
+ * (the CPU force pass computes them, spring.c ml_moments8). Returns the
+ * largest squared move |next - cur|^2 (NaN or infinite when a value is not
+ * finite). */
 float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next,
                             const float *cur, const float *prev, float omega,
                             const uint8_t *roles, float *rec, bool restricted);

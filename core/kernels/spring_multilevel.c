@@ -44,7 +44,6 @@
 #include "kernels/simd.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,7 +283,27 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
             ml->frozen[i] = !(k > 0.0f);
         }
     }
-    ml->threads = omp_get_max_threads();
+    /* the finest local nodes each chunk of rows reaches (parallel.h) */
+    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
+    ml->chunk_count = chunks;
+    ml->chunk_key = calloc((size_t)chunks + 1, sizeof(uint32_t));
+    ml->chunk_offset = calloc((size_t)chunks + 1, sizeof(uint32_t));
+    ml->chunk_max = calloc((size_t)chunks + 1, sizeof(float));
+    if (!ml->chunk_key || !ml->chunk_offset || !ml->chunk_max) goto fail;
+    for (uint32_t c = 0; c < chunks; ++c) {
+        uint32_t lo = UINT32_MAX, hi = 0;
+        const uint32_t end = (c + 1) * SSK_PARALLEL_GRAIN < nv ? (c + 1) * SSK_PARALLEL_GRAIN : nv;
+        for (uint32_t i = c * SSK_PARALLEL_GRAIN; i < end; ++i) {
+            const int32_t b = sp->bones[i];
+            if (ml->bone_levels[b] == 0) continue;
+            float up;
+            const uint32_t k = ssk_spring_ml_finest(ml, (uint32_t)b, sp->t[i], &up);
+            lo = k < lo ? k : lo;
+            hi = k + 1 > hi ? k + 1 : hi; /* the slab's upper node */
+        }
+        ml->chunk_key[c] = lo == UINT32_MAX ? 0 : lo;
+        ml->chunk_offset[c + 1] = ml->chunk_offset[c] + (lo == UINT32_MAX ? 0 : hi - lo + 1);
+    }
     ml->theta = 1.0f;
     ml->scale = 1.0f;
     const size_t M = SSK_SPRING_ML_MOMENTS, U = SSK_SPRING_ML_MODES;
@@ -295,7 +314,7 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     ml->node_moment = calloc((size_t)node * M + 1, sizeof(float));
     ml->node_map = calloc((size_t)node * M + 1, sizeof(float));
     ml->local = calloc((size_t)local * M + 1, sizeof(float));
-    ml->partial = calloc((size_t)ml->threads * local * M + 1, sizeof(float));
+    ml->partial = calloc((size_t)ml->chunk_offset[chunks] * M + 1, sizeof(float));
     if (!ml->kinv || !ml->node_basis || !ml->node_center || !ml->node_frame || !ml->node_moment || !ml->node_map || !ml->local ||
         !ml->partial)
         goto fail;
@@ -427,7 +446,9 @@ size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count)
     const size_t per_node = 2 + sizeof(float) * (SSK_SPRING_ML_MODES * SSK_SPRING_ML_MODES + 9 +
                                                  9 + 2 + 1 + 2 * SSK_SPRING_ML_MOMENTS);
     return sizeof *ml + bone_count * per_bone + nodes * per_node +
-           local * SSK_SPRING_ML_MOMENTS * sizeof(float) * (1 + (size_t)ml->threads);
+           local * SSK_SPRING_ML_MOMENTS * sizeof(float) +
+           (size_t)ml->chunk_offset[ml->chunk_count] * SSK_SPRING_ML_MOMENTS * sizeof(float) +
+           (size_t)ml->chunk_count * (2 * sizeof(uint32_t) + sizeof(float)) + sizeof(uint32_t);
 }
 
 void ssk_spring_ml_destroy(ssk_spring_ml *ml)
@@ -451,6 +472,9 @@ void ssk_spring_ml_destroy(ssk_spring_ml *ml)
     free(ml->node_map);
     free(ml->local);
     free(ml->partial);
+    free(ml->chunk_key);
+    free(ml->chunk_offset);
+    free(ml->chunk_max);
     free(ml);
 }
 
@@ -490,18 +514,27 @@ void ssk_spring_ml_frame(ssk_spring_ml *ml, const ssk_spring *sp, const ssk_atta
     }
 }
 
-uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, float *dst,
-                                 const float *x, const uint8_t *roles, uint32_t level,
-                                 uint32_t mode, uint32_t color)
+/* One probe's loops (probe_set, probe_read). */
+typedef struct probe_job {
+    const ssk_spring_ml *ml;
+    const ssk_spring *sp;
+    float *dst, *scratch;
+    const float *x, *g, *g0;
+    const uint8_t *roles;
+    uint32_t level, mode, color;
+} probe_job;
+
+static void probe_set_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    const uint32_t nv = sp->vertex_count;
-    uint32_t nodes = 0;
-    for (uint32_t n = 0; n < ml->node_count; ++n)
-        nodes += ml->node_level[n] == level && ml->node_color[n] == color;
-    memcpy(dst, x, 3 * (size_t)nv * sizeof(float));
-    if (nodes == 0) return 0;
-#pragma omp parallel for schedule(static)
-    for (uint32_t i = 0; i < nv; ++i) {
+    const probe_job *j = ctx;
+    (void)chunk;
+    const ssk_spring_ml *ml = j->ml;
+    const ssk_spring *sp = j->sp;
+    const uint8_t *roles = j->roles;
+    const float *x = j->x;
+    float *dst = j->dst;
+    const uint32_t level = j->level, mode = j->mode, color = j->color;
+    for (uint32_t i = (uint32_t)begin; i < (uint32_t)end; ++i) {
         if (!takes_part(ml, roles, i) || level >= ml->bone_levels[sp->bones[i]]) continue;
         uint32_t n[2];
         float w[2], s[3], phi[3];
@@ -513,7 +546,61 @@ uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, 
             for (int c = 0; c < 3; ++c) dst[3 * (size_t)i + c] += ml->probe * w[h] * phi[c];
         }
     }
+}
+
+uint32_t ssk_spring_ml_probe_set(const ssk_spring_ml *ml, const ssk_spring *sp, float *dst,
+                                 const float *x, const uint8_t *roles, uint32_t level,
+                                 uint32_t mode, uint32_t color)
+{
+    const uint32_t nv = sp->vertex_count;
+    uint32_t nodes = 0;
+    for (uint32_t n = 0; n < ml->node_count; ++n)
+        nodes += ml->node_level[n] == level && ml->node_color[n] == color;
+    memcpy(dst, x, 3 * (size_t)nv * sizeof(float));
+    if (nodes == 0) return 0;
+    probe_job j = {ml, sp, dst, NULL, x, NULL, NULL, roles, level, mode, color};
+    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, probe_set_chunk, &j);
     return nodes;
+}
+
+enum { PROBE_W = SSK_SPRING_ML_MODES + 1 };
+
+static void probe_read_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    enum { U = SSK_SPRING_ML_MODES, W = PROBE_W };
+    const probe_job *j = ctx;
+    const ssk_spring_ml *ml = j->ml;
+    const ssk_spring *sp = j->sp;
+    const uint8_t *roles = j->roles;
+    const float *g = j->g, *g0 = j->g0, *x = j->x;
+    const uint32_t level = j->level, mode = j->mode, color = j->color;
+    const size_t per_chunk = (size_t)ml->node_count * W;
+    float *acc = j->scratch + (size_t)chunk * per_chunk;
+    memset(acc, 0, per_chunk * sizeof(float));
+    for (int64_t i = begin; i < end; ++i) {
+        if (!takes_part(ml, roles, (uint32_t)i) || level >= ml->bone_levels[sp->bones[i]])
+            continue;
+        uint32_t n[2];
+        float w[2], s[3], phi[3], psi[3];
+        hat(ml, sp, (uint32_t)i, level, n, w);
+        scaled_offset(ml, sp, (uint32_t)i, x, s);
+        const float q = inv_step(sp, roles, (uint32_t)i);
+        const float dg[3] = {g[3 * i] - g0[3 * i], g[3 * i + 1] - g0[3 * i + 1],
+                             g[3 * i + 2] - g0[3 * i + 2]};
+        for (int h = 0; h < 2; ++h) {
+            if (ml->node_color[n[h]] != color) continue;
+            const float *E = ml->node_frame + 9 * (size_t)n[h];
+            const float *c = ml->node_center + 2 * (size_t)n[h];
+            float *col = acc + (size_t)n[h] * W;
+            /* row r of column `mode`: -phi_r . P^-1 dg / probe */
+            for (uint32_t r = 0; r < U; ++r) {
+                mode_shape(psi, E, c, r, s);
+                col[r] += w[h] * (-q * dot3(psi, dg) / ml->probe);
+            }
+            mode_shape(phi, E, c, mode, s);
+            col[U] += w[h] * w[h] * q * dot3(phi, phi);
+        }
+    }
 }
 
 void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, float *blocks,
@@ -521,47 +608,17 @@ void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, flo
                               const float *x, const uint8_t *roles, uint32_t level, uint32_t mode,
                               uint32_t color)
 {
-    enum { U = SSK_SPRING_ML_MODES, W = SSK_SPRING_ML_MODES + 1 };
-    const int64_t nv = sp->vertex_count;
-    const size_t per_thread = (size_t)ml->node_count * W;
-#pragma omp parallel num_threads(ml->threads)
-    {
-        float *acc = scratch + (size_t)omp_get_thread_num() * per_thread;
-        memset(acc, 0, per_thread * sizeof(float));
-#pragma omp for schedule(static)
-        for (int64_t i = 0; i < nv; ++i) {
-            if (!takes_part(ml, roles, (uint32_t)i) || level >= ml->bone_levels[sp->bones[i]])
-                continue;
-            uint32_t n[2];
-            float w[2], s[3], phi[3], psi[3];
-            hat(ml, sp, (uint32_t)i, level, n, w);
-            scaled_offset(ml, sp, (uint32_t)i, x, s);
-            const float q = inv_step(sp, roles, (uint32_t)i);
-            const float dg[3] = {g[3 * i] - g0[3 * i], g[3 * i + 1] - g0[3 * i + 1],
-                                 g[3 * i + 2] - g0[3 * i + 2]};
-            for (int h = 0; h < 2; ++h) {
-                if (ml->node_color[n[h]] != color) continue;
-                const float *E = ml->node_frame + 9 * (size_t)n[h];
-                const float *c = ml->node_center + 2 * (size_t)n[h];
-                float *col = acc + (size_t)n[h] * W;
-                /* row r of column `mode`: -phi_r . P^-1 dg / probe */
-                for (uint32_t r = 0; r < U; ++r) {
-                    mode_shape(psi, E, c, r, s);
-                    col[r] += w[h] * (-q * dot3(psi, dg) / ml->probe);
-                }
-                mode_shape(phi, E, c, mode, s);
-                col[U] += w[h] * w[h] * q * dot3(phi, phi);
-            }
-        }
-        /* the implicit barrier of the loop above: every thread's sums are in */
-#pragma omp for schedule(static)
-        for (int64_t n = 0; n < (int64_t)ml->node_count; ++n) {
-            if (ml->node_level[n] != level || ml->node_color[n] != color) continue;
-            for (int t = 0; t < ml->threads; ++t) {
-                const float *col = scratch + (size_t)t * per_thread + (size_t)n * W;
-                for (uint32_t r = 0; r < U; ++r) blocks[(size_t)n * U * U + r * U + mode] += col[r];
-                own[(size_t)n * U + mode] += col[U];
-            }
+    enum { U = SSK_SPRING_ML_MODES, W = PROBE_W };
+    probe_job j = {ml, sp, NULL, scratch, x, g, g0, roles, level, mode, color};
+    ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, probe_read_chunk, &j);
+    /* the chunks' sums in chunk order */
+    const size_t per_chunk = (size_t)ml->node_count * W;
+    for (uint32_t n = 0; n < ml->node_count; ++n) {
+        if (ml->node_level[n] != level || ml->node_color[n] != color) continue;
+        for (uint32_t c = 0; c < ml->chunk_count; ++c) {
+            const float *col = scratch + (size_t)c * per_chunk + (size_t)n * W;
+            for (uint32_t r = 0; r < U; ++r) blocks[(size_t)n * U * U + r * U + mode] += col[r];
+            own[(size_t)n * U + mode] += col[U];
         }
     }
 }
@@ -769,9 +826,11 @@ static inline __attribute__((always_inline)) bool block_uniform(const pass_view 
 
 enum { MOM = SSK_SPRING_ML_MOMENTS };
 
-/* Restriction of rows [begin, end) into acc (#local by 12). */
+/* Restriction of rows [begin, end) into acc: local node k's 12 sums at
+ * acc + (k - base) 12 (a chunk's part of ml->partial). */
 SSK_TARGET_CLONES
-static void restrict_range(const pass_view *v, float *restrict acc, int64_t begin, int64_t end)
+static void restrict_range(const pass_view *v, float *restrict acc, uint32_t base, int64_t begin,
+                           int64_t end)
 {
     v8 sum[MOM], up_sum[MOM];
     for (int c = 0; c < MOM; ++c) sum[c] = up_sum[c] = V8(0.0f);
@@ -779,7 +838,7 @@ static void restrict_range(const pass_view *v, float *restrict acc, int64_t begi
 #define FLUSH()                                                                                    \
     do {                                                                                           \
         if (key != UINT32_MAX) {                                                                   \
-            float *m_ = acc + (size_t)key * MOM;                                                   \
+            float *m_ = acc + (size_t)(key - base) * MOM;                                          \
             for (int c = 0; c < MOM; ++c) {                                                        \
                 float a_ = 0.0f, u_ = 0.0f;                                                        \
                 for (int l = 0; l < 8; ++l) {                                                      \
@@ -826,7 +885,7 @@ static void restrict_range(const pass_view *v, float *restrict acc, int64_t begi
             row_offset(v, i + l, s);
             for (int c = 0; c < 3; ++c)
                 f[c] = qs[l] * (v->next[3 * (i + l) + c] - v->cur[3 * (i + l) + c]);
-            float *m = acc + (size_t)keys[l] * MOM;
+            float *m = acc + (size_t)(keys[l] - base) * MOM;
             const float w[2] = {1.0f - ups[l], ups[l]};
             for (int h = 0; h < 2; ++h)
                 for (int c = 0; c < 3; ++c) {
@@ -843,7 +902,7 @@ static void restrict_range(const pass_view *v, float *restrict acc, int64_t begi
         const float q = row_q(v, i);
         row_offset(v, i, s);
         for (int c = 0; c < 3; ++c) f[c] = q * (v->next[3 * i + c] - v->cur[3 * i + c]);
-        float *m = acc + (size_t)k * MOM;
+        float *m = acc + (size_t)(k - base) * MOM;
         const float w[2] = {1.0f - up, up};
         for (int h = 0; h < 2; ++h)
             for (int c = 0; c < 3; ++c) {
@@ -945,6 +1004,23 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
     return md1;
 }
 
+/* The restriction of one chunk into its part of ml->partial. */
+static void restrict_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const pass_view *v = ctx;
+    const ssk_spring_ml *ml = v->ml;
+    float *acc = ml->partial + (size_t)ml->chunk_offset[chunk] * MOM;
+    memset(acc, 0,
+           (size_t)(ml->chunk_offset[chunk + 1] - ml->chunk_offset[chunk]) * MOM * sizeof(float));
+    restrict_range(v, acc, ml->chunk_key[chunk], begin, end);
+}
+
+static void prolong_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const pass_view *v = ctx;
+    v->ml->chunk_max[chunk] = prolong_range(v, begin, end);
+}
+
 /* The correction of one iteration (spring.h): restriction to the finest
  * local nodes, to the coarser levels within each bone (hat_l,k =
  * hat_l+1,2k + (hat_l+1,2k-1 + hat_l+1,2k+1) / 2), onto the global nodes,
@@ -982,21 +1058,15 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
     v.q_plain = 1.0f / v.dt;
     v.q_free = (1.0f + v.dt * v.kd) / v.dt;
     /* moments (sum w f, sum w f s~^T) at each bone's finest level, per
-     * thread over a contiguous range of rows (restrict_range) */
-    if (!restricted) {
-#pragma omp parallel num_threads(ml->threads)
-        {
-            const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            float *acc = ml->partial + (size_t)t * nl;
-            memset(acc, 0, nl * sizeof(float));
-            restrict_range(&v, acc, nv * t / nt, nv * (t + 1) / nt);
-        }
-    }
+     * chunk of rows (restrict_range), then summed in chunk order */
+    if (!restricted) ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, restrict_chunk, &v);
     float *loc = ml->local;
-    for (size_t u = 0; u < nl; ++u) {
-        float r = 0.0f;
-        for (int t = 0; t < ml->threads; ++t) r += ml->partial[(size_t)t * nl + u];
-        loc[u] = r;
+    memset(loc, 0, nl * sizeof(float));
+    for (uint32_t c = 0; c < ml->chunk_count; ++c) {
+        const float *part = ml->partial + (size_t)ml->chunk_offset[c] * M;
+        float *dst = loc + (size_t)ml->chunk_key[c] * M;
+        const size_t count = (size_t)(ml->chunk_offset[c + 1] - ml->chunk_offset[c]) * M;
+        for (size_t u = 0; u < count; ++u) dst[u] += part[u];
     }
     /* to the coarser levels, then onto the global nodes */
     memset(ml->node_moment, 0, (size_t)ml->node_count * M * sizeof(float));
@@ -1101,11 +1171,10 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
         }
     }
     /* prolongation, blend, largest move */
+    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, prolong_chunk, &v);
     float md = 0.0f;
-#pragma omp parallel num_threads(ml->threads) reduction(max : md)
-    {
-        const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        const float m = prolong_range(&v, nv * t / nt, nv * (t + 1) / nt);
+    for (uint32_t c = 0; c < ml->chunk_count; ++c) {
+        const float m = ml->chunk_max[c];
         md = !(m <= md) ? (m == m ? m : INFINITY) : md;
     }
     const int bad = !(md < INFINITY);

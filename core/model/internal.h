@@ -11,6 +11,7 @@
 #define SSK_INTERNAL_H
 
 #include "springskin.h"
+#include "model/parallel.h"
 
 #include <stdbool.h>
 

@@ -57,9 +57,45 @@ WEIGHT_EPSILON = _core.WEIGHT_EPSILON
 #: Most influences per vertex (SSK_MAX_INFLUENCES).
 MAX_INFLUENCES = _core.MAX_INFLUENCES
 
+
+
+def configure_threads(threads=None, spin_microseconds=None):
+    """Threads of the CPU backend (``ssk_threading_set``, issue #17).
+
+    The CPU kernels cut their rows into chunks whose sizes depend on the
+    row count only, run by the calling thread and a process-wide pool of
+    workers; sums are taken per chunk and then in chunk order, so results
+    are the same bits with any thread count. Idle workers spin for at most
+    ``spin_microseconds`` and then sleep, so a host's own threads (Blender)
+    get their cores back as soon as a frame is done.
+
+    Args:
+        threads: int, 0 to 256: threads a loop may use, the caller
+            included; 0: one per CPU this process may run on. None keeps
+            the count in use.
+        spin_microseconds: int, 0 to 1,000,000: how long an idle worker
+            spins before it sleeps (default 50, which keeps the workers
+            awake between the passes of one spring solve); 0: sleep at
+            once. None keeps the value in use.
+
+    Returns:
+        (threads, spin_microseconds) in use afterwards (threads resolved to
+        a count).
+
+    Raises:
+        TypeError: a value is not an int (or None).
+        ValueError: a value is out of range.
+    """
+    for name, value in (("threads", threads), ("spin_microseconds", spin_microseconds)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError("configure_threads: %s must be an int or None, got %s"
+                            % (name, type(value).__name__))
+    return _core.threading(threads, spin_microseconds)
+
+
 __all__ = [
     "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Deformer",
     "GLContext", "GLError", "GLUnavailableError", "Graph", "MAX_INFLUENCES", "METHODS", "Mesh",
     "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",
-    "bake", "load", "load_binding",
+    "bake", "configure_threads", "load", "load_binding",
 ]

@@ -177,7 +177,59 @@ static PyObject *py_status_message(PyObject *self, PyObject *arg)
     return NULL;
 }
 
+/* threading(threads=None, spin_microseconds=None) -> (threads, spin):
+ * ssk_threading_set with the given fields changed (None keeps one), then
+ * ssk_threading_get. Range errors -> ValueError (the package checks types
+ * first). */
+static PyObject *py_threading(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = {"threads", "spin_microseconds", NULL};
+    PyObject *threads = Py_None, *spin = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:threading", kwlist, &threads, &spin))
+        return NULL;
+    ssk_threading t;
+    ssk_threading_get(&t);
+    if (threads != Py_None || spin != Py_None) {
+        ssk_threading want = t; /* None keeps the count in use */
+        if (threads != Py_None) {
+            const long long n = PyLong_AsLongLong(threads);
+            if (n == -1 && PyErr_Occurred()) return NULL;
+            if (n < 0 || n > UINT32_MAX) {
+                PyErr_Format(PyExc_ValueError,
+                             "threading: threads must be 0 (one per CPU) to 256, got %lld", n);
+                return NULL;
+            }
+            want.threads = (uint32_t)n;
+        }
+        if (spin != Py_None) {
+            const long long n = PyLong_AsLongLong(spin);
+            if (n == -1 && PyErr_Occurred()) return NULL;
+            if (n < 0 || n > UINT32_MAX) {
+                PyErr_Format(PyExc_ValueError,
+                             "threading: spin_microseconds must be 0 to 1000000, got %lld", n);
+                return NULL;
+            }
+            want.spin_microseconds = (uint32_t)n;
+        }
+        ssk_error err = {0};
+        ssk_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = ssk_threading_set(&want, &err);
+        Py_END_ALLOW_THREADS
+        if (st != SSK_OK) {
+            PyErr_SetString(PyExc_ValueError, err.message);
+            return NULL;
+        }
+        ssk_threading_get(&t);
+    }
+    return Py_BuildValue("(II)", (unsigned)t.threads, (unsigned)t.spin_microseconds);
+}
+
 static PyMethodDef module_methods[] = {
+    {"threading", (PyCFunction)(void (*)(void))py_threading, METH_VARARGS | METH_KEYWORDS,
+     "threading(threads=None, spin_microseconds=None) -> (threads, spin_microseconds): "
+     "ssk_threading_set / ssk_threading_get."},
     {"import_scene", (PyCFunction)(void (*)(void))ssk_py_import_scene,
      METH_VARARGS | METH_KEYWORDS,
      "import_scene(path) -> Scene: ssk_scene_import (Assimp), GIL released."},
