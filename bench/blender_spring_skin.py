@@ -31,6 +31,7 @@ from LBS printed.
 Usage (headless, after `make`):
     blender -b --factory-startup --python bench/blender_spring_skin.py -- \\
         [--size 100000] [--repeats 101] [--methods lbs,dqs] [--backend cpu]
+        [--threads N] [--spin MICROSECONDS]
         [--build build]
 
 Prints one Markdown table. Uses bpy, numpy and the staged addon in
@@ -60,6 +61,11 @@ def parse_args():
     ap.add_argument("--repeats", type=int, default=101, help="timed frames per mode")
     ap.add_argument("--methods", default="lbs,dqs")
     ap.add_argument("--backend", default="cpu", choices=("cpu", "gl", "auto"))
+    ap.add_argument("--threads", type=int, default=None,
+                    help="springskin.configure_threads(threads=...) first (default: as is)")
+    ap.add_argument("--spin", type=int, default=None,
+                    help="springskin.configure_threads(spin_microseconds=...) first "
+                         "(default: as is, 50)")
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"),
                     help="CMake build directory holding addon/springskin_blender")
     return ap.parse_args(argv)
@@ -120,6 +126,9 @@ def main():
     sys.path.insert(0, addon_parent)
     addon_utils.enable("springskin_blender", default_set=True)
     runtime = sys.modules["springskin_blender.runtime"]
+    ssk = sys.modules["springskin_blender.native"].require()
+    threads, spin = ssk.configure_threads(args.threads, args.spin)
+    print("core threading: %d threads, idle spin %d us" % (threads, spin), flush=True)
     print("Blender %s, Python %s, numpy %s, %d CPUs"
           % (bpy.app.version_string, sys.version.split()[0], np.__version__, os.cpu_count()),
           flush=True)
