@@ -61,6 +61,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* A bone shorter than this fraction of the skeleton size has zero length. */
 #define SSK_BIND_ZERO_BONE_FRACTION 1e-6
@@ -101,7 +102,7 @@ const char *ssk_bind_method_name(ssk_bind_method method)
 ssk_status ssk_bind_method_parse(ssk_bind_method *out, const char *name, ssk_error *err)
 {
     for (int m = 0; name && m < SSK_BIND_METHOD_COUNT; ++m)
-        if (strcmp(name, bind_method_names[m]) == 0) {
+        if (strcasecmp(name, bind_method_names[m]) == 0) {
             if (out) *out = (ssk_bind_method)m;
             return ssk_error_ok(err);
         }

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The document version this parser reads and ssk_graph_to_json writes. */
 #define GRAPH_FORMAT_VERSION 1
@@ -298,7 +299,7 @@ static bool find_method(const char *name, ssk_method *out)
 {
     for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
         const char *n = method_name_at(m);
-        if (n && strcmp(n, name) == 0) {
+        if (n && strcasecmp(n, name) == 0) { /* any case: "IRS" as Blender spells it */
             *out = (ssk_method)m;
             return true;
         }
@@ -405,7 +406,7 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
     if (!ssk_json_is_plain_string(v))
         return GRAPH_ERROR("node '%s': field 'method': expected a string (%s), got %s", id,
                            list, ssk_json_kind(v));
-    if (strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_SPRING)) == 0)
+    if (strcasecmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_SPRING)) == 0)
         return GRAPH_ERROR("node '%s': field 'method': 'spring' is a node type, not a skinning "
                            "method (expected %s; add a node of type 'spring' fed by this one)",
                            id, list);
@@ -581,8 +582,8 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
     bool irs = false, attach = false;
     if (n->type == SSK_NODE_SKINNING && json_object_object_get_ex(obj, "method", &v) &&
         ssk_json_is_plain_string(v)) {
-        irs = strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_IRS)) == 0;
-        attach = irs || strcmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_RIGID)) == 0;
+        irs = strcasecmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_IRS)) == 0;
+        attach = irs || strcasecmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_RIGID)) == 0;
     }
     json_object_object_foreach(obj, field, value)
     {

@@ -608,6 +608,8 @@ typedef struct ssk_bind_params {
 void ssk_bind_params_default(ssk_bind_params *out);
 /* "auto", "direct", "weights", "planar"; NULL when out of range. */
 const char *ssk_bind_method_name(ssk_bind_method method);
+/* Parses a binding method name in any case. SSK_ERROR_INVALID_ARGUMENT
+ * lists the accepted names. */
 ssk_status ssk_bind_method_parse(ssk_bind_method *out, const char *name, ssk_error *err);
 
 typedef struct ssk_binding ssk_binding;
@@ -1279,13 +1281,15 @@ typedef enum ssk_backend {
 
 /* "lbs", "dqs", "rigid", "irs", "spring", "cor"; NULL when out of range. */
 const char *ssk_method_name(ssk_method method);
-/* Parses "lbs" / "dqs" (case-sensitive). SSK_ERROR_INVALID_ARGUMENT lists the
- * accepted names. */
+/* Parses a method name in any case ("lbs", "LBS" as Blender's enums spell
+ * it: issue #17). SSK_ERROR_INVALID_ARGUMENT lists the accepted names. */
 ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err);
 /* "auto", "cpu", "gl"; NULL when out of range. */
 const char *ssk_backend_name(ssk_backend backend);
 /* "weights", "binding" (ssk_attachment_mode); NULL when out of range. */
 const char *ssk_attachment_mode_name(ssk_attachment_mode mode);
+/* Parses a backend name in any case. SSK_ERROR_INVALID_ARGUMENT lists the
+ * accepted names. */
 ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err);
 
 /* Centers of rotation of a whole rig (Le & Hodgins 2016, Eq. 1 and 4): the

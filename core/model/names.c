@@ -7,6 +7,7 @@
 #include "model/internal.h"
 
 #include <string.h>
+#include <strings.h>
 
 static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs",
                                                             "spring", "cor"};
@@ -31,7 +32,7 @@ const char *ssk_backend_name(ssk_backend backend)
 ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err)
 {
     for (int m = 0; name && m < SSK_METHOD_COUNT; ++m)
-        if (strcmp(name, method_names[m]) == 0) {
+        if (strcasecmp(name, method_names[m]) == 0) { /* "LBS" as Blender spells it */
             if (out) *out = (ssk_method)m;
             return ssk_error_ok(err);
         }
@@ -43,7 +44,7 @@ ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err)
 ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err)
 {
     for (int b = 0; name && b < SSK_BACKEND_COUNT; ++b)
-        if (strcmp(name, backend_names[b]) == 0) {
+        if (strcasecmp(name, backend_names[b]) == 0) {
             if (out) *out = (ssk_backend)b;
             return ssk_error_ok(err);
         }

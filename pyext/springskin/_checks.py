@@ -24,16 +24,18 @@ def _or_list(names):
 
 
 def choice(value, name, choices):
-    """Return `value` when it is one of the strings `choices`.
+    """Return the name of `choices` (lowercase strings) that `value` names,
+    in any case ("LBS" as Blender's enums spell it, or "lbs").
 
     Raises TypeError for a non-string, ValueError for an unknown name.
     """
     if not isinstance(value, str):
         raise TypeError(f"{name}: expected a string ({_or_list(choices)}), "
                         f"got {type(value).__name__}")
-    if value not in choices:
-        raise ValueError(f"{name}: unknown value {value!r} (expected {_or_list(choices)})")
-    return value
+    if value.lower() not in choices:
+        raise ValueError(f"{name}: unknown value {value!r} (expected {_or_list(choices)}; "
+                         f"any case)")
+    return value.lower()
 
 
 def real(value, name, *, positive=False, non_negative=False):

@@ -118,8 +118,8 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
     if method is not None and graph is not None:
         raise ValueError("method, graph: give one of them (a graph names its skinning method)")
     if method is not None:
-        _checks.choice(method, "method", _checks.METHODS)
-    _checks.choice(backend, "backend", _checks.BACKENDS)
+        method = _checks.choice(method, "method", _checks.METHODS)
+    backend = _checks.choice(backend, "backend", _checks.BACKENDS)
     count = len(rig.animations)
     if count == 0:
         raise ValueError(f"bake: {rig.path!r} has no animation to bake")

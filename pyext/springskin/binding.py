@@ -50,9 +50,10 @@ class Binding:
         raise TypeError("Binding objects come from Rig.bind() or springskin.load_binding()")
 
     @classmethod
-    def _wrap(cls, core, reused=False):
+    def _wrap(cls, core, reused=False, rig=None):
         self = cls.__new__(cls)
         self._core = core
+        self._rig = rig  # the rig it was made or checked for (report())
         info = core.info()
         self.vertex_count = info["vertex_count"]
         self.bone_count = info["bone_count"]
@@ -91,13 +92,14 @@ class Binding:
         """
         self._core.save(_checks.path(path, "path"))
 
-    def report(self, rig):
+    def report(self, rig=None):
         """Binding quality (Toothman 2020, Fig. 7-9).
 
         Parameters
         ----------
-        rig : Rig
-            The rig it was made for.
+        rig : Rig, optional
+            The rig it was made for; default: the rig of :meth:`Rig.bind`
+            or of ``load_binding(path, rig)``.
 
         Returns
         -------
@@ -120,8 +122,14 @@ class Binding:
         Raises
         ------
         ValueError
-            The binding is not `rig`'s.
+            The binding is not `rig`'s, or no rig is known (a binding
+            loaded without one: pass ``rig``).
         """
+        if rig is None:
+            rig = self._rig
+            if rig is None:
+                raise ValueError("report: this binding was loaded without its rig: pass "
+                                 "report(rig) or load_binding(path, rig)")
         _checks.rig(rig)
         return self._core.report(rig._core)
 
@@ -157,4 +165,4 @@ def load_binding(path, rig=None):
     core_rig = None
     if rig is not None:
         core_rig = _checks.rig(rig)._core
-    return Binding._wrap(_core.load_binding(path, core_rig))
+    return Binding._wrap(_core.load_binding(path, core_rig), rig=rig)

@@ -3,6 +3,8 @@
 import os
 import warnings
 
+import numpy as np
+
 from . import _checks
 from . import _core
 from .binding import Binding, load_binding
@@ -124,8 +126,8 @@ class Deformer:
             raise ValueError("method, graph: give one of them (a graph names its skinning "
                              "method)")
         if method is not None:
-            _checks.choice(method, "method", _checks.METHODS)
-        _checks.choice(backend, "backend", _checks.BACKENDS)
+            method = _checks.choice(method, "method", _checks.METHODS)
+        backend = _checks.choice(backend, "backend", _checks.BACKENDS)
         core_graph = None
         if graph is not None:
             graph = graph if isinstance(graph, Graph) else Graph(graph, rig)
@@ -150,30 +152,34 @@ class Deformer:
 
     # --- per frame -------------------------------------------------------
     def deform(self, skinning_matrices, object_matrices=None, frame=None, out=None):
-        """Deform every mesh for one pose.
+        """Deform every mesh for one pose, or for a stack of F poses.
 
         Parameters
         ----------
-        skinning_matrices : array_like, (B, 4, 4) float32 or float64
+        skinning_matrices : array_like, (B, 4, 4) or (F, B, 4, 4), float32 or float64
             ``S_b = G_b(pose) @ inverse(bind_b)``, rig space, row-major
             acting on column vectors (:meth:`Rig.skinning_matrices` of a
-            loaded rig). Any strides and byte order; finite.
-        object_matrices : array_like, (M, 4, 4) float, optional
+            loaded rig). Any strides and byte order; finite. A stack of F
+            poses is deformed in order, as F calls would (frame-dependent
+            springs continue from pose to pose).
+        object_matrices : array_like, (M, 4, 4) or with a stack (F, M, 4, 4), float, optional
             Each mesh's object -> rig matrix at this frame
             (:meth:`Rig.object_matrices`); default: the rest object
-            matrices. Must be invertible.
-        frame : float, optional
+            matrices; with a stack, (M, 4, 4) applies to every pose. Must
+            be invertible.
+        frame : float, or with a stack a sequence of F floats, optional
             The frame at which keyed graph parameters (radial amounts, edit
             weights) are evaluated, and that frame-dependent springs use to
             continue from the previous frame; default: the last one set
-            (initially 0).
-        out : numpy.ndarray, (V, 3) float32, optional
+            (initially 0). With a stack, a single number f gives the poses
+            the frames f, f + 1, ... f + F - 1.
+        out : numpy.ndarray, (V, 3) or with a stack (F, V, 3) float32, optional
             A C-contiguous, aligned, writable native float32 array to write
             into (zero-copy on the CPU backend); returned.
 
         Returns
         -------
-        numpy.ndarray, (V, 3) float32
+        numpy.ndarray, (V, 3) or (F, V, 3) float32
             Deformed whole-rig positions, each mesh in its object space,
             model units; a new array unless `out` is given.
 
@@ -199,9 +205,48 @@ class Deformer:
         The result of the last deform is also what :meth:`normals` and
         :meth:`max_displacement` read (the CPU backend reads that array
         itself: modifying it in place before calling them changes their
-        input).
+        input); after a stack, the last pose's.
         """
+        if isinstance(skinning_matrices, (np.ndarray, list, tuple)) and \
+                np.ndim(skinning_matrices) == 4:
+            return self._deform_stack(np.asarray(skinning_matrices), object_matrices, frame,
+                                      out)
         return self._core.deform(skinning_matrices, object_matrices, frame, out)
+
+    def _deform_stack(self, stack, object_matrices, frame, out):
+        count, bones = stack.shape[0], self._rig.bone_count
+        if stack.shape[1:] != (bones, 4, 4):
+            raise ValueError(f"skinning_matrices: expected shape (B, 4, 4) = ({bones}, 4, 4) "
+                             f"or a stack (F, B, 4, 4) = (F, {bones}, 4, 4), got "
+                             f"{stack.shape}")
+        objects = None
+        if object_matrices is not None:
+            objects = np.asarray(object_matrices)
+            if objects.ndim == 4 and objects.shape[0] != count:
+                raise ValueError(f"object_matrices: a stack of {objects.shape[0]} poses for "
+                                 f"{count} skinning poses (expected (F, M, 4, 4) with F = "
+                                 f"{count}, or (M, 4, 4) for every pose)")
+        if frame is None:
+            frames = [None] * count
+        elif isinstance(frame, (int, float, np.integer, np.floating)) and \
+                not isinstance(frame, bool):
+            frames = [float(frame) + k for k in range(count)]
+        else:
+            frames = list(frame)
+            if len(frames) != count:
+                raise ValueError(f"frame: {len(frames)} frames for a stack of {count} poses")
+        shape = (count, self.vertex_count, 3)
+        if out is None:
+            out = np.empty(shape, dtype=np.float32)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.float32:
+            raise TypeError("out: expected a float32 numpy array of shape (F, V, 3) = "
+                            f"{shape}")
+        elif out.shape != shape:
+            raise ValueError(f"out: expected shape (F, V, 3) = {shape}, got {out.shape}")
+        for k in range(count):
+            pose_objects = objects[k] if objects is not None and objects.ndim == 4 else objects
+            self._core.deform(stack[k], pose_objects, frames[k], out[k])
+        return out
 
     def deform_frame(self, frame, fps=24, animation=0, out=None):
         """Deform a loaded rig at a frame of its animation.

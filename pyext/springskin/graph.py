@@ -111,7 +111,7 @@ class Graph:
         rig : Rig
         """
         _checks.rig(rig)
-        _checks.choice(method, "method", _checks.METHODS)
+        method = _checks.choice(method, "method", _checks.METHODS)
         graph = cls.__new__(cls)
         graph._rig = rig
         graph._core = _core.graph_from_method(method, rig._core)

@@ -95,7 +95,8 @@ class Bones:
     """The skeleton of a rig (read-only), a sequence of bone names.
 
     ``len(bones)`` is #B; iterating gives the names; ``bones[i]`` is the name
-    of bone i; ``bones.index(name)`` its index.
+    of bone i and ``bones[name]`` (or ``bones.index(name)``) the index of the
+    bone called `name`; ``name in bones`` tests for one.
 
     Attributes
     ----------
@@ -130,8 +131,13 @@ class Bones:
     def __iter__(self):
         return iter(self.names)
 
-    def __getitem__(self, i):
-        return self.names[i]
+    def __getitem__(self, key):
+        """``bones[i]``: the name of bone i (an int or a slice);
+        ``bones[name]``: the index of the bone called `name` (KeyError when
+        none)."""
+        if isinstance(key, str):
+            return self.index(key)
+        return self.names[key]
 
     def __contains__(self, name):
         return name in self._index
@@ -408,6 +414,14 @@ class Rig:
         if count == 0:
             raise ValueError(f"{what}: {self.path!r} has no animation")
         animation = _checks.integer(animation, "animation", 0, count - 1)
+        # the frames bake accepts (issue #17: sample used to clamp a frame
+        # that bake refused)
+        anim = self.animations[animation]
+        last = anim.frame_count(fps) - 1
+        if not 0.0 <= frame <= last:
+            raise ValueError(f"{what}: frame {frame:g} is outside animation {animation} "
+                             f"({anim.name!r}, {anim.duration:.3g} s at {fps:g} fps): frames "
+                             f"must satisfy 0 <= frame <= {last}")
         return frame / fps, animation
 
     def sample(self, frame, fps=24, animation=0):
@@ -422,7 +436,9 @@ class Rig:
         Parameters
         ----------
         frame : float
-            Frame number (fractional allowed; clamped to the animation).
+            Frame number, fractional allowed, from 0 to
+            ``animations[animation].frame_count(fps) - 1`` (the frames
+            :func:`bake` accepts).
         fps : float, default 24
             Frames per second, > 0.
         animation : int, default 0
@@ -442,7 +458,8 @@ class Rig:
         ------
         ValueError
             The rig has no animation (built from arrays, or a file without
-            one), ``animation`` out of range, a non-finite frame, fps <= 0.
+            one), ``animation`` out of range, a frame outside the animation
+            or non-finite, fps <= 0.
         TypeError
             A non-numeric frame or fps.
         """
@@ -542,7 +559,7 @@ class Rig:
         OSError
             The cache file cannot be written.
         """
-        _checks.choice(method, "method", _checks.BIND_METHODS)
+        method = _checks.choice(method, "method", _checks.BIND_METHODS)
         smooth_iterations = _checks.integer(smooth_iterations, "smooth_iterations", 0, 1000)
         max_distance = _checks.real(max_distance, "max_distance", non_negative=True)
         if cache is not None:
@@ -551,7 +568,7 @@ class Rig:
             raise TypeError(f"cor: expected a bool, got {type(cor).__name__}")
         core, reused = _core.bind(self._core, method, smooth_iterations, max_distance, cache,
                                   cor)
-        return Binding._wrap(core, reused)
+        return Binding._wrap(core, reused, rig=self)
 
     def normals(self, positions):
         """Area-weighted vertex normals of whole-rig positions (CPU).

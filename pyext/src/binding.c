@@ -174,8 +174,12 @@ static PyObject *binding_save(ssk_py_binding *self, PyObject *path_obj)
     Py_BEGIN_ALLOW_THREADS
     status = ssk_binding_save(self->binding, cpath, &err);
     Py_END_ALLOW_THREADS
+    if (status != SSK_OK) {
+        ssk_py_raise_output(&err, "save: ", cpath);
+        Py_DECREF(path);
+        return NULL;
+    }
     Py_DECREF(path);
-    if (status != SSK_OK) return ssk_py_raise(&err, "save: ", NULL);
     Py_RETURN_NONE;
 }
 

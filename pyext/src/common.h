@@ -51,6 +51,13 @@ PyObject *ssk_py_exception_type(ssk_status status);
  * NULL; for SSK_ERROR_IO with a path that does not exist the exception is
  * FileNotFoundError(errno.ENOENT, message, path). Returns NULL. */
 PyObject *ssk_py_raise(const ssk_error *err, const char *prefix, const char *path);
+/* The same for a file being written at `path`: for SSK_ERROR_IO the
+ * exception follows its folder (issue #17: a bake into a missing folder
+ * raised a bare OSError): FileNotFoundError(ENOENT) when the folder does not
+ * exist, NotADirectoryError(ENOTDIR) when it is not a folder,
+ * PermissionError(EACCES) when it cannot be written, else OSError; the
+ * exception's filename is `path`. Returns NULL. */
+PyObject *ssk_py_raise_output(const ssk_error *err, const char *prefix, const char *path);
 
 /* ------------------------------------------------------------------------ */
 /* Array conversion and validation (conversion.c).                            */

@@ -499,8 +499,12 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_BEGIN_ALLOW_THREADS
     status = ssk_scene_bake(scene, &desc, &stats, &err);
     Py_END_ALLOW_THREADS
+    if (status != SSK_OK) {
+        ssk_py_raise_output(&err, "bake: ", desc.output_path);
+        Py_DECREF(path);
+        return NULL;
+    }
     Py_DECREF(path);
-    if (status != SSK_OK) return ssk_py_raise(&err, "bake: ", NULL);
     PyObject *warning = stats.warning[0] ? PyUnicode_FromString(stats.warning) : Py_None;
     if (!warning) return NULL;
     if (warning == Py_None) Py_INCREF(Py_None);

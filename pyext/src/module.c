@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 PyObject *ssk_py_error;
 PyObject *ssk_py_gl_unavailable;
@@ -48,7 +49,10 @@ PyObject *ssk_py_exception_type(ssk_status status)
     }
 }
 
-PyObject *ssk_py_raise(const ssk_error *err, const char *prefix, const char *path)
+/* Raises `err` as `type`, with (errno, message, path) arguments when
+ * code != 0, and the `status` attribute. */
+static PyObject *raise_as(PyObject *type, const ssk_error *err, const char *prefix, int code,
+                          const char *path)
 {
     const ssk_status status = err->status == SSK_OK ? SSK_ERROR_INVALID_ARGUMENT : err->status;
     const char *message = err->message[0] ? err->message : ssk_status_message(status);
@@ -56,14 +60,11 @@ PyObject *ssk_py_raise(const ssk_error *err, const char *prefix, const char *pat
     if (prefix && strncmp(message, prefix, strlen(prefix)) == 0) prefix = NULL;
     PyObject *text = PyUnicode_FromFormat("%s%s", prefix ? prefix : "", message);
     if (!text) return NULL;
-    PyObject *type = ssk_py_exception_type(status), *args = NULL, *exc = NULL;
-    struct stat st;
-    if (status == SSK_ERROR_IO && path && stat(path, &st) != 0 && errno == ENOENT) {
-        type = PyExc_FileNotFoundError;
-        args = Py_BuildValue("(iON)", ENOENT, text, PyUnicode_DecodeFSDefault(path));
-    } else {
+    PyObject *args = NULL, *exc = NULL;
+    if (code != 0 && path)
+        args = Py_BuildValue("(iON)", code, text, PyUnicode_DecodeFSDefault(path));
+    else
         args = PyTuple_Pack(1, text);
-    }
     Py_DECREF(text);
     if (!args) return NULL;
     exc = PyObject_Call(type, args, NULL);
@@ -79,6 +80,41 @@ PyObject *ssk_py_raise(const ssk_error *err, const char *prefix, const char *pat
     PyErr_SetObject(type, exc);
     Py_DECREF(exc);
     return NULL;
+}
+
+PyObject *ssk_py_raise(const ssk_error *err, const char *prefix, const char *path)
+{
+    const ssk_status status = err->status == SSK_OK ? SSK_ERROR_INVALID_ARGUMENT : err->status;
+    struct stat st;
+    if (status == SSK_ERROR_IO && path && stat(path, &st) != 0 && errno == ENOENT)
+        return raise_as(PyExc_FileNotFoundError, err, prefix, ENOENT, path);
+    return raise_as(ssk_py_exception_type(status), err, prefix, 0, NULL);
+}
+
+PyObject *ssk_py_raise_output(const ssk_error *err, const char *prefix, const char *path)
+{
+    const ssk_status status = err->status == SSK_OK ? SSK_ERROR_INVALID_ARGUMENT : err->status;
+    if (status != SSK_ERROR_IO || !path) return ssk_py_raise(err, prefix, NULL);
+    /* the folder of path ("." when it has none) */
+    const char *slash = strrchr(path, '/');
+    char folder[4096];
+    if (!slash) {
+        snprintf(folder, sizeof folder, ".");
+    } else {
+        const size_t n = slash == path ? 1 : (size_t)(slash - path);
+        snprintf(folder, sizeof folder, "%.*s", (int)(n < sizeof folder ? n : sizeof folder - 1),
+                 path);
+    }
+    struct stat st;
+    if (stat(folder, &st) != 0)
+        return errno == ENOENT || errno == ENOTDIR
+                   ? raise_as(PyExc_FileNotFoundError, err, prefix, ENOENT, path)
+                   : raise_as(PyExc_OSError, err, prefix, errno, path);
+    if (!S_ISDIR(st.st_mode))
+        return raise_as(PyExc_NotADirectoryError, err, prefix, ENOTDIR, path);
+    if (access(folder, W_OK | X_OK) != 0)
+        return raise_as(PyExc_PermissionError, err, prefix, EACCES, path);
+    return raise_as(PyExc_OSError, err, prefix, 0, NULL);
 }
 
 static int parse_name(PyObject *obj, const char *name, int *out,

@@ -94,7 +94,7 @@ static PyObject *pc2_writer_new(PyTypeObject *type, PyObject *args, PyObject *kw
                                  (float)sample_rate, &err);
     Py_END_ALLOW_THREADS
     if (status != SSK_OK) {
-        ssk_py_raise(&err, "PointCacheWriter: ", cpath);
+        ssk_py_raise_output(&err, "PointCacheWriter: ", cpath);
         Py_DECREF(path);
         return NULL;
     }
@@ -433,7 +433,7 @@ static PyObject *abc_writer_new(PyTypeObject *type, PyObject *args, PyObject *kw
         status = ssk_abc_writer_open(&writer, cpath, &desc, &err);
         Py_END_ALLOW_THREADS
         if (status != SSK_OK) {
-            ssk_py_raise(&err, "AlembicWriter: ", cpath);
+            ssk_py_raise_output(&err, "AlembicWriter: ", cpath);
             goto done;
         }
         ssk_py_abc_writer *self = (ssk_py_abc_writer *)type->tp_alloc(type, 0);

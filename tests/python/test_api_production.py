@@ -1,0 +1,196 @@
+"""Issue #17's Python items, as a technical artist scripting a batch met
+them: a stack of poses in one deform call, bones looked up by name, a bake
+into a missing folder raising FileNotFoundError, sampling refusing the
+frames bake refuses, method names in either case, Binding.report() without
+passing the rig again, and the threading settings.
+
+References are independent of the feature under test: one deform call per
+pose, the bone name list, errno and the filesystem, bake's own frame range.
+"""
+
+import errno
+import os
+
+import numpy as np
+import pytest
+
+import springskin
+from api_helpers import BCN, limb_arrays, needs_models
+
+
+@pytest.fixture(scope="module")
+def bcn():
+    return springskin.load(BCN)
+
+
+# --- a stack of poses ----------------------------------------------------------
+
+@needs_models
+def test_deform_a_stack_equals_one_call_per_pose(bcn):
+    poses = [bcn.sample(f) for f in range(0, 40, 8)]
+    stack = np.stack([p[0] for p in poses])
+    objects = np.stack([p[1] for p in poses])
+    one = springskin.Deformer(bcn, method="dqs", backend="cpu")
+    expected = np.stack([one.deform(s, o).copy() for s, o in poses])
+    stacked = springskin.Deformer(bcn, method="dqs", backend="cpu")
+    out = stacked.deform(stack, objects)
+    assert out.shape == (len(poses), bcn.vertex_count, 3) and out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected)
+    # one (M, 4, 4) for every pose, and a caller's out array
+    buf = np.empty_like(out)
+    assert stacked.deform(stack, poses[0][1], out=buf) is buf
+    np.testing.assert_array_equal(buf[0], expected[0])
+
+
+@needs_models
+def test_deform_a_stack_of_frame_dependent_springs_continues(bcn):
+    """F poses in one call are F calls at frames f, f + 1, ...: the
+    frame-dependent springs start each pose from the previous result."""
+    graph = {"version": 1, "nodes": [
+        {"id": "skin", "type": "skinning", "method": "irs"},
+        {"id": "relax", "type": "spring", "mode": "frame_dependent"},
+        {"id": "out", "type": "output"}],
+        "edges": [{"from": "skin", "to": "relax"}, {"from": "relax", "to": "out"}]}
+    stack = np.stack([bcn.sample(f)[0] for f in range(10, 14)])
+    a = springskin.Deformer(bcn, graph=graph, backend="cpu")
+    expected = np.stack([a.deform(stack[k], frame=10 + k).copy() for k in range(4)])
+    b = springskin.Deformer(bcn, graph=graph, backend="cpu")
+    np.testing.assert_array_equal(b.deform(stack, frame=10), expected)
+
+
+def test_deform_stack_errors_name_the_mismatch():
+    rig = springskin.Rig(**limb_arrays())
+    d = springskin.Deformer(rig, method="lbs", backend="cpu")
+    stack = np.tile(np.eye(4, dtype=np.float32), (3, rig.bone_count, 1, 1))
+    with pytest.raises(ValueError, match=r"frame: 2 frames for a stack of 3 poses"):
+        d.deform(stack, frame=[0, 1])
+    with pytest.raises(ValueError, match=r"out: expected shape \(F, V, 3\)"):
+        d.deform(stack, out=np.empty((2, rig.vertex_count, 3), np.float32))
+    with pytest.raises(ValueError, match=r"object_matrices: a stack of 2 poses for 3"):
+        d.deform(stack, np.tile(np.eye(4, dtype=np.float32), (2, 1, 1, 1)))
+    with pytest.raises(ValueError, match=r"skinning_matrices"):
+        d.deform(np.zeros((3, rig.bone_count, 4, 3), np.float32))
+
+
+# --- bones by name ---------------------------------------------------------------
+
+@needs_models
+def test_bones_by_name(bcn):
+    names = list(bcn.bones.names)
+    for i in (0, 7, len(names) - 1):
+        assert bcn.bones[names[i]] == i == bcn.bones.index(names[i])
+        assert bcn.bones[i] == names[i]
+    assert names[3] in bcn.bones and "no such bone" not in bcn.bones
+    with pytest.raises(KeyError, match="no bone named 'no such bone'"):
+        bcn.bones["no such bone"]
+
+
+# --- files -----------------------------------------------------------------------
+
+@needs_models
+def test_bake_into_a_missing_folder_is_file_not_found(bcn, tmp_path):
+    for ext in ("pc2", "abc"):
+        path = tmp_path / "missing" / ("out." + ext)
+        with pytest.raises(FileNotFoundError) as e:
+            springskin.bake(bcn, path, frames=(0, 2), method="lbs")
+        assert e.value.errno == errno.ENOENT and e.value.filename == str(path)
+        assert not (tmp_path / "missing").exists()
+
+
+@needs_models
+def test_bake_into_a_file_as_folder_is_not_a_directory(bcn, tmp_path):
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        springskin.bake(bcn, tmp_path / "plain" / "out.pc2", frames=(0, 2), method="lbs")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes read-only folders")
+@needs_models
+def test_bake_into_a_read_only_folder_is_permission_error(bcn, tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(PermissionError):
+            springskin.bake(bcn, folder / "out.pc2", frames=(0, 2), method="lbs")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_writer_into_a_missing_folder_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        springskin.PointCacheWriter(tmp_path / "missing" / "a.pc2", 10)
+
+
+# --- frames: sample and bake agree ----------------------------------------------
+
+@needs_models
+def test_sample_refuses_the_frames_bake_refuses(bcn, tmp_path):
+    last = bcn.animations[0].frame_count(24) - 1
+    bcn.sample(last)
+    bcn.sample(last - 0.5)
+    with pytest.raises(ValueError, match=r"bake: frames 0\.\.%d" % (last + 1)):
+        springskin.bake(bcn, tmp_path / "a.pc2", frames=(0, last + 1), method="lbs")
+    for frame in (last + 1, 10000, -1):
+        with pytest.raises(ValueError, match=r"frame .* is outside animation 0 .*"
+                                             r"0 <= frame <= %d" % last):
+            bcn.sample(frame)
+    with pytest.raises(ValueError, match="outside animation"):
+        springskin.Deformer(bcn, method="lbs", backend="cpu").deform_frame(10000)
+
+
+# --- names in either case ---------------------------------------------------------
+
+@needs_models
+def test_method_names_in_either_case(bcn, tmp_path):
+    lower = springskin.Deformer(bcn, method="irs", backend="cpu").deform(bcn.sample(20)[0])
+    upper = springskin.Deformer(bcn, method="IRS", backend="CPU").deform(bcn.sample(20)[0])
+    np.testing.assert_array_equal(lower, upper)
+    springskin.bake(bcn, tmp_path / "a.pc2", frames=(0, 1), method="DQS", backend="Cpu")
+    graph = {"version": 1, "nodes": [{"id": "s", "type": "skinning", "method": "IRS"},
+                                     {"id": "o", "type": "output"}],
+             "edges": [{"from": "s", "to": "o"}]}
+    via_graph = springskin.Deformer(bcn, graph=graph, backend="cpu").deform(bcn.sample(20)[0])
+    np.testing.assert_array_equal(via_graph, lower)
+    assert springskin.Graph.from_method("Lbs", bcn) is not None
+    assert bcn.bind(method="AUTO").vertex_count == bcn.vertex_count
+    with pytest.raises(ValueError, match=r"unknown value 'lbx' \(expected .*; any case\)"):
+        springskin.Deformer(bcn, method="lbx")
+
+
+# --- Binding.report without the rig -------------------------------------------------
+
+@needs_models
+def test_binding_report_knows_its_rig(bcn, tmp_path):
+    binding = bcn.bind()
+    assert binding.report() == binding.report(bcn)
+    path = tmp_path / "b.sskb"
+    binding.save(path)
+    assert springskin.load_binding(path, bcn).report() == binding.report()
+    alone = springskin.load_binding(path)
+    with pytest.raises(ValueError, match="loaded without its rig"):
+        alone.report()
+    assert alone.report(bcn) == binding.report()
+
+
+# --- threading --------------------------------------------------------------------------
+
+@needs_models
+def test_configure_threads_same_bits_and_errors(bcn):
+    before = springskin.configure_threads()
+    try:
+        results = []
+        for threads, spin in ((1, 0), (3, 50), (2, 0)):
+            assert springskin.configure_threads(threads, spin) == (threads, spin)
+            d = springskin.Deformer(bcn, method="spring", backend="cpu")
+            results.append(d.deform(bcn.sample(40)[0]).copy())
+        for r in results[1:]:
+            np.testing.assert_array_equal(r, results[0])
+        with pytest.raises(ValueError, match="threads = 300 is above 256"):
+            springskin.configure_threads(300)
+        with pytest.raises(ValueError, match="spin_microseconds"):
+            springskin.configure_threads(spin_microseconds=-1)
+        with pytest.raises(TypeError, match="threads must be an int"):
+            springskin.configure_threads(2.0)
+    finally:
+        springskin.configure_threads(*before)
