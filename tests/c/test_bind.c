@@ -232,8 +232,11 @@ static void test_params_names_and_argument_errors(void **state)
     assert_null(ssk_bind_method_name(SSK_BIND_METHOD_COUNT));
     ssk_error err = {0};
     ssk_bind_method parsed;
-    assert_int_equal(ssk_bind_method_parse(&parsed, "Direct", &err), SSK_ERROR_INVALID_ARGUMENT);
-    assert_message_contains(err, "'Direct'");
+    /* any case (issue #17: Blender's enums are upper case) */
+    assert_int_equal(ssk_bind_method_parse(&parsed, "Direct", &err), SSK_OK);
+    assert_int_equal(parsed, SSK_BIND_DIRECT);
+    assert_int_equal(ssk_bind_method_parse(&parsed, "Directly", &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_message_contains(err, "'Directly'");
     assert_message_contains(err, "planar");
 
     ssk_rig *rig = make_test_limb();
