@@ -1190,6 +1190,29 @@ _TREE_METHODS = ("LBS", "DQS", "RIGID", "IRS", "COR", "SPRING")
 _NODE_SPACING = 260.0
 
 
+def graph_method(tree):
+    """The method a graph stands for, in the terms of the object's Method
+    field: its one skinning node's method, "SPRING" when that node is IRS
+    feeding a spring node (as :func:`new_graph_tree` makes it); None when
+    the graph has no skinning node or several (its method is then the
+    graph's own)."""
+    if tree is None:
+        return None
+    skins = [n for n in tree.nodes if n.bl_idname == "SpringSkinSkinningNode"]
+    if len(skins) != 1:
+        return None
+    method = skins[0].method
+    if method == "IRS" and any(n.bl_idname == "SpringSkinSpringNode" for n in tree.nodes):
+        return "SPRING"
+    return method
+
+
+def skinning_node(tree):
+    """The graph's only skinning node (None when it has none or several)."""
+    skins = [n for n in tree.nodes if n.bl_idname == "SpringSkinSkinningNode"] if tree else []
+    return skins[0] if len(skins) == 1 else None
+
+
 def new_graph_tree(name, method="LBS"):
     """A new graph tree: Skinning(method) -> Output, Skinning -> Normals ->
     Output's normals; for 'SPRING': Skinning(IRS) -> Spring (defaults) ->

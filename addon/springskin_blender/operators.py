@@ -104,14 +104,15 @@ def _bind(op, context, obj):
 
 class OBJECT_OT_springskin_add(Operator):
     """Add a Spring Skin deformer to the active mesh: a "Spring Skin" modifier that takes over
-    its Armature modifier (disabled, not deleted), with a default deformer graph"""
+    its Armature modifier (disabled, not deleted) and deforms with the chosen method"""
 
     bl_idname = "object.springskin_add"
     bl_label = "Add Spring Skin"
     bl_options = {"REGISTER", "UNDO"}
 
     method: EnumProperty(name="Method", items=METHOD_ITEMS, default="LBS",
-                         description="Skinning method of the default deformer graph")
+                         description="Skinning method (Edit as Graph turns it into a deformer "
+                                     "graph)")
 
     @classmethod
     def poll(cls, context):
@@ -133,27 +134,68 @@ class OBJECT_OT_springskin_add(Operator):
         for option in rigmod.unsupported_options(arm_mod):
             self.report({"WARNING"}, "Armature modifier '%s': %s is not reproduced"
                         % (arm_mod.name, option))
-        from . import nodes
         settings = obj.springskin
         previous = (arm_mod.show_viewport, arm_mod.show_render)
-        tree = nodes.new_graph_tree("%s Spring Skin" % obj.name, self.method)
+        previous_graph = settings.graph_name
         settings.armature_modifier = arm_mod.name
         settings.armature_object = arm.name
+        settings.graph_name = ""  # the method alone; Edit as Graph makes a graph of it
         settings.method = self.method
-        settings.graph = tree
-        mod = runtime.add_modifier(obj, arm_mod)
+        runtime.add_modifier(obj, arm_mod)
         arm_mod.object = None  # no evaluation of the mesh for the disabled modifier
         if _bind(self, context, obj) is None:
             # roll back: the mesh is left as it was
             runtime.remove_modifier(obj)
             arm_mod.object = arm
             arm_mod.show_viewport, arm_mod.show_render = previous
-            settings.graph = None
+            settings.graph_name = previous_graph
             settings.armature_modifier = ""
             settings.armature_object = ""
-            bpy.data.node_groups.remove(tree)
             runtime.forget(obj.name)
             return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+def graph_users(tree_name, but=None):
+    """Mesh objects other than `but` whose Spring Skin uses graph `tree_name`."""
+    return [o for o in bpy.data.objects if o.type == "MESH" and o is not but
+            and getattr(o, "springskin", None) is not None
+            and o.springskin.graph_name == tree_name]
+
+
+class OBJECT_OT_springskin_edit_graph(Operator):
+    """Turn the method into a deformer graph (a skinning node, and a spring node for Spring)
+    that the Spring Skin Graph editor edits; the object then deforms with the graph"""
+
+    bl_idname = "object.springskin_edit_graph"
+    bl_label = "Edit as Graph"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context, need_modifier=True)
+
+    def execute(self, context):
+        from . import nodes
+        obj = context.active_object
+        settings = obj.springskin
+        tree = settings.graph
+        if tree is None:
+            name = "%s Spring Skin" % obj.name
+            old = bpy.data.node_groups.get(name)
+            if old is not None and old.bl_idname == nodes.TREE_IDNAME and not graph_users(name):
+                # a graph of this object left unused (Remove, or a cleared
+                # Graph field): replaced, not duplicated as "<name>.001"
+                bpy.data.node_groups.remove(old)
+            tree = nodes.new_graph_tree(name, settings.method)
+            settings.graph = tree
+        # show it in the open Spring Skin Graph editors
+        screen = context.screen
+        for area in screen.areas if screen is not None else ():
+            if area.type == "NODE_EDITOR" and area.spaces.active.tree_type == nodes.TREE_IDNAME:
+                area.spaces.active.node_tree = tree
+        self.report({"INFO"}, "'%s' deforms with the graph '%s' (Spring Skin Graph editor)"
+                    % (obj.name, tree.name))
         return {"FINISHED"}
 
 
@@ -192,7 +234,8 @@ class OBJECT_OT_springskin_unbind(Operator):
 
 class OBJECT_OT_springskin_remove(Operator):
     """Remove the Spring Skin modifier and give the mesh back to its Armature modifier (its
-    armature object restored, enabled in viewport and render); the graph is kept"""
+    armature object restored, enabled in viewport and render); its graph goes too unless
+    another object uses it"""
 
     bl_idname = "object.springskin_remove"
     bl_label = "Remove Spring Skin"
@@ -218,8 +261,14 @@ class OBJECT_OT_springskin_remove(Operator):
                         "'%s' again" % (settings.armature_modifier, obj.name))
         settings.armature_modifier = ""
         settings.armature_object = ""
+        tree = settings.graph
         settings.graph = None
-        obj.data.update_tag()
+        if tree is not None and not graph_users(tree.name, but=obj):
+            # no orphan graphs (issue #17): Undo brings it back
+            self.report({"INFO"}, "the graph '%s' was removed with the modifier (Undo brings "
+                        "it back)" % tree.name)
+            bpy.data.node_groups.remove(tree)
+        obj.update_tag()
         return {"FINISHED"}
 
 
@@ -407,6 +456,7 @@ class OBJECT_OT_springskin_bake_alembic(_BakeBase, Operator, ExportHelper):
 
 classes = (
     OBJECT_OT_springskin_add,
+    OBJECT_OT_springskin_edit_graph,
     OBJECT_OT_springskin_bind,
     OBJECT_OT_springskin_unbind,
     OBJECT_OT_springskin_remove,

@@ -49,6 +49,17 @@ def _changed(self, _context):
         runtime.settings_changed(obj)
 
 
+def _graph_name_changed(self, context):
+    """A graph picked (or cleared): the Method field follows the graph's
+    skinning node, so clearing the graph later keeps deforming with what
+    the graph showed (issue #17)."""
+    from . import nodes
+    method = nodes.graph_method(self.graph)
+    if method is not None and self.method != method:
+        self.method = method  # its own update tags the object
+    _changed(self, context)
+
+
 #: bl_idname of the deformer-graph node tree (nodes.py).
 GRAPH_TREE_IDNAME = "SpringSkinGraphTree"
 
@@ -58,8 +69,8 @@ class SpringSkinSettings(PropertyGroup):
 
     method: EnumProperty(
         name="Method", items=METHOD_ITEMS, default="LBS", update=_changed,
-        description="Skinning method used when no deformer graph is set (and the method the "
-                    "default graph was made with)")
+        description="Skinning method. With a deformer graph it is the graph's skinning node "
+                    "(the panel edits that node); Edit as Graph makes a graph of it")
     # The graph is referenced by name, not by an ID PointerProperty: the
     # depsgraph copies every ID that an object's ID properties point to, and
     # Blender 3.4 frees such evaluated copies of a Python-defined node tree
@@ -67,7 +78,7 @@ class SpringSkinSettings(PropertyGroup):
     # crash on exit, reproduced with the Rigify addon enabled). By name the
     # tree stays out of the depsgraph. `graph` below reads and writes it.
     graph_name: StringProperty(
-        name="Graph", default="", update=_changed,
+        name="Graph", default="", update=_graph_name_changed,
         description="Deformer graph: the name of a Spring Skin Graph node tree; empty: the "
                     "method alone")
     backend: EnumProperty(
@@ -81,6 +92,11 @@ class SpringSkinSettings(PropertyGroup):
         name="Smoothing", default=6, min=0, max=1000, update=_changed,
         description="Alternations of Laplacian smoothing of the attachment points and "
                     "reprojection onto the skeleton when binding (Toothman 2020, 3.2)")
+    auto_rebind: BoolProperty(
+        name="Rebind Automatically", default=False,
+        description="When the skin weights change outside Weight Paint and Edit mode (Vertex "
+                    "Groups > Limit Total, Normalize All, a script), read them and bind again "
+                    "at once; off: keep the binding and mark it stale in the panel")
     bound: BoolProperty(
         name="Bound", default=False, options={"HIDDEN"},
         description="The object was bound (Bind) and is deformed by the Spring Skin modifier; "

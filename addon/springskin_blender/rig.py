@@ -78,11 +78,13 @@ class RigData:
         Vertex groups that name no deforming bone.
     unweighted : int
         Vertices without any deforming weight (they stay at rest).
+    weights_hash : int
+        :func:`weights_hash` of the weights read.
     """
 
     __slots__ = ("positions", "triangles", "bone_names", "parents", "bind", "bind_inverse",
                  "heads", "tails", "weight_indices", "weight_values", "object_matrix",
-                 "ignored_groups", "unweighted", "pose_order", "mesh_name")
+                 "ignored_groups", "unweighted", "pose_order", "mesh_name", "weights_hash")
 
     def rig_arguments(self):
         """Keyword arguments of ``springskin.Rig``."""
@@ -260,21 +262,8 @@ def extract(obj, arm, progress=None):
                             _short_list([vg.name for vg in obj.vertex_groups]),
                             _short_list(rd.bone_names)))
 
-    vert_of, bone_of, weight_of = [], [], []
-    step = max(1, nv // 50)
-    for v in me.vertices:
-        i = v.index
-        for g in v.groups:
-            gi = g.group
-            if gi < len(group_bone):
-                b = group_bone[gi]
-                w = g.weight
-                if b >= 0 and w != 0.0:
-                    vert_of.append(i)
-                    bone_of.append(b)
-                    weight_of.append(w)
-        if progress is not None and i % step == 0:
-            progress(i / nv)
+    vert_of, bone_of, weight_of = _read_weights(me, group_bone, progress)
+    rd.weights_hash = _weights_hash(vert_of, bone_of, weight_of)
     verts = np.array(vert_of, dtype=np.int64)
     counts = np.bincount(verts, minlength=nv) if len(verts) else np.zeros(nv, np.int64)
     k = max(1, int(counts.max()))
@@ -290,6 +279,49 @@ def extract(obj, arm, progress=None):
     if progress is not None:
         progress(1.0)
     return rd
+
+
+def _read_weights(me, group_bone, progress=None):
+    """(vertex, bone, weight) lists of every non-zero weight of a deforming
+    bone's group, in vertex order: one Python step per weight (the slow
+    part of reading a rig)."""
+    vert_of, bone_of, weight_of = [], [], []
+    nv = len(me.vertices)
+    step = max(1, nv // 50)
+    for v in me.vertices:
+        i = v.index
+        for g in v.groups:
+            gi = g.group
+            if gi < len(group_bone):
+                b = group_bone[gi]
+                w = g.weight
+                if b >= 0 and w != 0.0:
+                    vert_of.append(i)
+                    bone_of.append(b)
+                    weight_of.append(w)
+        if progress is not None and i % step == 0:
+            progress(i / nv)
+    return vert_of, bone_of, weight_of
+
+
+def _weights_hash(vert_of, bone_of, weight_of):
+    return hash((np.array(vert_of, dtype=np.int64).tobytes(),
+                 np.array(bone_of, dtype=np.int32).tobytes(),
+                 np.array(weight_of, dtype=np.float32).tobytes()))
+
+
+def weights_hash(obj, arm):
+    """A hash of the skin weights `extract` would read now (the same value
+    as ``RigData.weights_hash`` when nothing changed): how the runtime
+    notices weights edited in Object mode (Vertex Groups > Limit Total,
+    Normalize All, scripts), which leave the rest signature alone."""
+    bones = arm.data.bones
+    index = {b.name: i for i, b in enumerate(bones)}
+    group_bone = []
+    for vg in obj.vertex_groups:
+        b = index.get(vg.name, -1)
+        group_bone.append(b if b >= 0 and bones[b].use_deform else -1)
+    return _weights_hash(*_read_weights(obj.data, group_bone))
 
 
 def signature(obj, arm):

@@ -79,6 +79,7 @@ BINDING_METHODS = ("RIGID", "IRS", "SPRING", "COR")
 EDITING_MODES = ("EDIT", "WEIGHT_PAINT", "SCULPT")
 
 _states = {}           # object name -> ObjectState
+_notes = {}            # object name -> what happened to its Spring Skin (applied, removed)
 _tree_revisions = {}   # node tree name -> revision (bumped by graph_changed)
 # The handlers may run on the main thread (viewport) and on a render
 # thread (the render depsgraph) at once, and the core releases the GIL while
@@ -121,6 +122,10 @@ class ObjectState:
         self.last_mode = "OBJECT"
         self.printed = None
         self.cache = None           # (path, open file, vertex count) of the Mesh Cache file
+        self.stale = None           # why the binding no longer matches the mesh (weights edited)
+        self.unconverged = {}       # frame -> (iterations, residual) of spring solves that
+                                    # stopped at the iteration cap
+        self.has_springs = False    # the deformer has a spring node
 
 
 def state_of(obj):
@@ -423,6 +428,9 @@ def _build_deformer(obj, state, scene):
     except (ValueError, ssk.SpringSkinError) as exc:
         raise rigmod.SetupError("%s: %s" % (what, exc)) from None
     state.deformer = deformer
+    state.has_springs = (doc is None and s.method == "SPRING") or (
+        doc is not None and any(n.get("type") == "spring" for n in doc.get("nodes", ())))
+    state.unconverged = {}
     state.config = config
     state.failed_config = None
     state.error = None
@@ -492,6 +500,12 @@ def _compute(obj, arm, state, depsgraph, scene, force=False):
             frame, exc)
     else:
         state.frame_error = None
+    if state.has_springs:
+        report = state.deformer.spring_report
+        if report["converged"]:
+            state.unconverged.pop(frame, None)
+        else:
+            state.unconverged[frame] = (report["iterations"], report["residual"])
     t2 = time.perf_counter()
     _write_positions(obj, state, state.positions)
     state.last_key = key
@@ -586,12 +600,118 @@ def _targets(scene, depsgraph):
         yield obj
 
 
-def _run(scene, depsgraph):
+def unconverged_summary(state):
+    """One line on the spring solves that stopped at the iteration cap, or
+    None."""
+    if state is None or not state.unconverged:
+        return None
+    frames = sorted(state.unconverged)
+    iterations, residual = max(state.unconverged.values(), key=lambda r: r[1])
+    shown = ", ".join("%g" % f for f in frames[:6]) + (", ..." if len(frames) > 6 else "")
+    return ("Springs not converged at %d frame(s): %s (largest residual %.3g after %d "
+            "iterations): raise Max Iterations on the Spring node, or use the Multilevel "
+            "solver" % (len(frames), shown, residual, iterations))
+
+
+def note_of(obj):
+    """What happened to `obj`'s Spring Skin modifier (applied or removed
+    outside the addon's operators), or None."""
+    return _notes.get(obj.name) if obj is not None else None
+
+
+def _check_weights(scene, depsgraph):
+    """Weights edited outside Edit and Weight Paint mode (they tag the mesh's
+    geometry and leave the rest signature alone): rebind when the object
+    asks for it, else mark the binding stale."""
+    meshes = {u.id.original.name for u in depsgraph.updates
+              if isinstance(u.id, bpy.types.Mesh) and u.is_updated_geometry}
+    if not meshes:
+        return
+    for obj in scene.objects:
+        if obj.type != "MESH" or obj.data.name not in meshes or obj.mode in EDITING_MODES:
+            continue
+        settings = getattr(obj, "springskin", None)
+        state = _states.get(obj.name)
+        if settings is None or not settings.bound or state is None or state.rig_data is None:
+            continue
+        arm = _armature_of(obj)
+        if arm is None or rigmod.weights_hash(obj, arm) == state.rig_data.weights_hash:
+            continue
+        if not settings.auto_rebind:
+            state.stale = ("the skin weights changed since the binding: Rebind to use them "
+                           "(or turn on Rebind Automatically)")
+            continue
+        try:
+            new = _build(obj, arm, scene)
+        except (rigmod.SetupError, native.NativeUnavailable) as exc:
+            _report(obj, state, "rebinding after a weight edit failed: %s" % exc)
+            continue
+        new.printed = state.printed
+        _close_cache(state)
+        _states[obj.name] = new
+
+
+def _modifier_lost(obj):
+    """`obj` is bound but its Spring Skin modifier is gone: applied (the
+    mesh now holds a deformed shape) or deleted. Give the mesh back to its
+    Armature modifier: enabled when the modifier was deleted, left disabled
+    (its armature restored) when it was applied, since it would deform the
+    applied shape again; say which in the panel and the console."""
+    settings = obj.springskin
+    state = _states.pop(obj.name, None)
+    _close_cache(state)
+    arm = rigmod.armature_of(obj)
+    arm_mod = rigmod.armature_modifier(obj, settings.armature_modifier)
+    applied = False
+    if state is not None and state.rig_data is not None and \
+            len(obj.data.vertices) == len(state.rig_data.positions):
+        rest = np.empty(3 * len(obj.data.vertices), dtype=np.float32)
+        obj.data.vertices.foreach_get("co", rest)
+        applied = not np.array_equal(rest.reshape(-1, 3), state.rig_data.positions)
+    name = settings.armature_modifier or "Armature"
+    if arm_mod is None:
+        note = ("the Spring Skin modifier is gone and so is the Armature modifier '%s': add an "
+                "Armature modifier to deform the mesh again" % name)
+    else:
+        if arm_mod.object is None and arm is not None:
+            arm_mod.object = arm
+        if applied:
+            note = ("Spring Skin was applied: the mesh holds the deformed shape; the Armature "
+                    "modifier '%s' stays disabled (enabled, it would deform that shape again)"
+                    % arm_mod.name)
+        else:
+            arm_mod.show_viewport = arm_mod.show_render = True
+            note = ("the Spring Skin modifier was deleted: the Armature modifier '%s' deforms "
+                    "the mesh again" % arm_mod.name)
+    settings.bound = False
+    settings.armature_modifier = ""
+    settings.armature_object = ""
+    _notes[obj.name] = note
+    print("Spring Skin: '%s': %s" % (obj.name, note))
+
+
+def _check_lost(scene):
+    for obj in scene.objects:
+        if obj.type != "MESH":
+            continue
+        settings = getattr(obj, "springskin", None)
+        if settings is not None and settings.bound and has_spring_skin(obj) is None:
+            _modifier_lost(obj)
+
+
+def _run(scene, depsgraph, check_edits=False):
     if getattr(_local, "busy", False) or depsgraph is None:
         return
     with _lock:
         _local.busy = True
         try:
+            try:
+                _check_lost(scene)
+                if check_edits:
+                    _check_weights(scene, depsgraph)
+            except Exception as exc:  # never let a handler raise into Blender
+                print("Spring Skin: checking the objects failed: %s: %s"
+                      % (type(exc).__name__, exc))
             for obj in list(_targets(scene, depsgraph)):
                 evaluate(obj, depsgraph, scene)
         finally:
@@ -607,8 +727,9 @@ def on_frame_change_post(scene, depsgraph=None):
 
 @persistent
 def on_depsgraph_update_post(scene, depsgraph=None):
-    """Pose edits, graph edits and setting changes at the same frame."""
-    _run(scene, depsgraph)
+    """Pose edits, graph edits, setting changes and weight edits at the same
+    frame."""
+    _run(scene, depsgraph, check_edits=True)
 
 
 @persistent
@@ -617,7 +738,9 @@ def on_load_post(_dummy=None):
     for state in _states.values():
         _close_cache(state)
     _states.clear()
+    _notes.clear()
     _tree_revisions.clear()
+    resume_all()
 
 
 @persistent
@@ -636,7 +759,9 @@ def bind(obj, scene, depsgraph, progress=None):
     arm, _mod = rigmod.check_setup(obj)
     with _lock:
         state = _build(obj, arm, scene, progress=progress)
+        _close_cache(_states.get(obj.name))
         _states[obj.name] = state
+        _notes.pop(obj.name, None)
         obj.springskin.bound = True
         _local.busy = True  # the write below must not run the handlers again
         try:
@@ -670,8 +795,9 @@ def forget(obj_name):
 
 def graph_changed(tree):
     """Called by the node tree (nodes.py) when `tree` changed: bump its
-    revision and tag the meshes using it, so that the next depsgraph update
-    rebuilds their deformers."""
+    revision, keep the Method field of the meshes using it equal to the
+    graph's skinning node (issue #17: method and graph are one control) and
+    tag them, so that the next depsgraph update rebuilds their deformers."""
     if tree is None:
         return
     _tree_revisions[tree.name] = _tree_revisions.get(tree.name, 0) + 1
@@ -679,12 +805,15 @@ def graph_changed(tree):
         objects = bpy.data.objects
     except AttributeError:  # restricted context (registration)
         return
+    method = nodes.graph_method(tree)
     for obj in objects:
         settings = getattr(obj, "springskin", None) if obj.type == "MESH" else None
         if settings is not None and settings.graph_name == tree.name:
             state = _states.get(obj.name)
             if state is not None:
                 state.failed_config = None
+            if method is not None and settings.method != method:
+                settings.method = method
             obj.update_tag(refresh={"OBJECT"})
 
 
@@ -716,6 +845,58 @@ def _remove_handlers():
             handlers.remove(old)  # this function or a reloaded module's
 
 
+#: Object custom property: the addon was disabled while this object was
+#: bound; its Armature modifier drives the mesh until the addon is back.
+SUSPENDED = "springskin_suspended"
+
+
+def suspend_all():
+    """Addon disable: every bound object gets its Armature modifier back
+    (armature restored, enabled) and its Spring Skin modifier disabled, so
+    the mesh follows the rig without the addon; marked for resume_all."""
+    try:
+        objects = bpy.data.objects
+    except AttributeError:  # restricted context
+        return
+    for obj in objects:
+        settings = getattr(obj, "springskin", None) if obj.type == "MESH" else None
+        mod = has_spring_skin(obj)
+        if settings is None or not settings.bound or mod is None:
+            continue
+        arm_mod = rigmod.armature_modifier(obj, settings.armature_modifier)
+        arm = rigmod.armature_of(obj)
+        if arm_mod is None or arm is None:
+            continue
+        arm_mod.object = arm
+        arm_mod.show_viewport = arm_mod.show_render = True
+        mod.show_viewport = mod.show_render = False
+        obj[SUSPENDED] = 1
+
+
+def resume_all():
+    """Addon enable (and file load): objects suspended by suspend_all are
+    taken over again. Returns None (a bpy.app.timers callback)."""
+    try:
+        objects = bpy.data.objects
+    except AttributeError:
+        return None
+    for obj in objects:
+        if obj.get(SUSPENDED) is None:
+            continue
+        del obj[SUSPENDED]
+        settings = getattr(obj, "springskin", None)
+        mod = has_spring_skin(obj)
+        if settings is None or mod is None or not settings.bound:
+            continue
+        arm_mod = rigmod.armature_modifier(obj, settings.armature_modifier)
+        if arm_mod is not None:
+            arm_mod.object = None
+            arm_mod.show_viewport = arm_mod.show_render = False
+        mod.show_viewport = mod.show_render = True
+        obj.update_tag(refresh={"OBJECT"})
+    return None
+
+
 def register():
     _remove_handlers()
     atexit.unregister(_remove_cache_directory)
@@ -723,14 +904,18 @@ def register():
     for list_name, fn in _HANDLERS:
         getattr(bpy.app.handlers, list_name).append(fn)
     nodes.add_change_listener(graph_changed)
+    # bpy.data is restricted while add-ons register at startup: resume later
+    bpy.app.timers.register(resume_all, first_interval=0.0)
 
 
 def unregister():
     global _gl_context, _gl_error
     nodes.remove_change_listener(graph_changed)
     _remove_handlers()
+    suspend_all()
     _remove_cache_directory()
     _states.clear()
+    _notes.clear()
     _tree_revisions.clear()
     _gl_context = None
     _gl_error = None

@@ -12,6 +12,7 @@ import bpy
 from bpy.types import Menu, Operator, Panel
 
 from . import native
+from . import nodes
 from . import rig as rigmod
 from . import runtime
 from .properties import METHOD_ITEMS
@@ -83,10 +84,17 @@ class SPRINGSKIN_PT_modifier(Panel):
             _wrapped(box, native.error(), icon="ERROR")
             box.operator(SPRINGSKIN_OT_retry_import.bl_idname, icon="FILE_REFRESH")
         mod = runtime.has_spring_skin(obj)
+        note = runtime.note_of(obj)
         if mod is None:
+            if note:
+                _wrapped(layout.box(), note, icon="INFO")
             layout.menu(SPRINGSKIN_MT_add.bl_idname, icon="MOD_ARMATURE")
             return
         state = runtime.state_of(obj)
+        if state is not None and state.stale:
+            box = layout.box()
+            _wrapped(box, state.stale, icon="ERROR")
+            box.operator("object.springskin_bind", text="Rebind", icon="FILE_REFRESH")
 
         row = layout.row()
         if settings.bound:
@@ -99,13 +107,24 @@ class SPRINGSKIN_PT_modifier(Panel):
 
         col = layout.column()
         col.use_property_split = True
+        # one control (issue #17): without a graph the Method field; with
+        # one, the same field edits the graph's skinning node
+        tree = settings.graph
+        skin = nodes.skinning_node(tree)
+        if tree is None:
+            row = col.row(align=True)
+            row.prop(settings, "method")
+            row.operator("object.springskin_edit_graph", text="", icon="NODETREE")
+        elif skin is not None:
+            col.prop(skin, "method", text="Method")
+        else:
+            col.label(text="Method: the graph's skinning nodes")
         col.prop_search(settings, "graph_name", bpy.data, "node_groups", icon="NODETREE")
-        if not settings.graph_name:
-            col.prop(settings, "method")
         col.prop(settings, "backend")
         sub = col.column(align=True)
         sub.prop(settings, "bind_method")
         sub.prop(settings, "smooth_iterations")
+        col.prop(settings, "auto_rebind")
         if settings.armature_modifier:
             col.label(text="Takes over '%s' (disabled) of armature '%s'"
                       % (settings.armature_modifier, settings.armature_object),
@@ -139,6 +158,9 @@ class SPRINGSKIN_PT_modifier(Panel):
             _wrapped(box, state.error, icon="ERROR")
         if state is not None and state.frame_error:
             _wrapped(box, state.frame_error, icon="ERROR")
+        unconverged = runtime.unconverged_summary(state)
+        if unconverged:
+            _wrapped(box, unconverged, icon="ERROR")
         if not (mod.show_viewport or mod.show_render):
             cache = obj.modifiers.get("Spring Skin Cache")
             if cache is not None:

@@ -102,7 +102,7 @@ def test_add_each_method_takes_over_the_armature_modifier():
         assert spring.filepath == T.submodule("runtime").cache_path(mesh)
         settings = mesh.springskin
         assert settings.bound and settings.method == method
-        assert settings.graph is not None and settings.graph.bl_idname == "SpringSkinGraphTree"
+        assert settings.graph is None, "Add makes no graph: Edit as Graph does"
         assert settings.armature_modifier == arm_name
         offsets = []
         for f in _moving_frames(first, last):
@@ -125,6 +125,7 @@ def test_work_only_when_something_changed():
     mesh, arm, (first, last) = T.fbx_character()
     T.activate(mesh)
     bpy.ops.object.springskin_add(method="LBS")
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
     runtime = T.submodule("runtime")
     scene = bpy.context.scene
     scene.frame_set(first + 1)
@@ -183,6 +184,7 @@ def test_panel_draws_every_state():
     assert "SPRINGSKIN_MT_add" in text, text  # not added yet: the Add menu
     T.activate(mesh)
     bpy.ops.object.springskin_add(method="IRS")
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
     bpy.context.scene.frame_set(last)
     text = draw(mesh)
     for needle in ("Bound", "Deforming with graph", "Backend: CPU", "vertices, 16 bones",
@@ -270,6 +272,7 @@ def test_graph_edit_rebuilds_the_deformer():
     armature_ref = next(m for m in ref.modifiers if m.type == "ARMATURE")
     T.activate(mesh)
     bpy.ops.object.springskin_add(method="LBS")
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
     bpy.context.scene.frame_set((first + last) // 2)
     skin = next(n for n in mesh.springskin.graph.nodes if n.bl_idname == "SpringSkinSkinningNode")
     skin.method = "DQS"  # the node calls runtime.graph_changed
@@ -330,14 +333,16 @@ def test_remove_gives_the_mesh_back_to_the_armature_modifier():
     ref = T.reference_copy(mesh)
     T.activate(mesh)
     bpy.ops.object.springskin_add(method="IRS")
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
     tree_name = mesh.springskin.graph_name
+    assert tree_name
     assert bpy.ops.object.springskin_remove() == {"FINISHED"}
     assert mesh.modifiers.get("Spring Skin") is None
     assert "springskin_offset" not in mesh.data.attributes
     arm_mod = next(m for m in mesh.modifiers if m.type == "ARMATURE")
     assert arm_mod.object == arm and arm_mod.show_viewport and arm_mod.show_render
     assert not mesh.springskin.bound and mesh.springskin.graph is None
-    assert tree_name in bpy.data.node_groups, "the graph is kept"
+    assert tree_name not in bpy.data.node_groups, "an orphan graph was left (issue #17)"
     bpy.context.scene.frame_set(last)
     np.testing.assert_array_equal(T.evaluated(mesh), T.evaluated(ref))
 
@@ -430,6 +435,7 @@ def test_non_manifold_meshes_are_reported_for_binding_methods():
 def test_invalid_graph_is_reported():
     obj, _ = _tube("BadGraph")
     assert bpy.ops.object.springskin_add(method="LBS") == {"FINISHED"}
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
     tree = obj.springskin.graph
     output = next(n for n in tree.nodes if n.bl_idname == "SpringSkinOutputNode")
     for link in list(tree.links):
@@ -449,6 +455,7 @@ def test_invalid_graph_is_reported():
 def test_unstable_spring_parameters_are_reported():
     obj, _ = _tube("Unstable")
     assert bpy.ops.object.springskin_add(method="SPRING") == {"FINISHED"}
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
     spring = next(n for n in obj.springskin.graph.nodes if n.bl_idname == "SpringSkinSpringNode")
     spring.dt = 1.0  # dt k = 18 for the length force: certain to diverge
     result, err = T.call(bpy.ops.object.springskin_bind)
@@ -499,6 +506,7 @@ def test_save_and_reload():
     next(m for m in ref.modifiers if m.type == "ARMATURE").use_deform_preserve_volume = True
     T.activate(mesh)
     bpy.ops.object.springskin_add(method="DQS")
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
     mesh.springskin.backend = "CPU"
     bpy.context.scene.frame_set(first + 3)
     saved_offsets = T.live_offsets(mesh).copy()

@@ -1,0 +1,226 @@
+"""The addon's wrong states of issue #17, each met the way a rigger meets it
+and checked against Blender itself (its Armature modifier on a reference
+copy of the mesh, the mesh's own coordinates):
+
+- skin weights edited in Object mode (Vertex Groups > Limit Total): the
+  binding is marked stale (or rebound at once with Rebind Automatically);
+- the Spring Skin modifier applied with Blender's Apply, or deleted with
+  its X: the mesh is handed back to its Armature modifier, with a note;
+- the addon disabled and enabled again: the rig keeps deforming the mesh
+  (Blender's modifier while disabled), Spring Skin takes over again;
+- spring solves that stop at the iteration cap: named in the panel.
+
+    blender -b --factory-startup --python tests/blender/test_addon_states.py -- REPO [BUILD]
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+import blender_testlib as T  # noqa: E402
+
+#: Parity tolerance: a fraction of the rest mesh's bounding-box diagonal.
+PARITY = 1e-4
+
+
+def _armature_mod(obj):
+    return next(m for m in obj.modifiers if m.type == "ARMATURE")
+
+
+def _reference(mesh, arm):
+    """A copy of `mesh` deformed by Blender's own Armature modifier (the
+    copy's modifier gets the armature back and is enabled)."""
+    ref = T.reference_copy(mesh)
+    mod = _armature_mod(ref)
+    mod.object = arm
+    mod.show_viewport = mod.show_render = True
+    for m in [m for m in ref.modifiers if m.type != "ARMATURE"]:
+        ref.modifiers.remove(m)
+    return ref
+
+
+def _err(a, b, mesh):
+    return float(np.abs(T.evaluated(a) - T.evaluated(b)).max()) / T.diagonal(mesh)
+
+
+def _limit_total(obj, limit):
+    T.activate(obj)
+    assert bpy.ops.object.vertex_group_limit_total(limit=limit) == {"FINISHED"}
+
+
+def test_weights_edited_in_object_mode_mark_the_binding_stale():
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="LBS") == {"FINISHED"}
+    runtime = T.submodule("runtime")
+    scene = bpy.context.scene
+    scene.frame_set(first + 5)
+    before = T.evaluated(mesh).copy()
+    _limit_total(mesh, 1)
+    bpy.context.evaluated_depsgraph_get().update()
+    state = runtime.state_of(mesh)
+    assert state.stale and "Rebind" in state.stale, state.stale
+    np.testing.assert_array_equal(T.evaluated(mesh), before)  # the old weights, until Rebind
+    ref = _reference(mesh, arm)  # Blender with the limited weights
+    assert _err(mesh, ref, mesh) > 10 * PARITY, "Limit Total changed nothing on this rig"
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_bind() == {"FINISHED"}
+    assert runtime.state_of(mesh).stale is None
+    scene.frame_set(first + 6)
+    err = _err(mesh, ref, mesh)
+    assert err <= PARITY, "after Rebind: %.3g of the diagonal" % err
+
+
+def test_weights_edited_with_rebind_automatically():
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="DQS") == {"FINISHED"}
+    mesh.springskin.auto_rebind = True
+    scene = bpy.context.scene
+    scene.frame_set(first + 5)
+    _limit_total(mesh, 2)
+    bpy.context.evaluated_depsgraph_get().update()
+    runtime = T.submodule("runtime")
+    assert runtime.state_of(mesh).stale is None
+    ref = _reference(mesh, arm)
+    _armature_mod(ref).use_deform_preserve_volume = True
+    err = _err(mesh, ref, mesh)
+    assert err <= PARITY, "rebound automatically: %.3g of the diagonal" % err
+
+
+def test_apply_leaves_the_shape_and_a_disabled_armature_modifier():
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="IRS") == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.frame_set(first + 7)
+    posed = T.evaluated(mesh).copy()
+    with bpy.context.temp_override(object=mesh, active_object=mesh):
+        assert bpy.ops.object.modifier_apply(modifier="Spring Skin") == {"FINISHED"}
+    bpy.context.evaluated_depsgraph_get().update()
+    np.testing.assert_allclose(T.coords(mesh.data), posed, atol=1e-5 * T.diagonal(mesh))
+    mod = _armature_mod(mesh)
+    assert mod.object == arm, "the armature was not given back"
+    assert not mod.show_viewport, "enabled, it would deform the applied shape again"
+    assert not mesh.springskin.bound and not mesh.springskin.armature_object
+    note = T.submodule("runtime").note_of(mesh)
+    assert note and "applied" in note, note
+    np.testing.assert_allclose(T.evaluated(mesh), posed, atol=1e-5 * T.diagonal(mesh))
+
+
+def test_deleting_the_modifier_gives_the_mesh_back_to_blender():
+    mesh, arm, (first, last) = T.fbx_character()
+    ref = _reference(mesh, arm)
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="SPRING") == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.frame_set(first + 3)
+    mesh.modifiers.remove(mesh.modifiers["Spring Skin"])  # the modifier's X
+    bpy.context.evaluated_depsgraph_get().update()
+    mod = _armature_mod(mesh)
+    assert mod.object == arm and mod.show_viewport and mod.show_render
+    assert not mesh.springskin.bound
+    assert "deleted" in T.submodule("runtime").note_of(mesh)
+    for f in (first + 4, last):
+        scene.frame_set(f)
+        err = _err(mesh, ref, mesh)
+        assert err <= PARITY, "frame %d: %.3g of the diagonal" % (f, err)
+
+
+def test_addon_disable_gives_the_mesh_to_blender_and_enable_takes_it_back():
+    mesh, arm, (first, last) = T.fbx_character()
+    ref = _reference(mesh, arm)
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="LBS") == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.frame_set(first + 2)
+    T.disable_addon()
+    try:
+        scene.frame_set(first + 9)  # the rig moves on
+        mod = _armature_mod(mesh)
+        assert mod.object == arm and mod.show_viewport
+        assert not mesh.modifiers["Spring Skin"].show_viewport
+        err = _err(mesh, ref, mesh)
+        assert err <= PARITY, "addon disabled, frame %d: %.3g" % (first + 9, err)
+    finally:
+        T.enable_addon()
+    # the resume runs from a timer; run it as Blender's event loop would
+    T.submodule("runtime").resume_all()
+    scene.frame_set(first + 11)
+    assert mesh.modifiers["Spring Skin"].show_viewport
+    assert _armature_mod(mesh).object is None and not _armature_mod(mesh).show_viewport
+    assert T.submodule("runtime").state_of(mesh).deformer is not None
+    err = _err(mesh, ref, mesh)
+    assert err <= PARITY, "addon enabled again: %.3g" % err
+
+
+def test_unconverged_spring_frames_are_reported():
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="SPRING") == {"FINISHED"}
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
+    spring = next(n for n in mesh.springskin.graph.nodes if n.bl_idname == "SpringSkinSpringNode")
+    spring.max_iterations = 2
+    scene = bpy.context.scene
+    for f in (first + 4, first + 8):
+        scene.frame_set(f)
+    runtime = T.submodule("runtime")
+    line = runtime.unconverged_summary(runtime.state_of(mesh))
+    assert line and "2 frame(s)" in line and "%d" % (first + 4) in line, line
+    spring.max_iterations = 100
+    scene.frame_set(first + 8)
+    line = runtime.unconverged_summary(runtime.state_of(mesh))
+    assert line is None, line  # a new deformer: the earlier reports are gone
+
+
+def test_method_and_graph_are_one_control():
+    mesh, arm, (first, last) = T.fbx_character()
+    ref = _reference(mesh, arm)
+    _armature_mod(ref).use_deform_preserve_volume = True
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="IRS") == {"FINISHED"}
+    settings = mesh.springskin
+    assert settings.graph is None, "Add makes no graph (Edit as Graph does)"
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
+    nodes = T.submodule("nodes")
+    skin = nodes.skinning_node(settings.graph)
+    assert skin.method == "IRS" and settings.method == "IRS"
+    skin.method = "DQS"  # the graph editor's (or the panel's) Method
+    assert settings.method == "DQS", "the Method field did not follow the graph"
+    settings.graph = None  # clear the graph: the method is what the graph showed
+    scene = bpy.context.scene
+    scene.frame_set(first + 6)
+    err = _err(mesh, ref, mesh)
+    assert err <= PARITY, "graph cleared: deforms with %s, %.3g from Blender's DQS" % (
+        T.submodule("runtime").state_of(mesh).what, err)
+    # Remove + Add + Edit as Graph, three times: no orphan graphs
+    for _ in range(3):
+        T.activate(mesh)
+        assert bpy.ops.object.springskin_remove() == {"FINISHED"}
+        assert bpy.ops.object.springskin_add(method="SPRING") == {"FINISHED"}
+        assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
+    trees = [t.name for t in bpy.data.node_groups if t.bl_idname == nodes.TREE_IDNAME]
+    assert trees == ["%s Spring Skin" % mesh.name], trees
+    assert nodes.graph_method(settings.graph) == "SPRING" == settings.method
+
+
+def main():
+    runner = T.Runner("test_addon_states")
+    T.enable_addon()
+    for test in (test_weights_edited_in_object_mode_mark_the_binding_stale,
+                 test_weights_edited_with_rebind_automatically,
+                 test_apply_leaves_the_shape_and_a_disabled_armature_modifier,
+                 test_deleting_the_modifier_gives_the_mesh_back_to_blender,
+                 test_addon_disable_gives_the_mesh_to_blender_and_enable_takes_it_back,
+                 test_unconverged_spring_frames_are_reported,
+                 test_method_and_graph_are_one_control):
+        runner.run(test)
+    runner.finish()
+
+
+main()
