@@ -1490,9 +1490,10 @@ typedef struct ssk_animation_info {
 ssk_status ssk_scene_animation(const ssk_scene *scene, uint32_t animation,
                                ssk_animation_info *out, ssk_error *err);
 
-/* Frames at `fps` in the animation: floor(duration · fps + 1e-9) + 1 (the
- * epsilon absorbs rounding). 0 when info is NULL or fps is not a finite
- * positive number; saturates at UINT32_MAX. */
+/* Frames at `fps` in the animation: floor(duration · fps + 1e-4) + 1 (the
+ * epsilon absorbs the float32 rounding of glTF's and Assimp's times). 0
+ * when info is NULL or fps is not a finite positive number; saturates at
+ * UINT32_MAX. */
 uint32_t ssk_animation_frame_count(const ssk_animation_info *info, double fps);
 
 /* Samples animation `animation` at `time_seconds`: node local transforms from

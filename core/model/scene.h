@@ -16,8 +16,11 @@
 #define SSK_DEFAULT_TICKS_PER_SECOND 25.0
 
 /* ssk_animation_frame_count: floor(duration · fps + this) + 1, so a duration
- * that is a whole number of frames up to rounding counts its last frame. */
-#define SSK_FRAME_COUNT_EPSILON 1e-9
+ * within a ten-thousandth of a frame of a whole number of frames counts its
+ * last frame: glTF stores times as float32, and 10 frames at 24 fps (0.41667
+ * s) read back as 9.99999976 frames (issue #17: sampling the frame that
+ * Blender keyed was refused). */
+#define SSK_FRAME_COUNT_EPSILON 1e-4
 
 /* Quaternion slerp falls back to normalized linear interpolation when the
  * cosine of the angle between the keys exceeds 1 - this (sin(angle) ~ 0). */
