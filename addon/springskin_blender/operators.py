@@ -19,6 +19,10 @@ operator returns ``{'CANCELLED'}``; from a script that is a RuntimeError
 carrying the message.
 """
 
+import os
+import tempfile
+import time
+
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
@@ -272,9 +276,26 @@ class OBJECT_OT_springskin_remove(Operator):
         return {"FINISHED"}
 
 
+def default_cache_path(obj, ext):
+    """``//cache/<object><ext>`` next to the .blend (issue #17: the browser
+    used to propose ``<blend>.pc2`` for every object), or the same under the
+    temporary folder while the file is unsaved."""
+    name = bpy.path.clean_name(obj.name) + ext
+    if bpy.data.filepath:
+        return "//" + "cache/" + name
+    return os.path.join(bpy.app.tempdir or tempfile.gettempdir(), "cache", name)
+
+
 class _BakeBase:
+    """The frame loop of both bakes: modal with a window (Blender's progress
+    bar, a status line, Esc cancels; the UI keeps drawing), one call in
+    background mode or from a script's ``EXEC_DEFAULT``. Subclasses give
+    ``_open(context, obj, path, first)`` (the writer), ``_consume(context,
+    frame, state)`` and ``_after(context, obj, first, last)``."""
+
     use_scene_range: BoolProperty(name="Scene Range", default=True,
-                                  description="Bake the scene's frame range")
+                                  description="Bake the scene's frame range (Start and End "
+                                              "below are ignored)")
     frame_start: IntProperty(name="Start", default=1, description="First frame (inclusive)")
     frame_end: IntProperty(name="End", default=250, description="Last frame (inclusive)")
 
@@ -287,29 +308,133 @@ class _BakeBase:
             return scene.frame_start, scene.frame_end
         return self.frame_start, self.frame_end
 
-    def _frames(self, context, obj, consume):
-        """frame_set through the range, calling consume(frame, state) with
-        the positions the addon computed for it; restores the frame."""
+    def invoke(self, context, _event):
+        obj = context.active_object
+        scene = context.scene
+        self.filepath = default_cache_path(obj, self.filename_ext)
+        self.frame_start, self.frame_end = scene.frame_start, scene.frame_end
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context):
+        obj = context.active_object
+        try:
+            native.require()
+        except native.NativeUnavailable as exc:
+            return _fail(self, str(exc))
+        path = bpy.path.abspath(self.filepath)
+        if not path:
+            return _fail(self, "no file path given")
         scene = context.scene
         first, last = self._range(scene)
         if last < first:
-            raise rigmod.SetupError("frame range %d..%d is empty" % (first, last))
-        current = (scene.frame_current, scene.frame_subframe)
-        progress = _Progress(context, max(1, last - first + 1))
+            return _fail(self, "frame range %d..%d is empty" % (first, last))
         try:
-            for i, frame in enumerate(range(first, last + 1)):
-                scene.frame_set(frame)
-                state = runtime.evaluate(obj, context.evaluated_depsgraph_get(), scene)
-                if state is None or state.last_frame != frame:
-                    reason = runtime.state_of(obj).error if runtime.state_of(obj) else None
-                    raise rigmod.SetupError("frame %d could not be deformed: %s"
-                                            % (frame, reason or "unknown reason"))
-                consume(frame, state)
-                progress.wm.progress_update(i)
-        finally:
-            progress.end()
-            scene.frame_set(current[0], subframe=current[1])
-        return first, last
+            folder = os.path.dirname(path)
+            if folder and os.path.exists(folder) and not os.path.isdir(folder):
+                raise rigmod.SetupError("'%s' is a file, not a folder" % folder)
+            if folder:
+                os.makedirs(folder, exist_ok=True)  # the default //cache/
+            self._writer = self._open(context, obj, path, first)
+        except (OSError, ValueError, rigmod.SetupError) as exc:
+            return _fail(self, "cannot write '%s': %s" % (path, exc))
+        self._obj_name = obj.name
+        self._path = path
+        self._first, self._last, self._next = first, last, first
+        self._saved = (scene.frame_current, scene.frame_subframe)
+        self._unconverged = {}
+        self._t0 = time.perf_counter()
+        wm = context.window_manager
+        if context.window is None or bpy.app.background:
+            while True:
+                result = self._step_or_fail(context)
+                if result is not None:
+                    return result
+        wm.progress_begin(0, last - first + 1)
+        self._timer = wm.event_timer_add(0.0, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._end_modal(context)
+            self._writer.abort()
+            self._restore(context)
+            self.report({"WARNING"}, "bake of '%s' cancelled at frame %d: nothing written"
+                        % (self._obj_name, self._next))
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        result = self._step_or_fail(context)
+        if result is not None:
+            self._end_modal(context)
+            return result
+        context.window_manager.progress_update(self._next - self._first)
+        if context.workspace is not None:
+            context.workspace.status_text_set(
+                "Spring Skin: baking '%s' to %s, frame %d (%d of %d); Esc cancels"
+                % (self._obj_name, bpy.path.basename(self._path), self._next,
+                   self._next - self._first + 1, self._last - self._first + 1))
+        return {"RUNNING_MODAL"}
+
+    def _end_modal(self, context):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+
+    def _restore(self, context):
+        frame, subframe = self._saved
+        context.scene.frame_set(frame, subframe=subframe)
+
+    def _step_or_fail(self, context):
+        """Bake frame self._next; None while frames remain, else the
+        operator's result (the file finished or aborted)."""
+        obj = bpy.data.objects.get(self._obj_name)
+        try:
+            if obj is None:
+                raise rigmod.SetupError("the object '%s' is gone" % self._obj_name)
+            frame = self._next
+            scene = context.scene
+            scene.frame_set(frame)
+            state = runtime.evaluate(obj, context.evaluated_depsgraph_get(), scene)
+            if state is None or state.last_frame != frame:
+                reason = runtime.state_of(obj).error if runtime.state_of(obj) else None
+                raise rigmod.SetupError("frame %d could not be deformed: %s"
+                                        % (frame, reason or "unknown reason"))
+            if frame in state.unconverged:
+                self._unconverged[frame] = state.unconverged[frame]
+            self._consume(context, frame, state)
+            self._next += 1
+            if self._next <= self._last:
+                return None
+            self._writer.finish()
+        except (rigmod.SetupError, OSError, ValueError) as exc:
+            self._writer.abort()
+            self._restore(context)
+            return _fail(self, "bake to '%s' failed: %s" % (self._path, exc))
+        except BaseException:
+            self._writer.abort()
+            self._restore(context)
+            raise
+        self._restore(context)
+        self._after(context, obj, self._first, self._last)
+        seconds = time.perf_counter() - self._t0
+        frames = self._last - self._first + 1
+        message = ("baked frames %d..%d of '%s' (%d vertices) to %s in %.2f s (%.0f ms a frame)"
+                   % (self._first, self._last, obj.name, len(obj.data.vertices), self._path,
+                      seconds, 1e3 * seconds / frames))
+        if self._unconverged:
+            worst = max(r[1] for r in self._unconverged.values())
+            listed = ", ".join("%d" % f for f in sorted(self._unconverged)[:8])
+            self.report({"WARNING"}, "%s; springs not converged at %d frame(s): %s%s (largest "
+                        "residual %.3g)" % (message, len(self._unconverged), listed,
+                                            ", ..." if len(self._unconverged) > 8 else "",
+                                            worst))
+        else:
+            self.report({"INFO"}, message)
+        return {"FINISHED"}
 
 
 class OBJECT_OT_springskin_bake_mesh_cache(_BakeBase, Operator, ExportHelper):
@@ -327,35 +452,17 @@ class OBJECT_OT_springskin_bake_mesh_cache(_BakeBase, Operator, ExportHelper):
         description="Add (or update) a Mesh Cache modifier reading the file and disable the "
                     "Spring Skin modifier")
 
-    def execute(self, context):
-        obj = context.active_object
-        try:
-            ssk = native.require()
-        except native.NativeUnavailable as exc:
-            return _fail(self, str(exc))
-        path = bpy.path.abspath(self.filepath)
-        if not path:
-            return _fail(self, "no file path given")
-        first, _last = self._range(context.scene)
-        nv = len(obj.data.vertices)
-        try:
-            writer = ssk.PointCacheWriter(path, nv, start_frame=first, sample_rate=1.0)
-        except (OSError, ValueError) as exc:
-            return _fail(self, "cannot write '%s': %s" % (path, exc))
-        try:
-            first, last = self._frames(context, obj, lambda f, s: writer.write(s.positions))
-            writer.finish()
-        except (rigmod.SetupError, OSError, ValueError) as exc:
-            writer.abort()
-            return _fail(self, "bake to '%s' failed: %s" % (path, exc))
-        except BaseException:
-            writer.abort()
-            raise
+    def _open(self, context, obj, path, first):
+        ssk = native.require()
+        return ssk.PointCacheWriter(path, len(obj.data.vertices), start_frame=first,
+                                    sample_rate=1.0)
+
+    def _consume(self, context, frame, state):
+        self._writer.write(state.positions)
+
+    def _after(self, context, obj, first, last):
         if self.add_modifier:
             self._add_cache_modifier(obj, first)
-        self.report({"INFO"}, "baked frames %d..%d of '%s' (%d vertices) to %s"
-                    % (first, last, obj.name, nv, path))
-        return {"FINISHED"}
 
     def _add_cache_modifier(self, obj, first):
         name = "Spring Skin Cache"
@@ -400,58 +507,37 @@ class OBJECT_OT_springskin_bake_alembic(_BakeBase, Operator, ExportHelper):
     normals: BoolProperty(name="Normals", default=False,
                           description="Also write per-vertex normals (N) of every frame")
 
-    def execute(self, context):
-        obj = context.active_object
-        try:
-            ssk = native.require()
-        except native.NativeUnavailable as exc:
-            return _fail(self, str(exc))
+    @staticmethod
+    def _world(obj_eval):
+        return Z_UP_TO_Y_UP @ np.array(obj_eval.matrix_world, dtype=np.float64) @ Z_UP_TO_Y_UP.T
+
+    def _open(self, context, obj, path, first):
+        ssk = native.require()
         state = runtime.state_of(obj)
         if state is None or state.rig_data is None:
             state = runtime.evaluate(obj, context.evaluated_depsgraph_get(), context.scene)
         if state is None or state.rig_data is None:
-            return _fail(self, "'%s' cannot be deformed: %s" % (
+            raise rigmod.SetupError("'%s' cannot be deformed: %s" % (
                 obj.name, runtime.state_of(obj).error if runtime.state_of(obj) else "not bound"))
-        path = bpy.path.abspath(self.filepath)
         scene = context.scene
         fps = scene.render.fps / scene.render.fps_base
-        first, _last = self._range(scene)
-        rotation = Z_UP_TO_Y_UP[:3, :3]
-        to_yup = Z_UP_TO_Y_UP
-        from_yup = Z_UP_TO_Y_UP.T
-
-        def world(obj_eval):
-            return to_yup @ np.array(obj_eval.matrix_world, dtype=np.float64) @ from_yup
-
         mesh = dict(name=obj.name, vertex_count=len(state.rig_data.positions),
-                    triangles=state.rig_data.triangles,
-                    object_matrix=world(obj))
-        try:
-            writer = ssk.AlembicWriter(path, [mesh], fps=fps, start_time=first / fps,
-                                       normals=self.normals,
-                                       application="SpringSkin for Blender %s"
-                                       % bpy.app.version_string.replace(";", ","))
-        except (OSError, ValueError) as exc:
-            return _fail(self, "cannot write '%s': %s" % (path, exc))
+                    triangles=state.rig_data.triangles, object_matrix=self._world(obj))
+        return ssk.AlembicWriter(path, [mesh], fps=fps, start_time=first / fps,
+                                 normals=self.normals,
+                                 application="SpringSkin for Blender %s"
+                                 % bpy.app.version_string.replace(";", ","))
 
-        def consume(frame, st):
-            obj_eval = obj.evaluated_get(context.evaluated_depsgraph_get())
-            positions = st.positions @ rotation.T
-            normals = st.deformer.normals() @ rotation.T if self.normals else None
-            writer.write(positions, normals, world(obj_eval)[None])
+    def _consume(self, context, frame, state):
+        rotation = Z_UP_TO_Y_UP[:3, :3]
+        obj_eval = bpy.data.objects[self._obj_name].evaluated_get(
+            context.evaluated_depsgraph_get())
+        positions = state.positions @ rotation.T
+        normals = state.deformer.normals() @ rotation.T if self.normals else None
+        self._writer.write(positions, normals, self._world(obj_eval)[None])
 
-        try:
-            first, last = self._frames(context, obj, consume)
-            writer.finish()
-        except (rigmod.SetupError, OSError, ValueError) as exc:
-            writer.abort()
-            return _fail(self, "bake to '%s' failed: %s" % (path, exc))
-        except BaseException:
-            writer.abort()
-            raise
-        self.report({"INFO"}, "baked frames %d..%d of '%s' to %s (%.1f fps)"
-                    % (first, last, obj.name, path, fps))
-        return {"FINISHED"}
+    def _after(self, context, obj, first, last):
+        pass
 
 
 classes = (

@@ -91,11 +91,40 @@ def test_bake_mesh_cache_and_replay_without_the_addon():
 
 def test_bake_mesh_cache_bad_path_is_reported():
     mesh, first, last, _, _ = _animated_character("LBS")
-    path = os.path.join(T.TMP, "no_such_dir", "x.pc2")
+    blocker = os.path.join(T.TMP, "a_file")
+    with open(blocker, "w") as f:
+        f.write("not a folder")
+    path = os.path.join(blocker, "x.pc2")
     result, err = T.call(bpy.ops.object.springskin_bake_mesh_cache, filepath=path)
     assert result is None and "cannot write" in err, err
     assert mesh.modifiers.get("Spring Skin Cache") is None
     assert mesh.modifiers["Spring Skin"].show_viewport
+
+
+def test_bake_defaults_to_the_scene_range_and_a_cache_folder():
+    """Issue #17: the path defaults to //cache/<object>.<ext> (made when
+    missing), the range to the scene's, and the report gives the time."""
+    mesh, first, last, _, _ = _animated_character("SPRING")
+    ops = T.submodule("operators")
+    blend = os.path.join(T.TMP, "shot", "scene.blend")
+    os.makedirs(os.path.dirname(blend), exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    mesh = bpy.data.objects[mesh.name]
+    T.activate(mesh)
+    default = ops.default_cache_path(mesh, ".pc2")
+    assert default == "//cache/%s.pc2" % bpy.path.clean_name(mesh.name), default
+    assert not os.path.exists(os.path.join(T.TMP, "shot", "cache"))
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = first + 1, first + 4
+    result, err = T.call(bpy.ops.object.springskin_bake_mesh_cache, filepath=default)
+    assert result == {"FINISHED"}, err
+    path = bpy.path.abspath(default)
+    assert os.path.isfile(path), path
+    with open(path, "rb") as f:
+        header = f.read(32)
+    import struct
+    _sig, _ver, nv, start, _rate, samples = struct.unpack("<12siiffi", header)
+    assert (nv, start, samples) == (len(mesh.data.vertices), first + 1, 4), (nv, start, samples)
 
 
 def _abc_reader():
@@ -168,6 +197,7 @@ def main():
     runner = T.Runner("test_addon_bake")
     runner.run(test_bake_mesh_cache_and_replay_without_the_addon)
     runner.run(test_bake_mesh_cache_bad_path_is_reported)
+    runner.run(test_bake_defaults_to_the_scene_range_and_a_cache_folder)
     runner.run(test_bake_alembic_read_back_by_two_readers)
     runner.finish()
 
