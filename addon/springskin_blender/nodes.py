@@ -238,6 +238,14 @@ class _SpringSkinNode:
         pass
 
 
+def _labeled(layout, node, prop, label):
+    """A property with its label on the left of the node (issue #17: bare
+    drop-downs gave no clue what they set)."""
+    split = layout.split(factor=0.42, align=True)
+    split.label(text=label)
+    split.prop(node, prop, text="")
+
+
 def _draw_problems(node, context, layout):
     obj = getattr(context, "object", None)
     for problem in node_problems(node, obj):
@@ -308,6 +316,7 @@ class SpringSkinSkinningNode(_SpringSkinNode, Node):
     bl_idname = "SpringSkinSkinningNode"
     bl_label = "Skinning"
     bl_icon = "MOD_ARMATURE"
+    bl_width_default = 220.0
 
     method: EnumProperty(name="Method", items=_METHODS, default="LBS",
                          update=_on_property_update)
@@ -339,9 +348,9 @@ class SpringSkinSkinningNode(_SpringSkinNode, Node):
         return "Skinning (%s)" % self.method
 
     def draw_settings(self, context, layout, extended):
-        layout.prop(self, "method", text="")
+        _labeled(layout, self, "method", "Method")
         if self.method in ("RIGID", "IRS"):
-            layout.prop(self, "attachment", text="")
+            _labeled(layout, self, "attachment", "Attachment")
         if self.method != "IRS":
             return
         col = layout.column(align=True)
@@ -404,6 +413,7 @@ class SpringSkinRadialNode(_SpringSkinNode, Node):
     bl_idname = "SpringSkinRadialNode"
     bl_label = "Radial"
     bl_icon = "FORCE_FORCE"
+    bl_width_default = 220.0
 
     bones: StringProperty(
         name="Bones", description="Names of the selected bones, separated by commas",
@@ -422,12 +432,12 @@ class SpringSkinRadialNode(_SpringSkinNode, Node):
         self.outputs.new(POSITIONS_SOCKET, "Positions")
 
     def draw_settings(self, context, layout, extended):
-        layout.prop(self, "bones", text="")
+        _labeled(layout, self, "bones", "Bones")
         armature = _active_armature(context)
         if armature is not None:
             layout.prop_search(self, "bone_pick", armature.data, "bones", text="",
                                icon="BONE_DATA")
-        layout.prop(self, "profile", text="")
+        _labeled(layout, self, "profile", "Profile")
         layout.prop(self, "amount")
 
 
@@ -478,6 +488,7 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
     bl_idname = "SpringSkinSpringNode"
     bl_label = "Spring"
     bl_icon = "FORCE_HARMONIC"
+    bl_width_default = 260.0
 
     stiffness_surface: _stiffness_property("surface", "edge lengths")
     stiffness_length: _stiffness_property("length", "scale-vector lengths")
@@ -557,18 +568,18 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
         col = layout.column(align=True)
         col.prop(self, "dt")
         col.prop(self, "max_iterations")
-        layout.prop(self, "integrator", text="")
+        _labeled(layout, self, "integrator", "Integrator")
         if self.integrator == "SEMI_IMPLICIT":
             layout.prop(self, "damping")
         elif self.convergence != "ENERGY":
-            layout.prop(self, "solver", text="")
+            _labeled(layout, self, "solver", "Solver")
             if self.solver in ("MULTILEVEL", "CHEBYSHEV"):
                 layout.prop(self, "chebyshev_rho")
-        layout.prop(self, "convergence", text="")
+        _labeled(layout, self, "convergence", "Stop When")
         if self.convergence in ("DISPLACEMENT", "FORCE"):
             layout.prop(self, "threshold")
-        layout.prop(self, "mode", text="")
-        layout.prop(self, "attachment", text="")
+        _labeled(layout, self, "mode", "Frames")
+        _labeled(layout, self, "attachment", "Anchors")
 
 
 def _sync_edit_inputs(node):
@@ -588,6 +599,7 @@ class SpringSkinSurfaceEditNode(_SpringSkinNode, Node):
     bl_idname = "SpringSkinSurfaceEditNode"
     bl_label = "Surface Edit"
     bl_icon = "SCULPTMODE_HLT"
+    bl_width_default = 220.0
 
     vertex_group: StringProperty(
         name="Vertex Group",

@@ -119,6 +119,14 @@ class OBJECT_OT_springskin_add(Operator):
                                      "graph)")
 
     @classmethod
+    def description(cls, _context, properties):
+        """The tooltip of each entry of the Add menu: its method's own."""
+        for ident, name, text in METHOD_ITEMS:
+            if ident == properties.method:
+                return "Add Spring Skin with %s. %s" % (name, text)
+        return cls.__doc__
+
+    @classmethod
     def poll(cls, context):
         return _mesh_poll(cls, context)
 

@@ -741,6 +741,7 @@ def on_load_post(_dummy=None):
     _notes.clear()
     _tree_revisions.clear()
     resume_all()
+    _subscribe_active()
 
 
 @persistent
@@ -845,6 +846,46 @@ def _remove_handlers():
             handlers.remove(old)  # this function or a reloaded module's
 
 
+# --- the graph editor follows the active object -----------------------------------
+
+_MSGBUS_OWNER = object()
+
+
+def show_graph_of(obj, screens=None):
+    """Show `obj`'s deformer graph in every unpinned Spring Skin Graph editor
+    (issue #17: the editor kept showing the previous object's graph)."""
+    tree = obj.springskin.graph if obj is not None and obj.type == "MESH" and \
+        getattr(obj, "springskin", None) is not None else None
+    if tree is None:
+        return
+    if screens is None:
+        try:
+            screens = [w.screen for w in bpy.context.window_manager.windows]
+        except AttributeError:
+            return
+    for screen in screens:
+        for area in screen.areas:
+            if area.type != "NODE_EDITOR":
+                continue
+            space = area.spaces.active
+            if space.tree_type == nodes.TREE_IDNAME and not space.pin and \
+                    space.node_tree != tree:
+                space.node_tree = tree
+
+
+def _active_changed():
+    try:
+        show_graph_of(bpy.context.view_layer.objects.active)
+    except Exception as exc:  # a message-bus callback must not raise
+        print("Spring Skin: following the active object: %s" % exc)
+
+
+def _subscribe_active():
+    bpy.msgbus.clear_by_owner(_MSGBUS_OWNER)
+    bpy.msgbus.subscribe_rna(key=(bpy.types.LayerObjects, "active"), owner=_MSGBUS_OWNER,
+                             args=(), notify=_active_changed)
+
+
 #: Object custom property: the addon was disabled while this object was
 #: bound; its Armature modifier drives the mesh until the addon is back.
 SUSPENDED = "springskin_suspended"
@@ -904,6 +945,7 @@ def register():
     for list_name, fn in _HANDLERS:
         getattr(bpy.app.handlers, list_name).append(fn)
     nodes.add_change_listener(graph_changed)
+    _subscribe_active()
     # bpy.data is restricted while add-ons register at startup: resume later
     bpy.app.timers.register(resume_all, first_interval=0.0)
 
@@ -911,6 +953,7 @@ def register():
 def unregister():
     global _gl_context, _gl_error
     nodes.remove_change_listener(graph_changed)
+    bpy.msgbus.clear_by_owner(_MSGBUS_OWNER)
     _remove_handlers()
     suspend_all()
     _remove_cache_directory()

@@ -21,6 +21,10 @@ __all__ = ["classes"]
 
 #: Characters per line of the binding report in the (narrow) panel.
 REPORT_WIDTH = 28
+#: Characters per line of the panel's other long lines: a default-width
+#: Properties editor shows about 40 (issue #17: "Takes over 'Armatur..." and
+#: "73.23 ms... 72.90 ms" were cut off).
+LINE_WIDTH = 38
 
 
 class SPRINGSKIN_OT_retry_import(Operator):
@@ -87,13 +91,13 @@ class SPRINGSKIN_PT_modifier(Panel):
         note = runtime.note_of(obj)
         if mod is None:
             if note:
-                _wrapped(layout.box(), note, icon="INFO")
+                _wrapped(layout.box(), note, icon="INFO", width=LINE_WIDTH)
             layout.menu(SPRINGSKIN_MT_add.bl_idname, icon="MOD_ARMATURE")
             return
         state = runtime.state_of(obj)
         if state is not None and state.stale:
             box = layout.box()
-            _wrapped(box, state.stale, icon="ERROR")
+            _wrapped(box, state.stale, icon="ERROR", width=LINE_WIDTH)
             box.operator("object.springskin_bind", text="Rebind", icon="FILE_REFRESH")
 
         row = layout.row()
@@ -126,22 +130,25 @@ class SPRINGSKIN_PT_modifier(Panel):
         sub.prop(settings, "smooth_iterations")
         col.prop(settings, "auto_rebind")
         if settings.armature_modifier:
-            col.label(text="Takes over '%s' (disabled) of armature '%s'"
-                      % (settings.armature_modifier, settings.armature_object),
-                      icon="MODIFIER_OFF")
+            _wrapped(col, "Takes over '%s' (disabled) of armature '%s'"
+                     % (settings.armature_modifier, settings.armature_object),
+                     icon="MODIFIER_OFF", width=LINE_WIDTH)
 
         box = layout.box()
         if state is not None and state.deformer is not None:
-            box.label(text="Deforming with %s" % state.what, icon="MOD_ARMATURE")
-            box.label(text="Backend: %s, %s" % (state.backend.upper(), state.device_name),
-                      icon="MEMORY")
+            _wrapped(box, "Deforming with %s" % state.what, icon="MOD_ARMATURE",
+                     width=LINE_WIDTH)
+            _wrapped(box, "Backend: %s, %s" % (state.backend.upper(), state.device_name),
+                     icon="MEMORY", width=LINE_WIDTH)
             rd = state.rig_data
             box.label(text="%d vertices, %d bones" % (len(rd.positions), len(rd.bone_names)),
                       icon="MESH_DATA")
             if state.last_frame is not None:
-                box.label(text="Frame %g: %.2f ms (deform %.2f ms), %d frames"
-                          % (state.last_frame, state.last_ms, state.deform_ms, state.frames),
-                          icon="TIME")
+                times = box.column(align=True)
+                times.label(text="Frame %g: %.2f ms" % (state.last_frame, state.last_ms),
+                            icon="TIME")
+                times.label(text="deform %.2f ms, %d frames" % (state.deform_ms, state.frames),
+                            icon="BLANK1")
             if state.binding is not None:
                 box.label(text="Binding: %s, %.1f ms" % (state.binding.method,
                                                          1e3 * state.bind_seconds))
@@ -151,16 +158,16 @@ class SPRINGSKIN_PT_modifier(Panel):
                 for line in runtime.binding_report_lines(state):
                     _wrapped(report, line, icon="DOT", width=REPORT_WIDTH)
             for warning in state.warnings:
-                _wrapped(box, warning, icon="INFO")
+                _wrapped(box, warning, icon="INFO", width=LINE_WIDTH)
         elif settings.bound:
             box.label(text="Not evaluated yet (change the frame)", icon="INFO")
         if state is not None and state.error:
-            _wrapped(box, state.error, icon="ERROR")
+            _wrapped(box, state.error, icon="ERROR", width=LINE_WIDTH)
         if state is not None and state.frame_error:
-            _wrapped(box, state.frame_error, icon="ERROR")
+            _wrapped(box, state.frame_error, icon="ERROR", width=LINE_WIDTH)
         unconverged = runtime.unconverged_summary(state)
         if unconverged:
-            _wrapped(box, unconverged, icon="ERROR")
+            _wrapped(box, unconverged, icon="ERROR", width=LINE_WIDTH)
         if not (mod.show_viewport or mod.show_render):
             cache = obj.modifiers.get("Spring Skin Cache")
             if cache is not None:
