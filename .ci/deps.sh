@@ -15,6 +15,7 @@ packages=(
   python3-dev python3-hypothesis python3-setuptools python3-wheel python3-pip
   libegl-mesa0 libgl1-mesa-dri
   blender
+  xvfb xdotool imagemagick tesseract-ocr
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -284,6 +284,13 @@ class OBJECT_OT_springskin_remove(Operator):
         return {"FINISHED"}
 
 
+#: Work per modal step of a bake before the window gets its event loop back.
+BAKE_SLICE_SECONDS = 0.1
+#: The bake running in a window, for the panel and observers: (object name,
+#: next frame, first, last, path), or None.
+active_bake = None
+
+
 def default_cache_path(obj, ext):
     """``//cache/<object><ext>`` next to the .blend (issue #17: the browser
     used to propose ``<blend>.pc2`` for every object), or the same under the
@@ -361,7 +368,12 @@ class _BakeBase:
         wm.progress_begin(0, last - first + 1)
         self._timer = wm.event_timer_add(0.0, window=context.window)
         wm.modal_handler_add(self)
+        self._publish()
         return {"RUNNING_MODAL"}
+
+    def _publish(self):
+        global active_bake
+        active_bake = (self._obj_name, self._next, self._first, self._last, self._path)
 
     def modal(self, context, event):
         if event.type == "ESC":
@@ -373,11 +385,19 @@ class _BakeBase:
             return {"CANCELLED"}
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
-        result = self._step_or_fail(context)
-        if result is not None:
-            self._end_modal(context)
-            return result
+        # frames until BAKE_SLICE_SECONDS have passed, then back to Blender's
+        # event loop (the UI redraws and Esc gets through; a redraw per frame
+        # made a llvmpipe bake 370 ms a frame)
+        t0 = time.perf_counter()
+        while True:
+            result = self._step_or_fail(context)
+            if result is not None:
+                self._end_modal(context)
+                return result
+            if time.perf_counter() - t0 >= BAKE_SLICE_SECONDS:
+                break
         context.window_manager.progress_update(self._next - self._first)
+        self._publish()
         if context.workspace is not None:
             context.workspace.status_text_set(
                 "Spring Skin: baking '%s' to %s, frame %d (%d of %d); Esc cancels"
@@ -386,6 +406,8 @@ class _BakeBase:
         return {"RUNNING_MODAL"}
 
     def _end_modal(self, context):
+        global active_bake
+        active_bake = None
         wm = context.window_manager
         wm.event_timer_remove(self._timer)
         wm.progress_end()

@@ -93,7 +93,7 @@ class SpringSkinSettings(PropertyGroup):
         description="Alternations of Laplacian smoothing of the attachment points and "
                     "reprojection onto the skeleton when binding (Toothman 2020, 3.2)")
     auto_rebind: BoolProperty(
-        name="Rebind Automatically", default=False,
+        name="Auto Rebind", default=False,
         description="When the skin weights change outside Weight Paint and Edit mode (Vertex "
                     "Groups > Limit Total, Normalize All, a script), read them and bind again "
                     "at once; off: keep the binding and mark it stale in the panel")

@@ -639,7 +639,7 @@ def _check_weights(scene, depsgraph):
             continue
         if not settings.auto_rebind:
             state.stale = ("the skin weights changed since the binding: Rebind to use them "
-                           "(or turn on Rebind Automatically)")
+                           "(or turn on Auto Rebind)")
             continue
         try:
             new = _build(obj, arm, scene)

@@ -24,7 +24,7 @@ REPORT_WIDTH = 28
 #: Characters per line of the panel's other long lines: a default-width
 #: Properties editor shows about 40 (issue #17: "Takes over 'Armatur..." and
 #: "73.23 ms... 72.90 ms" were cut off).
-LINE_WIDTH = 38
+LINE_WIDTH = 30
 
 
 class SPRINGSKIN_OT_retry_import(Operator):
@@ -171,12 +171,18 @@ class SPRINGSKIN_PT_modifier(Panel):
         if not (mod.show_viewport or mod.show_render):
             cache = obj.modifiers.get("Spring Skin Cache")
             if cache is not None:
-                box.label(text="Disabled: baked to %s" % bpy.path.basename(cache.filepath),
-                          icon="FILE_CACHE")
+                _wrapped(box, "Disabled: baked to %s" % bpy.path.basename(cache.filepath),
+                         icon="FILE_CACHE", width=LINE_WIDTH)
 
-        row = layout.row(align=True)
-        row.operator("object.springskin_bake_mesh_cache", icon="FILE_CACHE")
-        row.operator("object.springskin_bake_alembic", icon="EXPORT")
+        from . import operators
+        bake = operators.active_bake
+        if bake is not None and bake[0] == obj.name:
+            layout.label(text="Baking frame %d of %d..%d (Esc cancels)" % bake[1:4],
+                         icon="RENDER_ANIMATION")
+        col = layout.column(align=True)
+        col.operator("object.springskin_bake_mesh_cache", text="Bake Mesh Cache",
+                     icon="FILE_CACHE")
+        col.operator("object.springskin_bake_alembic", text="Bake Alembic", icon="EXPORT")
         layout.operator("object.springskin_remove", icon="X")
 
 

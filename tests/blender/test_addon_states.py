@@ -3,7 +3,7 @@ and checked against Blender itself (its Armature modifier on a reference
 copy of the mesh, the mesh's own coordinates):
 
 - skin weights edited in Object mode (Vertex Groups > Limit Total): the
-  binding is marked stale (or rebound at once with Rebind Automatically);
+  binding is marked stale (or rebound at once with Auto Rebind);
 - the Spring Skin modifier applied with Blender's Apply, or deleted with
   its X: the mesh is handed back to its Armature modifier, with a note;
 - the addon disabled and enabled again: the rig keeps deforming the mesh

@@ -1,0 +1,150 @@
+"""The Blender side of tests/gui/test_blender_window.py: runs inside Blender's
+real window (not -b) and does what a rigger does, one step per timer, while
+the driver outside sends keys and takes screenshots. Steps are synchronized
+through files in OUT (argument 3): this script writes ``ready.json``,
+``baked.json``; the driver writes ``keys_sent`` and ``shot_done``.
+
+    blender --factory-startup SCENE.blend --python tests/gui/blender_session.py -- REPO BUILD OUT
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+
+import bpy
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "blender"))
+import blender_testlib as T  # noqa: E402
+
+OUT = os.path.abspath(sys.argv[sys.argv.index("--") + 3])
+STEPS_AHEAD = 5          # frames the driver's Right-arrow presses advance
+BAKE_FRAMES = 480        # frames baked (about 3 s here: many slices of 0.1 s)
+LOG = {"errors": [], "progress": []}
+S = {}
+
+
+def write(name, data):
+    tmp = os.path.join(OUT, name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(data, f)
+    os.replace(tmp, os.path.join(OUT, name))
+
+
+def fail(message):
+    LOG["errors"].append(message)
+    write("log.json", LOG)
+    print("GUI SESSION FAILED: " + message, flush=True)
+    bpy.ops.wm.quit_blender()
+
+
+def guarded(fn):
+    def run():
+        try:
+            return fn()
+        except Exception:
+            fail(traceback.format_exc())
+            return None
+    return run
+
+
+def area_box(win, area):
+    """(x, y, width, height) of `area` in X11 window coordinates (top-left
+    origin; Blender's are bottom-left)."""
+    return [area.x, win.height - (area.y + area.height), area.width, area.height]
+
+
+@guarded
+def setup():
+    T.enable_addon()
+    # the .blend the driver made in background mode (the FBX test character,
+    # imported by Blender's FBX importer, whose operators need no window there)
+    mesh = next(o for o in bpy.data.objects if o.type == "MESH")
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    first, last = bpy.context.scene.frame_start, bpy.context.scene.frame_end
+    win = bpy.context.window_manager.windows[0]
+    screen = win.screen
+    view = max((a for a in screen.areas if a.type == "VIEW_3D"), key=lambda a: a.width)
+    props = next(a for a in screen.areas if a.type == "PROPERTIES")
+    for o in bpy.context.view_layer.objects:
+        o.select_set(False)
+    bpy.context.view_layer.objects.active = mesh
+    mesh.select_set(True)
+    region = next(r for r in view.regions if r.type == "WINDOW")
+    with bpy.context.temp_override(window=win, area=view, region=region, screen=screen):
+        result = bpy.ops.object.springskin_add(method="LBS")
+        bpy.ops.view3d.view_selected()
+    if result != {"FINISHED"}:
+        return fail("springskin_add: %s" % result)
+    bpy.context.scene.frame_set(first)
+    S.update(win=win, view=view, props=props, mesh=mesh.name, first=first, last=last)
+    LOG.update(first=first, last=last)
+    bpy.app.timers.register(show_modifiers, first_interval=0.5)
+    return None
+
+
+@guarded
+def show_modifiers():
+    """The Modifiers tab (offered once the editor has redrawn with the mesh
+    active), then tell the driver where things are."""
+    win, view, props = S["win"], S["view"], S["props"]
+    props.spaces.active.context = "MODIFIER"
+    write("ready.json", {"view3d": area_box(win, view), "properties": area_box(win, props),
+                         "window": [win.width, win.height], "first": S["first"]})
+    bpy.app.timers.register(wait_keys, first_interval=0.2)
+    return None
+
+
+@guarded
+def wait_keys():
+    if not os.path.exists(os.path.join(OUT, "keys_sent")):
+        return 0.2
+    scene = bpy.context.scene
+    runtime = T.submodule("runtime")
+    state = runtime.state_of(bpy.data.objects[S["mesh"]])
+    LOG["frame_after_keys"] = scene.frame_current
+    LOG["deformed_frames"] = state.frames if state else 0
+    LOG["last_deformed_frame"] = state.last_frame if state else None
+    # the bake: modal in this window (progress bar, status line, Esc)
+    win, props = S["win"], S["props"]
+    path = os.path.join(OUT, "cache", "character.pc2")
+    S["path"] = path
+    # a range long enough to see the progress between the bake's slices of
+    # work (the animation holds its last pose past its end)
+    scene.frame_end = S["first"] + BAKE_FRAMES - 1
+    LOG["last"] = scene.frame_end
+    with bpy.context.temp_override(window=win, area=props, screen=win.screen):
+        result = bpy.ops.object.springskin_bake_mesh_cache("EXEC_DEFAULT", filepath=path)
+    LOG["bake_call"] = sorted(result)
+    S["t0"] = time.perf_counter()
+    bpy.app.timers.register(watch_bake, first_interval=0.0)
+    return None
+
+
+@guarded
+def watch_bake():
+    bake = T.submodule("operators").active_bake
+    if bake is not None:
+        if not LOG["progress"] or LOG["progress"][-1] != bake[1]:
+            LOG["progress"].append(bake[1])
+        return 0.02
+    if time.perf_counter() - S["t0"] > 120:
+        return fail("the bake did not end within 120 s")
+    LOG["cache_exists"] = os.path.exists(S["path"])
+    write("log.json", LOG)
+    write("baked.json", {"path": S["path"]})
+    bpy.app.timers.register(wait_shot, first_interval=0.2)
+    return None
+
+
+@guarded
+def wait_shot():
+    if not os.path.exists(os.path.join(OUT, "shot_done")):
+        return 0.2
+    write("log.json", LOG)
+    bpy.ops.wm.quit_blender()
+    return None
+
+
+bpy.app.timers.register(setup, first_interval=2.0)
