@@ -1,16 +1,18 @@
 """SpringSkin for Blender: the SpringSkin deformer as a modifier.
 
-Add Spring Skin on a mesh deformed by an armature: a Geometry Nodes
-modifier "Spring Skin" that takes over the Armature modifier and applies
-the offsets the SpringSkin core computes on every frame (linear blend,
-dual quaternion, rigid attachment, incremental rotation, spring or
-centers-of-rotation skinning, or a deformer graph edited as nodes); it
-shows, orders and renders like any modifier and bakes to a Mesh Cache or
-an Alembic cache for render farms. Documentation: ``docs/blender.md``.
+Add Spring Skin on a mesh deformed by an armature: a Mesh Cache modifier
+"Spring Skin" that takes over the Armature modifier and reads the
+positions the SpringSkin core computes on every frame (linear blend, dual
+quaternion, rigid attachment, incremental rotation, spring or
+centers-of-rotation skinning, or a deformer graph edited as nodes) from a
+one-frame .pc2 file of the object's own; it shows, orders and renders like
+any modifier and bakes to a Mesh Cache or an Alembic cache for render
+farms. Documentation: ``docs/blender.md``.
 
 Modules: ``native`` (lazy import of the compiled ``springskin`` package),
 ``properties`` (``Object.springskin``), ``rig`` (reading the rig from
-Blender), ``runtime`` (node group, attribute, handlers, per-object state),
+Blender), ``runtime`` (the Mesh Cache modifier and its live files,
+handlers, per-object state),
 ``operators``, ``ui`` (the panel) and ``nodes`` (the deformer graph node
 tree).
 

@@ -1199,7 +1199,7 @@ def compile_tree(tree, obj, scene=None):
 # --- default trees ----------------------------------------------------------------
 
 _TREE_METHODS = ("LBS", "DQS", "RIGID", "IRS", "COR", "SPRING")
-_NODE_SPACING = 260.0
+_NODE_SPACING = 320.0  # wider than the widest node (Spring, 260)
 
 
 def graph_method(tree):

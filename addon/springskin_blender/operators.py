@@ -1,12 +1,15 @@
 """Operators on the active object (scripts and tests call them by name).
 
 - ``object.springskin_add(method=...)``: add the "Spring Skin" modifier to
-  a mesh deformed by an armature, with a default deformer graph of that
-  method, and bind.
+  a mesh deformed by an armature, deforming with that method (no graph),
+  and bind.
+- ``object.springskin_edit_graph()``: turn the method into the deformer
+  graph "<object> Spring Skin" and deform with it.
 - ``object.springskin_bind()``: read the rig from Blender again and bind.
 - ``object.springskin_unbind()``.
 - ``object.springskin_remove()``: remove the modifier and give the mesh
-  back to its Armature modifier.
+  back to its Armature modifier; the object's graph goes too when no other
+  object uses it.
 - ``object.springskin_bake_mesh_cache(filepath=...)``: a ``.pc2`` of every
   frame plus Blender's own Mesh Cache modifier reading it, for render farms
   without the addon.

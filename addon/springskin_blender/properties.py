@@ -29,7 +29,7 @@ METHOD_ITEMS = (
 
 BACKEND_ITEMS = (
     ("AUTO", "Auto", "The GPU (OpenGL compute) when the renderer is a hardware GPU, else the CPU"),
-    ("CPU", "CPU", "OpenMP on every core"),
+    ("CPU", "CPU", "Every core (the core's own thread pool)"),
     ("GL", "GPU (OpenGL)", "OpenGL 4.3 compute shaders on the core's own headless context"),
 )
 

@@ -6,7 +6,7 @@ What the core gets (``springskin.Rig``, one mesh) and where it comes from:
   space"): bone matrices, heads and tails, skinning matrices.
 - **Rest positions**: the vertex coordinates of the *original* mesh, in
   mesh object space. Shape keys are ignored (the basis is used) and so are
-  modifiers above the Armature modifier: the Spring Skin offsets are
+  modifiers above the Armature modifier: the Spring Skin positions are
   computed from the undeformed mesh, as if the Armature modifier were the
   first deforming modifier (the usual stack; see ``docs/blender.md``).
 - **Triangles**: ``Mesh.loop_triangles`` (Blender's tessellation of the

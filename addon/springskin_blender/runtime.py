@@ -26,7 +26,7 @@ addon shows the rest shape (the file is gone) and the modifier says so.
 Work is done only when something changed: per object a change key of the
 frame (with subframe), a hash of the pose matrices, the mesh-to-armature
 matrix, the deformer configuration (graph revision, method, backend,
-binding settings) and the rig build. Writing the attribute triggers another
+binding settings) and the rig build. Tagging the object triggers another
 depsgraph update; a re-entrancy guard and the unchanged key make that a
 no-op.
 
@@ -84,8 +84,8 @@ _tree_revisions = {}   # node tree name -> revision (bumped by graph_changed)
 # The handlers may run on the main thread (viewport) and on a render
 # thread (the render depsgraph) at once, and the core releases the GIL while
 # it deforms: one lock serializes the handlers' work across threads, and a
-# per-thread flag guards against re-entrance (the attribute write tagging
-# the mesh while a handler is running).
+# per-thread flag guards against re-entrance (the object tagged by the file
+# write while a handler is running).
 _lock = threading.RLock()
 _local = threading.local()
 _build_counter = 0
@@ -478,7 +478,7 @@ def _armature_of(obj):
 
 
 def _compute(obj, arm, state, depsgraph, scene, force=False):
-    """Deform `obj` for the pose of `depsgraph` and write the offsets, unless
+    """Deform `obj` for the pose of `depsgraph` and write the positions, unless
     nothing changed since the last write. Returns True when written."""
     t0 = time.perf_counter()
     arm_eval = arm.evaluated_get(depsgraph)
@@ -567,7 +567,7 @@ def _prepare(obj, scene):
 
 
 def evaluate(obj, depsgraph, scene, force=False):
-    """Bring `obj`'s offsets up to date for `depsgraph`; returns its state
+    """Bring `obj`'s positions up to date for `depsgraph`; returns its state
     (positions of the frame in ``state.positions``) or None."""
     with _lock:
         try:
@@ -746,7 +746,8 @@ def on_load_post(_dummy=None):
 
 @persistent
 def on_undo_redo_post(_scene=None, _dummy=None):
-    """Undo/redo restore the attribute of an older step: write again."""
+    """Undo/redo restore an older step's data but not the live files: write
+    again."""
     for state in _states.values():
         state.last_key = None
 

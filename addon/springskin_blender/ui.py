@@ -1,11 +1,14 @@
 """The Spring Skin panel in the Properties editor's Modifiers tab.
 
-Blender 3.4 gives Python no per-modifier panel for a Geometry Nodes
-modifier, so the settings live in a panel of their own in the modifier
-context, shown for meshes with a Spring Skin or an Armature modifier: bind
-state, method or graph, backend and the device it resolved to (the GL
-renderer or the CPU with its threads), the last frame's times, and errors
-(a missing native module, a failed bind, an invalid graph).
+Blender 3.4 gives Python no panel inside a modifier (the Spring Skin
+modifier is a Mesh Cache modifier), so the settings live in a panel of
+their own in the modifier context, above the modifier stack, shown for
+meshes with a Spring Skin or an Armature modifier: bind state, method or
+graph, backend and the device it resolved to (the GL renderer or the CPU
+with its threads), the last frame's times, and errors (a missing native
+module, a failed bind, an invalid graph), a stale binding, unconverged
+spring frames, what happened to an applied or deleted modifier, and a
+bake in progress.
 """
 
 import bpy

@@ -119,7 +119,7 @@ typedef struct ssk_backend_ops {
     /* max_v |buffer_v - reference_v| (reference: #V by 3 host array). */
     ssk_status (*max_displacement)(void *state, int id, const float *reference, float *out,
                                    ssk_error *err);
-    /* Human-readable device ("cpu (OpenMP, 2 threads)", the GL renderer). */
+    /* Human-readable device ("cpu (2 threads)", the GL renderer). */
     const char *(*device_name)(void *state);
 } ssk_backend_ops;
 

@@ -1,7 +1,8 @@
 /*
- * cpu_backend.c — the OpenMP backend: buffers are host arrays; kernels are
- * the CPU functions of lbs.c, dqs.c, cor.c, rigid.c, irs.c, radial.c and
- * normals.c, run mesh by mesh over whole-rig buffers.
+ * cpu_backend.c — the CPU backend (the thread pool of model/parallel.h):
+ * buffers are host arrays; kernels are the CPU functions of lbs.c, dqs.c,
+ * cor.c, rigid.c, irs.c, radial.c and normals.c, run mesh by mesh over
+ * whole-rig buffers.
  */
 #include "backends/backend.h"
 

@@ -55,7 +55,7 @@
  * triangles and isolated vertices (checked before any projection). With
  * max_distance > 0, a vertex farther than it from its chosen bone's segment
  * (checked after the last iteration) is an error naming the vertex, its bone
- * and the nearest bone. Projections are OpenMP-parallel over vertices. */
+ * and the nearest bone. Projections are parallel over vertices (model/parallel.h). */
 #include "bind/binding.h"
 
 #include <math.h>

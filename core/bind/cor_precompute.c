@@ -36,8 +36,8 @@
  * Everything above depends on the vertex only through its weights (the
  * seeds are those near w_p, the search starts from their triangles), so
  * vertices with bit-identical weights share one computation.
- * Vertices run in parallel (OpenMP, dynamic schedule, for the load balance
- * the paper gets by shuffling); each vertex's sums run in a fixed order,
+ * Vertices run in parallel (chunks of 16 claimed one by one, for the load
+ * balance the paper gets by shuffling); each vertex's sums run in a fixed order,
  * so the result does not depend on the thread count.
  */
 #include "kernels/cor_internal.h"

@@ -97,7 +97,7 @@ static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc
         ssk_gl_info info;
         ssk_gl_context_info(gl, &info, NULL);
         if (!info.hardware) {
-            d->backend = SSK_BACKEND_CPU; /* software GL is slower than OpenMP */
+            d->backend = SSK_BACKEND_CPU; /* software GL is slower than the CPU loop */
             ssk_gl_context_destroy(d->owned_gl);
             d->owned_gl = NULL;
             return SSK_OK;

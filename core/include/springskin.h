@@ -314,7 +314,7 @@ ssk_status ssk_matrices_validate(const float *matrices, uint32_t count,
                                  const char *what, ssk_error *err);
 
 /* ------------------------------------------------------------------------ */
-/* Kernels: pure functions over caller-owned arrays (CPU, OpenMP).           */
+/* Kernels: pure functions over caller-owned arrays (CPU, all cores).        */
 /* ------------------------------------------------------------------------ */
 
 /* Linear blend skinning (Magnenat-Thalmann et al. 1988; Blender's
@@ -325,7 +325,7 @@ ssk_status ssk_matrices_validate(const float *matrices, uint32_t count,
  * - bone_indices, weights: #V by K, indices in [0, #B) (not checked here:
  *   the rig validated them).
  * - matrices: #B by 16 row-major skinning matrices.
- * OpenMP-parallel over vertices. */
+ * parallel over vertices (ssk_threading). */
 void ssk_lbs_deform(float *dst, const float *positions, uint32_t vertex_count,
                     const int32_t *bone_indices, const float *weights,
                     uint32_t influence_count, const float *matrices,
@@ -365,7 +365,7 @@ ssk_status ssk_dqs_prepare(ssk_dual_quat *dst, const float *skinning,
  * translation divided by |real|^2 (BLI mul_v3m3_dq). Vertices with total
  * weight <= SSK_WEIGHT_EPSILON stay at rest.
  * - pre, post: 16 floats or NULL (identity): v' = post · dqs(pre · v).
- * Other arguments as ssk_lbs_deform. OpenMP-parallel over vertices. */
+ * Other arguments as ssk_lbs_deform. parallel over vertices (ssk_threading). */
 void ssk_dqs_deform(float *dst, const float *positions, uint32_t vertex_count,
                     const int32_t *bone_indices, const float *weights,
                     uint32_t influence_count, const ssk_dual_quat *dual_quats,
@@ -378,7 +378,7 @@ void ssk_dqs_deform(float *dst, const float *positions, uint32_t vertex_count,
  * - positions: #V by 3.
  * - triangles: #F by 3 (indices already validated).
  * - vertex_triangle_offsets, vertex_triangles: the vertex-to-triangle CSR of
- *   ssk_mesh_view (lets the kernel gather per vertex, OpenMP-parallel). */
+ *   ssk_mesh_view (lets the kernel gather per vertex, in parallel). */
 void ssk_normals_compute(float *dst, const float *positions,
                          uint32_t vertex_count, const int32_t *triangles,
                          const uint32_t *vertex_triangle_offsets,
@@ -480,7 +480,7 @@ typedef struct ssk_cor_stats {
     double seconds;                  /* wall time of the call */
 } ssk_cor_stats;
 
-/* Centers of rotation of one triangle mesh on the CPU (OpenMP, dynamic
+/* Centers of rotation of one triangle mesh on the CPU (all cores, dynamic
  * schedule over vertices): Eq. 1 and Eq. 4 over the subdivided integration
  * mesh, accelerated as in sec. 3.2: seeds are the vertices within omega in
  * weight space, found through about sqrt(#V) clusters (farthest-point
@@ -551,7 +551,7 @@ ssk_status ssk_cor_prepare(ssk_cor_bone *dst, const float *skinning, const float
  *   cor_centers and cor_flags for these rows).
  * - bone_indices, weights: #V by K as ssk_lbs_deform; bones: #B.
  * - pre, post: 16 floats or NULL (identity): v' = post · cor(pre · v).
- * OpenMP-parallel over vertices; 8 vertices per lane vector for 4
+ * parallel over vertices (ssk_threading); 8 vertices per lane vector for 4
  * influences without scaled bones, pre/post or normals. */
 void ssk_cor_deform(float *dst, float *dst_normals, const float *positions,
                     const float *normals, uint32_t vertex_count, const int32_t *bone_indices,
@@ -754,7 +754,7 @@ ssk_status ssk_attach_prepare(ssk_attach_bone *dst, const ssk_rig *rig,
 /* Rigid attachment skinning (Toothman 2020, 4.1, first stage):
  * a' = p' + t (c' - p'), v' = a' + R_b s.
  * - dst: #V by 3 rig-space positions; bones, t, scale_vectors: #V (from the
- *   binding); bones_data: #B prepared bones. OpenMP over vertices. */
+ *   binding); bones_data: #B prepared bones. parallel over vertices (ssk_threading). */
 void ssk_rigid_deform(float *dst, uint32_t vertex_count, const int32_t *bones,
                       const float *t, const float *scale_vectors,
                       const ssk_attach_bone *bones_data);
@@ -800,7 +800,7 @@ void ssk_irs_rest_distances(float *dst, uint32_t vertex_count, const int32_t *bo
  *   bone_indices, weights: #V by K (the mesh's, every index < #B);
  *   object_matrix: the mesh's object -> rig matrix (row-major);
  *   rest_bones: #B from ssk_attach_prepare of the identity pose.
- * OpenMP over vertices; model units. */
+ * parallel over vertices (ssk_threading); model units. */
 #define SSK_ATTACH_SLOT_FLOATS 8
 void ssk_attach_weight_slots(float *dst, const float *positions, uint32_t vertex_count,
                              const int32_t *bone_indices, const float *weights,
@@ -823,7 +823,7 @@ void ssk_attach_weight_slots(float *dst, const float *positions, uint32_t vertex
  * - influence_count: the mesh's K (records per vertex: max(K, 1));
  *   slots: from ssk_attach_weight_slots;
  * - bones_data: #B prepared bones of the pose.
- * OpenMP over vertices. */
+ * parallel over vertices (ssk_threading). */
 void ssk_attach_weights_deform(float *dst, uint32_t vertex_count, uint32_t influence_count,
                                const float *slots, const ssk_attach_bone *bones_data,
                                int incremental, int length_adjust,
@@ -1274,7 +1274,7 @@ ssk_status ssk_gl_context_info(const ssk_gl_context *ctx, ssk_gl_info *out,
 
 typedef enum ssk_backend {
     SSK_BACKEND_AUTO = 0, /* GL on a hardware GPU, else the CPU */
-    SSK_BACKEND_CPU = 1,  /* OpenMP */
+    SSK_BACKEND_CPU = 1,  /* every core (ssk_threading) */
     SSK_BACKEND_GL = 2,   /* OpenGL 4.3 compute shaders, headless EGL */
     SSK_BACKEND_COUNT
 } ssk_backend;
@@ -1359,7 +1359,7 @@ void ssk_deformer_set_frame(ssk_deformer *deformer, double frame);
  * largest residual, the total energy, converged only if all converged.
  * Zero when the graph has no spring node. */
 void ssk_deformer_spring_report(const ssk_deformer *deformer, ssk_spring_report *out);
-/* "cpu (OpenMP, N threads)" or the GL renderer string; owned by the
+/* "cpu (N threads)" or the GL renderer string; owned by the
  * deformer. */
 const char *ssk_deformer_device_name(const ssk_deformer *deformer);
 
@@ -1747,7 +1747,7 @@ typedef struct ssk_bake_stats {
     double wall_seconds;      /* everything: sampling, deform, write */
     double deform_seconds;    /* the deformer alone */
     ssk_backend backend;      /* the backend used */
-    char device[256];         /* its device: "cpu (OpenMP, N threads)" or the
+    char device[256];         /* its device: "cpu (N threads)" or the
                                  GL renderer */
     char warning[SSK_ERROR_MESSAGE_SIZE]; /* e.g. AUTO fell back to the CPU */
     /* spring nodes, over all frames (0 without one) */

@@ -57,7 +57,7 @@
  *     segment or line (tears at the joint: stretch 11-12), pushing only
  *     outward (no effect on this limb).
  *
- * All rig space. The loop is OpenMP-parallel over vertices, allocation
+ * All rig space. The loop is parallel over vertices (model/parallel.h), allocation
  * free, and its only data-dependent choices are selects (the GLSL port
  * uses the same order of operations).
  */

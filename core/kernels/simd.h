@@ -116,7 +116,8 @@ static inline __attribute__((always_inline)) float ssk_v4_dot(ssk_v4 a, ssk_v4 b
 #define SSK_TARGET_CLONES
 #endif
 
-/* Vertices per OpenMP work item of the blocked kernels. */
+/* Vertices per inner block of the blocked kernels (within a chunk of
+ * model/parallel.h). */
 #define SSK_VERTEX_BLOCK 2048
 
 #endif /* SSK_SIMD_H */

@@ -4,7 +4,8 @@ The Python API of the SpringSkin C core (``core/include/springskin.h``):
 import rigged files or build rigs from arrays, bind, deform with linear
 blend skinning, dual quaternion skinning, Toothman's rigid attachment,
 incremental rotation and spring deformers or a deformer graph, on the CPU
-(OpenMP) or OpenGL compute shaders, and bake animations to point caches.
+(the core's own thread pool: :func:`configure_threads`) or OpenGL compute
+shaders, and bake animations to point caches.
 
 >>> import springskin
 >>> rig = springskin.load("/usr/share/assimp/models/X/BCN_Epileptic.X")

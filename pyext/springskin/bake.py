@@ -60,7 +60,8 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
         texture coordinates, time sampling 1/fps s from first / fps).
     frames : None or (int, int) or range, optional
         Inclusive ``(first, last)`` frames, or a range with step 1; default
-        the whole animation, ``0 .. floor(duration * fps)``.
+        the whole animation, ``0 .. frame_count(fps) - 1``
+        (:meth:`Animation.frame_count`).
     fps : float, default 24
         Frames per second, > 0.
     method : str, optional
@@ -97,7 +98,7 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
     ValueError
         A rig built from arrays (it has no animation: deform poses with
         :meth:`Deformer.deform`), no animation, `animation` out of range, a
-        frame range outside ``0 .. floor(duration * fps)``, fps <= 0, an
+        frame range outside ``0 .. frame_count(fps) - 1``, fps <= 0, an
         unknown extension, normals for a ``.pc2`` output, an invalid graph or
         binding.
     SpringSkinError

@@ -56,7 +56,7 @@ class Deformer:
         Kept alive by the deformer.
     method : str, optional
         The skinning method when no `graph` is given (default "lbs"), one of
-        :data:`springskin.METHODS`:
+        :data:`springskin.METHODS`, in any case (``"LBS"`` or ``"lbs"``):
 
         - ``lbs``: linear blend skinning (Magnenat-Thalmann et al. 1988;
           Blender's Armature modifier): ``v' = sum_i w_i S_i v / sum_i w_i``.
@@ -83,9 +83,11 @@ class Deformer:
         A deformer graph (``docs/deformer-graph.md``) instead of `method`:
         the JSON document as a dict, a JSON file, or a :class:`Graph`.
     backend : {"auto", "cpu", "gl"}, default "auto"
-        ``cpu``: OpenMP; ``gl``: OpenGL 4.3 compute shaders (headless EGL);
-        ``auto``: GL on a hardware GPU, else the CPU (a RuntimeWarning is
-        issued when no GL context could be made at all).
+        ``cpu``: every core, the core's own thread pool
+        (:func:`springskin.configure_threads`); ``gl``: OpenGL 4.3 compute
+        shaders (headless EGL); ``auto``: GL on a hardware GPU, else the
+        CPU (a RuntimeWarning is issued when no GL context could be made at
+        all). In any case (``"CPU"`` or ``"cpu"``).
     binding : Binding or str or os.PathLike, optional
         The binding for the methods and nodes that need one (rigid, irs,
         radial, spring; :attr:`Graph.needs_binding`): a Binding of this rig,
@@ -340,7 +342,7 @@ class Deformer:
 
     @property
     def device_name(self):
-        """str: ``"cpu (OpenMP, N threads)"`` or the GL renderer."""
+        """str: ``"cpu (N threads)"`` or the GL renderer."""
         return self._core.device_name
 
     @property

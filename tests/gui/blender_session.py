@@ -142,6 +142,70 @@ def watch_bake():
 def wait_shot():
     if not os.path.exists(os.path.join(OUT, "shot_done")):
         return 0.2
+    # the graph: the 3D view becomes a Spring Skin Graph editor, the method
+    # Spring, Edit as Graph; then the editor must follow the active object
+    win, view, props = S["win"], S["view"], S["props"]
+    mesh = bpy.data.objects[S["mesh"]]
+    view.type = "NODE_EDITOR"
+    space = view.spaces.active
+    space.tree_type = "SpringSkinGraphTree"
+    mesh.springskin.method = "SPRING"
+    with bpy.context.temp_override(window=win, area=props, screen=win.screen):
+        bpy.ops.object.springskin_edit_graph()
+    LOG["graph_shown"] = space.node_tree is not None and \
+        space.node_tree.name == mesh.springskin.graph_name
+    space.node_tree = None
+    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    layer = bpy.context.view_layer
+    layer.objects.active = arm
+    layer.objects.active = mesh  # the message bus tells the addon
+    S["t0"] = time.perf_counter()
+    bpy.app.timers.register(wait_follow, first_interval=0.2)
+    return None
+
+
+@guarded
+def wait_follow():
+    space = S["view"].spaces.active
+    followed = space.node_tree is not None
+    if not followed and time.perf_counter() - S["t0"] < 5.0:
+        return 0.2
+    LOG["graph_follows_active"] = followed
+    win, view = S["win"], S["view"]
+    region = next(r for r in view.regions if r.type == "WINDOW")
+    tree = space.node_tree
+    for node in tree.nodes:
+        node.select = node.bl_idname == "SpringSkinSpringNode"
+    with bpy.context.temp_override(window=win, area=view, region=region, screen=win.screen):
+        bpy.ops.node.view_selected()  # the Spring node fills the editor
+    write("log.json", LOG)
+    bpy.app.timers.register(locate_node, first_interval=0.5)
+    return None
+
+
+@guarded
+def locate_node():
+    """The Spring node's box in window coordinates (after the editor has
+    redrawn at its new zoom), for the driver's OCR."""
+    win, view = S["win"], S["view"]
+    region = next(r for r in view.regions if r.type == "WINDOW")
+    node = next(n for n in view.spaces.active.node_tree.nodes
+                if n.bl_idname == "SpringSkinSpringNode")
+    # node.location is its top-left corner in view space; dimensions are in
+    # pixels at this zoom (Blender 3.4)
+    x0, y0 = region.view2d.view_to_region(node.location.x, node.location.y, clip=False)
+    w, h = node.dimensions
+    left, top = region.x + x0, win.height - (region.y + y0)
+    write("graph.json", {"editor": area_box(win, view),
+                         "node": [int(left), int(top), int(w), int(h)]})
+    bpy.app.timers.register(wait_graph_shot, first_interval=0.2)
+    return None
+
+
+@guarded
+def wait_graph_shot():
+    if not os.path.exists(os.path.join(OUT, "graph_shot_done")):
+        return 0.2
     write("log.json", LOG)
     bpy.ops.wm.quit_blender()
     return None
