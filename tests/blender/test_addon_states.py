@@ -209,6 +209,19 @@ def test_method_and_graph_are_one_control():
     assert nodes.graph_method(settings.graph) == "SPRING" == settings.method
 
 
+def test_each_method_of_the_add_menu_has_its_own_tooltip():
+    import types
+    ops = T.submodule("operators")
+    props = T.submodule("properties")
+    seen = set()
+    for ident, name, text in props.METHOD_ITEMS:
+        tip = ops.OBJECT_OT_springskin_add.description(bpy.context,
+                                                       types.SimpleNamespace(method=ident))
+        assert name in tip and text in tip, (ident, tip)
+        seen.add(tip)
+    assert len(seen) == len(props.METHOD_ITEMS)
+
+
 def main():
     runner = T.Runner("test_addon_states")
     T.enable_addon()
@@ -218,7 +231,8 @@ def main():
                  test_deleting_the_modifier_gives_the_mesh_back_to_blender,
                  test_addon_disable_gives_the_mesh_to_blender_and_enable_takes_it_back,
                  test_unconverged_spring_frames_are_reported,
-                 test_method_and_graph_are_one_control):
+                 test_method_and_graph_are_one_control,
+                 test_each_method_of_the_add_menu_has_its_own_tooltip):
         runner.run(test)
     runner.finish()
 
