@@ -15,30 +15,23 @@
  * leaves of a triangle need not match those of its neighbors: they are
  * only summed, never connected. The output mesh is not changed.
  *
- * Search (sec. 3.2, "Integration"), per vertex p with two or more bones:
- * 1. seeds: every vertex j with |w_p - w_j|_2 < omega, found through about
- *    sqrt(#V) clusters in weight space (farthest-point centers, the greedy
- *    form of the maximized minimum distance point sets the paper cites;
- *    each vertex belongs to its nearest center); a cluster whose center is
- *    at distance d from w_p and whose members lie within r of it is
- *    skipped when d - r >= omega (triangle inequality);
- * 2. breadth-first search over the input triangles (two triangles are
- *    adjacent when they share a vertex; coincident vertices are one, see
- *    ssk_rig_weld), starting from every triangle of
- *    every seed: each visited triangle's leaves are summed into Eq. 4, and
- *    the search goes on from it only when the largest normalized
- *    similarity of its leaves is at least the cutoff. The normalized
- *    similarity is s divided by sum_{j != k} w_pj w_pk, a factor of both
- *    sums of Eq. 4 (so p* is unchanged): the cutoff then means the same
- *    for every vertex (the paper gives 1e-6 without its scale);
- * 3. a vertex whose denominator is zero (one bone, or no leaf sharing two
- *    of its bones) has no CoR: flag 0, its own position as center.
- * Everything above depends on the vertex only through its weights (the
- * seeds are those near w_p, the search starts from their triangles), so
- * vertices with bit-identical weights share one computation.
- * Vertices run in parallel (chunks of 16 claimed one by one, for the load
- * balance the paper gets by shuffling); each vertex's sums run in a fixed order,
- * so the result does not depend on the thread count.
+ * Integration (sec. 3.2, "Integration"), per vertex p with two or more
+ * bones: Eq. 4's two sums over every leaf of the mesh, per bone pair over
+ * cells of weight space (cor_cells.c says why that is the same sum within
+ * 1e-4 of the diagonal, and measured 1e-6 against a brute force over every
+ * leaf of BCN_Epileptic.X, tests/c/test_cor.c). A vertex's cost is the
+ * occupied cells of its bone pairs, which does not grow with the mesh:
+ * the whole precomputation is linear in the leaves and the vertices
+ * (issue #18: the breadth-first search this replaced visited every
+ * triangle of a joint region from every vertex of it, about n^1.9 on a
+ * subdivided body, and stopped at a similarity cutoff that moved some
+ * centers 2% of the diagonal from Eq. 4 on BCN_Epileptic.X). A vertex
+ * whose denominator is zero (one bone, or no leaf weighting two of its
+ * bones) has no CoR: flag 0, its own position as center. The result
+ * depends on the vertex only through its weights, so vertices with
+ * bit-identical weights share one computation. Vertices run in parallel
+ * (chunks of 16 claimed one by one); each vertex's sums run in a fixed
+ * order, so the result does not depend on the thread count.
  */
 #include "kernels/cor_internal.h"
 #include "backends/gl.h"
@@ -50,12 +43,8 @@
 #include <stdatomic.h>
 #include <xxhash.h>
 
-/* exp(-x) is below 4e-18 for x above this: a leaf term that small is
- * skipped (far below any cutoff in range, and below float resolution of
- * the sums). */
-#define COR_EXP_SKIP 40.0f
-/* Chunk of the per-vertex search (model/parallel.h: chunks are claimed
- * one by one, so the slow vertices balance out). */
+/* Chunk of the per-vertex integration (model/parallel.h: chunks are
+ * claimed one by one, so the slow vertices balance out). */
 #define COR_SCHEDULE_CHUNK 16
 /* Chunk of the per-triangle subdivision and of the per-vertex loops. */
 #define COR_TRIANGLE_CHUNK 256
@@ -408,258 +397,8 @@ static ssk_status build_leaves(ssk_cor_mesh *m, const ssk_cor_params *params, ss
 }
 
 /* ------------------------------------------------------------------------ */
-/* Weight space: distances and clusters.                                     */
+/* Eq. 4 per vertex over the pair cells (cor_cells.c).                       */
 /* ------------------------------------------------------------------------ */
-
-/* Squared l2 distance of the sparse weights of vertices a and b. */
-static float sparse_distance2(const ssk_cor_mesh *m, uint32_t a, uint32_t b)
-{
-    uint32_t i = m->w_offsets[a], ie = m->w_offsets[a + 1];
-    uint32_t j = m->w_offsets[b], je = m->w_offsets[b + 1];
-    float d = 0.0f;
-    while (i < ie || j < je) {
-        float x;
-        if (j >= je || (i < ie && m->w_bones[i] < m->w_bones[j])) {
-            x = m->w_values[i++];
-        } else if (i >= ie || m->w_bones[j] < m->w_bones[i]) {
-            x = m->w_values[j++];
-        } else {
-            x = m->w_values[i++] - m->w_values[j++];
-        }
-        d += x * x;
-    }
-    return d;
-}
-
-typedef struct clusters {
-    uint32_t count;
-    uint32_t *centers;        /* vertex of each center */
-    float *radius;            /* largest member distance to its center */
-    uint32_t *member_offsets; /* count + 1 */
-    uint32_t *members;
-} clusters;
-
-static void clusters_free(clusters *c)
-{
-    free(c->centers);
-    free(c->radius);
-    free(c->member_offsets);
-    free(c->members);
-}
-
-/* One farthest-point step: each weighted vertex's distance to the new
- * center, and its cluster when that center is the nearest so far. */
-typedef struct nearest_job {
-    const ssk_cor_mesh *m;
-    float *dist;
-    uint32_t *assign;
-    uint32_t center, ci;
-} nearest_job;
-
-static void nearest_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
-{
-    const nearest_job *j = ctx;
-    (void)chunk;
-    const ssk_cor_mesh *m = j->m;
-    for (int64_t v = begin; v < end; ++v) {
-        if (m->w_offsets[v + 1] == m->w_offsets[v]) continue;
-        const float d = sparse_distance2(m, (uint32_t)v, j->center);
-        if (j->ci == 0 || d < j->dist[v]) {
-            j->dist[v] = d;
-            j->assign[v] = j->ci;
-        }
-    }
-}
-
-/* About sqrt(#weighted vertices) farthest-point centers over the weighted
- * vertices: the first weighted vertex, then repeatedly the vertex farthest
- * from every center so far (lowest index on ties), until the count or
- * until every vertex sits on a center. */
-static ssk_status build_clusters(clusters *c, const ssk_cor_mesh *m, ssk_error *err)
-{
-    const uint32_t nv = m->vertex_count;
-    uint32_t weighted = 0, first = UINT32_MAX;
-    for (uint32_t v = 0; v < nv; ++v)
-        if (m->w_offsets[v + 1] > m->w_offsets[v]) {
-            if (first == UINT32_MAX) first = v;
-            ++weighted;
-        }
-    memset(c, 0, sizeof *c);
-    if (!weighted) return SSK_OK;
-    const uint32_t target = (uint32_t)ceil(sqrt((double)weighted));
-    c->centers = malloc(target * sizeof(uint32_t));
-    c->radius = calloc(target, sizeof(float));
-    c->member_offsets = calloc((size_t)target + 1, sizeof(uint32_t));
-    c->members = malloc((size_t)weighted * sizeof(uint32_t));
-    float *dist = malloc((size_t)nv * sizeof(float));
-    uint32_t *assign = malloc((size_t)nv * sizeof(uint32_t));
-    if (!c->centers || !c->radius || !c->member_offsets || !c->members || !dist || !assign) {
-        free(dist);
-        free(assign);
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
-    }
-    const int64_t nv64 = nv;
-    uint32_t center = first;
-    for (;;) {
-        const uint32_t ci = c->count++;
-        c->centers[ci] = center;
-        nearest_job nj = {m, dist, assign, center, ci};
-        ssk_parallel_for(nv64, COR_VERTEX_CHUNK, nearest_chunk, &nj);
-        if (c->count == target) break;
-        float best = 0.0f;
-        uint32_t best_v = UINT32_MAX;
-        for (uint32_t v = 0; v < nv; ++v)
-            if (m->w_offsets[v + 1] > m->w_offsets[v] && dist[v] > best) {
-                best = dist[v];
-                best_v = v;
-            }
-        if (best_v == UINT32_MAX) break; /* every vertex is on a center */
-        center = best_v;
-    }
-    for (uint32_t v = 0; v < nv; ++v)
-        if (m->w_offsets[v + 1] > m->w_offsets[v]) {
-            c->member_offsets[assign[v] + 1]++;
-            const float r = sqrtf(dist[v]);
-            if (r > c->radius[assign[v]]) c->radius[assign[v]] = r;
-        }
-    for (uint32_t i = 0; i < c->count; ++i) c->member_offsets[i + 1] += c->member_offsets[i];
-    uint32_t *fill = calloc(c->count + 1, sizeof(uint32_t));
-    if (!fill) {
-        free(dist);
-        free(assign);
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
-    }
-    for (uint32_t v = 0; v < nv; ++v)
-        if (m->w_offsets[v + 1] > m->w_offsets[v])
-            c->members[c->member_offsets[assign[v]] + fill[assign[v]]++] = v;
-    free(fill);
-    free(dist);
-    free(assign);
-    return SSK_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Per-vertex search and integration.                                        */
-/* ------------------------------------------------------------------------ */
-
-/* Per-thread scratch. */
-typedef struct search {
-    uint32_t *stamp;   /* #T: vertex + 1 that last visited the triangle */
-    uint32_t *queue;   /* #T */
-    uint32_t *seeds;   /* #V */
-    /* the vertex's pairs matched in the current triangle */
-    uint32_t *pair_i, *pair_j;
-    float *pair_a;
-} search;
-
-/* The vertex being integrated: its bones and weights, and Eq. 4's sums. */
-typedef struct query {
-    uint32_t kp;
-    const int32_t *bones;
-    const float *w;
-    double inv_pair_norm; /* 1 / sum_{i<j} w_i w_j */
-    float inv_sigma2;
-    double sum[4];        /* sum s a c (xyz), sum s a */
-    uint64_t evaluated;
-} query;
-
-/* Adds the leaves of triangle t to q's sums; returns the largest
- * normalized similarity of its leaves (0 when t holds fewer than two of
- * the vertex's bones). */
-static float integrate_triangle(query *q, search *s, const ssk_cor_mesh *m, uint32_t t)
-{
-    const uint32_t b0 = m->tb_offsets[t], nb = m->tb_offsets[t + 1] - b0;
-    const int32_t *tb = m->tb_bones + b0;
-    uint32_t slot_of[SSK_MAX_INFLUENCES];
-    uint32_t matched[SSK_MAX_INFLUENCES];
-    uint32_t nm = 0;
-    for (uint32_t i = 0, j = 0; i < q->kp && j < nb;) {
-        if (q->bones[i] < tb[j]) {
-            ++i;
-        } else if (tb[j] < q->bones[i]) {
-            ++j;
-        } else {
-            matched[nm] = i;
-            slot_of[nm++] = j;
-            ++i;
-            ++j;
-        }
-    }
-    if (nm < 2) return 0.0f;
-    uint32_t np = 0;
-    for (uint32_t a = 0; a < nm; ++a)
-        for (uint32_t b = a + 1; b < nm; ++b) {
-            s->pair_i[np] = a;
-            s->pair_j[np] = b;
-            s->pair_a[np++] = (float)((double)q->w[matched[a]] * q->w[matched[b]] *
-                                      q->inv_pair_norm);
-        }
-    const uint64_t l0 = m->leaf_offsets[t], l1 = m->leaf_offsets[t + 1];
-    const float *lw = m->leaf_weights + m->leaf_weight_offsets[t];
-    float best = 0.0f;
-    for (uint64_t l = l0; l < l1; ++l, lw += nb) {
-        float sim = 0.0f;
-        for (uint32_t p = 0; p < np; ++p) {
-            const uint32_t a = s->pair_i[p], b = s->pair_j[p];
-            const float ua = lw[slot_of[a]], ub = lw[slot_of[b]];
-            const float wa = q->w[matched[a]], wb = q->w[matched[b]];
-            const float diff = wa * ub - wb * ua;
-            const float x = diff * diff * q->inv_sigma2;
-            if (x < COR_EXP_SKIP) sim += s->pair_a[p] * ua * ub * expf(-x);
-        }
-        if (sim > 0.0f) {
-            const float *g = m->leaf_geometry + 4 * l;
-            const double sa = (double)sim * g[3];
-            q->sum[0] += sa * g[0];
-            q->sum[1] += sa * g[1];
-            q->sum[2] += sa * g[2];
-            q->sum[3] += sa;
-            if (sim > best) best = sim;
-        }
-    }
-    q->evaluated += l1 - l0;
-    return best;
-}
-
-/* Seeds of vertex p (the vertices within omega in weight space, p itself
- * included), breadth-first search from their triangles, Eq. 4. */
-static void integrate_vertex(query *q, search *s, const ssk_cor_mesh *m, const clusters *cl,
-                             uint32_t p, const ssk_cor_params *params)
-{
-    const float omega = params->omega, omega2 = omega * omega, cutoff = params->cutoff;
-    uint32_t seed_count = 0;
-    for (uint32_t c = 0; c < cl->count; ++c) {
-        const float dc = sqrtf(sparse_distance2(m, p, cl->centers[c]));
-        if (dc - cl->radius[c] >= omega) continue;
-        for (uint32_t e = cl->member_offsets[c]; e < cl->member_offsets[c + 1]; ++e) {
-            const uint32_t j = cl->members[e];
-            if (sparse_distance2(m, p, j) < omega2) s->seeds[seed_count++] = j;
-        }
-    }
-    const uint32_t mark = p + 1;
-    uint32_t head = 0, tail = 0;
-    for (uint32_t k = 0; k < seed_count; ++k) {
-        const uint32_t j = s->seeds[k];
-        for (uint32_t e = m->vt_offsets[j]; e < m->vt_offsets[j + 1]; ++e) {
-            const uint32_t t = m->vt_triangles[e];
-            if (s->stamp[t] == mark) continue;
-            s->stamp[t] = mark;
-            if (integrate_triangle(q, s, m, t) >= cutoff) s->queue[tail++] = t;
-        }
-    }
-    while (head < tail) {
-        const uint32_t t = s->queue[head++];
-        for (int k = 0; k < 3; ++k) {
-            const uint32_t v = (uint32_t)m->triangles[3 * (size_t)t + k];
-            for (uint32_t e = m->vt_offsets[v]; e < m->vt_offsets[v + 1]; ++e) {
-                const uint32_t n = m->vt_triangles[e];
-                if (s->stamp[n] == mark) continue;
-                s->stamp[n] = mark;
-                if (integrate_triangle(q, s, m, n) >= cutoff) s->queue[tail++] = n;
-            }
-        }
-    }
-}
 
 /* Centers and flags from Eq. 4's sums: p* = sum s a c / sum s a when the
  * denominator is positive and the result finite, else no CoR. */
@@ -741,85 +480,23 @@ static ssk_status group_weights(uint32_t *out, uint32_t *out_count, uint32_t *re
     return SSK_OK;
 }
 
-/* One search loop: per-thread scratch (slots of model/parallel.h) made on
- * first use, and the per-vertex results. */
-typedef struct search_job {
+/* Eq. 4 over the pair cells (cor_cells.c), per representative vertex,
+ * then the other vertices of each group. */
+typedef struct cells_job {
     const ssk_cor_mesh *m;
-    const clusters *cl;
-    const ssk_cor_params *params;
+    const ssk_cor_cells *cells;
     const uint32_t *reps, *rep_of;
-    float *dst_centers, inv_sigma2;
+    float *dst_centers;
     uint8_t *dst_flags;
-    size_t max_pairs;
-    search *slots;       /* #slot_count */
-    uint32_t slot_count;
-    atomic_int oom;
+    float sigma;
     _Atomic uint64_t evaluated;
     atomic_uint cor_count;
-} search_job;
-
-static void search_free(search *s)
-{
-    free(s->stamp);
-    free(s->queue);
-    free(s->seeds);
-    free(s->pair_i);
-    free(s->pair_j);
-    free(s->pair_a);
-    memset(s, 0, sizeof *s);
-}
-
-static bool search_alloc(search *s, const ssk_cor_mesh *m, size_t max_pairs)
-{
-    s->stamp = calloc((size_t)m->triangle_count + 1, sizeof(uint32_t));
-    s->queue = malloc(((size_t)m->triangle_count + 1) * sizeof(uint32_t));
-    s->seeds = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));
-    s->pair_i = malloc(max_pairs * sizeof(uint32_t));
-    s->pair_j = malloc(max_pairs * sizeof(uint32_t));
-    s->pair_a = malloc(max_pairs * sizeof(float));
-    if (s->stamp && s->queue && s->seeds && s->pair_i && s->pair_j && s->pair_a) return true;
-    search_free(s);
-    return false;
-}
-
-static void search_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
-{
-    search_job *j = ctx;
-    (void)chunk;
-    const ssk_cor_mesh *m = j->m;
-    const uint32_t slot = ssk_parallel_slot();
-    search own = {0};
-    search *s = slot < j->slot_count ? &j->slots[slot] : &own;
-    const bool ok = s->stamp || search_alloc(s, m, j->max_pairs);
-    if (!ok) atomic_store(&j->oom, 1);
-    uint64_t evaluated = 0;
-    for (int64_t r = begin; r < end; ++r) {
-        const uint32_t v = j->reps[r];
-        const uint32_t e0 = m->w_offsets[v], kp = m->w_offsets[v + 1] - e0;
-        query q = {0};
-        if (ok) {
-            q.kp = kp;
-            q.bones = m->w_bones + e0;
-            q.w = m->w_values + e0;
-            double norm = 0.0;
-            for (uint32_t i = 0; i < kp; ++i)
-                for (uint32_t k = i + 1; k < kp; ++k) norm += (double)q.w[i] * q.w[k];
-            q.inv_pair_norm = norm > 0.0 ? 1.0 / norm : 0.0;
-            q.inv_sigma2 = j->inv_sigma2;
-            if (norm > 0.0) integrate_vertex(&q, s, m, j->cl, (uint32_t)v, j->params);
-        }
-        j->dst_flags[v] = finish_center(j->dst_centers + 3 * (size_t)v, q.sum,
-                                        m->positions + 3 * (size_t)v);
-        evaluated += q.evaluated;
-    }
-    atomic_fetch_add(&j->evaluated, evaluated);
-    search_free(&own);
-}
+} cells_job;
 
 /* The other vertices of each group, and those without two bones. */
 static void spread_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    search_job *j = ctx;
+    cells_job *j = ctx;
     (void)chunk;
     uint32_t count = 0;
     for (int64_t v = begin; v < end; ++v) {
@@ -835,74 +512,56 @@ static void spread_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
     atomic_fetch_add(&j->cor_count, count);
 }
 
-/* The CPU search over every vertex of m. */
-static ssk_status search_all(float *dst_centers, uint8_t *dst_flags, const ssk_cor_mesh *m,
-                             const ssk_cor_params *params, ssk_cor_stats *stats,
-                             ssk_error *err)
+static void cells_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    clusters cl;
-    ssk_status st = build_clusters(&cl, m, err);
-    if (st != SSK_OK) {
-        clusters_free(&cl);
-        return st;
+    cells_job *j = ctx;
+    (void)chunk;
+    const ssk_cor_mesh *m = j->m;
+    uint64_t visited = 0;
+    for (int64_t r = begin; r < end; ++r) {
+        const uint32_t v = j->reps[r];
+        const uint32_t e0 = m->w_offsets[v], kp = m->w_offsets[v + 1] - e0;
+        double sum[4];
+        visited += ssk_cor_cells_integrate(sum, j->cells, m->w_bones + e0, m->w_values + e0, kp,
+                                           j->sigma);
+        j->dst_flags[v] = finish_center(j->dst_centers + 3 * (size_t)v, sum,
+                                        m->positions + 3 * (size_t)v);
     }
-    uint32_t kmax = 0;
-    for (uint32_t v = 0; v < m->vertex_count; ++v) {
-        const uint32_t k = m->w_offsets[v + 1] - m->w_offsets[v];
-        if (k > kmax) kmax = k;
-    }
-    const size_t max_pairs = (size_t)kmax * (kmax > 0 ? kmax - 1 : 0) / 2 + 1;
+    atomic_fetch_add(&j->evaluated, visited);
+}
+
+static ssk_status cells_all(float *dst_centers, uint8_t *dst_flags, const ssk_cor_mesh *m,
+                            const ssk_cor_params *params, ssk_cor_stats *stats, ssk_error *err)
+{
+    ssk_cor_cells *cells = NULL;
+    ssk_status st = ssk_cor_cells_build(&cells, m, err);
+    if (st != SSK_OK) return st;
     uint32_t *reps = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));
     uint32_t *rep_of = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));
     uint32_t rep_count = 0;
     st = reps && rep_of ? group_weights(reps, &rep_count, rep_of, m, err)
                         : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                                         "centers of rotation: out of memory");
-    if (st != SSK_OK) {
-        free(reps);
-        free(rep_of);
-        clusters_free(&cl);
-        return st;
+    if (st == SSK_OK) {
+        cells_job j = {.m = m, .cells = cells, .reps = reps, .rep_of = rep_of,
+                       .dst_centers = dst_centers, .dst_flags = dst_flags,
+                       .sigma = params->sigma};
+        atomic_init(&j.evaluated, 0);
+        atomic_init(&j.cor_count, 0u);
+        /* each representative's center depends on its weights only: the
+         * same bits whichever thread runs it */
+        ssk_parallel_for(rep_count, COR_SCHEDULE_CHUNK, cells_chunk, &j);
+        ssk_parallel_for(m->vertex_count, COR_VERTEX_CHUNK, spread_chunk, &j);
+        if (stats) {
+            stats->cluster_count = (uint32_t)ssk_cor_cells_count(cells);
+            stats->evaluated_triangles = atomic_load(&j.evaluated);
+            stats->cor_count = atomic_load(&j.cor_count);
+        }
     }
-    search_job j = {.m = m,
-                    .cl = &cl,
-                    .params = params,
-                    .reps = reps,
-                    .rep_of = rep_of,
-                    .dst_centers = dst_centers,
-                    .inv_sigma2 = 1.0f / (params->sigma * params->sigma),
-                    .dst_flags = dst_flags,
-                    .max_pairs = max_pairs};
-    atomic_init(&j.oom, 0);
-    atomic_init(&j.evaluated, 0);
-    atomic_init(&j.cor_count, 0u);
-    j.slot_count = ssk_parallel_threads();
-    j.slots = calloc(j.slot_count, sizeof *j.slots);
-    if (!j.slots) {
-        free(reps);
-        free(rep_of);
-        clusters_free(&cl);
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
-    }
-    /* each rep's center depends on the rep only: the same bits whichever
-     * thread runs it */
-    ssk_parallel_for(rep_count, COR_SCHEDULE_CHUNK, search_chunk, &j);
-    for (uint32_t i = 0; i < j.slot_count; ++i) search_free(&j.slots[i]);
-    free(j.slots);
-    ssk_parallel_for(m->vertex_count, COR_VERTEX_CHUNK, spread_chunk, &j);
-    const uint64_t evaluated = atomic_load(&j.evaluated);
-    const uint32_t cor_count = atomic_load(&j.cor_count);
-    const int oom = atomic_load(&j.oom);
     free(reps);
     free(rep_of);
-    if (stats) {
-        stats->cluster_count = cl.count;
-        stats->evaluated_triangles = evaluated;
-        stats->cor_count = cor_count;
-    }
-    clusters_free(&cl);
-    if (oom) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
-    return SSK_OK;
+    ssk_cor_cells_destroy(cells);
+    return st;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -934,7 +593,7 @@ static ssk_status run(float *dst_centers, uint8_t *dst_flags, ssk_cor_mesh *m,
     if (st != SSK_OK) return st;
     stats->integration_triangles = m->leaf_offsets[m->triangle_count];
     stats->renormalized_count = m->renormalized;
-    if (!use_gl) return search_all(dst_centers, dst_flags, m, params, stats, err);
+    if (!use_gl) return cells_all(dst_centers, dst_flags, m, params, stats, err);
     float *sums = malloc((4 * (size_t)m->vertex_count + 1) * sizeof(float));
     if (!sums) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     st = ssk_cor_gl_integrate(sums, m, params, gl, err);

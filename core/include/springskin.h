@@ -442,13 +442,12 @@ typedef enum ssk_attachment_mode {
  *   distance of an edge's ends, in [SSK_COR_MIN_EPSILON, SSK_COR_MAX_EPSILON]
  *   (the maximum exceeds sqrt 2, the largest distance of two normalized
  *   weight vectors: no subdivision).
- * - omega: seed search radius in weight space (l2), in (0, SSK_COR_MAX_OMEGA].
- * - cutoff: the breadth-first search over the triangles stops at a triangle
- *   whose similarity, divided by the vertex's own pair weight
- *   sum_{j != k} w_pj w_pk, is below cutoff; in (0, SSK_COR_MAX_CUTOFF].
- *   (The division leaves Eq. 4 unchanged, a factor of both sums, and makes
- *   the cutoff mean the same for a vertex with a 0.001 second weight as for
- *   a balanced one; the paper leaves the threshold's scale unsaid.) */
+ * - omega, cutoff: the seed radius in weight space (l2) and the similarity
+ *   cutoff of the paper's breadth-first search, in (0, SSK_COR_MAX_OMEGA]
+ *   and (0, SSK_COR_MAX_CUTOFF]. Checked, stored in bindings, and no longer
+ *   used: since issue #18 the CPU sums Eq. 4 over every leaf through cells
+ *   of weight space (core/bind/cor_cells.c), and GL over every leaf of the
+ *   triangles sharing two bones; neither searches. */
 typedef struct ssk_cor_params {
     float sigma;
     float epsilon;
@@ -473,20 +472,18 @@ ssk_status ssk_cor_params_check(const ssk_cor_params *params, ssk_error *err);
 typedef struct ssk_cor_stats {
     uint32_t vertex_count;           /* #V */
     uint32_t cor_count;              /* vertices given a CoR (flag 1) */
-    uint32_t cluster_count;          /* weight-space clusters (CPU) */
+    uint32_t cluster_count;          /* occupied weight-space cells (CPU, core/bind/cor_cells.c) */
     uint32_t renormalized_count;     /* vertices whose weights were rescaled */
     uint64_t integration_triangles;  /* triangles of the subdivided mesh */
-    uint64_t evaluated_triangles;    /* similarity evaluations, all vertices */
+    uint64_t evaluated_triangles;    /* CPU: cells visited, all vertices; GL: leaves */
     double seconds;                  /* wall time of the call */
 } ssk_cor_stats;
 
-/* Centers of rotation of one triangle mesh on the CPU (all cores, dynamic
- * schedule over vertices): Eq. 1 and Eq. 4 over the subdivided integration
- * mesh, accelerated as in sec. 3.2: seeds are the vertices within omega in
- * weight space, found through about sqrt(#V) clusters (farthest-point
- * centers, the greedy max-min point set); the search then runs breadth
- * first over triangles sharing a vertex, from the seeds' triangles, and
- * stops below the cutoff.
+/* Centers of rotation of one triangle mesh on the CPU (all cores): Eq. 1
+ * and Eq. 4 over the subdivided integration mesh (sec. 3.2), every leaf
+ * counted, summed per bone pair over cells of weight space (issue #18,
+ * core/bind/cor_cells.c: within 1e-4 of the diagonal of the exact sum,
+ * linear in the mesh: 0.5 s for 56k vertices of a Rigify body).
  * - dst_centers: #V by 3, the CoR of each vertex in the space of
  *   `positions`; a vertex without CoR gets its own position (Algorithm 1
  *   then reduces to LBS for it).
@@ -1300,11 +1297,12 @@ ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err)
  * - dst_centers: ssk_rig_vertex_count(rig) by 3, rig space (a vertex
  *   without CoR gets its own rest position in rig space); dst_flags: as
  *   many bytes, 1 with a CoR.
- * - backend: CPU: ssk_cor_compute's accelerated search (clusters, seeds,
- *   breadth-first search, cutoff); GL: a compute shader over the same
- *   integration mesh that visits, for each vertex, every triangle sharing
- *   two of its bones (every triangle of non-zero similarity: Eq. 4 exactly,
- *   no cutoff); AUTO: GL on a hardware GPU, else the CPU.
+ * - backend: CPU: ssk_cor_compute's sums over cells of weight space
+ *   (linear in the mesh); GL: a compute shader over the same integration
+ *   mesh that visits, for each vertex, every triangle sharing two of its
+ *   bones (every triangle of non-zero similarity: Eq. 4 exactly, but
+ *   quadratic in a joint's triangles); AUTO: GL on a hardware GPU, else
+ *   the CPU.
  * - gl: the context for GL/AUTO (borrowed), or NULL to create one for the
  *   call. stats: may be NULL.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, an

@@ -43,6 +43,21 @@ typedef struct ssk_cor_mesh {
 
 void ssk_cor_mesh_free(ssk_cor_mesh *m);
 
+/* Eq. 4 per bone pair over cells of weight space (core/bind/cor_cells.c):
+ * cells per unit of weight along each axis of a pair's square. */
+#define SSK_COR_CELLS 64
+typedef struct ssk_cor_cells ssk_cor_cells;
+/* The cells of m's leaves (m has its leaves). Errors: OUT_OF_MEMORY. */
+ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, ssk_error *err);
+void ssk_cor_cells_destroy(ssk_cor_cells *c);
+/* Occupied cells in all. */
+uint64_t ssk_cor_cells_count(const ssk_cor_cells *c);
+/* Eq. 4's sums for a vertex of kp bones (ascending) with weights w:
+ * sum[0..3) = sum s a c, sum[3] = sum s a (s of Eq. 1 halved, a factor of
+ * both); returns the cells visited. */
+uint64_t ssk_cor_cells_integrate(double sum[4], const ssk_cor_cells *c, const int32_t *bones,
+                                 const float *w, uint32_t kp, float sigma);
+
 /* GL integration (cor_gl.c): for each vertex with at least two bones,
  * sums over every leaf of every triangle that holds two of its bones the
  * normalized similarity s times the leaf area and centroid. Writes

@@ -188,9 +188,15 @@ static void split(leaves *L, const double *a, const double *b, const double *c, 
 /* Eq. 1 with every ordered pair j != k of every bone. */
 static double similarity(const double *wp, const double *wv, uint32_t nb, double sigma)
 {
+    /* the terms of a bone p does not weight are 0: only p's bones (a real
+     * character has 54, a vertex at most a few) */
+    uint32_t bones[64], n = 0;
+    for (uint32_t j = 0; j < nb && n < 64; ++j)
+        if (wp[j] != 0.0) bones[n++] = j;
     double s = 0.0;
-    for (uint32_t j = 0; j < nb; ++j)
-        for (uint32_t k = 0; k < nb; ++k) {
+    for (uint32_t a = 0; a < n; ++a)
+        for (uint32_t b = 0; b < n; ++b) {
+            const uint32_t j = bones[a], k = bones[b];
             if (j == k) continue;
             const double d = wp[j] * wv[k] - wp[k] * wv[j];
             s += wp[j] * wp[k] * wv[j] * wv[k] * exp(-d * d / (sigma * sigma));
@@ -198,8 +204,19 @@ static double similarity(const double *wp, const double *wv, uint32_t nb, double
     return s;
 }
 
+static void brute_force_sampled(float *centers, uint8_t *flags, const raw_mesh *m,
+                                const ssk_cor_params *p, uint32_t sample);
+
 static void brute_force(float *centers, uint8_t *flags, const raw_mesh *m,
                         const ssk_cor_params *p)
+{
+    brute_force_sampled(centers, flags, m, p, 1);
+}
+
+/* The brute force on every `sample`-th vertex only (the others: flag 2,
+ * centers untouched). */
+static void brute_force_sampled(float *centers, uint8_t *flags, const raw_mesh *m,
+                                const ssk_cor_params *p, uint32_t sample)
 {
     const uint32_t nb = m->nb, stride = 3 + nb;
     leaves L = {0, 0, nb, NULL};
@@ -215,6 +232,10 @@ static void brute_force(float *centers, uint8_t *flags, const raw_mesh *m,
     }
     double *wp = malloc(nb * sizeof(double));
     for (uint32_t v = 0; v < m->nv; ++v) {
+        if (v % sample != 0) {
+            flags[v] = 2;
+            continue;
+        }
         dense_weights(wp, m, v);
         double num[3] = {0, 0, 0}, den = 0.0;
         for (size_t l = 0; l < L.count; ++l) {
@@ -348,6 +369,175 @@ static void test_accelerated_equals_brute_force(void **state)
         free(got_f);
         raw_free(&m);
     }
+}
+
+/* A real character as one raw mesh in rig space: BCN_Epileptic.X's three
+ * meshes, their object matrices applied, K slots padded to the largest. */
+static raw_mesh raw_from_rig(const ssk_rig *rig)
+{
+    raw_mesh m = {0};
+    m.nb = ssk_rig_bone_count(rig);
+    for (uint32_t i = 0; i < ssk_rig_mesh_count(rig); ++i) {
+        ssk_mesh_view mv;
+        assert_int_equal(ssk_rig_mesh(rig, i, &mv, NULL), SSK_OK);
+        m.nv += mv.vertex_count;
+        m.nt += mv.triangle_count;
+        if (mv.influence_count > m.k) m.k = mv.influence_count;
+    }
+    m.pos = malloc(3 * (size_t)m.nv * sizeof(float));
+    m.tri = malloc(3 * (size_t)m.nt * sizeof(int32_t));
+    m.idx = calloc((size_t)m.nv * m.k, sizeof(int32_t));
+    m.w = calloc((size_t)m.nv * m.k, sizeof(float));
+    uint32_t v0 = 0, t0 = 0;
+    for (uint32_t i = 0; i < ssk_rig_mesh_count(rig); ++i) {
+        ssk_mesh_view mv;
+        assert_int_equal(ssk_rig_mesh(rig, i, &mv, NULL), SSK_OK);
+        const float *M = mv.object_matrix;
+        for (uint32_t v = 0; v < mv.vertex_count; ++v) {
+            const float *x = mv.positions + 3 * (size_t)v;
+            for (int r = 0; r < 3; ++r)
+                m.pos[3 * (size_t)(v0 + v) + r] =
+                    M[4 * r] * x[0] + M[4 * r + 1] * x[1] + M[4 * r + 2] * x[2] + M[4 * r + 3];
+            for (uint32_t s = 0; s < mv.influence_count; ++s) {
+                m.idx[(size_t)(v0 + v) * m.k + s] = mv.bone_indices[(size_t)v * mv.influence_count + s];
+                m.w[(size_t)(v0 + v) * m.k + s] = mv.weights[(size_t)v * mv.influence_count + s];
+            }
+        }
+        for (uint32_t t = 0; t < 3 * mv.triangle_count; ++t)
+            m.tri[3 * (size_t)t0 + t] = mv.triangles[t] + (int32_t)v0;
+        v0 += mv.vertex_count;
+        t0 += mv.triangle_count;
+    }
+    return m;
+}
+
+/* One midpoint subdivision (every triangle into 4; an edge's midpoint is
+ * shared by its triangles): positions and dense weights averaged, as
+ * Blender's Subdivide interpolates vertex groups. K doubles. */
+typedef struct edge_ref {
+    uint64_t key;     /* lower vertex << 32 | upper */
+    uint32_t slot;    /* 3 t + e */
+} edge_ref;
+
+static int compare_edge(const void *a, const void *b)
+{
+    const edge_ref *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static raw_mesh raw_subdivide(const raw_mesh *in)
+{
+    raw_mesh m = {0};
+    m.nb = in->nb;
+    m.k = 2 * in->k;
+    const size_t ne = 3 * (size_t)in->nt;
+    const uint32_t max_v = in->nv + (uint32_t)ne;
+    m.pos = malloc(3 * (size_t)max_v * sizeof(float));
+    m.idx = calloc((size_t)max_v * m.k, sizeof(int32_t));
+    m.w = calloc((size_t)max_v * m.k, sizeof(float));
+    m.tri = malloc(12 * (size_t)in->nt * sizeof(int32_t));
+    double *dense = malloc(2 * (size_t)in->nb * sizeof(double));
+    edge_ref *edges = malloc(ne * sizeof *edges);
+    uint32_t *mid = malloc(ne * sizeof(uint32_t));
+    memcpy(m.pos, in->pos, 3 * (size_t)in->nv * sizeof(float));
+    for (uint32_t v = 0; v < in->nv; ++v)
+        for (uint32_t s = 0; s < in->k; ++s) {
+            m.idx[(size_t)v * m.k + s] = in->idx[(size_t)v * in->k + s];
+            m.w[(size_t)v * m.k + s] = in->w[(size_t)v * in->k + s];
+        }
+    m.nv = in->nv;
+    for (size_t i = 0; i < ne; ++i) {
+        const uint32_t t = (uint32_t)(i / 3), e = (uint32_t)(i % 3);
+        const uint32_t a = (uint32_t)in->tri[3 * t + e], b = (uint32_t)in->tri[3 * t + (e + 1) % 3];
+        edges[i].key = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+        edges[i].slot = (uint32_t)i;
+    }
+    qsort(edges, ne, sizeof *edges, compare_edge);
+    for (size_t i = 0; i < ne; ++i) {
+        if (i == 0 || edges[i].key != edges[i - 1].key) {
+            const uint32_t a = (uint32_t)(edges[i].key >> 32), b = (uint32_t)edges[i].key;
+            const uint32_t v = m.nv++;
+            for (int r = 0; r < 3; ++r)
+                m.pos[3 * (size_t)v + r] =
+                    0.5f * (in->pos[3 * (size_t)a + r] + in->pos[3 * (size_t)b + r]);
+            dense_weights(dense, in, a);
+            dense_weights(dense + in->nb, in, b);
+            uint32_t slot = 0;
+            for (uint32_t bone = 0; bone < in->nb; ++bone) {
+                const double w = 0.5 * (dense[bone] + dense[in->nb + bone]);
+                if (w > 0.0 && slot < m.k) {
+                    m.idx[(size_t)v * m.k + slot] = (int32_t)bone;
+                    m.w[(size_t)v * m.k + slot++] = (float)w;
+                }
+            }
+        }
+        mid[edges[i].slot] = m.nv - 1;
+    }
+    for (uint32_t t = 0; t < in->nt; ++t) {
+        const int32_t a = in->tri[3 * t], b = in->tri[3 * t + 1], c = in->tri[3 * t + 2];
+        const int32_t m0 = (int32_t)mid[3 * t], m1 = (int32_t)mid[3 * t + 1],
+                      m2 = (int32_t)mid[3 * t + 2];
+        const int32_t four[4][3] = {{a, m0, m2}, {m0, b, m1}, {m2, m1, c}, {m0, m1, m2}};
+        memcpy(m.tri + 12 * (size_t)t, four, sizeof four);
+    }
+    m.nt = 4 * in->nt;
+    free(dense);
+    free(edges);
+    free(mid);
+    return m;
+}
+
+/* Issue #18: the per-pair cells (core/bind/cor_cells.c) against the brute
+ * force over every leaf, on a real character and on it subdivided once
+ * (every 6th / 29th vertex sampled: the brute force is quadratic). */
+static void test_cells_equal_brute_force_on_a_character(void **state)
+{
+    (void)state;
+    ssk_scene *scene = NULL;
+    ssk_error err = {0};
+    if (ssk_scene_import(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK)
+        fail_msg("import: %s", err.message);
+    raw_mesh base = raw_from_rig(ssk_scene_rig(scene));
+    raw_mesh meshes[2] = {base, raw_subdivide(&base)};
+    const uint32_t sample[2] = {6, 29};
+    ssk_cor_params p;
+    ssk_cor_params_default(&p);
+    for (int k = 0; k < 2; ++k) {
+        const raw_mesh *m = &meshes[k];
+        float *ref = malloc(3 * (size_t)m->nv * sizeof(float)),
+              *got = malloc(3 * (size_t)m->nv * sizeof(float));
+        uint8_t *ref_f = malloc(m->nv), *got_f = malloc(m->nv);
+        ssk_cor_stats stats;
+        if (ssk_cor_compute(got, got_f, m->pos, m->nv, m->tri, m->nt, m->idx, m->w, m->k, m->nb,
+                            &p, &stats, &err) != SSK_OK)
+            fail_msg("ssk_cor_compute: %s", err.message);
+        brute_force_sampled(ref, ref_f, m, &p, sample[k]);
+        const double diag = tu_bbox_diagonal(m->pos, m->nv);
+        double worst = 0.0;
+        uint32_t compared = 0, with_cor = 0;
+        for (uint32_t v = 0; v < m->nv; v += sample[k]) {
+            assert_int_equal(got_f[v], ref_f[v]);
+            ++compared;
+            with_cor += ref_f[v];
+            for (int c = 0; c < 3; ++c)
+                worst = fmax(worst, fabs((double)got[3 * v + c] - ref[3 * v + c]));
+        }
+        printf("BCN_Epileptic.X%s: %u vertices, %llu leaves, %u compared (%u with a CoR), %.3f "
+               "s: max |cells - brute force| = %.3g diagonal\n",
+               k ? " subdivided" : "", m->nv, (unsigned long long)stats.integration_triangles,
+               compared, with_cor, stats.seconds, worst / diag);
+        assert_true(with_cor > compared / 4);
+        if (!(worst <= PRECOMPUTE_TOL * diag))
+            fail_msg("%s: cells and brute force differ by %g of the diagonal",
+                     k ? "subdivided" : "base", worst / diag);
+        free(ref);
+        free(got);
+        free(ref_f);
+        free(got_f);
+    }
+    raw_free(&meshes[0]);
+    raw_free(&meshes[1]);
+    ssk_scene_destroy(scene);
 }
 
 /* GL's exact integration equals the CPU search (limb, and a rig of two
@@ -1236,6 +1426,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accelerated_equals_brute_force),
+        cmocka_unit_test(test_cells_equal_brute_force_on_a_character),
         cmocka_unit_test(test_gl_precompute_matches_cpu),
         cmocka_unit_test(test_curve_skeleton),
         cmocka_unit_test(test_twist_135_keeps_the_section),
