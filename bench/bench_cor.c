@@ -234,6 +234,92 @@ static void precompute_bench(ssk_gl_context *gl, const ssk_backend *backends, in
     ssk_rig_destroy(rig);
 }
 
+/* Issue #18's scale table: the CPU precomputation of each rig file (the
+ * bodies of bench/cor_bodies.py: one Rigify-like body and its
+ * subdivisions) and of the 100k-vertex limb with 4 non-zero weights
+ * everywhere (bench_skinning's inverse-distance weights), median of
+ * `repeats`, and the growth exponent between the first and the last file. */
+static void scale_bench(char *files, uint32_t vertices, int repeats)
+{
+    const int reps = repeats > 0 ? repeats : 3;
+    ssk_cor_params params;
+    ssk_cor_params_default(&params);
+    printf("CPU precomputation at scale (median of %d; defaults):\n\n", reps);
+    printf("| rig | vertices | triangles | bones | seconds | vertices with CoR | integration "
+           "triangles | weight-space cells |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    double first_t = 0.0, last_t = 0.0;
+    uint32_t first_v = 0, last_v = 0;
+    int count = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        char *save = NULL;
+        char *tok = pass == 0 && files ? strtok_r(files, ",", &save) : NULL;
+        for (int one = pass; tok || one == 1; one = 0) {
+            ssk_scene *scene = NULL;
+            ssk_rig *owned = NULL;
+            const ssk_rig *rig = NULL;
+            const char *name = tok;
+            ssk_error err = {0};
+            if (pass == 0) {
+                if (ssk_scene_import(&scene, tok, &err) != SSK_OK) {
+                    fprintf(stderr, "bench_cor: %s: %s\n", tok, err.message);
+                    exit(1);
+                }
+                rig = ssk_scene_rig(scene);
+                const char *slash = strrchr(tok, '/');
+                name = slash ? slash + 1 : tok;
+            } else {
+                owned = bench_limb_create(vertices, BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
+                rig = owned;
+                name = "dense limb (4 weights everywhere)";
+            }
+            const uint32_t nv = ssk_rig_vertex_count(rig);
+            uint32_t nt = 0;
+            for (uint32_t m = 0; m < ssk_rig_mesh_count(rig); ++m) {
+                ssk_mesh_view mv;
+                ssk_rig_mesh(rig, m, &mv, NULL);
+                nt += mv.triangle_count;
+            }
+            float *centers = malloc(3 * (size_t)nv * sizeof(float));
+            uint8_t *flags = malloc(nv);
+            double *t = malloc((size_t)reps * sizeof(double));
+            ssk_cor_stats stats = {0};
+            for (int r = 0; r < reps; ++r) {
+                if (ssk_cor_precompute(centers, flags, rig, &params, SSK_BACKEND_CPU, NULL, &stats,
+                                       &err) != SSK_OK) {
+                    fprintf(stderr, "bench_cor: %s\n", err.message);
+                    exit(1);
+                }
+                t[r] = stats.seconds;
+            }
+            const double sec = median(t, reps);
+            printf("| %s | %u | %u | %u | %.3f | %u | %llu | %u |\n", name, nv, nt,
+                   ssk_rig_bone_count(rig), sec, stats.cor_count,
+                   (unsigned long long)stats.integration_triangles, stats.cluster_count);
+            fflush(stdout);
+            if (pass == 0) {
+                if (count++ == 0) {
+                    first_t = sec;
+                    first_v = nv;
+                }
+                last_t = sec;
+                last_v = nv;
+            }
+            free(centers);
+            free(flags);
+            free(t);
+            ssk_rig_destroy(owned);
+            ssk_scene_destroy(scene);
+            if (pass == 1) break;
+            tok = strtok_r(NULL, ",", &save);
+        }
+    }
+    if (count > 1)
+        printf("\ngrowth exponent between %u and %u vertices: %.2f (time ~ vertices^x)\n",
+               first_v, last_v, log(last_t / first_t) / log((double)last_v / first_v));
+    printf("\n");
+}
+
 static void runtime_bench(ssk_gl_context *gl, const ssk_backend *backends, int backend_count,
                           uint32_t vertices, int repeats)
 {
@@ -297,7 +383,8 @@ static void runtime_bench(ssk_gl_context *gl, const ssk_backend *backends, int b
 int main(int argc, char **argv)
 {
     uint32_t vertices = 100000;
-    int repeats = 0, skip_runtime = 0, skip_precompute = 0;
+    int repeats = 0, skip_runtime = 0, skip_precompute = 0, scale = 0;
+    char *files = NULL;
     ssk_backend backends[2] = {SSK_BACKEND_CPU, SSK_BACKEND_GL};
     int backend_count = 2;
     for (int i = 1; i < argc; ++i) {
@@ -314,9 +401,15 @@ int main(int argc, char **argv)
             skip_runtime = 1;
         } else if (strcmp(argv[i], "--skip-precompute") == 0) {
             skip_precompute = 1;
+        } else if (strcmp(argv[i], "--scale") == 0) {
+            scale = 1;
+        } else if (strcmp(argv[i], "--files") == 0 && i + 1 < argc) {
+            files = argv[++i];
+            scale = 1;
         } else {
             fprintf(stderr, "usage: bench_cor [--vertices N] [--repeats N] [--backends cpu,gl] "
-                            "[--skip-runtime] [--skip-precompute]\n");
+                            "[--skip-runtime] [--skip-precompute] [--scale] "
+                            "[--files A.fbx,B.fbx,...]\n");
             return 2;
         }
     }
@@ -332,6 +425,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "GL renderer: %s (%s)\n", info.renderer, info.version);
             }
         }
+    if (scale) {
+        scale_bench(files, vertices, repeats);
+        ssk_gl_context_destroy(gl);
+        return 0;
+    }
     if (!skip_precompute) precompute_bench(gl, backends, backend_count, repeats);
     if (!skip_runtime) runtime_bench(gl, backends, backend_count, vertices, repeats);
     ssk_gl_context_destroy(gl);
