@@ -586,6 +586,22 @@ static void progress_to_terminal(void *user, uint32_t done, uint32_t total)
     fflush(stderr);
 }
 
+/* The progress line of a CoR precomputation (bind --cor on a terminal). */
+static void cor_progress_to_terminal(void *user, uint32_t done, uint32_t total)
+{
+    progress_state *p = user;
+    unsigned percent = total ? (unsigned)((uint64_t)done * PERCENT / total) : PERCENT;
+    if (percent == p->last_percent && done != total) return;
+    p->last_percent = percent;
+    fprintf(stderr, "\rcenters of rotation: %u%%", percent);
+    p->open_line = true;
+    if (done == total) {
+        fputc('\n', stderr);
+        p->open_line = false;
+    }
+    fflush(stderr);
+}
+
 /* The graph of a bake (--graph G.json, or NULL: the bake uses `method`) and
  * its attachment binding (--binding B: loaded when B exists, else bound with
  * the default parameters and saved to B; NULL without --binding, and when
@@ -1105,6 +1121,11 @@ static int command_bind(int argc, char **argv)
         *cor_values[i] = (float)d;
     }
 
+    progress_state cor_progress = {UINT_MAX, false};
+    if (params.compute_cor && isatty(STDERR_FILENO)) {
+        params.cor.progress = cor_progress_to_terminal;
+        params.cor.progress_user = &cor_progress;
+    }
     ssk_scene *scene = NULL;
     ssk_status s = ssk_scene_import(&scene, path, &err);
     if (s != SSK_OK) return runtime_error(&err, s);

@@ -382,9 +382,10 @@ def _needs_cor(doc, method):
                for n in doc.get("nodes", ()))
 
 
-def _build_deformer(obj, state, scene):
+def _build_deformer(obj, state, scene, progress=None):
     """(Re)make the deformer of `state` for the object's configuration;
-    binds when the graph needs it. Raises SetupError."""
+    binds when the graph needs it (`progress(fraction)` follows the centers
+    of rotation, when any). Raises SetupError."""
     ssk = native.require()
     s = obj.springskin
     config = _config(obj)
@@ -407,7 +408,8 @@ def _build_deformer(obj, state, scene):
             t0 = time.perf_counter()
             try:
                 binding = state.rig.bind(method=s.bind_method.lower(),
-                                         smooth_iterations=s.smooth_iterations, cor=needs_cor)
+                                         smooth_iterations=s.smooth_iterations, cor=needs_cor,
+                                         progress=progress if needs_cor else None)
             except ValueError as exc:
                 message = str(exc)
                 message = message[len("bind: "):] if message.startswith("bind: ") else message
@@ -457,7 +459,8 @@ def _build(obj, arm, scene, progress=None):
         progress(0.7)
     state.rig_data = rd
     state.signature = rigmod.signature(obj, arm)
-    _build_deformer(obj, state, scene)
+    _build_deformer(obj, state, scene,
+                    progress=(lambda f: progress(0.7 + 0.25 * f)) if progress else None)
     if progress:
         progress(0.95)
     nv = len(rd.positions)

@@ -774,6 +774,8 @@ ssk_status ssk_binding_create(ssk_binding **out, const ssk_rig *rig,
     binding->params.method = c.method;
     binding->params.compute_cor = params->compute_cor ? 1 : 0;
     if (!params->compute_cor) ssk_cor_params_default(&binding->params.cor);
+    binding->params.cor.progress = NULL; /* the caller's, for this call only */
+    binding->params.cor.progress_user = NULL;
     binding->seconds = ssk_time_seconds() - start;
     ctx_free(&c);
     *out = binding;

@@ -491,7 +491,21 @@ typedef struct cells_job {
     float sigma;
     _Atomic uint64_t evaluated;
     atomic_uint cor_count;
+    const ssk_cor_params *params; /* its progress */
+    uint32_t rep_count;
+    atomic_uint reps_done;
+    uint32_t reported;            /* the caller's last report */
 } cells_job;
+
+/* Work units of the phases (ssk_cor_params.progress): the leaves, the
+ * cells, then the vertices. */
+#define COR_PROGRESS_LEAVES (SSK_COR_PROGRESS / 10)
+#define COR_PROGRESS_CELLS (SSK_COR_PROGRESS / 5)
+
+static void report(const ssk_cor_params *params, uint32_t done)
+{
+    if (params->progress) params->progress(params->progress_user, done, SSK_COR_PROGRESS);
+}
 
 /* The other vertices of each group, and those without two bones. */
 static void spread_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
@@ -528,6 +542,18 @@ static void cells_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
                                         m->positions + 3 * (size_t)v);
     }
     atomic_fetch_add(&j->evaluated, visited);
+    const uint32_t done = atomic_fetch_add(&j->reps_done, (uint32_t)(end - begin)) +
+                          (uint32_t)(end - begin);
+    /* progress on the calling thread only (slot 0), about 100 reports */
+    if (j->params->progress && ssk_parallel_slot() == 0 && j->rep_count > 0) {
+        const uint32_t units = COR_PROGRESS_CELLS +
+                               (uint32_t)((uint64_t)(SSK_COR_PROGRESS - COR_PROGRESS_CELLS) *
+                                          done / j->rep_count);
+        if (units >= j->reported + SSK_COR_PROGRESS / 100 && units < SSK_COR_PROGRESS) {
+            j->reported = units;
+            report(j->params, units);
+        }
+    }
 }
 
 static ssk_status cells_all(float *dst_centers, uint8_t *dst_flags, const ssk_cor_mesh *m,
@@ -536,6 +562,7 @@ static ssk_status cells_all(float *dst_centers, uint8_t *dst_flags, const ssk_co
     ssk_cor_cells *cells = NULL;
     ssk_status st = ssk_cor_cells_build(&cells, m, err);
     if (st != SSK_OK) return st;
+    report(params, COR_PROGRESS_CELLS);
     uint32_t *reps = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));
     uint32_t *rep_of = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));
     uint32_t rep_count = 0;
@@ -545,9 +572,11 @@ static ssk_status cells_all(float *dst_centers, uint8_t *dst_flags, const ssk_co
     if (st == SSK_OK) {
         cells_job j = {.m = m, .cells = cells, .reps = reps, .rep_of = rep_of,
                        .dst_centers = dst_centers, .dst_flags = dst_flags,
-                       .sigma = params->sigma};
+                       .sigma = params->sigma, .params = params, .rep_count = rep_count,
+                       .reported = COR_PROGRESS_CELLS};
         atomic_init(&j.evaluated, 0);
         atomic_init(&j.cor_count, 0u);
+        atomic_init(&j.reps_done, 0u);
         /* each representative's center depends on its weights only: the
          * same bits whichever thread runs it */
         ssk_parallel_for(rep_count, COR_SCHEDULE_CHUNK, cells_chunk, &j);
@@ -591,9 +620,14 @@ static ssk_status run(float *dst_centers, uint8_t *dst_flags, ssk_cor_mesh *m,
     ssk_status st = build_vertex_triangles(m, err);
     if (st == SSK_OK) st = build_leaves(m, params, err);
     if (st != SSK_OK) return st;
+    report(params, COR_PROGRESS_LEAVES);
     stats->integration_triangles = m->leaf_offsets[m->triangle_count];
     stats->renormalized_count = m->renormalized;
-    if (!use_gl) return cells_all(dst_centers, dst_flags, m, params, stats, err);
+    if (!use_gl) {
+        st = cells_all(dst_centers, dst_flags, m, params, stats, err);
+        if (st == SSK_OK) report(params, SSK_COR_PROGRESS);
+        return st;
+    }
     float *sums = malloc((4 * (size_t)m->vertex_count + 1) * sizeof(float));
     if (!sums) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
     st = ssk_cor_gl_integrate(sums, m, params, gl, err);
@@ -607,6 +641,7 @@ static ssk_status run(float *dst_centers, uint8_t *dst_flags, ssk_cor_mesh *m,
             count += dst_flags[v];
         }
         stats->cor_count = count;
+        report(params, SSK_COR_PROGRESS);
     }
     free(sums);
     return st;

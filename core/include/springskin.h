@@ -101,6 +101,11 @@ const char *ssk_status_message(ssk_status status);
 /* Library version, SSK_VERSION_STRING of the build. */
 const char *ssk_version_string(void);
 
+/* Progress of a long call: `done` work units out of `total` (a bake: frames;
+ * a CoR precomputation: its phases and vertices). Called on the calling
+ * thread only, `done` never decreasing, the last call with done == total. */
+typedef void (*ssk_progress_fn)(void *user, uint32_t done, uint32_t total);
+
 /* ------------------------------------------------------------------------ */
 /* Threading of the CPU backend (issue #17).                                 */
 /* ------------------------------------------------------------------------ */
@@ -453,7 +458,15 @@ typedef struct ssk_cor_params {
     float epsilon;
     float omega;
     float cutoff;
+    /* progress of the precomputation (issue #18), or NULL: SSK_COR_PROGRESS
+     * units in all (the leaves 10%, the cells 10%, the vertices 80%); not
+     * stored in bindings */
+    ssk_progress_fn progress;
+    void *progress_user;
 } ssk_cor_params;
+
+/* Work units of ssk_cor_params.progress. */
+#define SSK_COR_PROGRESS 1000u
 
 #define SSK_COR_MIN_SIGMA 1e-3f
 #define SSK_COR_MAX_SIGMA 10.0f
@@ -1706,9 +1719,6 @@ void ssk_abc_writer_abort(ssk_abc_writer *writer);
 /* ------------------------------------------------------------------------ */
 /* Bake: the main job.                                                       */
 /* ------------------------------------------------------------------------ */
-
-/* Progress callback: frames done out of total. */
-typedef void (*ssk_progress_fn)(void *user, uint32_t done, uint32_t total);
 
 typedef struct ssk_bake_desc {
     const char *output_path;  /* format from the extension (any case):

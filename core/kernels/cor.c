@@ -52,6 +52,8 @@ void ssk_cor_params_default(ssk_cor_params *out)
     out->epsilon = COR_DEFAULT_EPSILON;
     out->omega = COR_DEFAULT_OMEGA;
     out->cutoff = COR_DEFAULT_CUTOFF;
+    out->progress = NULL;
+    out->progress_user = NULL;
 }
 
 ssk_status ssk_cor_params_check(const ssk_cor_params *params, ssk_error *err)

@@ -515,7 +515,8 @@ class Rig:
         return self.sample(frame, fps, animation)[1]
 
     # --- binding, normals -----------------------------------------------
-    def bind(self, method="auto", smooth_iterations=6, max_distance=0.0, cache=None, cor=False):
+    def bind(self, method="auto", smooth_iterations=6, max_distance=0.0, cache=None, cor=False,
+             progress=None):
         """Attachment binding of every vertex (Toothman 2020, ch. 3).
 
         Each vertex i is attached to one bone b_i at ``t_i`` in [0, 1] along
@@ -546,6 +547,11 @@ class Rig:
             Hodgins 2016, Eq. 1 and 4, default parameters, on the CPU) and
             store them in the binding (:attr:`Binding.has_cor`), so that a
             ``"cor"`` deformer made with it does not compute them itself.
+        progress : callable, optional
+            With ``cor``: called as ``progress(fraction)`` (a float from 0
+            to 1) while the centers are computed, on the calling thread,
+            about a hundred times (issue #18); an exception it raises is
+            printed and it is not called again.
 
         Returns
         -------
@@ -568,8 +574,11 @@ class Rig:
             cache = _checks.path(cache, "cache")
         if not isinstance(cor, bool):
             raise TypeError(f"cor: expected a bool, got {type(cor).__name__}")
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress: expected a callable or None, got "
+                            f"{type(progress).__name__}")
         core, reused = _core.bind(self._core, method, smooth_iterations, max_distance, cache,
-                                  cor)
+                                  cor, progress)
         return Binding._wrap(core, reused, rig=self)
 
     def normals(self, positions):

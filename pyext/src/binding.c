@@ -29,18 +29,47 @@ static PyObject *binding_wrap(ssk_binding *binding)
  * cor=False) -> (Binding, reused); cor: also precompute the centers of
  * rotation of CoR skinning (ssk_bind_params.compute_cor, default
  * ssk_cor_params) and store them in the binding. */
+/* The CoR progress of a bind (issue #18): the Python callable gets the
+ * fraction done; called on the thread that released the GIL, so it takes
+ * the GIL back for the call. An exception it raises is printed and the
+ * callable is not called again (the bind cannot be stopped midway). */
+typedef struct py_progress {
+    PyObject *fn;
+    int failed;
+} py_progress;
+
+static void progress_to_python(void *user, uint32_t done, uint32_t total)
+{
+    py_progress *p = user;
+    if (p->failed) return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *r = PyObject_CallFunction(p->fn, "d", total ? (double)done / total : 1.0);
+    if (!r) {
+        PyErr_WriteUnraisable(p->fn);
+        p->failed = 1;
+    }
+    Py_XDECREF(r);
+    PyGILState_Release(gil);
+}
+
 PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     (void)module;
     static char *kwlist[] = {"rig",   "method", "smooth_iterations", "max_distance",
-                             "cache", "cor",    NULL};
+                             "cache", "cor",    "progress",          NULL};
     PyObject *rig_obj, *method_obj = NULL, *smooth_obj = NULL, *cache_obj = Py_None;
-    PyObject *cache = NULL, *binding_obj = NULL;
+    PyObject *cache = NULL, *binding_obj = NULL, *progress_obj = Py_None;
     double max_distance = 0.0;
     int cor = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOdOp:bind", kwlist, &rig_obj,
-                                     &method_obj, &smooth_obj, &max_distance, &cache_obj, &cor))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOdOpO:bind", kwlist, &rig_obj,
+                                     &method_obj, &smooth_obj, &max_distance, &cache_obj, &cor,
+                                     &progress_obj))
         return NULL;
+    if (progress_obj != Py_None && !PyCallable_Check(progress_obj)) {
+        PyErr_Format(PyExc_TypeError, "progress: expected a callable or None, got %.100s",
+                     Py_TYPE(progress_obj)->tp_name);
+        return NULL;
+    }
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
     ssk_bind_params params;
@@ -81,6 +110,11 @@ PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     params.max_distance = (float)max_distance;
     params.compute_cor = cor;
+    py_progress progress = {progress_obj, 0};
+    if (cor && progress_obj != Py_None) {
+        params.cor.progress = progress_to_python;
+        params.cor.progress_user = &progress;
+    }
     if (cache_obj != Py_None) {
         cache = ssk_py_path(cache_obj, "cache");
         if (!cache) return NULL;

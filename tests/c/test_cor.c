@@ -18,6 +18,7 @@
 #include "quality.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -538,6 +539,53 @@ static void test_cells_equal_brute_force_on_a_character(void **state)
     raw_free(&meshes[0]);
     raw_free(&meshes[1]);
     ssk_scene_destroy(scene);
+}
+
+/* Issue #18's progress: on the calling thread, never decreasing, ending at
+ * SSK_COR_PROGRESS; the centers are the same with or without it. */
+typedef struct progress_log {
+    pthread_t caller;
+    uint32_t calls, last, total, wrong_thread, decreased;
+} progress_log;
+
+static void log_progress(void *user, uint32_t done, uint32_t total)
+{
+    progress_log *p = user;
+    p->wrong_thread += !pthread_equal(pthread_self(), p->caller);
+    p->decreased += done < p->last;
+    p->last = done;
+    p->total = total;
+    ++p->calls;
+}
+
+static void test_progress_is_reported_on_the_calling_thread(void **state)
+{
+    (void)state;
+    ssk_rig *rig = tu_make_limb(120, 40, 4, LENGTH, RADIUS, BLEND, 4);
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    float *a = malloc(3 * (size_t)nv * sizeof(float)), *b = malloc(3 * (size_t)nv * sizeof(float));
+    uint8_t *fa = malloc(nv), *fb = malloc(nv);
+    ssk_cor_params p;
+    ssk_cor_params_default(&p);
+    ssk_error err = {0};
+    assert_int_equal(ssk_cor_precompute(a, fa, rig, &p, SSK_BACKEND_CPU, NULL, NULL, &err), SSK_OK);
+    progress_log log = {pthread_self(), 0, 0, 0, 0, 0};
+    p.progress = log_progress;
+    p.progress_user = &log;
+    assert_int_equal(ssk_cor_precompute(b, fb, rig, &p, SSK_BACKEND_CPU, NULL, NULL, &err), SSK_OK);
+    printf("progress: %u calls, last %u of %u\n", log.calls, log.last, log.total);
+    assert_true(log.calls >= 3);
+    assert_int_equal(log.total, SSK_COR_PROGRESS);
+    assert_int_equal(log.last, SSK_COR_PROGRESS);
+    assert_int_equal(log.wrong_thread, 0);
+    assert_int_equal(log.decreased, 0);
+    assert_memory_equal(a, b, 3 * (size_t)nv * sizeof(float));
+    assert_memory_equal(fa, fb, nv);
+    free(a);
+    free(b);
+    free(fa);
+    free(fb);
+    ssk_rig_destroy(rig);
 }
 
 /* GL's exact integration equals the CPU search (limb, and a rig of two
@@ -1427,6 +1475,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accelerated_equals_brute_force),
         cmocka_unit_test(test_cells_equal_brute_force_on_a_character),
+        cmocka_unit_test(test_progress_is_reported_on_the_calling_thread),
         cmocka_unit_test(test_gl_precompute_matches_cpu),
         cmocka_unit_test(test_curve_skeleton),
         cmocka_unit_test(test_twist_135_keeps_the_section),

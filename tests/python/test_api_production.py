@@ -194,3 +194,17 @@ def test_configure_threads_same_bits_and_errors(bcn):
             springskin.configure_threads(2.0)
     finally:
         springskin.configure_threads(*before)
+
+
+# --- CoR progress (issue #18) ----------------------------------------------------------
+
+def test_bind_cor_reports_progress():
+    rig = springskin.Rig(**limb_arrays(rings=40, segments=16))
+    seen = []
+    plain = rig.bind(cor=True)
+    with_progress = rig.bind(cor=True, progress=seen.append)
+    assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] == 1.0, seen
+    assert with_progress.has_cor and plain.has_cor
+    with pytest.raises(TypeError, match="progress: expected a callable"):
+        rig.bind(cor=True, progress=3)
+
