@@ -283,9 +283,10 @@ static void print_bind_help(FILE *f)
           "                        (default 0.1)\n"
           "  --cor-epsilon E       subdivide integration edges until their weight\n"
           "                        distance is below E, 0.02..2 (default 0.1)\n"
-          "  --cor-omega W         seed radius in weight space, (0, 2] (default 0.1)\n"
-          "  --cor-cutoff C        similarity where the search stops, (0, 0.01]\n"
-          "                        (default 1e-6)\n"
+          "  --cor-omega W         the paper's seed radius, (0, 2] (default 0.1):\n"
+          "                        checked and stored, not used (every leaf counts)\n"
+          "  --cor-cutoff C        the paper's search cutoff, (0, 0.01] (default\n"
+          "                        1e-6): checked and stored, not used\n"
           "  -h, --help            show this help\n",
           f);
 }
