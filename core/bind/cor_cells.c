@@ -82,12 +82,26 @@ enum {
     FIELDS = 24
 };
 
+/* One pair's cells. */
+typedef struct pair_cells {
+    float *fields;           /* FIELDS blocks of `padded` cells */
+    uint64_t padded;         /* a multiple of 8 */
+    uint64_t count;          /* occupied cells */
+    /* kept for incremental updates (ssk_cor_cells_build with keep_raw):
+     * raw moments and grid cell of each occupied cell, and the grid's
+     * cell -> slot index (-1: empty) */
+    double *raw;             /* capacity by MOMENTS */
+    uint32_t *coord;         /* capacity */
+    int32_t *index;          /* SSK_COR_CELLS^2 */
+    uint64_t capacity;
+} pair_cells;
+
 struct ssk_cor_cells {
     uint32_t pair_count;
     uint64_t *pair_key;      /* #pairs: j << 32 | k, j < k, ascending */
-    uint64_t *cell_first;    /* #pairs + 1, multiples of 8 (padded) */
+    pair_cells *pairs;       /* #pairs */
     uint64_t cell_count;     /* occupied cells (without the padding) */
-    float *fields;           /* per pair: FIELDS blocks of (cell_first[p + 1] - cell_first[p]) */
+    int keep_raw;
 };
 
 static inline uint64_t pair_key(int32_t j, int32_t k)
@@ -128,9 +142,7 @@ typedef struct build_job {
     const uint64_t *entry_first; /* #pairs + 1 */
     double **grids;              /* per thread slot: SSK_COR_CELLS^2 by MOMENTS */
     uint32_t slots;
-    float **out;                 /* per pair: its cells' fields, padded */
-    uint64_t *out_count;         /* per pair: occupied cells */
-    uint64_t *out_padded;        /* per pair: cells with the padding */
+    int keep_raw;
     int oom;
 } build_job;
 
@@ -215,8 +227,14 @@ static void build_pair(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
             }
         }
         const uint64_t padded = (count + 7) & ~(uint64_t)7;
-        float *out = calloc(padded * FIELDS + 1, sizeof(float));
-        if (!out) {
+        pair_cells *pc = &j->cells->pairs[p];
+        pc->fields = calloc(padded * FIELDS + 1, sizeof(float));
+        if (j->keep_raw) {
+            pc->capacity = count + 8;
+            pc->raw = malloc(pc->capacity * MOMENTS * sizeof(double));
+            pc->coord = malloc(pc->capacity * sizeof(uint32_t));
+        }
+        if (!pc->fields || (j->keep_raw && (!pc->raw || !pc->coord))) {
             free(used);
             j->oom = 1;
             break;
@@ -225,12 +243,15 @@ static void build_pair(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
         for (size_t cell = 0; cell < grid_cells; ++cell) {
             const double *mo = g + cell * MOMENTS;
             if (!used[cell] || !(mo[M_W] > 0.0)) continue;
-            central_fields(out, padded, n++, mo);
+            if (j->keep_raw) {
+                memcpy(pc->raw + n * MOMENTS, mo, MOMENTS * sizeof(double));
+                pc->coord[n] = (uint32_t)cell;
+            }
+            central_fields(pc->fields, padded, n++, mo);
         }
         free(used);
-        j->out[p] = out;
-        j->out_count[p] = n;
-        j->out_padded[p] = n ? padded : 0;
+        pc->count = n;
+        pc->padded = n ? padded : 0;
     }
     free(own);
 }
@@ -238,13 +259,19 @@ static void build_pair(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 void ssk_cor_cells_destroy(ssk_cor_cells *c)
 {
     if (!c) return;
+    for (uint32_t p = 0; c->pairs && p < c->pair_count; ++p) {
+        free(c->pairs[p].fields);
+        free(c->pairs[p].raw);
+        free(c->pairs[p].coord);
+        free(c->pairs[p].index);
+    }
+    free(c->pairs);
     free(c->pair_key);
-    free(c->cell_first);
-    free(c->fields);
     free(c);
 }
 
-ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, ssk_error *err)
+ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, int keep_raw,
+                               ssk_error *err)
 {
     *out = NULL;
     const uint32_t nt = m->triangle_count;
@@ -274,8 +301,10 @@ ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, ssk_e
     for (uint64_t i = 0; i < nk; ++i)
         if (unique == 0 || keys[unique - 1] != keys[i]) keys[unique++] = keys[i];
     c->pair_count = (uint32_t)unique;
+    c->keep_raw = keep_raw;
     c->pair_key = malloc((unique + 1) * sizeof(uint64_t));
-    if (!c->pair_key) goto oom;
+    c->pairs = calloc((size_t)unique + 1, sizeof(pair_cells));
+    if (!c->pair_key || !c->pairs) goto oom;
     memcpy(c->pair_key, keys, unique * sizeof(uint64_t));
     free(keys);
     keys = NULL;
@@ -323,25 +352,13 @@ ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, ssk_e
     job.cells = c;
     job.entries = entries;
     job.entry_first = entry_first;
+    job.keep_raw = keep_raw;
     job.slots = ssk_parallel_threads();
     job.grids = calloc(job.slots, sizeof(double *));
-    job.out = calloc((size_t)unique + 1, sizeof(float *));
-    job.out_count = calloc((size_t)unique + 1, sizeof(uint64_t));
-    job.out_padded = calloc((size_t)unique + 1, sizeof(uint64_t));
-    if (!job.grids || !job.out || !job.out_count || !job.out_padded) goto oom;
+    if (!job.grids) goto oom;
     ssk_parallel_for((int64_t)unique, 1, build_pair, &job);
     if (job.oom) goto oom;
-    c->cell_first = calloc((size_t)unique + 1, sizeof(uint64_t));
-    if (!c->cell_first) goto oom;
-    for (uint64_t p = 0; p < unique; ++p) {
-        c->cell_first[p + 1] = c->cell_first[p] + job.out_padded[p];
-        c->cell_count += job.out_count[p];
-    }
-    c->fields = malloc((c->cell_first[unique] * FIELDS + 1) * sizeof(float));
-    if (!c->fields) goto oom;
-    for (uint64_t p = 0; p < unique; ++p)
-        memcpy(c->fields + c->cell_first[p] * FIELDS, job.out[p],
-               job.out_padded[p] * FIELDS * sizeof(float));
+    for (uint64_t p = 0; p < unique; ++p) c->cell_count += c->pairs[p].count;
     goto done;
 oom:
     st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
@@ -349,11 +366,6 @@ done:
     if (job.grids)
         for (uint32_t i = 0; i < job.slots; ++i) free(job.grids[i]);
     free(job.grids);
-    if (job.out)
-        for (uint64_t p = 0; p < c->pair_count; ++p) free(job.out[p]);
-    free(job.out);
-    free(job.out_count);
-    free(job.out_padded);
     free(keys);
     free(fill);
     free(entries);
@@ -449,11 +461,11 @@ uint64_t ssk_cor_cells_integrate(double sum[4], const ssk_cor_cells *c, const in
             if (!(qj > 0.0 && qk > 0.0)) continue;
             const int64_t p = find_pair(c, pair_key(bones[a], bones[b]));
             if (p < 0) continue;
-            const uint64_t n = c->cell_first[p + 1] - c->cell_first[p];
+            const uint64_t n = c->pairs[p].padded;
             if (n == 0) continue;
             double num[3], den;
-            pair_sums(num, &den, c->fields + c->cell_first[p] * FIELDS, n,
-                      (float)(-qk * inv_sigma), (float)(qj * inv_sigma));
+            pair_sums(num, &den, c->pairs[p].fields, n, (float)(-qk * inv_sigma),
+                      (float)(qj * inv_sigma));
             const double alpha = qj * qk;
             for (int k = 0; k < 3; ++k) sum[k] += alpha * num[k];
             sum[3] += alpha * den;

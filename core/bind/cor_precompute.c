@@ -560,7 +560,7 @@ static ssk_status cells_all(float *dst_centers, uint8_t *dst_flags, const ssk_co
                             const ssk_cor_params *params, ssk_cor_stats *stats, ssk_error *err)
 {
     ssk_cor_cells *cells = NULL;
-    ssk_status st = ssk_cor_cells_build(&cells, m, err);
+    ssk_status st = ssk_cor_cells_build(&cells, m, 0, err);
     if (st != SSK_OK) return st;
     report(params, COR_PROGRESS_CELLS);
     uint32_t *reps = malloc(((size_t)m->vertex_count + 1) * sizeof(uint32_t));

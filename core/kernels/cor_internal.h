@@ -47,8 +47,11 @@ void ssk_cor_mesh_free(ssk_cor_mesh *m);
  * cells per unit of weight along each axis of a pair's square. */
 #define SSK_COR_CELLS 64
 typedef struct ssk_cor_cells ssk_cor_cells;
-/* The cells of m's leaves (m has its leaves). Errors: OUT_OF_MEMORY. */
-ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, ssk_error *err);
+/* The cells of m's leaves (m has its leaves); keep_raw: also keep what
+ * incremental updates need (raw moments, grid index). Errors:
+ * OUT_OF_MEMORY. */
+ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, int keep_raw,
+                               ssk_error *err);
 void ssk_cor_cells_destroy(ssk_cor_cells *c);
 /* Occupied cells in all. */
 uint64_t ssk_cor_cells_count(const ssk_cor_cells *c);
