@@ -128,6 +128,36 @@ static int64_t find_pair(const ssk_cor_cells *c, uint64_t key)
     return lo < c->pair_count && c->pair_key[lo] == key ? (int64_t)lo : -1;
 }
 
+/* The grid cell of a leaf's pair weights (u_j, u_k). */
+static inline uint32_t cell_of(double uj, double uk)
+{
+    int ij = (int)(uj * SSK_COR_CELLS), ik = (int)(uk * SSK_COR_CELLS);
+    ij = ij < 0 ? 0 : ij >= SSK_COR_CELLS ? SSK_COR_CELLS - 1 : ij;
+    ik = ik < 0 ? 0 : ik >= SSK_COR_CELLS ? SSK_COR_CELLS - 1 : ik;
+    return (uint32_t)ij * SSK_COR_CELLS + (uint32_t)ik;
+}
+
+void ssk_cor_moments_add(double *mo, double uj, double uk, const float geo[4], double sign)
+{
+    const double w = sign * (double)geo[3] * uj * uk;
+    const double c[3] = {geo[0], geo[1], geo[2]};
+    mo[M_W] += w;
+    mo[M_U] += w * uj;
+    mo[M_U + 1] += w * uk;
+    mo[M_UU] += w * uj * uj;
+    mo[M_UU + 1] += w * uj * uk;
+    mo[M_UU + 2] += w * uk * uk;
+    for (int k = 0; k < 3; ++k) {
+        const double wc = w * c[k];
+        mo[M_C + k] += wc;
+        mo[M_CUJ + k] += wc * uj;
+        mo[M_CUK + k] += wc * uk;
+        mo[M_CJJ + k] += wc * uj * uj;
+        mo[M_CJK + k] += wc * uj * uk;
+        mo[M_CKK + k] += wc * uk * uk;
+    }
+}
+
 /* One leaf's (weight slots a, b of its triangle) entry of a pair. */
 typedef struct entry {
     uint64_t leaf;          /* leaf index (its geometry) */
@@ -201,30 +231,11 @@ static void build_pair(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
             const float *lw = m->leaf_weights + en->weights;
             const double uj = lw[en->a], uk = lw[en->b];
             const float *geo = m->leaf_geometry + 4 * en->leaf;
-            int ij = (int)(uj * SSK_COR_CELLS), ik = (int)(uk * SSK_COR_CELLS);
-            ij = ij < 0 ? 0 : ij >= SSK_COR_CELLS ? SSK_COR_CELLS - 1 : ij;
-            ik = ik < 0 ? 0 : ik >= SSK_COR_CELLS ? SSK_COR_CELLS - 1 : ik;
-            const size_t cell = (size_t)ij * SSK_COR_CELLS + (size_t)ik;
+            const size_t cell = cell_of(uj, uk);
             double *mo = g + cell * MOMENTS;
             count += !used[cell];
             used[cell] = 1;
-            const double w = (double)geo[3] * uj * uk;
-            const double c[3] = {geo[0], geo[1], geo[2]};
-            mo[M_W] += w;
-            mo[M_U] += w * uj;
-            mo[M_U + 1] += w * uk;
-            mo[M_UU] += w * uj * uj;
-            mo[M_UU + 1] += w * uj * uk;
-            mo[M_UU + 2] += w * uk * uk;
-            for (int k = 0; k < 3; ++k) {
-                const double wc = w * c[k];
-                mo[M_C + k] += wc;
-                mo[M_CUJ + k] += wc * uj;
-                mo[M_CUK + k] += wc * uk;
-                mo[M_CJJ + k] += wc * uj * uj;
-                mo[M_CJK + k] += wc * uj * uk;
-                mo[M_CKK + k] += wc * uk * uk;
-            }
+            ssk_cor_moments_add(mo, uj, uk, geo, 1.0);
         }
         const uint64_t padded = (count + 7) & ~(uint64_t)7;
         pair_cells *pc = &j->cells->pairs[p];
@@ -472,4 +483,103 @@ uint64_t ssk_cor_cells_integrate(double sum[4], const ssk_cor_cells *c, const in
             visited += n;
         }
     return visited;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Incremental updates (cells built with keep_raw; cor_precompute.c's       */
+/* ssk_cor_state_update).                                                    */
+/* ------------------------------------------------------------------------ */
+
+int64_t ssk_cor_cells_pair(const ssk_cor_cells *c, int32_t j, int32_t k)
+{
+    return find_pair(c, pair_key(j, k));
+}
+
+int64_t ssk_cor_cells_slot(ssk_cor_cells *c, uint32_t p, double uj, double uk)
+{
+    pair_cells *pc = &c->pairs[p];
+    if (!pc->index) {
+        pc->index = malloc((size_t)SSK_COR_CELLS * SSK_COR_CELLS * sizeof(int32_t));
+        if (!pc->index) return -1;
+        for (size_t i = 0; i < (size_t)SSK_COR_CELLS * SSK_COR_CELLS; ++i) pc->index[i] = -1;
+        for (uint64_t n = 0; n < pc->count; ++n) pc->index[pc->coord[n]] = (int32_t)n;
+    }
+    const uint32_t cell = cell_of(uj, uk);
+    if (pc->index[cell] >= 0) return pc->index[cell];
+    if (pc->count == pc->capacity) {
+        const uint64_t cap = 2 * pc->capacity + 8;
+        double *raw = realloc(pc->raw, cap * MOMENTS * sizeof(double));
+        if (!raw) return -1;
+        pc->raw = raw;
+        uint32_t *coord = realloc(pc->coord, cap * sizeof(uint32_t));
+        if (!coord) return -1;
+        pc->coord = coord;
+        pc->capacity = cap;
+    }
+    const uint64_t n = pc->count++;
+    memset(pc->raw + n * MOMENTS, 0, MOMENTS * sizeof(double));
+    pc->coord[n] = cell;
+    pc->index[cell] = (int32_t)n;
+    c->cell_count++;
+    return (int64_t)n;
+}
+
+double *ssk_cor_cells_raw(ssk_cor_cells *c, uint32_t p, uint64_t slot)
+{
+    return c->pairs[p].raw + slot * MOMENTS;
+}
+
+ssk_status ssk_cor_cells_refresh(ssk_cor_cells *c, uint32_t p, ssk_error *err)
+{
+    pair_cells *pc = &c->pairs[p];
+    uint64_t live = 0;
+    for (uint64_t n = 0; n < pc->count; ++n) live += pc->raw[n * MOMENTS + M_W] > 0.0;
+    const uint64_t padded = (live + 7) & ~(uint64_t)7;
+    float *fields = calloc(padded * FIELDS + 1, sizeof(float));
+    if (!fields)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
+    uint64_t i = 0;
+    for (uint64_t n = 0; n < pc->count; ++n)
+        if (pc->raw[n * MOMENTS + M_W] > 0.0) central_fields(fields, padded, i++, pc->raw + n * MOMENTS);
+    free(pc->fields);
+    pc->fields = fields;
+    pc->padded = live ? padded : 0;
+    return SSK_OK;
+}
+
+float *ssk_cor_delta_fields(const double *old_raw, const double *new_raw, uint32_t n,
+                            uint64_t *out_padded)
+{
+    const uint64_t padded = ((uint64_t)2 * n + 7) & ~(uint64_t)7;
+    float *fields = calloc(padded * FIELDS + 1, sizeof(float));
+    if (!fields) return NULL;
+    uint64_t i = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        if (new_raw[(size_t)k * MOMENTS + M_W] > 0.0)
+            central_fields(fields, padded, i++, new_raw + (size_t)k * MOMENTS);
+        if (old_raw[(size_t)k * MOMENTS + M_W] > 0.0) {
+            central_fields(fields, padded, i, old_raw + (size_t)k * MOMENTS);
+            /* minus the old cell: every field but the centroid is linear in
+             * the moments */
+            for (int f = F_W; f < FIELDS; ++f) fields[(uint64_t)f * padded + i] *= -1.0f;
+            ++i;
+        }
+    }
+    *out_padded = padded;
+    return fields;
+}
+
+void ssk_cor_fields_sums(double num[3], double *den, const float *fields, uint64_t padded,
+                         double qj, double qk, float sigma)
+{
+    const double inv_sigma = 1.0 / sigma;
+    pair_sums(num, den, fields, padded, (float)(-qk * inv_sigma), (float)(qj * inv_sigma));
+}
+
+uint32_t ssk_cor_cells_pair_count(const ssk_cor_cells *c) { return c->pair_count; }
+
+void ssk_cor_cells_pair_bones(const ssk_cor_cells *c, uint32_t p, int32_t *j, int32_t *k)
+{
+    *j = (int32_t)(uint32_t)(c->pair_key[p] >> 32);
+    *k = (int32_t)(uint32_t)c->pair_key[p];
 }

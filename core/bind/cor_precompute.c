@@ -749,6 +749,54 @@ static ssk_status resolve_gl(ssk_backend backend, ssk_gl_context *given, ssk_gl_
     return SSK_OK;
 }
 
+/* The integration mesh of a rig (rig space, welded triangles, sparse
+ * normalized weights of every vertex); refuses isolated vertices. */
+static ssk_status mesh_from_rig(ssk_cor_mesh *m, const ssk_rig *rig, ssk_error *err)
+{
+    /* isolated vertices of meshes with triangles */
+    for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {
+        const ssk_mesh *mesh = &rig->meshes[mi];
+        if (mesh->triangle_count == 0) continue;
+        for (uint32_t v = 0; v < mesh->vertex_count; ++v)
+            if (mesh->vertex_triangle_offsets[v + 1] == mesh->vertex_triangle_offsets[v])
+                return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                     "centers of rotation: mesh '%s' vertex %u is isolated: it "
+                                     "is in none of the mesh's %u triangles",
+                                     mesh->name, v, mesh->triangle_count);
+    }
+    uint32_t nt = 0;
+    size_t slots = 0;
+    for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {
+        nt += rig->meshes[mi].triangle_count;
+        slots += (size_t)rig->meshes[mi].vertex_count * rig->meshes[mi].influence_count;
+    }
+    m->bone_count = rig->bone_count;
+    ssk_status st = mesh_arrays(m, rig->vertex_count, nt, slots, err);
+    uint32_t first_triangle = 0;
+    for (uint32_t mi = 0; st == SSK_OK && mi < rig->mesh_count; ++mi) {
+        const ssk_mesh *mesh = &rig->meshes[mi];
+        const uint32_t v0 = mesh->first_vertex;
+        for (uint32_t v = 0; v < mesh->vertex_count; ++v)
+            ssk_mat4_transform_point(m->positions + 3 * ((size_t)v0 + v), mesh->object_matrix,
+                                     mesh->positions + 3 * (size_t)v);
+        /* Welded (weld.c): a triangle names the representatives of its
+         * corners, so the integration crosses UV seams and shared mesh
+         * borders. */
+        for (size_t i = 0; i < 3 * (size_t)mesh->triangle_count; ++i)
+            m->triangles[3 * (size_t)first_triangle + i] =
+                (int32_t)rig->weld.point[(uint32_t)mesh->triangles[i] + v0];
+        first_triangle += mesh->triangle_count;
+        if (mesh->influence_count && rig->bone_count) {
+            st = append_weights(m, v0, mesh->vertex_count, mesh->bone_indices, mesh->weights,
+                                mesh->influence_count, false, err);
+        } else {
+            for (uint32_t v = 0; v < mesh->vertex_count; ++v)
+                m->w_offsets[v0 + v + 1] = m->w_offsets[v0 + v];
+        }
+    }
+    return st;
+}
+
 ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_rig *rig,
                               const ssk_cor_params *params, ssk_backend backend,
                               ssk_gl_context *gl, ssk_cor_stats *stats, ssk_error *err)
@@ -761,51 +809,13 @@ ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_
                              "ssk_cor_precompute: backend %d out of range", (int)backend);
     ssk_status st = ssk_cor_params_check(params, err);
     if (st != SSK_OK) return st;
-    /* isolated vertices of meshes with triangles */
-    for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {
-        const ssk_mesh *mesh = &rig->meshes[mi];
-        if (mesh->triangle_count == 0) continue;
-        for (uint32_t v = 0; v < mesh->vertex_count; ++v)
-            if (mesh->vertex_triangle_offsets[v + 1] == mesh->vertex_triangle_offsets[v])
-                return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                                     "centers of rotation: mesh '%s' vertex %u is isolated: it "
-                                     "is in none of the mesh's %u triangles",
-                                     mesh->name, v, mesh->triangle_count);
-    }
     ssk_cor_stats local = {0};
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     stats->vertex_count = rig->vertex_count;
-    uint32_t nt = 0;
-    size_t slots = 0;
-    for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {
-        nt += rig->meshes[mi].triangle_count;
-        slots += (size_t)rig->meshes[mi].vertex_count * rig->meshes[mi].influence_count;
-    }
     ssk_cor_mesh m = {0};
-    m.bone_count = rig->bone_count;
-    st = mesh_arrays(&m, rig->vertex_count, nt, slots, err);
-    uint32_t first_triangle = 0;
-    for (uint32_t mi = 0; st == SSK_OK && mi < rig->mesh_count; ++mi) {
-        const ssk_mesh *mesh = &rig->meshes[mi];
-        const uint32_t v0 = mesh->first_vertex;
-        for (uint32_t v = 0; v < mesh->vertex_count; ++v)
-            ssk_mat4_transform_point(m.positions + 3 * ((size_t)v0 + v), mesh->object_matrix,
-                                     mesh->positions + 3 * (size_t)v);
-        /* Welded (weld.c): a triangle names the representatives of its
-         * corners, so the search crosses UV seams and shared mesh borders. */
-        for (size_t i = 0; i < 3 * (size_t)mesh->triangle_count; ++i)
-            m.triangles[3 * (size_t)first_triangle + i] =
-                (int32_t)rig->weld.point[(uint32_t)mesh->triangles[i] + v0];
-        first_triangle += mesh->triangle_count;
-        if (mesh->influence_count && rig->bone_count) {
-            st = append_weights(&m, v0, mesh->vertex_count, mesh->bone_indices, mesh->weights,
-                                mesh->influence_count, false, err);
-        } else {
-            for (uint32_t v = 0; v < mesh->vertex_count; ++v)
-                m.w_offsets[v0 + v + 1] = m.w_offsets[v0 + v];
-        }
-    }
+    st = mesh_from_rig(&m, rig, err);
+    const uint32_t nt = m.triangle_count;
     ssk_gl_context *owned = NULL, *use = NULL;
     if (st == SSK_OK) st = resolve_gl(backend, gl, &owned, &use, err);
     if (st == SSK_OK && nt == 0) {
@@ -824,6 +834,591 @@ ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_
     }
     ssk_gl_context_destroy(owned);
     ssk_cor_mesh_free(&m);
+    stats->seconds = ssk_time_seconds() - start;
+    return st == SSK_OK ? ssk_error_ok(err) : st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Incremental updates (issue #18).                                          */
+/* ------------------------------------------------------------------------ */
+
+/* A weight edit moves only the leaves of the triangles around the edited
+ * vertices: their old moments leave the cells, their new ones enter, and
+ * every other vertex's Eq. 4 sums change by the difference of the changed
+ * cells alone (the sums are linear in the cells): a vertex sharing a
+ * changed pair adds (new cell - old cell) for the changed cells only,
+ * instead of summing all the cells of its pairs again. The edited vertices
+ * themselves are integrated again in full. */
+struct ssk_cor_state {
+    ssk_cor_mesh m;            /* with its leaves as first built */
+    ssk_cor_cells *cells;      /* keep_raw */
+    ssk_cor_params params;     /* progress cleared */
+    uint32_t nv;
+    uint32_t *weld_point;      /* #V: the representative of each row */
+    uint32_t *weld_members;    /* the rows that are not their own representative */
+    uint32_t weld_member_count;
+    double *sums;              /* #V by 4: Eq. 4 sums of every vertex of two bones */
+    uint32_t *pair_first;      /* #pairs + 1 */
+    uint32_t *pair_vertices;   /* representatives weighting both bones of a pair */
+    /* per triangle: the leaves an update made (leaf_count UINT32_MAX: m's) */
+    uint32_t *leaf_count;
+    float **leaf_geo, **leaf_w;
+    uint32_t *stamp;           /* #T: the last update that touched a triangle */
+    uint32_t generation;
+    double *points;            /* a subdivision stack */
+    size_t pool;
+};
+
+void ssk_cor_state_destroy(ssk_cor_state *s)
+{
+    if (!s) return;
+    ssk_cor_mesh_free(&s->m);
+    ssk_cor_cells_destroy(s->cells);
+    for (uint32_t t = 0; s->leaf_geo && t < s->m.triangle_count; ++t) {
+        free(s->leaf_geo[t]);
+        free(s->leaf_w[t]);
+    }
+    free(s->leaf_geo);
+    free(s->leaf_w);
+    free(s->leaf_count);
+    free(s->weld_point);
+    free(s->weld_members);
+    free(s->sums);
+    free(s->pair_first);
+    free(s->pair_vertices);
+    free(s->stamp);
+    free(s->points);
+    free(s);
+}
+
+/* Eq. 4's sums of every vertex of two bones (per weight group, copied). */
+typedef struct sums_job {
+    const ssk_cor_state *s;
+    const uint32_t *reps;
+} sums_job;
+
+static void sums_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const sums_job *j = ctx;
+    (void)chunk;
+    const ssk_cor_mesh *m = &j->s->m;
+    for (int64_t r = begin; r < end; ++r) {
+        const uint32_t v = j->reps[r];
+        const uint32_t e0 = m->w_offsets[v], kp = m->w_offsets[v + 1] - e0;
+        ssk_cor_cells_integrate(j->s->sums + 4 * (size_t)v, j->s->cells, m->w_bones + e0,
+                                m->w_values + e0, kp, j->s->params.sigma);
+    }
+}
+
+/* Centers and flags of row v from its sums (the sums of its
+ * representative for a welded copy). */
+static void state_center(const ssk_cor_state *s, float *dst_centers, uint8_t *dst_flags,
+                         uint32_t v)
+{
+    const uint32_t kp = s->m.w_offsets[v + 1] - s->m.w_offsets[v];
+    if (kp < 2) {
+        memcpy(dst_centers + 3 * (size_t)v, s->m.positions + 3 * (size_t)v, 3 * sizeof(float));
+        dst_flags[v] = 0;
+        return;
+    }
+    dst_flags[v] = finish_center(dst_centers + 3 * (size_t)v, s->sums + 4 * (size_t)v,
+                                 s->m.positions + 3 * (size_t)v);
+}
+
+ssk_status ssk_cor_state_create(ssk_cor_state **out, float *dst_centers, uint8_t *dst_flags,
+                                const ssk_rig *rig, const ssk_cor_params *params,
+                                ssk_cor_stats *stats, ssk_error *err)
+{
+    const double start = ssk_time_seconds();
+    if (!out || !dst_centers || !dst_flags || !rig || !params)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_cor_state_create: NULL argument");
+    *out = NULL;
+    ssk_status st = ssk_cor_params_check(params, err);
+    if (st != SSK_OK) return st;
+    ssk_cor_stats local = {0};
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    stats->vertex_count = rig->vertex_count;
+    ssk_cor_state *s = calloc(1, sizeof *s);
+    if (!s) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
+    s->params = *params;
+    s->params.progress = NULL;
+    s->params.progress_user = NULL;
+    s->nv = rig->vertex_count;
+    uint32_t *reps = NULL, *rep_of = NULL, *fill = NULL;
+    st = mesh_from_rig(&s->m, rig, err);
+    if (st == SSK_OK) st = build_vertex_triangles(&s->m, err);
+    if (st == SSK_OK) st = build_leaves(&s->m, params, err);
+    report(params, COR_PROGRESS_LEAVES);
+    if (st == SSK_OK) st = ssk_cor_cells_build(&s->cells, &s->m, 1, err);
+    report(params, COR_PROGRESS_CELLS);
+    if (st != SSK_OK) goto fail;
+    const uint32_t nv = s->nv, nt = s->m.triangle_count;
+    s->weld_point = malloc(((size_t)nv + 1) * sizeof(uint32_t));
+    s->weld_members = malloc(((size_t)rig->weld.member_count + 1) * sizeof(uint32_t));
+    s->sums = calloc(4 * (size_t)nv + 1, sizeof(double));
+    s->leaf_count = malloc(((size_t)nt + 1) * sizeof(uint32_t));
+    s->leaf_geo = calloc((size_t)nt + 1, sizeof(float *));
+    s->leaf_w = calloc((size_t)nt + 1, sizeof(float *));
+    s->stamp = calloc((size_t)nt + 1, sizeof(uint32_t));
+    reps = malloc(((size_t)nv + 1) * sizeof(uint32_t));
+    rep_of = malloc(((size_t)nv + 1) * sizeof(uint32_t));
+    if (!s->weld_point || !s->weld_members || !s->sums || !s->leaf_count || !s->leaf_geo ||
+        !s->leaf_w || !s->stamp || !reps || !rep_of)
+        goto oom;
+    memcpy(s->weld_point, rig->weld.point, (size_t)nv * sizeof(uint32_t));
+    memcpy(s->weld_members, rig->weld.members, (size_t)rig->weld.member_count * sizeof(uint32_t));
+    s->weld_member_count = rig->weld.member_count;
+    for (uint32_t t = 0; t < nt; ++t) s->leaf_count[t] = UINT32_MAX;
+    /* the sums, once per weight group */
+    uint32_t rep_count = 0;
+    st = group_weights(reps, &rep_count, rep_of, &s->m, err);
+    if (st != SSK_OK) goto fail;
+    sums_job sj = {s, reps};
+    ssk_parallel_for(rep_count, COR_SCHEDULE_CHUNK, sums_chunk, &sj);
+    for (uint32_t v = 0; v < nv; ++v)
+        if (rep_of[v] != UINT32_MAX && rep_of[v] != v)
+            memcpy(s->sums + 4 * (size_t)v, s->sums + 4 * (size_t)rep_of[v], 4 * sizeof(double));
+    /* the representatives of each pair */
+    const uint32_t np = ssk_cor_cells_pair_count(s->cells);
+    s->pair_first = calloc((size_t)np + 1, sizeof(uint32_t));
+    fill = calloc((size_t)np + 1, sizeof(uint32_t));
+    if (!s->pair_first || !fill) goto oom;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (uint32_t v = 0; v < nv; ++v) {
+            if (s->weld_point[v] != v) continue;
+            const uint32_t e0 = s->m.w_offsets[v], kp = s->m.w_offsets[v + 1] - e0;
+            for (uint32_t a = 0; a < kp; ++a)
+                for (uint32_t b = a + 1; b < kp; ++b) {
+                    const int64_t p = ssk_cor_cells_pair(s->cells, s->m.w_bones[e0 + a],
+                                                         s->m.w_bones[e0 + b]);
+                    if (p < 0) continue;
+                    if (pass == 0)
+                        s->pair_first[p + 1]++;
+                    else
+                        s->pair_vertices[s->pair_first[p] + fill[p]++] = v;
+                }
+        }
+        if (pass == 0) {
+            for (uint32_t p = 0; p < np; ++p) s->pair_first[p + 1] += s->pair_first[p];
+            s->pair_vertices = malloc(((size_t)s->pair_first[np] + 1) * sizeof(uint32_t));
+            if (!s->pair_vertices) goto oom;
+        }
+    }
+    /* a subdivision stack for the updates */
+    uint32_t max_bones = 0;
+    for (uint32_t t = 0; t < nt; ++t) {
+        const uint32_t nb = s->m.tb_offsets[t + 1] - s->m.tb_offsets[t];
+        max_bones = nb > max_bones ? nb : max_bones;
+    }
+    s->pool = (size_t)(SSK_COR_MAX_SUBDIVISION_DEPTH + 4) * (3 + max_bones);
+    s->points = malloc(s->pool * sizeof(double));
+    if (!s->points) goto oom;
+    uint32_t count = 0;
+    for (uint32_t v = 0; v < nv; ++v) {
+        state_center(s, dst_centers, dst_flags, v);
+        count += dst_flags[v];
+    }
+    for (uint32_t i = 0; i < s->weld_member_count; ++i) {
+        const uint32_t v = s->weld_members[i], r = s->weld_point[v];
+        count -= dst_flags[v];
+        memcpy(dst_centers + 3 * (size_t)v, dst_centers + 3 * (size_t)r, 3 * sizeof(float));
+        dst_flags[v] = dst_flags[r];
+        count += dst_flags[v];
+    }
+    stats->cor_count = count;
+    stats->integration_triangles = s->m.leaf_offsets[nt];
+    stats->cluster_count = (uint32_t)ssk_cor_cells_count(s->cells);
+    stats->renormalized_count = s->m.renormalized;
+    stats->seconds = ssk_time_seconds() - start;
+    report(params, SSK_COR_PROGRESS);
+    free(reps);
+    free(rep_of);
+    free(fill);
+    *out = s;
+    return ssk_error_ok(err);
+oom:
+    st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
+fail:
+    free(reps);
+    free(rep_of);
+    free(fill);
+    ssk_cor_state_destroy(s);
+    return st;
+}
+
+/* The current leaves of triangle t: (geometry, weights, count). */
+static uint32_t current_leaves(const ssk_cor_state *s, uint32_t t, const float **geo,
+                               const float **w)
+{
+    if (s->leaf_count[t] != UINT32_MAX) {
+        *geo = s->leaf_geo[t];
+        *w = s->leaf_w[t];
+        return s->leaf_count[t];
+    }
+    *geo = s->m.leaf_geometry + 4 * s->m.leaf_offsets[t];
+    *w = s->m.leaf_weights + s->m.leaf_weight_offsets[t];
+    return (uint32_t)(s->m.leaf_offsets[t + 1] - s->m.leaf_offsets[t]);
+}
+
+/* One changed cell of an update: its pair, slot and moments before. */
+typedef struct changed_cell {
+    uint32_t pair;
+    uint64_t slot;
+    double old[SSK_COR_MOMENTS];
+} changed_cell;
+
+typedef struct update_ctx {
+    ssk_cor_state *s;
+    changed_cell *cells;
+    uint32_t count, capacity;
+    uint64_t *keys;            /* open addressing: pair << 40 | slot + 1, 0 empty */
+    uint32_t *where;
+    uint32_t table;            /* a power of two */
+} update_ctx;
+
+/* Records the cell's moments before its first change; false: out of memory. */
+static bool touch_cell(update_ctx *u, uint32_t p, uint64_t slot)
+{
+    const uint64_t key = ((uint64_t)p << 40 | slot) + 1;
+    if (2 * (u->count + 1) > u->table) {
+        const uint32_t table = u->table ? 2 * u->table : 1024;
+        uint64_t *keys = calloc(table, sizeof *keys);
+        uint32_t *where = malloc(table * sizeof *where);
+        if (!keys || !where) {
+            free(keys);
+            free(where);
+            return false;
+        }
+        for (uint32_t i = 0; i < u->table; ++i)
+            if (u->keys[i]) {
+                uint32_t h = (uint32_t)(XXH64(&u->keys[i], sizeof u->keys[i], 0) & (table - 1));
+                while (keys[h]) h = (h + 1) & (table - 1);
+                keys[h] = u->keys[i];
+                where[h] = u->where[i];
+            }
+        free(u->keys);
+        free(u->where);
+        u->keys = keys;
+        u->where = where;
+        u->table = table;
+    }
+    uint32_t h = (uint32_t)(XXH64(&key, sizeof key, 0) & (u->table - 1));
+    while (u->keys[h]) {
+        if (u->keys[h] == key) return true;
+        h = (h + 1) & (u->table - 1);
+    }
+    if (u->count == u->capacity) {
+        const uint32_t cap = u->capacity ? 2 * u->capacity : 256;
+        changed_cell *cells = realloc(u->cells, cap * sizeof *cells);
+        if (!cells) return false;
+        u->cells = cells;
+        u->capacity = cap;
+    }
+    changed_cell *c = &u->cells[u->count];
+    c->pair = p;
+    c->slot = slot;
+    memcpy(c->old, ssk_cor_cells_raw(u->s->cells, p, slot), sizeof c->old);
+    u->keys[h] = key;
+    u->where[h] = u->count++;
+    return true;
+}
+
+/* Adds sign times the leaves of triangle t (as given) to the cells. */
+static bool apply_leaves(update_ctx *u, uint32_t t, const float *geo, const float *lw,
+                         uint32_t count, double sign)
+{
+    ssk_cor_state *s = u->s;
+    const int32_t *tb = s->m.tb_bones + s->m.tb_offsets[t];
+    const uint32_t nb = s->m.tb_offsets[t + 1] - s->m.tb_offsets[t];
+    for (uint32_t a = 0; a < nb; ++a)
+        for (uint32_t b = a + 1; b < nb; ++b) {
+            const int64_t p = ssk_cor_cells_pair(s->cells, tb[a], tb[b]);
+            if (p < 0) continue;
+            for (uint32_t l = 0; l < count; ++l) {
+                const float *w = lw + (size_t)l * nb;
+                if (!(w[a] > 0.0f && w[b] > 0.0f)) continue;
+                const double uj = w[a], uk = w[b];
+                const int64_t slot = ssk_cor_cells_slot(s->cells, (uint32_t)p, uj, uk);
+                if (slot < 0 || !touch_cell(u, (uint32_t)p, (uint64_t)slot)) return false;
+                ssk_cor_moments_add(ssk_cor_cells_raw(s->cells, (uint32_t)p, (uint64_t)slot), uj,
+                                    uk, geo + 4 * (size_t)l, sign);
+            }
+        }
+    return true;
+}
+
+/* The leaves of triangle t from the mesh's current weights, into the
+ * state's per-triangle arrays. */
+static bool remake_leaves(ssk_cor_state *s, uint32_t t)
+{
+    const int32_t *tb = s->m.tb_bones + s->m.tb_offsets[t];
+    const uint32_t nb = s->m.tb_offsets[t + 1] - s->m.tb_offsets[t];
+    subdiv d = {0};
+    d.points = s->points;
+    d.epsilon2 = (double)s->params.epsilon * s->params.epsilon;
+    load_corners(&d, &s->m, t, tb, nb);
+    d.count = 0;
+    subdivide(&d, 0, 1, 2, 0);
+    const uint64_t count = d.count;
+    float *geo = malloc((4 * count + 1) * sizeof(float));
+    float *w = malloc(((size_t)count * nb + 1) * sizeof(float));
+    if (!geo || !w) {
+        free(geo);
+        free(w);
+        return false;
+    }
+    load_corners(&d, &s->m, t, tb, nb);
+    d.count = 0;
+    d.geometry = geo;
+    d.weights = w;
+    subdivide(&d, 0, 1, 2, 0);
+    free(s->leaf_geo[t]);
+    free(s->leaf_w[t]);
+    s->leaf_geo[t] = geo;
+    s->leaf_w[t] = w;
+    s->leaf_count[t] = (uint32_t)count;
+    return true;
+}
+
+/* The pair weights (w_j, w_k) of vertex v; false when v lacks one. */
+static bool pair_weights(const ssk_cor_mesh *m, uint32_t v, int32_t j, int32_t k, double *wj,
+                         double *wk)
+{
+    *wj = *wk = 0.0;
+    for (uint32_t e = m->w_offsets[v]; e < m->w_offsets[v + 1]; ++e) {
+        if (m->w_bones[e] == j) *wj = m->w_values[e];
+        if (m->w_bones[e] == k) *wk = m->w_values[e];
+    }
+    return *wj > 0.0 && *wk > 0.0;
+}
+
+typedef struct delta_job {
+    ssk_cor_state *s;
+    const uint32_t *vertices;
+    const float *fields;
+    uint64_t padded;
+    int32_t j, k;
+    const uint8_t *edited;     /* #V: 1 for the edited representatives */
+    uint8_t *touched;          /* #V */
+} delta_job;
+
+static void delta_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const delta_job *d = ctx;
+    (void)chunk;
+    for (int64_t i = begin; i < end; ++i) {
+        const uint32_t v = d->vertices[i];
+        if (d->edited[v]) continue;
+        double wj, wk, num[3], den;
+        if (!pair_weights(&d->s->m, v, d->j, d->k, &wj, &wk)) continue;
+        ssk_cor_fields_sums(num, &den, d->fields, d->padded, wj, wk, d->s->params.sigma);
+        double *sum = d->s->sums + 4 * (size_t)v;
+        const double alpha = wj * wk;
+        for (int c = 0; c < 3; ++c) sum[c] += alpha * num[c];
+        sum[3] += alpha * den;
+        d->touched[v] = 1;
+    }
+}
+
+static int compare_changed(const void *a, const void *b)
+{
+    const changed_cell *x = a, *y = b;
+    if (x->pair != y->pair) return x->pair < y->pair ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+ssk_status ssk_cor_state_update(ssk_cor_state *s, float *dst_centers, uint8_t *dst_flags,
+                                const ssk_rig *rig, const uint32_t *rows, uint32_t count,
+                                ssk_cor_stats *stats, ssk_error *err)
+{
+    const double start = ssk_time_seconds();
+    if (!s || !dst_centers || !dst_flags || !rig || (count && !rows))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_cor_state_update: NULL argument");
+    if (rig->vertex_count != s->nv || rig->bone_count != s->m.bone_count)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "centers of rotation update: the rig has %u vertices and %u bones, "
+                             "the state was made for %u and %u",
+                             rig->vertex_count, rig->bone_count, s->nv, s->m.bone_count);
+    for (uint32_t i = 0; i < count; ++i)
+        if (rows[i] >= s->nv)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "centers of rotation update: row %u of %u is out of range",
+                                 rows[i], s->nv);
+    ssk_cor_stats local = {0};
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    stats->vertex_count = s->nv;
+    /* the new weights of the edited representatives, their bone sets
+     * unchanged (else: everything again) */
+    ssk_cor_mesh scratch = {0};
+    scratch.bone_count = s->m.bone_count;
+    uint32_t w_offsets[2] = {0, 0};
+    int32_t w_bones[SSK_MAX_INFLUENCES];
+    float w_values[SSK_MAX_INFLUENCES];
+    scratch.w_offsets = w_offsets;
+    scratch.w_bones = w_bones;
+    scratch.w_values = w_values;
+    uint8_t *edited = calloc((size_t)s->nv + 1, 1), *touched = calloc((size_t)s->nv + 1, 1);
+    update_ctx u = {.s = s};
+    uint32_t *edited_list = malloc(((size_t)count + 1) * sizeof(uint32_t));
+    uint32_t edited_count = 0;
+    ssk_status st = SSK_OK;
+    bool whole = false;
+    if (!edited || !touched || !edited_list) goto oom;
+    for (uint32_t i = 0; i < count && !whole; ++i) {
+        const uint32_t row = rows[i], v = s->weld_point[row];
+        if (edited[v]) continue;
+        uint32_t mi = 0;
+        while (mi + 1 < rig->mesh_count && rig->meshes[mi + 1].first_vertex <= v) ++mi;
+        const ssk_mesh *mesh = &rig->meshes[mi];
+        const uint32_t local_v = v - mesh->first_vertex, k = mesh->influence_count;
+        if (k == 0) continue;
+        st = append_weights(&scratch, 0, 1, mesh->bone_indices + (size_t)local_v * k,
+                            mesh->weights + (size_t)local_v * k, k, false, err);
+        if (st != SSK_OK) goto done;
+        const uint32_t e0 = s->m.w_offsets[v], kp = s->m.w_offsets[v + 1] - e0;
+        if (w_offsets[1] != kp || memcmp(w_bones, s->m.w_bones + e0, kp * sizeof(int32_t)) != 0) {
+            whole = true;
+            break;
+        }
+        edited[v] = 1;
+        edited_list[edited_count++] = v;
+    }
+    if (whole) {
+        /* a bone entered or left a vertex: its triangles' bone sets (and the
+         * pairs) change; the state is made again */
+        ssk_cor_state *fresh = NULL;
+        free(edited);
+        free(touched);
+        free(edited_list);
+        st = ssk_cor_state_create(&fresh, dst_centers, dst_flags, rig, &s->params, stats, err);
+        if (st != SSK_OK) return st;
+        ssk_cor_state tmp = *s;
+        *s = *fresh;
+        *fresh = tmp;
+        ssk_cor_state_destroy(fresh);
+        stats->seconds = ssk_time_seconds() - start;
+        return ssk_error_ok(err);
+    }
+    /* the triangles around them: old leaves out, new weights, new leaves in */
+    if (++s->generation == 0) {
+        memset(s->stamp, 0, (size_t)s->m.triangle_count * sizeof(uint32_t));
+        s->generation = 1;
+    }
+    for (uint32_t i = 0; i < edited_count; ++i) {
+        const uint32_t v = edited_list[i];
+        for (uint32_t e = s->m.vt_offsets[v]; e < s->m.vt_offsets[v + 1]; ++e) {
+            const uint32_t t = s->m.vt_triangles[e];
+            if (s->stamp[t] == s->generation) continue;
+            s->stamp[t] = s->generation;
+            const float *geo, *lw;
+            const uint32_t n = current_leaves(s, t, &geo, &lw);
+            if (!apply_leaves(&u, t, geo, lw, n, -1.0)) goto oom;
+        }
+    }
+    for (uint32_t i = 0; i < edited_count; ++i) {
+        const uint32_t v = edited_list[i], row = v;
+        uint32_t mi = 0;
+        while (mi + 1 < rig->mesh_count && rig->meshes[mi + 1].first_vertex <= row) ++mi;
+        const ssk_mesh *mesh = &rig->meshes[mi];
+        const uint32_t local_v = v - mesh->first_vertex, k = mesh->influence_count;
+        st = append_weights(&scratch, 0, 1, mesh->bone_indices + (size_t)local_v * k,
+                            mesh->weights + (size_t)local_v * k, k, false, err);
+        if (st != SSK_OK) goto done;
+        memcpy(s->m.w_values + s->m.w_offsets[v], w_values, w_offsets[1] * sizeof(float));
+    }
+    for (uint32_t i = 0; i < edited_count; ++i) {
+        const uint32_t v = edited_list[i];
+        for (uint32_t e = s->m.vt_offsets[v]; e < s->m.vt_offsets[v + 1]; ++e) {
+            const uint32_t t = s->m.vt_triangles[e];
+            if (s->stamp[t] != s->generation) continue;
+            s->stamp[t] = s->generation - 1; /* once */
+            if (!remake_leaves(s, t)) goto oom;
+            if (!apply_leaves(&u, t, s->leaf_geo[t], s->leaf_w[t], s->leaf_count[t], 1.0))
+                goto oom;
+        }
+    }
+    /* cells that lost their last leaf: exactly empty */
+    for (uint32_t i = 0; i < u.count; ++i) {
+        double *raw = ssk_cor_cells_raw(s->cells, u.cells[i].pair, u.cells[i].slot);
+        if (!(raw[0] > 1e-9 * fabs(u.cells[i].old[0]))) memset(raw, 0, SSK_COR_MOMENTS * sizeof(double));
+    }
+    /* the other vertices: the differences of the changed cells, pair by pair */
+    qsort(u.cells, u.count, sizeof *u.cells, compare_changed);
+    double *old_raw = NULL, *new_raw = NULL;
+    for (uint32_t i = 0; i < u.count;) {
+        uint32_t e = i;
+        while (e < u.count && u.cells[e].pair == u.cells[i].pair) ++e;
+        const uint32_t p = u.cells[i].pair, n = e - i;
+        old_raw = malloc((size_t)n * SSK_COR_MOMENTS * sizeof(double));
+        new_raw = malloc((size_t)n * SSK_COR_MOMENTS * sizeof(double));
+        if (!old_raw || !new_raw) {
+            free(old_raw);
+            free(new_raw);
+            goto oom;
+        }
+        for (uint32_t c = 0; c < n; ++c) {
+            memcpy(old_raw + (size_t)c * SSK_COR_MOMENTS, u.cells[i + c].old,
+                   SSK_COR_MOMENTS * sizeof(double));
+            memcpy(new_raw + (size_t)c * SSK_COR_MOMENTS,
+                   ssk_cor_cells_raw(s->cells, p, u.cells[i + c].slot),
+                   SSK_COR_MOMENTS * sizeof(double));
+        }
+        uint64_t padded = 0;
+        float *fields = ssk_cor_delta_fields(old_raw, new_raw, n, &padded);
+        free(old_raw);
+        free(new_raw);
+        if (!fields) goto oom;
+        int32_t j, k;
+        ssk_cor_cells_pair_bones(s->cells, p, &j, &k);
+        delta_job d = {s, s->pair_vertices + s->pair_first[p], fields, padded, j, k, edited,
+                       touched};
+        ssk_parallel_for(s->pair_first[p + 1] - s->pair_first[p], COR_VERTEX_CHUNK, delta_chunk,
+                         &d);
+        free(fields);
+        stats->evaluated_triangles += (uint64_t)(s->pair_first[p + 1] - s->pair_first[p]) * padded;
+        st = ssk_cor_cells_refresh(s->cells, p, err);
+        if (st != SSK_OK) goto done;
+        i = e;
+    }
+    /* the edited vertices: integrated again in full */
+    for (uint32_t i = 0; i < edited_count; ++i) {
+        const uint32_t v = edited_list[i];
+        const uint32_t e0 = s->m.w_offsets[v], kp = s->m.w_offsets[v + 1] - e0;
+        stats->evaluated_triangles +=
+            ssk_cor_cells_integrate(s->sums + 4 * (size_t)v, s->cells, s->m.w_bones + e0,
+                                    s->m.w_values + e0, kp, s->params.sigma);
+        touched[v] = 1;
+    }
+    /* the centers of what changed, and of the welded copies */
+    uint32_t updated = 0;
+    for (uint32_t v = 0; v < s->nv; ++v)
+        if (touched[v]) {
+            state_center(s, dst_centers, dst_flags, v);
+            ++updated;
+        }
+    for (uint32_t i = 0; i < s->weld_member_count; ++i) {
+        const uint32_t v = s->weld_members[i], r = s->weld_point[v];
+        if (!touched[r]) continue;
+        memcpy(dst_centers + 3 * (size_t)v, dst_centers + 3 * (size_t)r, 3 * sizeof(float));
+        dst_flags[v] = dst_flags[r];
+    }
+    stats->cor_count = updated;
+    stats->cluster_count = u.count;
+    stats->integration_triangles = 0;
+    goto done;
+oom:
+    st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
+done:
+    free(u.cells);
+    free(u.keys);
+    free(u.where);
+    free(edited);
+    free(touched);
+    free(edited_list);
     stats->seconds = ssk_time_seconds() - start;
     return st == SSK_OK ? ssk_error_ok(err) : st;
 }

@@ -1325,6 +1325,35 @@ ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_
                               const ssk_cor_params *params, ssk_backend backend,
                               ssk_gl_context *gl, ssk_cor_stats *stats, ssk_error *err);
 
+/* A CoR precomputation kept for incremental updates (issue #18): when a
+ * rigger edits the weights of a few vertices, only the leaves around them
+ * are made again, and every other vertex's Eq. 4 sums change by the
+ * differences of the changed weight-space cells alone. Memory: the
+ * integration mesh, the cells' raw moments (about 200 bytes a cell) and 32
+ * bytes a vertex. CPU only. */
+typedef struct ssk_cor_state ssk_cor_state;
+
+/* As ssk_cor_precompute on the CPU (the same centers, within 1e-5 of the
+ * diagonal: the same sums in another order), keeping what an update needs.
+ * Errors: as ssk_cor_precompute. *out is NULL on error. */
+ssk_status ssk_cor_state_create(ssk_cor_state **out, float *dst_centers, uint8_t *dst_flags,
+                                const ssk_rig *rig, const ssk_cor_params *params,
+                                ssk_cor_stats *stats, ssk_error *err);
+/* The skin weights of `count` whole-rig rows changed: `rig` is the rig with
+ * the new weights (the same vertices, triangles and bones as the state's).
+ * Updates dst_centers and dst_flags (#V, those of the last create or
+ * update) in place. When a row gains or loses a bone (its bone set
+ * changes), everything is computed again (the pairs change). stats:
+ * cor_count = centers recomputed, cluster_count = cells changed, seconds.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, another rig's size, a row out
+ * of range), SSK_ERROR_OUT_OF_MEMORY (the state is then unusable: destroy
+ * it). */
+ssk_status ssk_cor_state_update(ssk_cor_state *state, float *dst_centers, uint8_t *dst_flags,
+                                const ssk_rig *rig, const uint32_t *rows, uint32_t count,
+                                ssk_cor_stats *stats, ssk_error *err);
+/* NULL allowed. */
+void ssk_cor_state_destroy(ssk_cor_state *state);
+
 typedef struct ssk_deformer ssk_deformer;
 
 typedef struct ssk_deformer_desc {

@@ -61,6 +61,26 @@ uint64_t ssk_cor_cells_count(const ssk_cor_cells *c);
 uint64_t ssk_cor_cells_integrate(double sum[4], const ssk_cor_cells *c, const int32_t *bones,
                                  const float *w, uint32_t kp, float sigma);
 
+/* Incremental updates (cells built with keep_raw): the pair of bones j < k
+ * (-1: none); the slot of the cell holding (u_j, u_k) in pair p, made when
+ * empty (-1: out of memory); its 24 raw moments; adding sign times a leaf's
+ * moments; rebuilding pair p's fields from its raw moments; the fields of n
+ * changed cells as differences (new cells, minus the old ones: 2 n cells,
+ * padded); and a vertex's sums over such fields (times nothing: the caller
+ * multiplies by w_j w_k). */
+int64_t ssk_cor_cells_pair(const ssk_cor_cells *c, int32_t j, int32_t k);
+int64_t ssk_cor_cells_slot(ssk_cor_cells *c, uint32_t p, double uj, double uk);
+double *ssk_cor_cells_raw(ssk_cor_cells *c, uint32_t p, uint64_t slot);
+void ssk_cor_moments_add(double *mo, double uj, double uk, const float geo[4], double sign);
+ssk_status ssk_cor_cells_refresh(ssk_cor_cells *c, uint32_t p, ssk_error *err);
+float *ssk_cor_delta_fields(const double *old_raw, const double *new_raw, uint32_t n,
+                            uint64_t *out_padded);
+void ssk_cor_fields_sums(double num[3], double *den, const float *fields, uint64_t padded,
+                         double qj, double qk, float sigma);
+#define SSK_COR_MOMENTS 24
+uint32_t ssk_cor_cells_pair_count(const ssk_cor_cells *c);
+void ssk_cor_cells_pair_bones(const ssk_cor_cells *c, uint32_t p, int32_t *j, int32_t *k);
+
 /* GL integration (cor_gl.c): for each vertex with at least two bones,
  * sums over every leaf of every triangle that holds two of its bones the
  * normalized similarity s times the leaf area and centroid. Writes

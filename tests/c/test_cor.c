@@ -588,6 +588,170 @@ static void test_progress_is_reported_on_the_calling_thread(void **state)
     ssk_rig_destroy(rig);
 }
 
+/* A copy of `rig` (one mesh) whose weights go through edit(v, bones,
+ * weights, K) first. */
+typedef void (*weight_edit)(uint32_t v, int32_t *bones, float *weights, uint32_t k);
+
+static ssk_rig *rig_with_weights(const ssk_rig *rig, weight_edit edit)
+{
+    const uint32_t nb = ssk_rig_bone_count(rig);
+    int32_t *parents = malloc(nb * sizeof(int32_t));
+    float *bind = malloc(16 * (size_t)nb * sizeof(float)), *heads = malloc(3 * (size_t)nb * sizeof(float)),
+          *tails = malloc(3 * (size_t)nb * sizeof(float));
+    for (uint32_t b = 0; b < nb; ++b) {
+        ssk_bone_view bv;
+        assert_int_equal(ssk_rig_bone(rig, b, &bv, NULL), SSK_OK);
+        parents[b] = bv.parent;
+        memcpy(bind + 16 * (size_t)b, bv.bind_matrix, 16 * sizeof(float));
+        memcpy(heads + 3 * (size_t)b, bv.head, 3 * sizeof(float));
+        memcpy(tails + 3 * (size_t)b, bv.tail, 3 * sizeof(float));
+    }
+    ssk_mesh_view mv;
+    assert_int_equal(ssk_rig_mesh(rig, 0, &mv, NULL), SSK_OK);
+    const size_t slots = (size_t)mv.vertex_count * mv.influence_count;
+    int32_t *bones = malloc(slots * sizeof(int32_t));
+    float *weights = malloc(slots * sizeof(float));
+    memcpy(bones, mv.bone_indices, slots * sizeof(int32_t));
+    memcpy(weights, mv.weights, slots * sizeof(float));
+    for (uint32_t v = 0; v < mv.vertex_count; ++v)
+        edit(v, bones + (size_t)v * mv.influence_count, weights + (size_t)v * mv.influence_count,
+             mv.influence_count);
+    ssk_skeleton_desc sk = {nb, NULL, parents, bind, heads, tails};
+    ssk_mesh_desc md = {"edited", mv.vertex_count, mv.positions, mv.triangle_count,
+                        mv.triangles, mv.influence_count, bones, weights, mv.object_matrix, NULL};
+    ssk_rig *out = NULL;
+    ssk_error err = {0};
+    if (ssk_rig_create(&out, &sk, &md, 1, &err) != SSK_OK) fail_msg("rig: %s", err.message);
+    free(parents);
+    free(bind);
+    free(heads);
+    free(tails);
+    free(bones);
+    free(weights);
+    return out;
+}
+
+/* The rows an edit changes: 10 vertices of the limb's joint region (every
+ * 7th vertex weighting two bones, from the first; set by the test). */
+#define EDITED 10u
+static uint32_t edited_rows[EDITED];
+
+static bool is_edited(uint32_t v)
+{
+    for (uint32_t i = 0; i < EDITED; ++i)
+        if (edited_rows[i] == v) return true;
+    return false;
+}
+
+/* A painter's stroke: the first two weights of the edited vertices move by
+ * 0.15 toward each other (bone sets unchanged). */
+static void stroke(uint32_t v, int32_t *bones, float *w, uint32_t k)
+{
+    (void)bones;
+    if (!is_edited(v) || k < 2 || !(w[0] > 0.0f && w[1] > 0.0f)) return;
+    const float d = 0.15f * (w[0] > w[1] ? w[0] - w[1] : w[1] - w[0]);
+    if (w[0] > w[1]) {
+        w[0] -= d;
+        w[1] += d;
+    } else {
+        w[0] += d;
+        w[1] -= d;
+    }
+}
+
+/* A second stroke on the same vertices, the other way. */
+static void stroke_back(uint32_t v, int32_t *bones, float *w, uint32_t k)
+{
+    (void)bones;
+    if (!is_edited(v) || k < 2 || !(w[0] > 0.0f && w[1] > 0.0f)) return;
+    const float d = 0.05f * (w[0] + w[1]);
+    if (w[0] > d) {
+        w[0] -= d;
+        w[1] += d;
+    }
+}
+
+/* A bone added to the edited vertices (the pairs change: full again). */
+static void add_bone(uint32_t v, int32_t *bones, float *w, uint32_t k)
+{
+    if (!is_edited(v)) return;
+    for (uint32_t s = 0; s < k; ++s)
+        if (w[s] == 0.0f) {
+            bones[s] = 2;
+            w[s] = 0.2f;
+            return;
+        }
+}
+
+/* Issue #18's incremental update: after a weight edit of 10 vertices it
+ * equals a full precomputation of the edited rig (within 1e-5 of the
+ * diagonal), through two strokes in a row and through a bone-set change
+ * (done in full). */
+static void test_incremental_update_equals_a_full_precomputation(void **state)
+{
+    (void)state;
+    ssk_rig *rig = tu_make_limb(60, 40, 3, LENGTH, RADIUS, 0.5f, 4);
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    {
+        ssk_mesh_view m0;
+        ssk_rig_mesh(rig, 0, &m0, NULL);
+        uint32_t found = 0, blended = 0;
+        for (uint32_t v = 0; v < nv && found < EDITED; ++v) {
+            const float *w = m0.weights + (size_t)v * m0.influence_count;
+            if (!(w[0] > 0.05f && w[1] > 0.05f)) continue;
+            if (blended++ % 7 == 0) edited_rows[found++] = v;
+        }
+        assert_int_equal(found, EDITED);
+    }
+    float *centers = malloc(3 * (size_t)nv * sizeof(float)), *ref = malloc(3 * (size_t)nv * sizeof(float));
+    uint8_t *flags = malloc(nv), *ref_flags = malloc(nv);
+    ssk_cor_params p;
+    ssk_cor_params_default(&p);
+    ssk_error err = {0};
+    ssk_cor_state *st = NULL;
+    ssk_cor_stats full_stats, update_stats;
+    assert_int_equal(ssk_cor_state_create(&st, centers, flags, rig, &p, &full_stats, &err), SSK_OK);
+    assert_int_equal(ssk_cor_precompute(ref, ref_flags, rig, &p, SSK_BACKEND_CPU, NULL, NULL, &err),
+                     SSK_OK);
+    ssk_mesh_view mv;
+    ssk_rig_mesh(rig, 0, &mv, NULL);
+    const double diag = tu_bbox_diagonal(mv.positions, nv);
+    assert_true(tu_max_abs_diff(centers, ref, 3 * (size_t)nv) <= 1e-5 * diag);
+    const weight_edit edits[3] = {stroke, stroke_back, add_bone};
+    ssk_rig *edited = NULL;
+    const ssk_rig *current = rig;
+    for (int e = 0; e < 3; ++e) {
+        ssk_rig *next = rig_with_weights(current, edits[e]);
+        assert_int_equal(ssk_cor_state_update(st, centers, flags, next, edited_rows, EDITED,
+                                              &update_stats, &err),
+                         SSK_OK);
+        assert_int_equal(ssk_cor_precompute(ref, ref_flags, next, &p, SSK_BACKEND_CPU, NULL,
+                                            &full_stats, &err),
+                         SSK_OK);
+        const double diff = tu_max_abs_diff(centers, ref, 3 * (size_t)nv);
+        printf("edit %d: %u centers updated, %u cells changed, %.4f s (full %.4f s): max "
+               "|update - full| = %.3g diagonal\n",
+               e, update_stats.cor_count, update_stats.cluster_count, update_stats.seconds,
+               full_stats.seconds, diff / diag);
+        assert_memory_equal(flags, ref_flags, nv);
+        if (!(diff <= 1e-5 * diag)) fail_msg("edit %d: update and full differ by %g", e, diff / diag);
+        ssk_rig_destroy(edited);
+        edited = next;
+        current = next;
+    }
+    ssk_rig_destroy(edited);
+    ssk_cor_state_destroy(st);
+    /* errors */
+    ssk_cor_state_destroy(NULL);
+    assert_int_equal(ssk_cor_state_create(NULL, centers, flags, rig, &p, NULL, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    free(centers);
+    free(ref);
+    free(flags);
+    free(ref_flags);
+    ssk_rig_destroy(rig);
+}
+
 /* GL's exact integration equals the CPU search (limb, and a rig of two
  * meshes with object matrices: rig space). */
 static void test_gl_precompute_matches_cpu(void **state)
@@ -1476,6 +1640,7 @@ int main(void)
         cmocka_unit_test(test_accelerated_equals_brute_force),
         cmocka_unit_test(test_cells_equal_brute_force_on_a_character),
         cmocka_unit_test(test_progress_is_reported_on_the_calling_thread),
+        cmocka_unit_test(test_incremental_update_equals_a_full_precomputation),
         cmocka_unit_test(test_gl_precompute_matches_cpu),
         cmocka_unit_test(test_curve_skeleton),
         cmocka_unit_test(test_twist_135_keeps_the_section),
