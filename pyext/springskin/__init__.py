@@ -36,6 +36,7 @@ from ._core import GLError, GLUnavailableError, SpringDivergedError, SpringSkinE
 from ._core import version as _core_version
 from .bake import bake
 from .binding import Binding, load_binding
+from .cor import CorState
 from .deformer import Deformer, GLContext
 from .graph import Graph
 from .rig import Animation, Bones, Mesh, Rig, load
@@ -95,7 +96,8 @@ def configure_threads(threads=None, spin_microseconds=None):
 
 
 __all__ = [
-    "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Deformer",
+    "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "CorState",
+    "Deformer",
     "GLContext", "GLError", "GLUnavailableError", "Graph", "MAX_INFLUENCES", "METHODS", "Mesh",
     "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",
     "bake", "configure_threads", "load", "load_binding",

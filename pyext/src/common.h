@@ -180,6 +180,7 @@ extern PyTypeObject ssk_py_deformer_type;
 /* writers.c: the streaming cache writers (ssk_pc2_writer, ssk_abc_writer). */
 extern PyTypeObject ssk_py_pc2_writer_type;
 extern PyTypeObject ssk_py_abc_writer_type;
+extern PyTypeObject ssk_py_cor_state_type;
 
 /* Module-level functions defined outside module.c. */
 PyObject *ssk_py_import_scene(PyObject *self, PyObject *args, PyObject *kwargs);

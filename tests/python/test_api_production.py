@@ -208,3 +208,34 @@ def test_bind_cor_reports_progress():
     with pytest.raises(TypeError, match="progress: expected a callable"):
         rig.bind(cor=True, progress=3)
 
+
+
+# --- CoR incremental updates (issue #18) ------------------------------------------------
+
+def test_cor_state_update_equals_a_new_state():
+    args = limb_arrays(rings=40, segments=16, bones=3)
+    rig = springskin.Rig(**args)
+    state = springskin.CorState(rig)
+    full = springskin.CorState(rig)
+    np.testing.assert_array_equal(state.centers, full.centers)
+    assert state.flags.dtype == bool and state.flags.sum() > 0
+    w = np.array(args["weight_values"], dtype=np.float32, copy=True)
+    blended = np.flatnonzero((w[:, 0] > 0.05) & (w[:, 1] > 0.05))
+    rows = blended[::7][:10]
+    assert len(rows) == 10
+    w[rows, 0] += 0.1 * w[rows, 1]
+    w[rows, 1] *= 0.9
+    edited = springskin.Rig(**dict(args, weight_values=w))
+    stats = state.update(edited, rows)
+    assert stats["cor_count"] > 0 and stats["seconds"] >= 0.0
+    ref = springskin.CorState(edited)
+    diag = np.linalg.norm(np.ptp(np.asarray(args["positions"]), axis=0))
+    assert np.abs(state.centers - ref.centers).max() <= 1e-5 * diag
+    np.testing.assert_array_equal(state.flags, ref.flags)
+    assert np.abs(state.centers - full.centers).max() > 1e-6 * diag, "nothing moved"
+    with pytest.raises(ValueError, match="rows: expected indices"):
+        state.update(edited, [rig.vertex_count])
+    with pytest.raises(TypeError, match="rows: expected integer"):
+        state.update(edited, [0.5])
+    with pytest.raises(ValueError, match="the state was made for"):
+        state.update(springskin.Rig(**limb_arrays(rings=20, segments=16, bones=3)), [0])
