@@ -24,7 +24,8 @@
 static double frame_ms(const ssk_rig *rig, const ssk_binding *binding, const ssk_graph *graph,
                        ssk_method method, int repeats)
 {
-    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU, NULL, graph, binding};
+    ssk_deformer_desc desc = {.method = method, .backend = SSK_BACKEND_CPU, .graph = graph,
+                              .binding = binding};
     ssk_deformer *d = NULL;
     ssk_error err = {0};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {

@@ -423,7 +423,8 @@ static void runtime_bench(ssk_gl_context *gl, const ssk_backend *backends, int b
         double ms[3];
         for (int m = 0; m < 3; ++m) {
             ssk_deformer *d = NULL;
-            ssk_deformer_desc desc = {methods[m], backends[b], gl, NULL, binding};
+            ssk_deformer_desc desc = {.method = methods[m], .backend = backends[b],
+                                      .gl_context = gl, .binding = binding};
             if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
                 fprintf(stderr, "bench_cor: %s\n", err.message);
                 exit(1);

@@ -82,7 +82,8 @@ int main(int argc, char **argv)
                  * slow at 1M vertices) */
                 if (m == SSK_METHOD_COR) continue;
                 ssk_deformer *d = NULL;
-                ssk_deformer_desc desc = {(ssk_method)m, backends[bi], gl};
+                ssk_deformer_desc desc = {.method = (ssk_method)m, .backend = backends[bi],
+                                          .gl_context = gl};
                 ssk_error err = {0};
                 if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
                     fprintf(stderr, "bench_skinning: %s\n", err.message);

@@ -196,7 +196,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_spring: %s\n", err.message);
                 return 1;
             }
-            ssk_deformer_desc desc = {SSK_METHOD_SPRING, backend, NULL, graph, NULL};
+            ssk_deformer_desc desc = {.method = SSK_METHOD_SPRING, .backend = backend,
+                                      .graph = graph};
             ssk_deformer *d = NULL;
             if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
                 fprintf(stderr, "bench_spring: %s\n", err.message);

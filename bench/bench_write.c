@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     float *normals = malloc(frame_floats * frame_count * sizeof(float));
     float skin[16 * BENCH_LIMB_BONES];
     ssk_deformer *deformer = NULL;
-    ssk_deformer_desc dd = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, NULL, NULL};
+    ssk_deformer_desc dd = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU};
     ssk_error err = {0};
     if (!frames || !normals || ssk_deformer_create(&deformer, rig, &dd, &err) != SSK_OK) {
         fprintf(stderr, "bench_write: setup failed: %s\n", err.message);

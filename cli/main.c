@@ -495,7 +495,7 @@ static int command_info(int argc, char **argv)
     if (backend_text) {
         /* The backend a bake would resolve to, on this rig. */
         ssk_deformer *deformer = NULL;
-        ssk_deformer_desc ddesc = {SSK_METHOD_LBS, backend, NULL, NULL, NULL};
+        ssk_deformer_desc ddesc = {.method = SSK_METHOD_LBS, .backend = backend};
         s = ssk_deformer_create(&deformer, rig, &ddesc, &err);
         if (s != SSK_OK) {
             ssk_scene_destroy(scene);
@@ -914,7 +914,7 @@ static ssk_status most_different_frame(const ssk_scene *scene, const ssk_preview
         goto done;
     }
     for (int k = 0; k < 2; ++k) {
-        ssk_deformer_desc ddesc = {desc->methods[k], SSK_BACKEND_CPU, NULL, NULL, NULL};
+        ssk_deformer_desc ddesc = {.method = desc->methods[k], .backend = SSK_BACKEND_CPU};
         s = ssk_deformer_create(&deformers[k], rig, &ddesc, err);
         if (s != SSK_OK) goto done;
     }

@@ -194,8 +194,9 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
                           (unsigned)bones, (unsigned)meshes, (unsigned)vertices);
         goto done;
     }
-    ssk_deformer_desc ddesc = {desc->method, desc->backend, desc->gl_context, desc->graph,
-                               desc->binding};
+    ssk_deformer_desc ddesc = {.method = desc->method, .backend = desc->backend,
+                               .gl_context = desc->gl_context, .graph = desc->graph,
+                               .binding = desc->binding};
     s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     if (s != SSK_OK) goto done;
     /* An AUTO fallback leaves SSK_OK with a warning in the message. */

@@ -392,7 +392,7 @@ static ssk_status check_methods_run(const ssk_scene *sc, const ssk_check_desc *d
         char topic[32];
         snprintf(topic, sizeof topic, "method %s", name);
         ssk_deformer *d = NULL;
-        ssk_deformer_desc dd = {0};
+        ssk_deformer_desc dd = {.method = 0};
         dd.method = method;
         dd.backend = desc->backend;
         dd.gl_context = desc->gl_context;

@@ -15,6 +15,7 @@
 #include "backends/backend.h"
 #include "graph/graph.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,8 +126,9 @@ static bool graph_needs_attachment(const ssk_graph *g)
 
 /* Uses the caller's binding (checked against the rig) or binds with the
  * default parameters (with CoRs when a node needs them), when the graph
- * needs an attachment binding; computes the centers of rotation here when
- * a CoR node needs them and the binding has none. */
+ * needs an attachment binding; copies the caller's centers of rotation
+ * (desc->cor_centers) or computes them here when a CoR node needs them and
+ * the binding has none. */
 static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc,
                                   ssk_error *err)
 {
@@ -134,10 +136,15 @@ static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc
     const bool cor = ssk_graph_needs_cor(d->graph) != 0;
     if (!attach && !cor) return SSK_OK;
     const ssk_binding *binding = desc->binding;
+    if (!desc->cor_centers != !desc->cor_flags)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_deformer_desc: cor_centers and cor_flags go together (one is "
+                             "NULL)");
+    const bool given_cor = cor && desc->cor_centers;
     if (!binding && attach) {
         ssk_bind_params params;
         ssk_bind_params_default(&params);
-        params.compute_cor = cor;
+        params.compute_cor = cor && !given_cor;
         ssk_status st = ssk_binding_create(&d->owned_binding, d->rig, &params, err);
         if (st != SSK_OK) return st;
         binding = d->owned_binding;
@@ -167,12 +174,28 @@ static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc
         d->binding.cor_flags = NULL;
         return SSK_OK;
     }
-    if (!d->binding.cor_centers || !d->binding.cor_flags) {
+    if (given_cor || !d->binding.cor_centers || !d->binding.cor_flags) {
         const size_t nv = d->rig->vertex_count ? d->rig->vertex_count : 1;
         d->own_cor_centers = malloc(3 * nv * sizeof(float));
         d->own_cor_flags = malloc(nv);
         if (!d->own_cor_centers || !d->own_cor_flags)
             return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (given_cor) {
+        /* the caller's centers (an incremental update), copied */
+        const uint32_t nv = d->rig->vertex_count;
+        for (uint32_t v = 0; v < nv; ++v) {
+            const float *c = desc->cor_centers + 3 * (size_t)v;
+            const uint8_t flag = desc->cor_flags[v] ? 1 : 0;
+            if (flag && !(isfinite(c[0]) && isfinite(c[1]) && isfinite(c[2])))
+                return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                     "ssk_deformer_desc: cor_centers row %u is not finite", v);
+            memcpy(d->own_cor_centers + 3 * (size_t)v, c, 3 * sizeof(float));
+            d->own_cor_flags[v] = flag;
+        }
+        d->binding.cor_centers = d->own_cor_centers;
+        d->binding.cor_flags = d->own_cor_flags;
+    } else if (!d->binding.cor_centers || !d->binding.cor_flags) {
         ssk_cor_params params;
         ssk_cor_params_default(&params);
         ssk_status st = ssk_cor_precompute(d->own_cor_centers, d->own_cor_flags, d->rig, &params,

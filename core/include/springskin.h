@@ -1372,6 +1372,16 @@ typedef struct ssk_deformer_desc {
      * is no binding and no other node needs one) the deformer computes
      * them at creation with ssk_cor_params_default on the CPU. */
     const ssk_binding *binding;
+    /* Centers of rotation for CoR skinning nodes, or NULL (both): #V by 3
+     * rig-space centers and #V flags (1: the vertex has a center), as
+     * ssk_cor_compute, ssk_cor_precompute or ssk_cor_state_update write
+     * them for this rig. Borrowed during ssk_deformer_create only (copied);
+     * they take the place of the binding's centers, so a CoR graph can
+     * follow an incremental update (issue #18) without binding again.
+     * Errors: SSK_ERROR_INVALID_ARGUMENT when only one is given or a
+     * flagged center is not finite. */
+    const float *cor_centers;
+    const uint8_t *cor_flags;
 } ssk_deformer_desc;
 
 /* Creates a deformer for `rig`, which is borrowed and must outlive it.

@@ -746,7 +746,8 @@ static ssk_status deform_to_rig(const ssk_rig *rig, ssk_method method,
     ssk_graph *graph = NULL;
     ssk_status s = paper_graph(&graph, rig, method, attachment, err);
     if (s != SSK_OK) return s;
-    ssk_deformer_desc ddesc = {method, backend, gl, graph, NULL};
+    ssk_deformer_desc ddesc = {.method = method, .backend = backend, .gl_context = gl,
+                               .graph = graph};
     s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     ssk_graph_destroy(graph);
     if (s != SSK_OK) return s;

@@ -30,6 +30,10 @@ class CorState:
         Width of Eq. 1's kernel.
     epsilon : float, default 0.1
         Subdivision threshold of the integration mesh (weight distance).
+    progress : callable, optional
+        Called as ``progress(fraction)`` (0 to 1) on the calling thread
+        during the precomputation; an exception it raises is printed and
+        it is not called again.
 
     Attributes
     ----------
@@ -45,12 +49,15 @@ class CorState:
         Parameters out of range, an isolated vertex.
     """
 
-    def __init__(self, rig, sigma=0.1, epsilon=0.1):
+    def __init__(self, rig, sigma=0.1, epsilon=0.1, progress=None):
         _checks.rig(rig)
         sigma = _checks.real(sigma, "sigma", positive=True)
         epsilon = _checks.real(epsilon, "epsilon", positive=True)
+        if progress is not None and not callable(progress):
+            raise TypeError(f"progress: expected a callable or None, got "
+                            f"{type(progress).__name__}")
         self._rig_vertices = rig.vertex_count
-        self._core = _core.CorState(rig._core, sigma, epsilon)
+        self._core = _core.CorState(rig._core, sigma, epsilon, progress)
 
     @property
     def centers(self):

@@ -95,6 +95,12 @@ class Deformer:
         parameters when the method or graph needs it.
     gl_context : GLContext, optional
         A shared GL context for the gl and auto backends.
+    cor : CorState, optional
+        The centers of rotation of ``cor`` skinning (method or graph
+        nodes), copied at creation: a :class:`CorState` of this rig,
+        typically after :meth:`CorState.update` (issue #18), so a weight
+        edit needs no new binding. By default the binding's centers, else
+        centers computed at creation with the default parameters.
 
     Raises
     ------
@@ -122,7 +128,7 @@ class Deformer:
     """
 
     def __init__(self, rig, method=None, graph=None, backend="auto", binding=None,
-                 gl_context=None):
+                 gl_context=None, cor=None):
         _checks.rig(rig)
         if method is not None and graph is not None:
             raise ValueError("method, graph: give one of them (a graph names its skinning "
@@ -140,6 +146,9 @@ class Deformer:
             _checks.instance(binding, "binding", Binding)
         if gl_context is not None:
             _checks.instance(gl_context, "gl_context", GLContext)
+        if cor is not None:
+            from .cor import CorState
+            _checks.instance(cor, "cor", CorState)
         self._rig = rig
         self._graph = graph
         self._binding = binding
@@ -147,7 +156,8 @@ class Deformer:
         self._core = _core.Deformer(
             rig._core, method or "lbs", backend, core_graph,
             binding._core if binding is not None else None,
-            gl_context._core if gl_context is not None else None)
+            gl_context._core if gl_context is not None else None,
+            cor._core if cor is not None else None)
         self._gl_context = gl_context
         if self._core.warning:
             warnings.warn(self._core.warning, RuntimeWarning, stacklevel=2)

@@ -29,28 +29,6 @@ static PyObject *binding_wrap(ssk_binding *binding)
  * cor=False) -> (Binding, reused); cor: also precompute the centers of
  * rotation of CoR skinning (ssk_bind_params.compute_cor, default
  * ssk_cor_params) and store them in the binding. */
-/* The CoR progress of a bind (issue #18): the Python callable gets the
- * fraction done; called on the thread that released the GIL, so it takes
- * the GIL back for the call. An exception it raises is printed and the
- * callable is not called again (the bind cannot be stopped midway). */
-typedef struct py_progress {
-    PyObject *fn;
-    int failed;
-} py_progress;
-
-static void progress_to_python(void *user, uint32_t done, uint32_t total)
-{
-    py_progress *p = user;
-    if (p->failed) return;
-    PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *r = PyObject_CallFunction(p->fn, "d", total ? (double)done / total : 1.0);
-    if (!r) {
-        PyErr_WriteUnraisable(p->fn);
-        p->failed = 1;
-    }
-    Py_XDECREF(r);
-    PyGILState_Release(gil);
-}
 
 PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -65,11 +43,7 @@ PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &method_obj, &smooth_obj, &max_distance, &cache_obj, &cor,
                                      &progress_obj))
         return NULL;
-    if (progress_obj != Py_None && !PyCallable_Check(progress_obj)) {
-        PyErr_Format(PyExc_TypeError, "progress: expected a callable or None, got %.100s",
-                     Py_TYPE(progress_obj)->tp_name);
-        return NULL;
-    }
+    if (ssk_py_progress_check(progress_obj) != 0) return NULL;
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
     ssk_bind_params params;
@@ -110,9 +84,9 @@ PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     params.max_distance = (float)max_distance;
     params.compute_cor = cor;
-    py_progress progress = {progress_obj, 0};
+    ssk_py_progress progress = {progress_obj, 0};
     if (cor && progress_obj != Py_None) {
-        params.cor.progress = progress_to_python;
+        params.cor.progress = ssk_py_progress_call;
         params.cor.progress_user = &progress;
     }
     if (cache_obj != Py_None) {

@@ -181,6 +181,25 @@ extern PyTypeObject ssk_py_deformer_type;
 extern PyTypeObject ssk_py_pc2_writer_type;
 extern PyTypeObject ssk_py_abc_writer_type;
 extern PyTypeObject ssk_py_cor_state_type;
+/* cor.c: the centers and flags arrays a CorState keeps up to date, (V, 3)
+ * float32 and (V,) uint8, borrowed from `obj`; 0, or -1 with TypeError when
+ * `obj` is not a springskin._core.CorState. */
+int ssk_py_cor_state_arrays(PyObject *obj, const char *name, const float **centers,
+                            const uint8_t **flags, uint32_t *vertex_count);
+
+/* conversion.c: a Python progress callable for ssk_progress_fn (issue
+ * #18): it gets the fraction done; called on the thread that released the
+ * GIL, so the call takes the GIL back. An exception it raises is printed
+ * and the callable is not called again (a precomputation cannot be stopped
+ * midway). */
+typedef struct ssk_py_progress {
+    PyObject *fn; /* borrowed callable */
+    int failed;
+} ssk_py_progress;
+/* user: an ssk_py_progress. */
+void ssk_py_progress_call(void *user, uint32_t done, uint32_t total);
+/* 0 when `fn` is None or callable, else -1 with TypeError naming "progress". */
+int ssk_py_progress_check(PyObject *fn);
 
 /* Module-level functions defined outside module.c. */
 PyObject *ssk_py_import_scene(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -320,3 +320,25 @@ PyObject *ssk_py_path(PyObject *obj, const char *name)
     }
     return bytes;
 }
+
+void ssk_py_progress_call(void *user, uint32_t done, uint32_t total)
+{
+    ssk_py_progress *p = user;
+    if (p->failed) return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *r = PyObject_CallFunction(p->fn, "d", total ? (double)done / total : 1.0);
+    if (!r) {
+        PyErr_WriteUnraisable(p->fn);
+        p->failed = 1;
+    }
+    Py_XDECREF(r);
+    PyGILState_Release(gil);
+}
+
+int ssk_py_progress_check(PyObject *fn)
+{
+    if (fn == Py_None || PyCallable_Check(fn)) return 0;
+    PyErr_Format(PyExc_TypeError, "progress: expected a callable or None, got %.100s",
+                 Py_TYPE(fn)->tp_name);
+    return -1;
+}

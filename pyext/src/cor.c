@@ -29,21 +29,27 @@ static PyObject *stats_dict(const ssk_cor_stats *s)
                          (unsigned long long)s->integration_triangles, "seconds", s->seconds);
 }
 
-/* CorState(rig, sigma=0.1, epsilon=0.1) */
+/* CorState(rig, sigma=0.1, epsilon=0.1, progress=None) */
 static PyObject *cor_state_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"rig", "sigma", "epsilon", NULL};
-    PyObject *rig_obj;
+    static char *kwlist[] = {"rig", "sigma", "epsilon", "progress", NULL};
+    PyObject *rig_obj, *progress_obj = Py_None;
     ssk_cor_params params;
     ssk_cor_params_default(&params);
     double sigma = params.sigma, epsilon = params.epsilon;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|dd:CorState", kwlist, &rig_obj, &sigma,
-                                     &epsilon))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ddO:CorState", kwlist, &rig_obj, &sigma,
+                                     &epsilon, &progress_obj))
         return NULL;
+    if (ssk_py_progress_check(progress_obj) != 0) return NULL;
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
     params.sigma = (float)sigma;
     params.epsilon = (float)epsilon;
+    ssk_py_progress progress = {progress_obj, 0};
+    if (progress_obj != Py_None) {
+        params.progress = ssk_py_progress_call;
+        params.progress_user = &progress;
+    }
     const uint32_t nv = ssk_rig_vertex_count(rig);
     npy_intp cdims[2] = {nv, 3}, fdims[1] = {nv};
     ssk_py_cor_state *self = (ssk_py_cor_state *)type->tp_alloc(type, 0);
@@ -66,6 +72,21 @@ static PyObject *cor_state_new(PyTypeObject *type, PyObject *args, PyObject *kwa
         return ssk_py_raise(&err, "CorState: ", NULL);
     }
     return (PyObject *)self;
+}
+
+int ssk_py_cor_state_arrays(PyObject *obj, const char *name, const float **centers,
+                            const uint8_t **flags, uint32_t *vertex_count)
+{
+    if (!PyObject_TypeCheck(obj, &ssk_py_cor_state_type)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a springskin._core.CorState, got %.100s",
+                     name, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    ssk_py_cor_state *self = (ssk_py_cor_state *)obj;
+    *centers = PyArray_DATA(self->centers);
+    *flags = PyArray_DATA(self->flags);
+    *vertex_count = (uint32_t)PyArray_DIM(self->flags, 0);
+    return 0;
 }
 
 /* update(rig, rows) -> stats dict */

@@ -90,19 +90,32 @@ static int parse_run_options(PyObject *method_obj, PyObject *backend_obj, PyObje
 
 static PyObject *deformer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"rig", "method", "backend", "graph", "binding", "gl_context", NULL};
+    static char *kwlist[] = {"rig",        "method", "backend", "graph", "binding",
+                             "gl_context", "cor",    NULL};
     PyObject *rig_obj, *method_obj = NULL, *backend_obj = NULL, *graph_obj = Py_None,
-             *binding_obj = Py_None, *gl_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOO:Deformer", kwlist, &rig_obj,
+             *binding_obj = Py_None, *gl_obj = Py_None, *cor_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOO:Deformer", kwlist, &rig_obj,
                                      &method_obj, &backend_obj, &graph_obj, &binding_obj,
-                                     &gl_obj))
+                                     &gl_obj, &cor_obj))
         return NULL;
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_AUTO, NULL, NULL, NULL};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_AUTO};
     if (parse_run_options(method_obj, backend_obj, graph_obj, binding_obj, gl_obj, &desc.method,
                           &desc.backend, &desc.graph, &desc.binding, &desc.gl_context) != 0)
         return NULL;
+    if (cor_obj != Py_None) {
+        uint32_t cor_vertices = 0;
+        if (ssk_py_cor_state_arrays(cor_obj, "cor", &desc.cor_centers, &desc.cor_flags,
+                                    &cor_vertices) != 0)
+            return NULL;
+        if (cor_vertices != ssk_rig_vertex_count(rig)) {
+            PyErr_Format(PyExc_ValueError,
+                         "cor: the centers of rotation are for %u vertices, the rig has %u",
+                         cor_vertices, ssk_rig_vertex_count(rig));
+            return NULL;
+        }
+    }
     ssk_py_deformer *self = (ssk_py_deformer *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     self->lock = PyThread_allocate_lock();

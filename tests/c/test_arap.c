@@ -138,7 +138,8 @@ static void graph_deform(float *out, const fixture *f, const char *method, float
     ssk_graph *g = NULL;
     ssk_error err = {0};
     if (ssk_graph_parse(&g, json, f->rig, &err) != SSK_OK) fail_msg("%s", err.message);
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, f->binding};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU, .graph = g,
+                              .binding = f->binding};
     ssk_deformer *d = NULL;
     if (ssk_deformer_create(&d, f->rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_OK);
@@ -262,7 +263,8 @@ static void test_graph_node_both_backends(void **state)
     tu_mat4_rotation(skin + 16, z, 1.2f, joint);
     const size_t n3 = 3 * (size_t)f.nv;
     float *cpu = malloc(n3 * sizeof(float)), *gl = malloc(n3 * sizeof(float));
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, f.binding};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU, .graph = g,
+                              .binding = f.binding};
     ssk_deformer *d = NULL;
     if (ssk_deformer_create(&d, f.rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     assert_int_equal(ssk_deformer_deform(d, cpu, skin, NULL, &err), SSK_OK);

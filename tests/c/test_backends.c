@@ -44,7 +44,7 @@ static void need_gl(void)
 static ssk_deformer *make(const ssk_rig *rig, ssk_method method, ssk_backend backend)
 {
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, backend, gl};
+    ssk_deformer_desc desc = {.method = method, .backend = backend, .gl_context = gl};
     ssk_error err = {0};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     return d;
@@ -282,8 +282,10 @@ static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
     ssk_bind_params_default(&bp);
     ssk_error err = {0};
     if (ssk_binding_create(&p.binding, rig, &bp, &err) != SSK_OK) fail_msg("%s", err.message);
-    ssk_deformer_desc dc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, graph, p.binding};
-    ssk_deformer_desc dg = {SSK_METHOD_LBS, SSK_BACKEND_GL, gl, graph, p.binding};
+    ssk_deformer_desc dc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU, .graph = graph,
+                            .binding = p.binding};
+    ssk_deformer_desc dg = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_GL, .gl_context = gl,
+                            .graph = graph, .binding = p.binding};
     if (ssk_deformer_create(&p.cpu, rig, &dc, &err) != SSK_OK) fail_msg("%s", err.message);
     if (ssk_deformer_create(&p.gl, rig, &dg, &err) != SSK_OK) fail_msg("%s", err.message);
     assert_int_equal(ssk_deformer_backend(p.gl), SSK_BACKEND_GL);
@@ -752,7 +754,7 @@ static void test_host_context_untouched(void **state)
     /* the core, with a context of its own (not the shared test one) */
     ssk_rig *rig = tu_make_limb(20, 16, 2, 2.0f, 0.3f, 0.5f, 4);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {SSK_METHOD_DQS, SSK_BACKEND_GL, NULL};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_DQS, .backend = SSK_BACKEND_GL};
     ssk_error err = {0};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     float skin[32], *out = malloc(3 * ssk_rig_vertex_count(rig) * sizeof(float));
@@ -804,7 +806,7 @@ static void test_shader_compile_error_is_reported(void **state)
     assert_int_equal(st, SSK_OK);
     ssk_rig *rig = tu_make_limb(10, 8, 2, 2.0f, 0.3f, 0.5f, 2);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_GL, ctx};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_GL, .gl_context = ctx};
     float skin[32];
     tu_mat4_identity(skin);
     tu_mat4_identity(skin + 16);
@@ -861,7 +863,7 @@ static int no_egl_child(void)
     if (st != SSK_ERROR_GL_UNAVAILABLE || !strstr(err.message, "OpenGL")) return 10;
     ssk_rig *rig = tu_make_limb(10, 8, 2, 2.0f, 0.3f, 0.5f, 2);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_GL, NULL};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_GL};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_ERROR_GL_UNAVAILABLE) return 11;
     desc.backend = SSK_BACKEND_AUTO;
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) return 12;

@@ -127,7 +127,7 @@ static float *direct_positions(const fixture *fx, ssk_method method, uint32_t fr
                                       objects, &err),
                      SSK_OK);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU};
+    ssk_deformer_desc desc = {.method = method, .backend = SSK_BACKEND_CPU};
     assert_int_equal(ssk_deformer_create(&d, fx->rig, &desc, &err), SSK_OK);
     assert_int_equal(ssk_deformer_deform(d, pos, skin, objects, &err), SSK_OK);
     ssk_deformer_destroy(d);

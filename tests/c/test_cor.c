@@ -872,7 +872,8 @@ static void deform(float *dst, const ssk_rig *rig, ssk_method method, ssk_backen
                    const ssk_binding *binding, const float *skin, const float *objects)
 {
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, backend, gl, NULL, binding};
+    ssk_deformer_desc desc = {.method = method, .backend = backend, .gl_context = gl,
+                              .binding = binding};
     ssk_error err = {0};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK)
         fail_msg("ssk_deformer_create: %s", err.message);
@@ -1539,7 +1540,7 @@ static void test_deformer_and_graph(void **state)
     assert_non_null(strstr(json, "\"cor\""));
     free(json);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, NULL};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU, .graph = g};
     if (ssk_deformer_create(&d, fx.limb, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     ssk_status st = ssk_deformer_deform(d, b, skin, NULL, &err);
     if (st != SSK_OK && st != SSK_ERROR_SPRING_DIVERGED) fail_msg("%s", err.message);
@@ -1560,6 +1561,83 @@ static void test_deformer_and_graph(void **state)
     free(a);
     free(b);
     free(c);
+}
+
+/* A deformer given centers of rotation (ssk_deformer_desc.cor_centers, what
+ * an incremental update feeds it) uses them in place of the binding's, on
+ * the CPU and on GL; one of the two alone and non-finite centers are
+ * errors. */
+static void test_deformer_takes_given_centers(void **state)
+{
+    (void)state;
+    static const float Z[3] = {0, 0, 1}, J[3] = {0, 1, 0};
+    float skin[32];
+    tu_mat4_identity(skin);
+    tu_mat4_rotation(skin + 16, Z, 1.2f, J);
+    const size_t n = 3 * (size_t)fx.nv;
+    float *ref = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    ssk_binding *plain = NULL, *other = NULL;
+    assert_int_equal(ssk_binding_create(&plain, fx.limb, &bp, NULL), SSK_OK);
+    bp.compute_cor = 1;
+    bp.cor.sigma = 0.3f; /* centers other than fx.centers (the defaults) */
+    assert_int_equal(ssk_binding_create(&other, fx.limb, &bp, NULL), SSK_OK);
+    ssk_binding_view ov;
+    assert_int_equal(ssk_binding_get(other, &ov, NULL), SSK_OK);
+    ssk_error err = {0};
+    for (int backend = 0; backend < 2; ++backend) {
+        if (backend == 1 && !gl) {
+            print_message("GL half skipped: no GL context: %s\n", gl_unavailable);
+            break;
+        }
+        const ssk_backend b = backend ? SSK_BACKEND_GL : SSK_BACKEND_CPU;
+        /* reference: the binding made with sigma 0.3 carries the centers */
+        deform(ref, fx.limb, SSK_METHOD_COR, b, other, skin, NULL);
+        /* the same centers given to a deformer whose binding has none */
+        ssk_deformer *d = NULL;
+        ssk_deformer_desc desc = {.method = SSK_METHOD_COR, .backend = b, .gl_context = gl,
+                                  .binding = plain, .cor_centers = ov.cor_centers,
+                                  .cor_flags = ov.cor_flags};
+        if (ssk_deformer_create(&d, fx.limb, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+        assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_OK);
+        ssk_deformer_destroy(d);
+        assert_memory_equal(out, ref, n * sizeof(float));
+        /* given centers win over the binding's */
+        desc.binding = other;
+        desc.cor_centers = fx.centers;
+        desc.cor_flags = fx.flags;
+        if (ssk_deformer_create(&d, fx.limb, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+        assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_OK);
+        ssk_deformer_destroy(d);
+        deform(ref, fx.limb, SSK_METHOD_COR, b, plain, skin, NULL); /* computes the defaults */
+        const double diff = tu_max_abs_diff(out, ref, n);
+        printf("%s: given default centers vs computed at creation: %.3g diagonal\n",
+               backend ? "GL" : "CPU", diff / fx.diag);
+        assert_true(diff <= 1e-5 * fx.diag);
+    }
+    /* errors */
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {.method = SSK_METHOD_COR, .backend = SSK_BACKEND_CPU,
+                              .cor_centers = fx.centers};
+    assert_int_equal(ssk_deformer_create(&d, fx.limb, &desc, &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_null(d);
+    assert_non_null(strstr(err.message, "cor_flags"));
+    float *bad = malloc(n * sizeof(float));
+    memcpy(bad, fx.centers, n * sizeof(float));
+    uint32_t flagged = 0;
+    while (!fx.flags[flagged]) ++flagged;
+    bad[3 * (size_t)flagged + 1] = NAN;
+    desc.cor_centers = bad;
+    desc.cor_flags = fx.flags;
+    assert_int_equal(ssk_deformer_create(&d, fx.limb, &desc, &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_null(d);
+    assert_non_null(strstr(err.message, "not finite"));
+    free(bad);
+    ssk_binding_destroy(plain);
+    ssk_binding_destroy(other);
+    free(ref);
+    free(out);
 }
 
 /* Runs the CLI; returns its exit status, stdout in out. */
@@ -1652,6 +1730,7 @@ int main(void)
         cmocka_unit_test(test_input_errors),
         cmocka_unit_test(test_binding_stores_centers),
         cmocka_unit_test(test_deformer_and_graph),
+        cmocka_unit_test(test_deformer_takes_given_centers),
         cmocka_unit_test(test_cli_bind_cor),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

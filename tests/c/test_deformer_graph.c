@@ -66,7 +66,8 @@ static ssk_deformer *make(const backend_case *c, const ssk_rig *rig, const ssk_g
                           ssk_method method, const ssk_binding *binding)
 {
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, c->backend, c->gl, graph, binding};
+    ssk_deformer_desc desc = {.method = method, .backend = c->backend, .gl_context = c->gl,
+                              .graph = graph, .binding = binding};
     ssk_error err = {0};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("create: %s", err.message);
     assert_int_equal(ssk_deformer_backend(d), c->backend);
@@ -362,7 +363,8 @@ static void test_mismatched_binding_and_graph(void **state)
     assert_int_equal(ssk_binding_create(&binding, other, &params, NULL), SSK_OK);
     ssk_deformer *d = NULL;
     ssk_error err = {0};
-    ssk_deformer_desc desc = {SSK_METHOD_IRS, c->backend, c->gl, NULL, binding};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_IRS, .backend = c->backend, .gl_context = c->gl,
+                              .binding = binding};
     assert_int_equal(ssk_deformer_create(&d, rig, &desc, &err), SSK_ERROR_BINDING_MISMATCH);
     assert_null(d);
     ssk_graph *g = parse("{\"version\": 1, \"nodes\": ["

@@ -97,8 +97,8 @@ static void find_most_different_frame(fixture *fx)
     float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
     assert_true(skin && obj && a && b);
     ssk_deformer *lbs = NULL, *dqs = NULL;
-    ssk_deformer_desc dl = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL};
-    ssk_deformer_desc dd = {SSK_METHOD_DQS, SSK_BACKEND_CPU, NULL};
+    ssk_deformer_desc dl = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU};
+    ssk_deformer_desc dd = {.method = SSK_METHOD_DQS, .backend = SSK_BACKEND_CPU};
     assert_int_equal(ssk_deformer_create(&lbs, fx->rig, &dl, NULL), SSK_OK);
     assert_int_equal(ssk_deformer_create(&dqs, fx->rig, &dd, NULL), SSK_OK);
     fx->diff_distance = -1.0;
@@ -301,7 +301,7 @@ static float *rig_positions(const fixture *fx, int32_t frame, ssk_method method)
     assert_true(pos && out && skin && obj);
     assert_int_equal(ssk_scene_sample(fx->scene, 0, frame / FPS, skin, obj, NULL), SSK_OK);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc dd = {method, SSK_BACKEND_CPU, NULL};
+    ssk_deformer_desc dd = {.method = method, .backend = SSK_BACKEND_CPU};
     assert_int_equal(ssk_deformer_create(&d, fx->rig, &dd, NULL), SSK_OK);
     assert_int_equal(ssk_deformer_deform(d, pos, skin, obj, NULL), SSK_OK);
     ssk_deformer_destroy(d);

@@ -69,7 +69,7 @@ static const backend_case *backend_of(void **state)
 static ssk_deformer *make_deformer(const backend_case *c, const ssk_rig *rig, ssk_method method)
 {
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, c->backend, c->gl};
+    ssk_deformer_desc desc = {.method = method, .backend = c->backend, .gl_context = c->gl};
     ssk_error err = {0};
     ssk_status st = ssk_deformer_create(&d, rig, &desc, &err);
     if (st != SSK_OK) fail_msg("ssk_deformer_create: %s", err.message);

@@ -291,7 +291,7 @@ static void deform(float *dst, const ssk_scene *scene, ssk_method method, ssk_ba
     assert_int_equal(ssk_rig_bone_count(rig), BONES);
     assert_int_equal(ssk_scene_sample(scene, 0, t, skin, objects, &err), SSK_OK);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, backend, gl, NULL, NULL};
+    ssk_deformer_desc desc = {.method = method, .backend = backend, .gl_context = gl};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     ssk_status st = ssk_deformer_deform(d, dst, skin, objects, &err);
     if (st != SSK_OK) fail_msg("%s: %s", ssk_method_name(method), err.message);

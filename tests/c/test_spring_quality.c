@@ -650,10 +650,11 @@ static void test_bcn_epileptic(void **state)
      * the bend, it pushed crease vertices at 0.29 of rest against the
      * detail force and frame 9 no longer converged within 100 passes;
      * not kept.) */
-    ssk_deformer_desc dd = {SSK_METHOD_SPRING, SSK_BACKEND_CPU, NULL, NULL, binding};
+    ssk_deformer_desc dd = {.method = SSK_METHOD_SPRING, .backend = SSK_BACKEND_CPU,
+                            .binding = binding};
     ssk_deformer *def = NULL;
     assert_int_equal(ssk_deformer_create(&def, rig, &dd, &err), SSK_OK);
-    ssk_deformer_desc di = {SSK_METHOD_IRS, SSK_BACKEND_CPU, NULL, NULL, binding};
+    ssk_deformer_desc di = {.method = SSK_METHOD_IRS, .backend = SSK_BACKEND_CPU, .binding = binding};
     ssk_deformer *irs = NULL;
     assert_int_equal(ssk_deformer_create(&irs, rig, &di, &err), SSK_OK);
     ssk_spring_params dp;
@@ -719,7 +720,8 @@ static ssk_deformer *json_deformer(const ssk_rig *rig, const ssk_binding *b, con
     ssk_graph *g = NULL;
     ssk_error err = {0};
     if (ssk_graph_parse(&g, json, rig, &err) != SSK_OK) fail_msg("graph: %s", err.message);
-    ssk_deformer_desc desc = {SSK_METHOD_LBS, SSK_BACKEND_CPU, NULL, g, b};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU, .graph = g,
+                              .binding = b};
     ssk_deformer *d = NULL;
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     ssk_graph_destroy(g);

@@ -154,7 +154,7 @@ static void test_nonfinite_skinning_matrix_in_deform(void **state)
     ssk_rig *rig = NULL;
     assert_int_equal(ssk_rig_create(&rig, &f.sk, &f.md, 1, NULL), SSK_OK);
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {SSK_METHOD_DQS, SSK_BACKEND_AUTO};
+    ssk_deformer_desc desc = {.method = SSK_METHOD_DQS, .backend = SSK_BACKEND_AUTO};
     assert_int_equal(ssk_deformer_create(&d, rig, &desc, NULL), SSK_OK);
     assert_int_equal(ssk_deformer_backend(d), SSK_BACKEND_CPU);
     float skin[32], out[12];

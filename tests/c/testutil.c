@@ -82,7 +82,7 @@ double tu_max_abs_diff(const float *a, const float *b, size_t n)
 void tu_deform(float *dst, const ssk_rig *rig, ssk_method method, const float *skin)
 {
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {method, SSK_BACKEND_CPU, NULL, NULL, NULL};
+    ssk_deformer_desc desc = {.method = method, .backend = SSK_BACKEND_CPU};
     ssk_error err = {0};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK)
         fail_msg("ssk_deformer_create: %s", err.message);

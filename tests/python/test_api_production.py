@@ -239,3 +239,35 @@ def test_cor_state_update_equals_a_new_state():
         state.update(edited, [0.5])
     with pytest.raises(ValueError, match="the state was made for"):
         state.update(springskin.Rig(**limb_arrays(rings=20, segments=16, bones=3)), [0])
+
+
+def test_deformer_takes_the_updated_centers():
+    """Deformer(cor=state) after an update deforms as a deformer of the edited
+    rig whose centers are computed from scratch."""
+    args = limb_arrays(rings=40, segments=16, bones=3)
+    rig = springskin.Rig(**args)
+    seen = []
+    state = springskin.CorState(rig, progress=seen.append)
+    assert seen and seen[-1] == 1.0
+    w = np.array(args["weight_values"], dtype=np.float32, copy=True)
+    rows = np.flatnonzero((w[:, 0] > 0.05) & (w[:, 1] > 0.05))[::5][:10]
+    w[rows, 0] += 0.3 * w[rows, 1]
+    w[rows, 1] *= 0.7
+    edited = springskin.Rig(**dict(args, weight_values=w))
+    pose = np.repeat(np.eye(4, dtype=np.float32)[None], rig.bone_count, axis=0)
+    c, s = np.cos(1.1), np.sin(1.1)
+    pose[1:, :3, :3] = [[c, -s, 0], [s, c, 0], [0, 0, 1]]
+    stale = springskin.Deformer(edited, method="cor", backend="cpu", cor=state).deform(pose)
+    state.update(edited, rows)
+    updated = springskin.Deformer(edited, method="cor", backend="cpu", cor=state).deform(pose)
+    fresh = springskin.Deformer(edited, method="cor", backend="cpu").deform(pose)
+    diag = np.linalg.norm(np.ptp(np.asarray(args["positions"]), axis=0))
+    assert np.abs(updated - fresh).max() <= 1e-5 * diag
+    assert np.abs(stale - fresh).max() > 1e-4 * diag, "the edit changed no deformed vertex"
+    with pytest.raises(TypeError, match="cor: expected a springskin.CorState"):
+        springskin.Deformer(edited, method="cor", cor=state.centers)
+    with pytest.raises(ValueError, match="centers of rotation are for"):
+        springskin.Deformer(springskin.Rig(**limb_arrays(rings=20, segments=16, bones=3)),
+                            method="cor", cor=state)
+    with pytest.raises(TypeError, match="progress: expected a callable"):
+        springskin.CorState(rig, progress=1)
