@@ -88,6 +88,8 @@ def _summary(obj, state):
              state.what, "backend %s: %s" % (state.backend, state.device_name)]
     if state.binding is not None:
         parts.append("binding %.0f ms" % (1e3 * state.bind_seconds))
+    if state.cor_note:
+        parts.append(state.cor_note[0].lower() + state.cor_note[1:])
     if rd.unweighted:
         parts.append("%d vertices without deforming weights stay at rest" % rd.unweighted)
     return ", ".join(parts)

@@ -126,6 +126,9 @@ class ObjectState:
         self.unconverged = {}       # frame -> (iterations, residual) of spring solves that
                                     # stopped at the iteration cap
         self.has_springs = False    # the deformer has a spring node
+        self.cor_state = None       # springskin.CorState of CoR skinning nodes, kept across
+                                    # weight edits (incremental update, issue #18)
+        self.cor_note = ""          # how the centers of rotation were last made (panel)
 
 
 def state_of(obj):
@@ -382,10 +385,84 @@ def _needs_cor(doc, method):
                for n in doc.get("nodes", ()))
 
 
-def _build_deformer(obj, state, scene, progress=None):
+def _needs_attachment(doc, method):
+    """The graph needs an attachment binding (rigid, IRS, radial, spring,
+    ARAP); CoR nodes alone take their centers from the CorState."""
+    if doc is None:
+        return method in ("RIGID", "IRS", "SPRING")
+    for n in doc.get("nodes", ()):
+        if n.get("type") in ("radial", "spring", "arap"):
+            return True
+        if n.get("type") == "skinning" and n.get("method") in ("rigid", "irs"):
+            return True
+    return False
+
+
+def _edited_rows(old, new):
+    """Rows whose skin weights differ between two RigData of the same
+    mesh and bones, or None when anything else differs (the centers of
+    rotation must then be computed again)."""
+    if (old is None or old.bone_names != new.bone_names
+            or old.positions.shape != new.positions.shape
+            or not np.array_equal(old.positions, new.positions)
+            or not np.array_equal(old.triangles, new.triangles)
+            or not np.array_equal(old.bind, new.bind)
+            or not np.array_equal(old.object_matrix, new.object_matrix)):
+        return None
+    k = max(old.weight_indices.shape[1], new.weight_indices.shape[1])
+
+    def padded(rd):
+        n, kk = rd.weight_indices.shape
+        idx = np.full((n, k), -1, dtype=np.int32)
+        val = np.zeros((n, k), dtype=np.float32)
+        idx[:, :kk] = rd.weight_indices
+        val[:, :kk] = rd.weight_values
+        val[idx < 0] = 0.0
+        return idx, val
+
+    oi, ov = padded(old)
+    ni, nv = padded(new)
+    return np.flatnonzero((oi != ni).any(axis=1) | (ov != nv).any(axis=1))
+
+
+def _cor_state(obj, state, previous, progress):
+    """The CorState for `state`'s rig: `previous`'s brought up to date by
+    an incremental update when only skin weights changed (issue #18), else
+    a new one (with `progress`). Sets state.cor_note."""
+    ssk = native.require()
+    prev = previous.cor_state if previous is not None else None
+    rows = _edited_rows(previous.rig_data, state.rig_data) if prev is not None else None
+    t0 = time.perf_counter()
+    if rows is not None:
+        try:
+            stats = prev.update(state.rig, rows) if len(rows) else None
+        except (ValueError, ssk.SpringSkinError, MemoryError) as exc:
+            print("Spring Skin: '%s': the centers of rotation update failed (%s); computing "
+                  "them again" % (obj.name, exc))
+        else:
+            ms = 1e3 * (time.perf_counter() - t0)
+            if stats is None:
+                state.cor_note = "Centers of rotation: kept (no weight changed)"
+            else:
+                state.cor_note = ("Centers of rotation: %d edited vertices, %d centers "
+                                  "updated in %.1f ms" % (len(rows), stats["cor_count"], ms))
+            return prev
+    try:
+        cor = ssk.CorState(state.rig, progress=progress)
+    except ValueError as exc:
+        raise rigmod.SetupError("'%s': the centers of rotation failed: %s"
+                                % (obj.name, exc)) from None
+    state.cor_note = "Centers of rotation: computed in %.0f ms" % (
+        1e3 * (time.perf_counter() - t0))
+    return cor
+
+
+def _build_deformer(obj, state, scene, progress=None, previous=None):
     """(Re)make the deformer of `state` for the object's configuration;
-    binds when the graph needs it (`progress(fraction)` follows the centers
-    of rotation, when any). Raises SetupError."""
+    binds when the graph needs it; makes the centers of rotation when a CoR
+    node needs them (updating `previous`'s, the state this one replaces,
+    when only weights changed; `progress(fraction)` follows a full
+    precomputation). Raises SetupError."""
     ssk = native.require()
     s = obj.springskin
     config = _config(obj)
@@ -400,16 +477,19 @@ def _build_deformer(obj, state, scene, progress=None):
         raise rigmod.SetupError("%s: %s" % (what, exc)) from None
     binding = None
     needs_cor = _needs_cor(doc, s.method)
-    if graph.needs_binding or needs_cor:
-        key = (s.bind_method, s.smooth_iterations, needs_cor)
+    if needs_cor and state.cor_state is None:
+        state.cor_state = _cor_state(obj, state, previous, progress)
+    elif not needs_cor:
+        state.cor_state, state.cor_note = None, ""
+    if _needs_attachment(doc, s.method):
+        key = (s.bind_method, s.smooth_iterations)
         if state.binding is not None and state.binding_key == key:
             binding = state.binding
         else:
             t0 = time.perf_counter()
             try:
                 binding = state.rig.bind(method=s.bind_method.lower(),
-                                         smooth_iterations=s.smooth_iterations, cor=needs_cor,
-                                         progress=progress if needs_cor else None)
+                                         smooth_iterations=s.smooth_iterations)
             except ValueError as exc:
                 message = str(exc)
                 message = message[len("bind: "):] if message.startswith("bind: ") else message
@@ -417,6 +497,8 @@ def _build_deformer(obj, state, scene, progress=None):
                                         % (obj.name, message)) from None
             state.bind_seconds = time.perf_counter() - t0
             state.binding, state.binding_key = binding, key
+    else:
+        state.binding, state.binding_key = None, None
     backend = s.backend.lower()
     gl = _shared_gl_context(ssk) if backend in ("gl", "auto") else None
     if backend == "gl" and gl is None:
@@ -426,7 +508,7 @@ def _build_deformer(obj, state, scene, progress=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             deformer = ssk.Deformer(state.rig, graph=graph, backend=backend, binding=binding,
-                                    gl_context=gl)
+                                    gl_context=gl, cor=state.cor_state if needs_cor else None)
     except (ValueError, ssk.SpringSkinError) as exc:
         raise rigmod.SetupError("%s: %s" % (what, exc)) from None
     state.deformer = deformer
@@ -443,9 +525,11 @@ def _build_deformer(obj, state, scene, progress=None):
     state.last_key = None
 
 
-def _build(obj, arm, scene, progress=None):
+def _build(obj, arm, scene, progress=None, previous=None):
     """A new state for `obj`: read the rig from Blender, make the core rig,
-    the binding and the deformer. Raises SetupError or NativeUnavailable."""
+    the binding and the deformer (`previous`: the state it replaces, whose
+    centers of rotation are updated when only weights changed). Raises
+    SetupError or NativeUnavailable."""
     global _build_counter
     ssk = native.require()
     state = ObjectState()
@@ -460,7 +544,8 @@ def _build(obj, arm, scene, progress=None):
     state.rig_data = rd
     state.signature = rigmod.signature(obj, arm)
     _build_deformer(obj, state, scene,
-                    progress=(lambda f: progress(0.7 + 0.25 * f)) if progress else None)
+                    progress=(lambda f: progress(0.7 + 0.25 * f)) if progress else None,
+                    previous=previous)
     if progress:
         progress(0.95)
     nv = len(rd.positions)
@@ -550,7 +635,7 @@ def _prepare(obj, scene):
                 and not left_editing and state.failed_config == _config(obj):
             return None, None  # failed before with the same rig and settings
         try:
-            new = _build(obj, arm, scene)
+            new = _build(obj, arm, scene, previous=state)
         except (rigmod.SetupError, native.NativeUnavailable) as exc:
             failed = state if state is not None and state.rig is None else ObjectState()
             failed.signature = signature
@@ -645,7 +730,7 @@ def _check_weights(scene, depsgraph):
                            "(or turn on Auto Rebind)")
             continue
         try:
-            new = _build(obj, arm, scene)
+            new = _build(obj, arm, scene, previous=state)
         except (rigmod.SetupError, native.NativeUnavailable) as exc:
             _report(obj, state, "rebinding after a weight edit failed: %s" % exc)
             continue
@@ -763,7 +848,7 @@ def bind(obj, scene, depsgraph, progress=None):
     the state."""
     arm, _mod = rigmod.check_setup(obj)
     with _lock:
-        state = _build(obj, arm, scene, progress=progress)
+        state = _build(obj, arm, scene, progress=progress, previous=_states.get(obj.name))
         _close_cache(_states.get(obj.name))
         _states[obj.name] = state
         _notes.pop(obj.name, None)

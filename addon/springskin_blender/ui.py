@@ -160,6 +160,8 @@ class SPRINGSKIN_PT_modifier(Panel):
                              icon="ERROR" if runtime.binding_report_lines(state) else "NONE")
                 for line in runtime.binding_report_lines(state):
                     _wrapped(report, line, icon="DOT", width=REPORT_WIDTH)
+            if state.cor_note:
+                _wrapped(box, state.cor_note, icon="PIVOT_CURSOR", width=LINE_WIDTH)
             for warning in state.warnings:
                 _wrapped(box, warning, icon="INFO", width=LINE_WIDTH)
         elif settings.bound:

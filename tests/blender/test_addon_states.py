@@ -222,6 +222,52 @@ def test_each_method_of_the_add_menu_has_its_own_tooltip():
     assert len(seen) == len(props.METHOD_ITEMS)
 
 
+def test_weight_paint_updates_the_centers_of_rotation():
+    """Issue #18: after a weight-paint session only the centers the edit
+    changes are recomputed (CorState.update), and they equal a full
+    precomputation of the edited weights."""
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    assert bpy.ops.object.springskin_add(method="COR") == {"FINISHED"}
+    runtime = T.submodule("runtime")
+    scene = bpy.context.scene
+    scene.frame_set(first + 5)
+    state = runtime.state_of(mesh)
+    assert state.cor_state is not None and "computed" in state.cor_note, state.cor_note
+    before = T.evaluated(mesh).copy()
+    # a "stroke": ten vertices with two or more bones get more of their
+    # first bone (their bone sets unchanged)
+    names = {b.name for b in arm.data.bones if b.use_deform}
+    edited = []
+    for v in mesh.data.vertices:
+        groups = [g for g in v.groups
+                  if mesh.vertex_groups[g.group].name in names and g.weight > 0.05]
+        if len(groups) >= 2 and v.index % 3 == 0:
+            edited.append((v.index, groups[0].group, min(1.0, groups[0].weight * 1.5 + 0.1)))
+        if len(edited) == 10:
+            break
+    assert len(edited) == 10
+    assert bpy.ops.object.mode_set(mode="WEIGHT_PAINT") == {"FINISHED"}
+    scene.frame_set(first + 5)
+    for index, group, weight in edited:
+        mesh.vertex_groups[group].add([index], weight, "REPLACE")
+    assert bpy.ops.object.mode_set(mode="OBJECT") == {"FINISHED"}
+    scene.frame_set(first + 6)
+    scene.frame_set(first + 5)
+    state = runtime.state_of(mesh)
+    assert "10 edited vertices" in state.cor_note, state.cor_note
+    ssk = T.submodule("native").require()
+    full = ssk.CorState(state.rig)
+    diag = T.diagonal(mesh)
+    diff = float(np.abs(state.cor_state.centers - full.centers).max()) / diag
+    assert diff <= 1e-5, "updated vs full centers: %.3g of the diagonal" % diff
+    np.testing.assert_array_equal(state.cor_state.flags, full.flags)
+    moved = float(np.abs(T.evaluated(mesh) - before).max()) / diag
+    assert moved > 1e-5, "the weight edit changed nothing in the deformed mesh"
+    print("weight paint: %s; |update - full| = %.2g diagonal; the edit moved the pose by %.2g"
+          % (state.cor_note, diff, moved))
+
+
 def main():
     runner = T.Runner("test_addon_states")
     T.enable_addon()
@@ -232,7 +278,8 @@ def main():
                  test_addon_disable_gives_the_mesh_to_blender_and_enable_takes_it_back,
                  test_unconverged_spring_frames_are_reported,
                  test_method_and_graph_are_one_control,
-                 test_each_method_of_the_add_menu_has_its_own_tooltip):
+                 test_each_method_of_the_add_menu_has_its_own_tooltip,
+                 test_weight_paint_updates_the_centers_of_rotation):
         runner.run(test)
     runner.finish()
 
