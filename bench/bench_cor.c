@@ -185,7 +185,7 @@ static void precompute_bench(ssk_gl_context *gl, const ssk_backend *backends, in
            nv, mv.triangle_count, ssk_rig_bone_count(rig), (double)params.sigma,
            (double)params.epsilon, (double)params.omega, (double)params.cutoff);
     printf("| backend | seconds (median) | vertices with CoR | integration triangles | "
-           "similarity evaluations | max |CPU - this| / diagonal |\n");
+           "weight-space cells visited | max |CPU - this| / diagonal |\n");
     printf("|---|---:|---:|---:|---:|---:|\n");
     for (int b = 0; b < backend_count; ++b) {
         if (backends[b] == SSK_BACKEND_GL && !gl) continue;
@@ -217,10 +217,9 @@ static void precompute_bench(ssk_gl_context *gl, const ssk_backend *backends, in
             }
         const double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
                                  (hi[2] - lo[2]) * (hi[2] - lo[2]));
-        char evaluations[32] = "every candidate";
-        if (backends[b] == SSK_BACKEND_CPU)
-            snprintf(evaluations, sizeof evaluations, "%llu",
-                     (unsigned long long)stats.evaluated_triangles);
+        char evaluations[32];
+        snprintf(evaluations, sizeof evaluations, "%llu",
+                 (unsigned long long)stats.evaluated_triangles);
         printf("| %s | %.3f | %u | %llu | %s | %.2g |\n", ssk_backend_name(backends[b]),
                median(t, reps), stats.cor_count, (unsigned long long)stats.integration_triangles,
                evaluations, diff / diag);
@@ -236,8 +235,11 @@ static void precompute_bench(ssk_gl_context *gl, const ssk_backend *backends, in
 
 /* A copy of one-mesh `rig` with the first two weights of `count` vertices
  * weighting two bones (every `stride`-th of them) moved by 15% of their
- * difference, as a painter's stroke; their rows in rows[]. */
-static ssk_rig *stroke_copy(const ssk_rig *rig, uint32_t count, uint32_t stride, uint32_t *rows)
+ * difference, as a painter's stroke; with add_bone, each of them also
+ * gains a bone it lacked (its first bone's parent, weight 0.2, in an empty
+ * slot), as a stroke of a new bone's influence; their rows in rows[]. */
+static ssk_rig *stroke_copy(const ssk_rig *rig, uint32_t count, uint32_t stride, uint32_t *rows,
+                            int add_bone)
 {
     const uint32_t nb = ssk_rig_bone_count(rig);
     int32_t *parents = malloc(nb * sizeof(int32_t));
@@ -263,6 +265,18 @@ static ssk_rig *stroke_copy(const ssk_rig *rig, uint32_t count, uint32_t stride,
     for (uint32_t v = 0; v < mv.vertex_count && found < count && k >= 2; ++v) {
         float *x = w + (size_t)v * k;
         if (!(x[0] > 0.05f && x[1] > 0.05f) || seen++ % stride != 0) continue;
+        if (add_bone) {
+            int32_t *bx = bones + (size_t)v * k;
+            const int32_t parent = parents[bx[0]];
+            uint32_t empty = k, present = 0;
+            for (uint32_t s = 0; s < k; ++s) {
+                if (x[s] == 0.0f && empty == k) empty = s;
+                if (x[s] != 0.0f && bx[s] == parent) present = 1;
+            }
+            if (parent < 0 || present || empty == k) continue;
+            bx[empty] = parent;
+            x[empty] = 0.2f;
+        }
         const float d = 0.15f * (x[0] > x[1] ? x[0] - x[1] : x[1] - x[0]);
         x[0] += x[0] > x[1] ? -d : d;
         x[1] += x[0] > x[1] ? d : -d;
@@ -288,17 +302,18 @@ static ssk_rig *stroke_copy(const ssk_rig *rig, uint32_t count, uint32_t stride,
  * subdivisions) and of the 100k-vertex limb with 4 non-zero weights
  * everywhere (bench_skinning's inverse-distance weights), median of
  * `repeats`, and the growth exponent between the first and the last file. */
-static void scale_bench(char *files, uint32_t vertices, int repeats)
+static void scale_bench(char *files, uint32_t vertices, int repeats, ssk_gl_context *gl)
 {
     const int reps = repeats > 0 ? repeats : 3;
     ssk_cor_params params;
     ssk_cor_params_default(&params);
-    printf("CPU precomputation at scale (median of %d; defaults):\n\n", reps);
-    printf("| rig | vertices | triangles | bones | seconds | update after 10 vertices' weights "
-           "change: seconds (of the full) | vertices with CoR | integration triangles | "
-           "weight-space cells |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    double first_t = 0.0, last_t = 0.0;
+    printf("Precomputation at scale (median of %d; defaults):\n\n", reps);
+    printf("| rig | vertices | triangles | bones | CPU seconds | update after 10 vertices' "
+           "weights change: seconds (of the full) | the same, each gaining a bone | vertices "
+           "with CoR | integration triangles | weight-space cells |%s\n",
+           gl ? " GL seconds | max abs(GL - CPU) / diagonal |" : "");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", gl ? "---:|---:|" : "");
+    double first_t = 0.0, last_t = 0.0, first_gl = 0.0, last_gl = 0.0;
     uint32_t first_v = 0, last_v = 0;
     int count = 0;
     for (int pass = 0; pass < 2; ++pass) {
@@ -345,37 +360,79 @@ static void scale_bench(char *files, uint32_t vertices, int repeats)
             const double sec = median(t, reps);
             /* an incremental update after a stroke on 10 vertices (one mesh
              * rigs), against the full precomputation above */
-            char update[96] = "";
-            uint32_t rows[10];
-            ssk_rig *stroked = ssk_rig_mesh_count(rig) == 1 ? stroke_copy(rig, 10, 97, rows) : NULL;
-            if (stroked) {
-                ssk_cor_state *state = NULL;
-                ssk_cor_stats us;
-                double *ut = malloc((size_t)reps * sizeof(double));
+            char update[2][96] = {"", ""};
+            for (int add = 0; add < 2; ++add) {
+                uint32_t rows[10];
+                ssk_rig *stroked =
+                    ssk_rig_mesh_count(rig) == 1 ? stroke_copy(rig, 10, 97, rows, add) : NULL;
+                if (stroked) {
+                    ssk_cor_state *state = NULL;
+                    ssk_cor_stats us;
+                    double *ut = malloc((size_t)reps * sizeof(double));
+                    for (int r = 0; r < reps; ++r) {
+                        if (ssk_cor_state_create(&state, centers, flags, rig, &params, NULL,
+                                                 &err) != SSK_OK ||
+                            ssk_cor_state_update(state, centers, flags, stroked, rows, 10, &us,
+                                                 &err) != SSK_OK) {
+                            fprintf(stderr, "bench_cor: %s\n", err.message);
+                            exit(1);
+                        }
+                        ut[r] = us.seconds;
+                        ssk_cor_state_destroy(state);
+                    }
+                    const double u = median(ut, reps);
+                    snprintf(update[add], sizeof update[add], "%.4f (%.1f%%)", u,
+                             100.0 * u / sec);
+                    free(ut);
+                    ssk_rig_destroy(stroked);
+                }
+            }
+            printf("| %s | %u | %u | %u | %.3f | %s | %s | %u | %llu | %u |", name, nv, nt,
+                   ssk_rig_bone_count(rig), sec, update[0], update[1], stats.cor_count,
+                   (unsigned long long)stats.integration_triangles, stats.cluster_count);
+            double gl_sec = 0.0;
+            if (gl) {
+                /* the same precomputation with the vertices' sums on GL */
+                float *gc = malloc(3 * (size_t)nv * sizeof(float));
+                uint8_t *gf = malloc(nv);
+                ssk_cor_stats gs;
+                if (ssk_cor_precompute(centers, flags, rig, &params, SSK_BACKEND_CPU, NULL, NULL,
+                                       &err) != SSK_OK)
+                    exit(1);
                 for (int r = 0; r < reps; ++r) {
-                    if (ssk_cor_state_create(&state, centers, flags, rig, &params, NULL, &err) != SSK_OK ||
-                        ssk_cor_state_update(state, centers, flags, stroked, rows, 10, &us, &err) != SSK_OK) {
-                        fprintf(stderr, "bench_cor: %s\n", err.message);
+                    if (ssk_cor_precompute(gc, gf, rig, &params, SSK_BACKEND_GL, gl, &gs, &err) !=
+                        SSK_OK) {
+                        fprintf(stderr, "bench_cor: GL: %s\n", err.message);
                         exit(1);
                     }
-                    ut[r] = us.seconds;
-                    ssk_cor_state_destroy(state);
+                    t[r] = gs.seconds;
                 }
-                const double u = median(ut, reps);
-                snprintf(update, sizeof update, "%.4f (%.1f%%)", u, 100.0 * u / sec);
-                free(ut);
-                ssk_rig_destroy(stroked);
+                gl_sec = median(t, reps);
+                double lo[3] = {1e30, 1e30, 1e30}, hi[3] = {-1e30, -1e30, -1e30}, diff = 0.0;
+                for (uint32_t v = 0; v < nv; ++v)
+                    for (int k = 0; k < 3; ++k) {
+                        const double c = centers[3 * (size_t)v + k];
+                        lo[k] = fmin(lo[k], c);
+                        hi[k] = fmax(hi[k], c);
+                        diff = fmax(diff, fabs(c - gc[3 * (size_t)v + k]));
+                    }
+                const double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) +
+                                         (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                                         (hi[2] - lo[2]) * (hi[2] - lo[2]));
+                printf(" %.3f | %.2g |", gl_sec, diff / diag);
+                free(gc);
+                free(gf);
             }
-            printf("| %s | %u | %u | %u | %.3f | %s | %u | %llu | %u |\n", name, nv, nt,
-                   ssk_rig_bone_count(rig), sec, update, stats.cor_count,
-                   (unsigned long long)stats.integration_triangles, stats.cluster_count);
+            printf("\n");
             fflush(stdout);
             if (pass == 0) {
                 if (count++ == 0) {
                     first_t = sec;
+                    first_gl = gl_sec;
                     first_v = nv;
                 }
                 last_t = sec;
+                last_gl = gl_sec;
                 last_v = nv;
             }
             free(centers);
@@ -387,9 +444,13 @@ static void scale_bench(char *files, uint32_t vertices, int repeats)
             tok = strtok_r(NULL, ",", &save);
         }
     }
-    if (count > 1)
-        printf("\ngrowth exponent between %u and %u vertices: %.2f (time ~ vertices^x)\n",
+    if (count > 1) {
+        printf("\ngrowth exponent between %u and %u vertices: CPU %.2f (time ~ vertices^x)",
                first_v, last_v, log(last_t / first_t) / log((double)last_v / first_v));
+        if (gl && first_gl > 0.0)
+            printf(", GL %.2f", log(last_gl / first_gl) / log((double)last_v / first_v));
+        printf("\n");
+    }
     printf("\n");
 }
 
@@ -500,7 +561,7 @@ int main(int argc, char **argv)
             }
         }
     if (scale) {
-        scale_bench(files, vertices, repeats);
+        scale_bench(files, vertices, repeats, gl);
         ssk_gl_context_destroy(gl);
         return 0;
     }

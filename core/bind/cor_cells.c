@@ -82,6 +82,9 @@ enum {
     FIELDS = 24
 };
 
+_Static_assert(FIELDS == SSK_COR_FIELDS, "cor_internal.h and shaders/bind_cor_precompute.comp "
+                                        "read these fields");
+
 /* One pair's cells. */
 typedef struct pair_cells {
     float *fields;           /* FIELDS blocks of `padded` cells */
@@ -98,7 +101,9 @@ typedef struct pair_cells {
 
 struct ssk_cor_cells {
     uint32_t pair_count;
-    uint64_t *pair_key;      /* #pairs: j << 32 | k, j < k, ascending */
+    uint64_t *pair_key;      /* #pairs: j << 32 | k, j < k (ascending as built; pairs an
+                              * update adds go at the end) */
+    uint32_t *sorted;        /* #pairs: the pairs in ascending key order */
     pair_cells *pairs;       /* #pairs */
     uint64_t cell_count;     /* occupied cells (without the padding) */
     int keep_raw;
@@ -115,17 +120,24 @@ static int compare_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int64_t find_pair(const ssk_cor_cells *c, uint64_t key)
+/* The position of `key` in the sorted order (where it would go). */
+static uint32_t lower_bound(const ssk_cor_cells *c, uint64_t key)
 {
     uint32_t lo = 0, hi = c->pair_count;
     while (lo < hi) {
         const uint32_t mid = lo + (hi - lo) / 2;
-        if (c->pair_key[mid] < key)
+        if (c->pair_key[c->sorted[mid]] < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < c->pair_count && c->pair_key[lo] == key ? (int64_t)lo : -1;
+    return lo;
+}
+
+static int64_t find_pair(const ssk_cor_cells *c, uint64_t key)
+{
+    const uint32_t at = lower_bound(c, key);
+    return at < c->pair_count && c->pair_key[c->sorted[at]] == key ? (int64_t)c->sorted[at] : -1;
 }
 
 /* The grid cell of a leaf's pair weights (u_j, u_k). */
@@ -278,6 +290,7 @@ void ssk_cor_cells_destroy(ssk_cor_cells *c)
     }
     free(c->pairs);
     free(c->pair_key);
+    free(c->sorted);
     free(c);
 }
 
@@ -314,9 +327,11 @@ ssk_status ssk_cor_cells_build(ssk_cor_cells **out, const ssk_cor_mesh *m, int k
     c->pair_count = (uint32_t)unique;
     c->keep_raw = keep_raw;
     c->pair_key = malloc((unique + 1) * sizeof(uint64_t));
+    c->sorted = malloc((unique + 1) * sizeof(uint32_t));
     c->pairs = calloc((size_t)unique + 1, sizeof(pair_cells));
-    if (!c->pair_key || !c->pairs) goto oom;
+    if (!c->pair_key || !c->sorted || !c->pairs) goto oom;
     memcpy(c->pair_key, keys, unique * sizeof(uint64_t));
+    for (uint64_t p = 0; p < unique; ++p) c->sorted[p] = (uint32_t)p;
     free(keys);
     keys = NULL;
 
@@ -495,6 +510,29 @@ int64_t ssk_cor_cells_pair(const ssk_cor_cells *c, int32_t j, int32_t k)
     return find_pair(c, pair_key(j, k));
 }
 
+int64_t ssk_cor_cells_add_pair(ssk_cor_cells *c, int32_t j, int32_t k)
+{
+    const uint64_t key = pair_key(j, k);
+    const uint32_t at = lower_bound(c, key);
+    if (at < c->pair_count && c->pair_key[c->sorted[at]] == key) return c->sorted[at];
+    const uint32_t n = c->pair_count;
+    uint64_t *keys = realloc(c->pair_key, ((size_t)n + 2) * sizeof(uint64_t));
+    if (!keys) return -1;
+    c->pair_key = keys;
+    uint32_t *sorted = realloc(c->sorted, ((size_t)n + 2) * sizeof(uint32_t));
+    if (!sorted) return -1;
+    c->sorted = sorted;
+    pair_cells *pairs = realloc(c->pairs, ((size_t)n + 2) * sizeof(pair_cells));
+    if (!pairs) return -1;
+    c->pairs = pairs;
+    memset(&c->pairs[n], 0, sizeof c->pairs[n]); /* no cells yet: slots grow it */
+    c->pair_key[n] = key;
+    memmove(c->sorted + at + 1, c->sorted + at, (size_t)(n - at) * sizeof(uint32_t));
+    c->sorted[at] = n;
+    c->pair_count = n + 1;
+    return n;
+}
+
 int64_t ssk_cor_cells_slot(ssk_cor_cells *c, uint32_t p, double uj, double uk)
 {
     pair_cells *pc = &c->pairs[p];
@@ -582,4 +620,10 @@ void ssk_cor_cells_pair_bones(const ssk_cor_cells *c, uint32_t p, int32_t *j, in
 {
     *j = (int32_t)(uint32_t)(c->pair_key[p] >> 32);
     *k = (int32_t)(uint32_t)c->pair_key[p];
+}
+
+const float *ssk_cor_cells_pair_fields(const ssk_cor_cells *c, uint32_t p, uint64_t *padded)
+{
+    *padded = c->pairs[p].padded;
+    return c->pairs[p].fields;
 }

@@ -556,8 +556,34 @@ static void cells_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
     }
 }
 
+/* Eq. 4 of the representatives on GL (cor_gl.c), then their centers. */
+static ssk_status reps_on_gl(cells_job *j, ssk_gl_context *gl, ssk_error *err)
+{
+    const ssk_cor_mesh *m = j->m;
+    float *sums = malloc((4 * (size_t)j->rep_count + 1) * sizeof(float));
+    if (!sums) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
+    uint64_t visited = 0;
+    ssk_status st = ssk_cor_gl_integrate(sums, m, j->cells, j->reps, j->rep_count, j->sigma, gl,
+                                         &visited, err);
+    if (st == SSK_OK) {
+        for (uint32_t r = 0; r < j->rep_count; ++r) {
+            const uint32_t v = j->reps[r];
+            const double sum[4] = {sums[4 * (size_t)r], sums[4 * (size_t)r + 1],
+                                   sums[4 * (size_t)r + 2], sums[4 * (size_t)r + 3]};
+            j->dst_flags[v] = finish_center(j->dst_centers + 3 * (size_t)v, sum,
+                                            m->positions + 3 * (size_t)v);
+        }
+        atomic_store(&j->evaluated, visited);
+    }
+    free(sums);
+    return st;
+}
+
+/* The cells, the representatives' sums (CPU, or GL when gl is given), and
+ * every vertex's center. */
 static ssk_status cells_all(float *dst_centers, uint8_t *dst_flags, const ssk_cor_mesh *m,
-                            const ssk_cor_params *params, ssk_cor_stats *stats, ssk_error *err)
+                            const ssk_cor_params *params, ssk_gl_context *gl,
+                            ssk_cor_stats *stats, ssk_error *err)
 {
     ssk_cor_cells *cells = NULL;
     ssk_status st = ssk_cor_cells_build(&cells, m, 0, err);
@@ -577,14 +603,20 @@ static ssk_status cells_all(float *dst_centers, uint8_t *dst_flags, const ssk_co
         atomic_init(&j.evaluated, 0);
         atomic_init(&j.cor_count, 0u);
         atomic_init(&j.reps_done, 0u);
-        /* each representative's center depends on its weights only: the
-         * same bits whichever thread runs it */
-        ssk_parallel_for(rep_count, COR_SCHEDULE_CHUNK, cells_chunk, &j);
-        ssk_parallel_for(m->vertex_count, COR_VERTEX_CHUNK, spread_chunk, &j);
-        if (stats) {
-            stats->cluster_count = (uint32_t)ssk_cor_cells_count(cells);
-            stats->evaluated_triangles = atomic_load(&j.evaluated);
-            stats->cor_count = atomic_load(&j.cor_count);
+        if (gl) {
+            st = reps_on_gl(&j, gl, err);
+        } else {
+            /* each representative's center depends on its weights only: the
+             * same bits whichever thread runs it */
+            ssk_parallel_for(rep_count, COR_SCHEDULE_CHUNK, cells_chunk, &j);
+        }
+        if (st == SSK_OK) {
+            ssk_parallel_for(m->vertex_count, COR_VERTEX_CHUNK, spread_chunk, &j);
+            if (stats) {
+                stats->cluster_count = (uint32_t)ssk_cor_cells_count(cells);
+                stats->evaluated_triangles = atomic_load(&j.evaluated);
+                stats->cor_count = atomic_load(&j.cor_count);
+            }
         }
     }
     free(reps);
@@ -612,7 +644,8 @@ static ssk_status mesh_arrays(ssk_cor_mesh *m, uint32_t nv, uint32_t nt, size_t 
     return SSK_OK;
 }
 
-/* Leaves, then the CPU search or the GL integration; fills stats. */
+/* Leaves, then Eq. 4 over their cells (the vertices' sums on the CPU, or
+ * on GL when use_gl); fills stats. */
 static ssk_status run(float *dst_centers, uint8_t *dst_flags, ssk_cor_mesh *m,
                       const ssk_cor_params *params, bool use_gl, ssk_gl_context *gl,
                       ssk_cor_stats *stats, ssk_error *err)
@@ -623,27 +656,8 @@ static ssk_status run(float *dst_centers, uint8_t *dst_flags, ssk_cor_mesh *m,
     report(params, COR_PROGRESS_LEAVES);
     stats->integration_triangles = m->leaf_offsets[m->triangle_count];
     stats->renormalized_count = m->renormalized;
-    if (!use_gl) {
-        st = cells_all(dst_centers, dst_flags, m, params, stats, err);
-        if (st == SSK_OK) report(params, SSK_COR_PROGRESS);
-        return st;
-    }
-    float *sums = malloc((4 * (size_t)m->vertex_count + 1) * sizeof(float));
-    if (!sums) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "centers of rotation: out of memory");
-    st = ssk_cor_gl_integrate(sums, m, params, gl, err);
-    if (st == SSK_OK) {
-        uint32_t count = 0;
-        for (uint32_t v = 0; v < m->vertex_count; ++v) {
-            const double sum[4] = {sums[4 * (size_t)v], sums[4 * (size_t)v + 1],
-                                   sums[4 * (size_t)v + 2], sums[4 * (size_t)v + 3]};
-            dst_flags[v] = finish_center(dst_centers + 3 * (size_t)v, sum,
-                                         m->positions + 3 * (size_t)v);
-            count += dst_flags[v];
-        }
-        stats->cor_count = count;
-        report(params, SSK_COR_PROGRESS);
-    }
-    free(sums);
+    st = cells_all(dst_centers, dst_flags, m, params, use_gl ? gl : NULL, stats, err);
+    if (st == SSK_OK) report(params, SSK_COR_PROGRESS);
     return st;
 }
 
@@ -858,8 +872,9 @@ struct ssk_cor_state {
     uint32_t *weld_members;    /* the rows that are not their own representative */
     uint32_t weld_member_count;
     double *sums;              /* #V by 4: Eq. 4 sums of every vertex of two bones */
-    uint32_t *pair_first;      /* #pairs + 1 */
+    uint32_t *pair_first;      /* pair_list_count + 1 */
     uint32_t *pair_vertices;   /* representatives weighting both bones of a pair */
+    uint32_t pair_list_count;  /* the pairs pair_first covers */
     /* per triangle: the leaves an update made (leaf_count UINT32_MAX: m's) */
     uint32_t *leaf_count;
     float **leaf_geo, **leaf_w;
@@ -872,12 +887,13 @@ struct ssk_cor_state {
 void ssk_cor_state_destroy(ssk_cor_state *s)
 {
     if (!s) return;
-    ssk_cor_mesh_free(&s->m);
-    ssk_cor_cells_destroy(s->cells);
+    /* the per-triangle leaves first: ssk_cor_mesh_free clears triangle_count */
     for (uint32_t t = 0; s->leaf_geo && t < s->m.triangle_count; ++t) {
         free(s->leaf_geo[t]);
         free(s->leaf_w[t]);
     }
+    ssk_cor_mesh_free(&s->m);
+    ssk_cor_cells_destroy(s->cells);
     free(s->leaf_geo);
     free(s->leaf_w);
     free(s->leaf_count);
@@ -925,6 +941,51 @@ static void state_center(const ssk_cor_state *s, float *dst_centers, uint8_t *ds
                                  s->m.positions + 3 * (size_t)v);
 }
 
+/* pair_first / pair_vertices: the representatives weighting both bones of
+ * each pair, from the current weights; false: out of memory (the old
+ * lists are kept). */
+static bool build_pair_vertices(ssk_cor_state *s)
+{
+    const uint32_t np = ssk_cor_cells_pair_count(s->cells), nv = s->nv;
+    uint32_t *first = calloc((size_t)np + 1, sizeof(uint32_t));
+    uint32_t *fill = calloc((size_t)np + 1, sizeof(uint32_t));
+    uint32_t *list = NULL;
+    if (!first || !fill) goto oom;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (uint32_t v = 0; v < nv; ++v) {
+            if (s->weld_point[v] != v) continue;
+            const uint32_t e0 = s->m.w_offsets[v], kp = s->m.w_offsets[v + 1] - e0;
+            for (uint32_t a = 0; a < kp; ++a)
+                for (uint32_t b = a + 1; b < kp; ++b) {
+                    const int64_t p = ssk_cor_cells_pair(s->cells, s->m.w_bones[e0 + a],
+                                                         s->m.w_bones[e0 + b]);
+                    if (p < 0) continue;
+                    if (pass == 0)
+                        first[p + 1]++;
+                    else
+                        list[first[p] + fill[p]++] = v;
+                }
+        }
+        if (pass == 0) {
+            for (uint32_t p = 0; p < np; ++p) first[p + 1] += first[p];
+            list = malloc(((size_t)first[np] + 1) * sizeof(uint32_t));
+            if (!list) goto oom;
+        }
+    }
+    free(fill);
+    free(s->pair_first);
+    free(s->pair_vertices);
+    s->pair_first = first;
+    s->pair_vertices = list;
+    s->pair_list_count = np;
+    return true;
+oom:
+    free(first);
+    free(fill);
+    free(list);
+    return false;
+}
+
 ssk_status ssk_cor_state_create(ssk_cor_state **out, float *dst_centers, uint8_t *dst_flags,
                                 const ssk_rig *rig, const ssk_cor_params *params,
                                 ssk_cor_stats *stats, ssk_error *err)
@@ -946,7 +1007,7 @@ ssk_status ssk_cor_state_create(ssk_cor_state **out, float *dst_centers, uint8_t
     s->params.progress = NULL;
     s->params.progress_user = NULL;
     s->nv = rig->vertex_count;
-    uint32_t *reps = NULL, *rep_of = NULL, *fill = NULL;
+    uint32_t *reps = NULL, *rep_of = NULL;
     st = mesh_from_rig(&s->m, rig, err);
     if (st == SSK_OK) st = build_vertex_triangles(&s->m, err);
     if (st == SSK_OK) st = build_leaves(&s->m, params, err);
@@ -981,31 +1042,7 @@ ssk_status ssk_cor_state_create(ssk_cor_state **out, float *dst_centers, uint8_t
         if (rep_of[v] != UINT32_MAX && rep_of[v] != v)
             memcpy(s->sums + 4 * (size_t)v, s->sums + 4 * (size_t)rep_of[v], 4 * sizeof(double));
     /* the representatives of each pair */
-    const uint32_t np = ssk_cor_cells_pair_count(s->cells);
-    s->pair_first = calloc((size_t)np + 1, sizeof(uint32_t));
-    fill = calloc((size_t)np + 1, sizeof(uint32_t));
-    if (!s->pair_first || !fill) goto oom;
-    for (int pass = 0; pass < 2; ++pass) {
-        for (uint32_t v = 0; v < nv; ++v) {
-            if (s->weld_point[v] != v) continue;
-            const uint32_t e0 = s->m.w_offsets[v], kp = s->m.w_offsets[v + 1] - e0;
-            for (uint32_t a = 0; a < kp; ++a)
-                for (uint32_t b = a + 1; b < kp; ++b) {
-                    const int64_t p = ssk_cor_cells_pair(s->cells, s->m.w_bones[e0 + a],
-                                                         s->m.w_bones[e0 + b]);
-                    if (p < 0) continue;
-                    if (pass == 0)
-                        s->pair_first[p + 1]++;
-                    else
-                        s->pair_vertices[s->pair_first[p] + fill[p]++] = v;
-                }
-        }
-        if (pass == 0) {
-            for (uint32_t p = 0; p < np; ++p) s->pair_first[p + 1] += s->pair_first[p];
-            s->pair_vertices = malloc(((size_t)s->pair_first[np] + 1) * sizeof(uint32_t));
-            if (!s->pair_vertices) goto oom;
-        }
-    }
+    if (!build_pair_vertices(s)) goto oom;
     /* a subdivision stack for the updates */
     uint32_t max_bones = 0;
     for (uint32_t t = 0; t < nt; ++t) {
@@ -1035,7 +1072,6 @@ ssk_status ssk_cor_state_create(ssk_cor_state **out, float *dst_centers, uint8_t
     report(params, SSK_COR_PROGRESS);
     free(reps);
     free(rep_of);
-    free(fill);
     *out = s;
     return ssk_error_ok(err);
 oom:
@@ -1043,7 +1079,6 @@ oom:
 fail:
     free(reps);
     free(rep_of);
-    free(fill);
     ssk_cor_state_destroy(s);
     return st;
 }
@@ -1182,6 +1217,104 @@ static bool remake_leaves(ssk_cor_state *s, uint32_t t)
     return true;
 }
 
+/* The edited vertices' new weights when some gained or lost a bone: the
+ * weight CSR made again with them, the bone sets of the triangles around
+ * them (stamped with the current generation) made again, their new bone
+ * pairs added to the cells, the subdivision stack grown to the largest
+ * set. O(#V + #T) copies; false: out of memory (the state is then
+ * unusable). */
+static bool replace_bone_sets(ssk_cor_state *s, const uint32_t *edited_list, uint32_t n,
+                              const uint32_t *new_offsets, const int32_t *new_bones,
+                              const float *new_values)
+{
+    ssk_cor_mesh *m = &s->m;
+    const uint32_t nv = m->vertex_count, nt = m->triangle_count;
+    uint32_t *slot = malloc(((size_t)nv + 1) * sizeof(uint32_t));
+    if (!slot) return false;
+    for (uint32_t v = 0; v < nv; ++v) slot[v] = UINT32_MAX;
+    size_t total = m->w_offsets[nv];
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t v = edited_list[i];
+        slot[v] = i;
+        total = total - (m->w_offsets[v + 1] - m->w_offsets[v]) + (new_offsets[i + 1] - new_offsets[i]);
+    }
+    uint32_t *w_offsets = malloc(((size_t)nv + 1) * sizeof(uint32_t));
+    int32_t *w_bones = malloc((total + 1) * sizeof(int32_t));
+    float *w_values = malloc((total + 1) * sizeof(float));
+    uint32_t *tb_offsets = malloc(((size_t)nt + 1) * sizeof(uint32_t));
+    int32_t *tb_bones = NULL;
+    if (!w_offsets || !w_bones || !w_values || !tb_offsets) goto oom;
+    uint32_t o = 0;
+    for (uint32_t v = 0; v < nv; ++v) {
+        w_offsets[v] = o;
+        const bool mine = slot[v] != UINT32_MAX;
+        const uint32_t a = mine ? new_offsets[slot[v]] : m->w_offsets[v];
+        const uint32_t k = mine ? new_offsets[slot[v] + 1] - a : m->w_offsets[v + 1] - a;
+        memcpy(w_bones + o, (mine ? new_bones : m->w_bones) + a, k * sizeof(int32_t));
+        memcpy(w_values + o, (mine ? new_values : m->w_values) + a, k * sizeof(float));
+        o += k;
+    }
+    w_offsets[nv] = o;
+    free(m->w_offsets);
+    free(m->w_bones);
+    free(m->w_values);
+    m->w_offsets = w_offsets;
+    m->w_bones = w_bones;
+    m->w_values = w_values;
+    w_offsets = NULL;
+    w_bones = NULL;
+    w_values = NULL;
+    /* the triangles' bone sets: the stamped ones from the new weights */
+    int32_t set[3 * SSK_MAX_INFLUENCES];
+    size_t tb_total = 0;
+    uint32_t max_bones = 0;
+    for (uint32_t t = 0; t < nt; ++t) {
+        const uint32_t k = s->stamp[t] == s->generation ? triangle_bones(m, t, set)
+                                                        : m->tb_offsets[t + 1] - m->tb_offsets[t];
+        tb_offsets[t] = (uint32_t)tb_total;
+        tb_total += k;
+        max_bones = k > max_bones ? k : max_bones;
+    }
+    tb_offsets[nt] = (uint32_t)tb_total;
+    tb_bones = malloc((tb_total + 1) * sizeof(int32_t));
+    if (!tb_bones) goto oom;
+    for (uint32_t t = 0; t < nt; ++t) {
+        int32_t *dst = tb_bones + tb_offsets[t];
+        if (s->stamp[t] == s->generation) {
+            const uint32_t k = triangle_bones(m, t, dst);
+            for (uint32_t a = 0; a < k; ++a)
+                for (uint32_t b = a + 1; b < k; ++b)
+                    if (ssk_cor_cells_add_pair(s->cells, dst[a], dst[b]) < 0) goto oom;
+        } else {
+            memcpy(dst, m->tb_bones + m->tb_offsets[t], (tb_offsets[t + 1] - tb_offsets[t]) *
+                                                         sizeof(int32_t));
+        }
+    }
+    free(m->tb_offsets);
+    free(m->tb_bones);
+    m->tb_offsets = tb_offsets;
+    m->tb_bones = tb_bones;
+    tb_offsets = NULL;
+    tb_bones = NULL;
+    const size_t pool = (size_t)(SSK_COR_MAX_SUBDIVISION_DEPTH + 4) * (3 + max_bones);
+    if (pool > s->pool) {
+        double *points = realloc(s->points, pool * sizeof(double));
+        if (!points) goto oom;
+        s->points = points;
+        s->pool = pool;
+    }
+    free(slot);
+    return true;
+oom:
+    free(slot);
+    free(w_offsets);
+    free(w_bones);
+    free(w_values);
+    free(tb_offsets);
+    free(tb_bones);
+    return false;
+}
+
 /* The pair weights (w_j, w_k) of vertex v; false when v lacks one. */
 static bool pair_weights(const ssk_cor_mesh *m, uint32_t v, int32_t j, int32_t k, double *wj,
                          double *wk)
@@ -1251,59 +1384,49 @@ ssk_status ssk_cor_state_update(ssk_cor_state *s, float *dst_centers, uint8_t *d
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     stats->vertex_count = s->nv;
-    /* the new weights of the edited representatives, their bone sets
-     * unchanged (else: everything again) */
-    ssk_cor_mesh scratch = {0};
-    scratch.bone_count = s->m.bone_count;
-    uint32_t w_offsets[2] = {0, 0};
-    int32_t w_bones[SSK_MAX_INFLUENCES];
-    float w_values[SSK_MAX_INFLUENCES];
-    scratch.w_offsets = w_offsets;
-    scratch.w_bones = w_bones;
-    scratch.w_values = w_values;
+    /* the new weights of the edited representatives (sparse, normalized:
+     * as mesh_from_rig reads them) */
     uint8_t *edited = calloc((size_t)s->nv + 1, 1), *touched = calloc((size_t)s->nv + 1, 1);
     update_ctx u = {.s = s};
     uint32_t *edited_list = malloc(((size_t)count + 1) * sizeof(uint32_t));
+    uint32_t *new_offsets = malloc(((size_t)count + 2) * sizeof(uint32_t));
+    int32_t *new_bones = malloc(((size_t)count * SSK_MAX_INFLUENCES + 1) * sizeof(int32_t));
+    float *new_values = malloc(((size_t)count * SSK_MAX_INFLUENCES + 1) * sizeof(float));
     uint32_t edited_count = 0;
     ssk_status st = SSK_OK;
-    bool whole = false;
-    if (!edited || !touched || !edited_list) goto oom;
-    for (uint32_t i = 0; i < count && !whole; ++i) {
-        const uint32_t row = rows[i], v = s->weld_point[row];
+    bool sets_changed = false;
+    if (!edited || !touched || !edited_list || !new_offsets || !new_bones || !new_values)
+        goto oom;
+    ssk_cor_mesh scratch = {0};
+    scratch.bone_count = s->m.bone_count;
+    scratch.w_offsets = new_offsets;
+    scratch.w_bones = new_bones;
+    scratch.w_values = new_values;
+    new_offsets[0] = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t v = s->weld_point[rows[i]];
         if (edited[v]) continue;
         uint32_t mi = 0;
         while (mi + 1 < rig->mesh_count && rig->meshes[mi + 1].first_vertex <= v) ++mi;
         const ssk_mesh *mesh = &rig->meshes[mi];
         const uint32_t local_v = v - mesh->first_vertex, k = mesh->influence_count;
-        if (k == 0) continue;
-        st = append_weights(&scratch, 0, 1, mesh->bone_indices + (size_t)local_v * k,
-                            mesh->weights + (size_t)local_v * k, k, false, err);
-        if (st != SSK_OK) goto done;
-        const uint32_t e0 = s->m.w_offsets[v], kp = s->m.w_offsets[v + 1] - e0;
-        if (w_offsets[1] != kp || memcmp(w_bones, s->m.w_bones + e0, kp * sizeof(int32_t)) != 0) {
-            whole = true;
-            break;
+        const uint32_t n = edited_count;
+        if (k == 0) {
+            new_offsets[n + 1] = new_offsets[n];
+        } else {
+            st = append_weights(&scratch, n, 1, mesh->bone_indices + (size_t)local_v * k,
+                                mesh->weights + (size_t)local_v * k, k, false, err);
+            if (st != SSK_OK) goto done;
         }
+        const uint32_t e0 = s->m.w_offsets[v], kp = s->m.w_offsets[v + 1] - e0;
+        const uint32_t kn = new_offsets[n + 1] - new_offsets[n];
+        if (kn != kp ||
+            memcmp(new_bones + new_offsets[n], s->m.w_bones + e0, kp * sizeof(int32_t)) != 0)
+            sets_changed = true;
         edited[v] = 1;
         edited_list[edited_count++] = v;
     }
-    if (whole) {
-        /* a bone entered or left a vertex: its triangles' bone sets (and the
-         * pairs) change; the state is made again */
-        ssk_cor_state *fresh = NULL;
-        free(edited);
-        free(touched);
-        free(edited_list);
-        st = ssk_cor_state_create(&fresh, dst_centers, dst_flags, rig, &s->params, stats, err);
-        if (st != SSK_OK) return st;
-        ssk_cor_state tmp = *s;
-        *s = *fresh;
-        *fresh = tmp;
-        ssk_cor_state_destroy(fresh);
-        stats->seconds = ssk_time_seconds() - start;
-        return ssk_error_ok(err);
-    }
-    /* the triangles around them: old leaves out, new weights, new leaves in */
+    /* the triangles around them: old leaves out (with their old bone sets) */
     if (++s->generation == 0) {
         memset(s->stamp, 0, (size_t)s->m.triangle_count * sizeof(uint32_t));
         s->generation = 1;
@@ -1319,17 +1442,17 @@ ssk_status ssk_cor_state_update(ssk_cor_state *s, float *dst_centers, uint8_t *d
             if (!apply_leaves(&u, t, geo, lw, n, -1.0)) goto oom;
         }
     }
-    for (uint32_t i = 0; i < edited_count; ++i) {
-        const uint32_t v = edited_list[i], row = v;
-        uint32_t mi = 0;
-        while (mi + 1 < rig->mesh_count && rig->meshes[mi + 1].first_vertex <= row) ++mi;
-        const ssk_mesh *mesh = &rig->meshes[mi];
-        const uint32_t local_v = v - mesh->first_vertex, k = mesh->influence_count;
-        st = append_weights(&scratch, 0, 1, mesh->bone_indices + (size_t)local_v * k,
-                            mesh->weights + (size_t)local_v * k, k, false, err);
-        if (st != SSK_OK) goto done;
-        memcpy(s->m.w_values + s->m.w_offsets[v], w_values, w_offsets[1] * sizeof(float));
+    /* the new weights; a vertex that gained or lost a bone changes its
+     * triangles' bone sets (and may make new bone pairs) */
+    if (!sets_changed) {
+        for (uint32_t i = 0; i < edited_count; ++i)
+            memcpy(s->m.w_values + s->m.w_offsets[edited_list[i]], new_values + new_offsets[i],
+                   (new_offsets[i + 1] - new_offsets[i]) * sizeof(float));
+    } else if (!replace_bone_sets(s, edited_list, edited_count, new_offsets, new_bones,
+                                  new_values)) {
+        goto oom;
     }
+    /* new leaves in */
     for (uint32_t i = 0; i < edited_count; ++i) {
         const uint32_t v = edited_list[i];
         for (uint32_t e = s->m.vt_offsets[v]; e < s->m.vt_offsets[v + 1]; ++e) {
@@ -1341,6 +1464,7 @@ ssk_status ssk_cor_state_update(ssk_cor_state *s, float *dst_centers, uint8_t *d
                 goto oom;
         }
     }
+    if (sets_changed && !build_pair_vertices(s)) goto oom;
     /* cells that lost their last leaf: exactly empty */
     for (uint32_t i = 0; i < u.count; ++i) {
         double *raw = ssk_cor_cells_raw(s->cells, u.cells[i].pair, u.cells[i].slot);
@@ -1374,12 +1498,13 @@ ssk_status ssk_cor_state_update(ssk_cor_state *s, float *dst_centers, uint8_t *d
         if (!fields) goto oom;
         int32_t j, k;
         ssk_cor_cells_pair_bones(s->cells, p, &j, &k);
-        delta_job d = {s, s->pair_vertices + s->pair_first[p], fields, padded, j, k, edited,
-                       touched};
-        ssk_parallel_for(s->pair_first[p + 1] - s->pair_first[p], COR_VERTEX_CHUNK, delta_chunk,
-                         &d);
+        const uint32_t listed = p < s->pair_list_count ? s->pair_first[p + 1] - s->pair_first[p]
+                                                       : 0;
+        delta_job d = {s, listed ? s->pair_vertices + s->pair_first[p] : NULL, fields, padded, j,
+                       k, edited, touched};
+        if (listed) ssk_parallel_for(listed, COR_VERTEX_CHUNK, delta_chunk, &d);
         free(fields);
-        stats->evaluated_triangles += (uint64_t)(s->pair_first[p + 1] - s->pair_first[p]) * padded;
+        stats->evaluated_triangles += (uint64_t)listed * padded;
         st = ssk_cor_cells_refresh(s->cells, p, err);
         if (st != SSK_OK) goto done;
         i = e;
@@ -1419,6 +1544,9 @@ done:
     free(edited);
     free(touched);
     free(edited_list);
+    free(new_offsets);
+    free(new_bones);
+    free(new_values);
     stats->seconds = ssk_time_seconds() - start;
     return st == SSK_OK ? ssk_error_ok(err) : st;
 }

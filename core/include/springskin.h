@@ -450,9 +450,9 @@ typedef enum ssk_attachment_mode {
  * - omega, cutoff: the seed radius in weight space (l2) and the similarity
  *   cutoff of the paper's breadth-first search, in (0, SSK_COR_MAX_OMEGA]
  *   and (0, SSK_COR_MAX_CUTOFF]. Checked, stored in bindings, and no longer
- *   used: since issue #18 the CPU sums Eq. 4 over every leaf through cells
- *   of weight space (core/bind/cor_cells.c), and GL over every leaf of the
- *   triangles sharing two bones; neither searches. */
+ *   used: since issue #18 Eq. 4 is summed over every leaf through cells of
+ *   weight space (core/bind/cor_cells.c), on the CPU or (the vertices'
+ *   sums) on GL; neither searches. */
 typedef struct ssk_cor_params {
     float sigma;
     float epsilon;
@@ -488,7 +488,7 @@ typedef struct ssk_cor_stats {
     uint32_t cluster_count;          /* occupied weight-space cells (CPU, core/bind/cor_cells.c) */
     uint32_t renormalized_count;     /* vertices whose weights were rescaled */
     uint64_t integration_triangles;  /* triangles of the subdivided mesh */
-    uint64_t evaluated_triangles;    /* CPU: cells visited, all vertices; GL: leaves */
+    uint64_t evaluated_triangles;    /* weight-space cells visited (representatives) */
     double seconds;                  /* wall time of the call */
 } ssk_cor_stats;
 
@@ -1311,11 +1311,10 @@ ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err)
  *   without CoR gets its own rest position in rig space); dst_flags: as
  *   many bytes, 1 with a CoR.
  * - backend: CPU: ssk_cor_compute's sums over cells of weight space
- *   (linear in the mesh); GL: a compute shader over the same integration
- *   mesh that visits, for each vertex, every triangle sharing two of its
- *   bones (every triangle of non-zero similarity: Eq. 4 exactly, but
- *   quadratic in a joint's triangles); AUTO: GL on a hardware GPU, else
- *   the CPU.
+ *   (linear in the mesh); GL: the same cells built on the CPU, each
+ *   vertex's sums over them in a compute shader
+ *   (shaders/bind_cor_precompute.comp; equal to the CPU's within float
+ *   rounding, also linear); AUTO: GL on a hardware GPU, else the CPU.
  * - gl: the context for GL/AUTO (borrowed), or NULL to create one for the
  *   call. stats: may be NULL.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, an
@@ -1342,8 +1341,9 @@ ssk_status ssk_cor_state_create(ssk_cor_state **out, float *dst_centers, uint8_t
 /* The skin weights of `count` whole-rig rows changed: `rig` is the rig with
  * the new weights (the same vertices, triangles and bones as the state's).
  * Updates dst_centers and dst_flags (#V, those of the last create or
- * update) in place. When a row gains or loses a bone (its bone set
- * changes), everything is computed again (the pairs change). stats:
+ * update) in place. A row may gain or lose bones: its triangles' bone
+ * sets are made again, with any new bone pairs (cost: a copy of the
+ * weights and the triangles' bone sets, O(#V + #T), on top). stats:
  * cor_count = centers recomputed, cluster_count = cells changed, seconds.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, another rig's size, a row out
  * of range), SSK_ERROR_OUT_OF_MEMORY (the state is then unusable: destroy

@@ -69,6 +69,9 @@ uint64_t ssk_cor_cells_integrate(double sum[4], const ssk_cor_cells *c, const in
  * padded); and a vertex's sums over such fields (times nothing: the caller
  * multiplies by w_j w_k). */
 int64_t ssk_cor_cells_pair(const ssk_cor_cells *c, int32_t j, int32_t k);
+/* The pair of bones j < k, added (without cells, at index pair_count) when
+ * new; -1: out of memory. Existing pairs keep their indices. */
+int64_t ssk_cor_cells_add_pair(ssk_cor_cells *c, int32_t j, int32_t k);
 int64_t ssk_cor_cells_slot(ssk_cor_cells *c, uint32_t p, double uj, double uk);
 double *ssk_cor_cells_raw(ssk_cor_cells *c, uint32_t p, uint64_t slot);
 void ssk_cor_moments_add(double *mo, double uj, double uk, const float geo[4], double sign);
@@ -81,12 +84,18 @@ void ssk_cor_fields_sums(double num[3], double *den, const float *fields, uint64
 uint32_t ssk_cor_cells_pair_count(const ssk_cor_cells *c);
 void ssk_cor_cells_pair_bones(const ssk_cor_cells *c, uint32_t p, int32_t *j, int32_t *k);
 
-/* GL integration (cor_gl.c): for each vertex with at least two bones,
- * sums over every leaf of every triangle that holds two of its bones the
- * normalized similarity s times the leaf area and centroid. Writes
- * dst[4 v ..] = (sum s a c, sum s a), zero for the other vertices.
+/* Fields per cell of a pair's block (cor_cells.c's F_* order, which
+ * shaders/bind_cor_precompute.comp repeats); pair p's block: SSK_COR_FIELDS
+ * rows of *padded floats (padded: a multiple of 8, 0 for an empty pair). */
+#define SSK_COR_FIELDS 24
+const float *ssk_cor_cells_pair_fields(const ssk_cor_cells *c, uint32_t p, uint64_t *padded);
+
+/* GL (cor_gl.c): Eq. 4's sums of the rep_count vertices `reps` (of m, each
+ * with two or more bones) over the cells, as ssk_cor_cells_integrate on
+ * the GPU: dst[4 r ..] = (sum s a c, sum s a); *visited = cells visited.
  * Errors: SSK_ERROR_GL*, SSK_ERROR_OUT_OF_MEMORY. */
-ssk_status ssk_cor_gl_integrate(float *dst, const ssk_cor_mesh *m, const ssk_cor_params *params,
-                                ssk_gl_context *gl, ssk_error *err);
+ssk_status ssk_cor_gl_integrate(float *dst, const ssk_cor_mesh *m, const ssk_cor_cells *cells,
+                                const uint32_t *reps, uint32_t rep_count, float sigma,
+                                ssk_gl_context *gl, uint64_t *visited, ssk_error *err);
 
 #endif /* SSK_COR_INTERNAL_H */

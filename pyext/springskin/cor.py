@@ -76,9 +76,8 @@ class CorState:
             The rig with the new weights: the same vertices, triangles and
             bones as the one the state was made with.
         rows : array_like of int, (N,)
-            Whole-rig rows whose weights changed. A row that gained or lost
-            a bone makes the update a full precomputation (the bone pairs
-            change).
+            Whole-rig rows whose weights changed; a row may gain or lose
+            bones (its triangles' bone sets are made again).
 
         Returns
         -------

@@ -310,7 +310,7 @@ static double max_center_diff(const float *a, const float *b, uint32_t n)
     return tu_max_abs_diff(a, b, 3 * (size_t)n);
 }
 
-/* The accelerated CPU search and GL equal the brute force on small
+/* The CPU cells and GL equal the brute force on small
  * meshes: two bones; three bones blending together; two components
  * sharing the bones (the seeds reach the other component); without
  * subdivision; a wider kernel. */
@@ -634,12 +634,15 @@ static ssk_rig *rig_with_weights(const ssk_rig *rig, weight_edit edit)
 /* The rows an edit changes: 10 vertices of the limb's joint region (every
  * 7th vertex weighting two bones, from the first; set by the test). */
 #define EDITED 10u
-static uint32_t edited_rows[EDITED];
+/* Two sets of edited rows (blended vertices, interleaved); the edits below
+ * change the rows of set edit_set. */
+static uint32_t edit_rows[2][EDITED];
+static int edit_set;
 
 static bool is_edited(uint32_t v)
 {
     for (uint32_t i = 0; i < EDITED; ++i)
-        if (edited_rows[i] == v) return true;
+        if (edit_rows[edit_set][i] == v) return true;
     return false;
 }
 
@@ -671,7 +674,9 @@ static void stroke_back(uint32_t v, int32_t *bones, float *w, uint32_t k)
     }
 }
 
-/* A bone added to the edited vertices (the pairs change: full again). */
+/* A bone added to the edited vertices: their triangles' bone sets change,
+ * and with them the pairs (new pairs (0, 2) and (1, 2) where no triangle
+ * held both bones). */
 static void add_bone(uint32_t v, int32_t *bones, float *w, uint32_t k)
 {
     if (!is_edited(v)) return;
@@ -681,6 +686,14 @@ static void add_bone(uint32_t v, int32_t *bones, float *w, uint32_t k)
             w[s] = 0.2f;
             return;
         }
+}
+
+/* The bone add_bone added, taken away (the sets shrink back). */
+static void drop_added(uint32_t v, int32_t *bones, float *w, uint32_t k)
+{
+    if (!is_edited(v)) return;
+    for (uint32_t s = 2; s < k; ++s)
+        if (bones[s] == 2) w[s] = 0.0f;
 }
 
 /* Issue #18's incremental update: after a weight edit of 10 vertices it
@@ -695,13 +708,16 @@ static void test_incremental_update_equals_a_full_precomputation(void **state)
     {
         ssk_mesh_view m0;
         ssk_rig_mesh(rig, 0, &m0, NULL);
-        uint32_t found = 0, blended = 0;
-        for (uint32_t v = 0; v < nv && found < EDITED; ++v) {
+        uint32_t found = 0, blended = 0, other = 0;
+        for (uint32_t v = 0; v < nv && (found < EDITED || other < EDITED); ++v) {
             const float *w = m0.weights + (size_t)v * m0.influence_count;
             if (!(w[0] > 0.05f && w[1] > 0.05f)) continue;
-            if (blended++ % 7 == 0) edited_rows[found++] = v;
+            const uint32_t b = blended++;
+            if (b % 7 == 0 && found < EDITED) edit_rows[0][found++] = v;
+            if (b % 7 == 3 && other < EDITED) edit_rows[1][other++] = v;
         }
         assert_int_equal(found, EDITED);
+        assert_int_equal(other, EDITED);
     }
     float *centers = malloc(3 * (size_t)nv * sizeof(float)), *ref = malloc(3 * (size_t)nv * sizeof(float));
     uint8_t *flags = malloc(nv), *ref_flags = malloc(nv);
@@ -717,12 +733,22 @@ static void test_incremental_update_equals_a_full_precomputation(void **state)
     ssk_rig_mesh(rig, 0, &mv, NULL);
     const double diag = tu_bbox_diagonal(mv.positions, nv);
     assert_true(tu_max_abs_diff(centers, ref, 3 * (size_t)nv) <= 1e-5 * diag);
-    const weight_edit edits[3] = {stroke, stroke_back, add_bone};
+    /* on rows A: weights only, twice; a bone added (new pairs); then on rows
+     * B the same bone added (the A rows, not edited now, take the changed
+     * cells of the new pairs: their pair lists were made again); on A:
+     * weights only with the new sets; the bone taken away; on B: weights
+     * only */
+    const struct {
+        weight_edit edit;
+        int set;
+    } edits[7] = {{stroke, 0},     {stroke_back, 0}, {add_bone, 0},   {add_bone, 1},
+                  {stroke, 0},     {drop_added, 0},  {stroke_back, 1}};
     ssk_rig *edited = NULL;
     const ssk_rig *current = rig;
-    for (int e = 0; e < 3; ++e) {
-        ssk_rig *next = rig_with_weights(current, edits[e]);
-        assert_int_equal(ssk_cor_state_update(st, centers, flags, next, edited_rows, EDITED,
+    for (int e = 0; e < 7; ++e) {
+        edit_set = edits[e].set;
+        ssk_rig *next = rig_with_weights(current, edits[e].edit);
+        assert_int_equal(ssk_cor_state_update(st, centers, flags, next, edit_rows[edit_set], EDITED,
                                               &update_stats, &err),
                          SSK_OK);
         assert_int_equal(ssk_cor_precompute(ref, ref_flags, next, &p, SSK_BACKEND_CPU, NULL,
@@ -752,7 +778,7 @@ static void test_incremental_update_equals_a_full_precomputation(void **state)
     ssk_rig_destroy(rig);
 }
 
-/* GL's exact integration equals the CPU search (limb, and a rig of two
+/* GL (the same cells, the sums on the GPU) equals the CPU (limb, and a rig of two
  * meshes with object matrices: rig space). */
 static void test_gl_precompute_matches_cpu(void **state)
 {
