@@ -215,7 +215,8 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
  * On success *out_buf (malloc'ed) holds the whole file, *out_version its
  * format version and *out_cor whether it has the CoR section. */
 static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_version, bool *out_cor,
-                                    const char *path, ssk_error *err)
+                                    const char *path, const ssk_rig *rig, uint64_t rig_hash,
+                                    ssk_error *err)
 {
     *out_buf = NULL;
     errno = 0;
@@ -289,6 +290,22 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
     }
     const size_t head = header_size(version);
     uint32_t nv = get_u32(header + 32);
+    if (rig) {
+        /* another rig's binding is refused from its header, before its
+         * size is trusted for anything (issue #19: a sparse file claiming
+         * 400M vertices was read and allocated before its checksum failed) */
+        const uint32_t nb = get_u32(header + 36);
+        const uint64_t hash = get_u64(header + 12);
+        if (nv != rig->vertex_count || nb != rig->bone_count || hash != rig_hash) {
+            s = ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
+                              "binding '%s' was made for another rig (%u vertices, %u bones, "
+                              "hash %016llx; this rig: %u vertices, %u bones, hash %016llx)",
+                              path, (unsigned)nv, (unsigned)nb, (unsigned long long)hash,
+                              (unsigned)rig->vertex_count, (unsigned)rig->bone_count,
+                              (unsigned long long)rig_hash);
+            goto done;
+        }
+    }
     size_t expected = file_size_for(version, nv, cor);
     if ((uint64_t)st.st_size != (uint64_t)expected) {
         s = ssk_error_set(err, SSK_ERROR_IO,
@@ -343,7 +360,12 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
     unsigned char *buf = NULL;
     uint32_t version = 0;
     bool cor = false;
-    ssk_status s = read_binding_file(&buf, &version, &cor, path, err);
+    uint64_t rig_h = 0;
+    if (rig) {
+        ssk_status hs = ssk_rig_hash_checked(rig, &rig_h, err);
+        if (hs != SSK_OK) return hs;
+    }
+    ssk_status s = read_binding_file(&buf, &version, &cor, path, rig, rig_h, err);
     if (s != SSK_OK) return s;
 
     uint64_t hash = get_u64(buf + 12);
@@ -408,11 +430,12 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
     }
     for (size_t i = 0; i < 3 * (size_t)nv; ++i, p += 4) {
         float x = get_f32(p);
-        if (!isfinite(x)) {
+        if (!(fabsf(x) <= SSK_MAX_MAGNITUDE)) {
             s = ssk_error_set(err, SSK_ERROR_IO,
-                              "binding '%s' is corrupt: vertex %zu has a non-finite scale "
-                              "vector",
-                              path, i / 3);
+                              "binding '%s' is corrupt: vertex %zu has a %s scale vector "
+                              "(component %g; at most %g, SSK_MAX_MAGNITUDE)",
+                              path, i / 3, isfinite(x) ? "huge" : "non-finite", (double)x,
+                              (double)SSK_MAX_MAGNITUDE);
             goto fail;
         }
         b->scale_vectors[i] = x;
@@ -425,11 +448,12 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
         }
         for (size_t i = 0; i < 3 * (size_t)nv; ++i, p += 4) {
             float x = get_f32(p);
-            if (!isfinite(x)) {
+            if (!(fabsf(x) <= SSK_MAX_MAGNITUDE)) {
                 s = ssk_error_set(err, SSK_ERROR_IO,
-                                  "binding '%s' is corrupt: vertex %zu has a non-finite center "
-                                  "of rotation",
-                                  path, i / 3);
+                                  "binding '%s' is corrupt: vertex %zu has a %s center of "
+                                  "rotation (component %g; at most %g, SSK_MAX_MAGNITUDE)",
+                                  path, i / 3, isfinite(x) ? "huge" : "non-finite", (double)x,
+                                  (double)SSK_MAX_MAGNITUDE);
                 goto fail;
             }
             b->cor_centers[i] = x;
@@ -447,9 +471,6 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
     b->rig_hash = hash;
     b->params = params;
     if (rig) {
-        uint64_t rig_h = 0;
-        s = ssk_rig_hash_checked(rig, &rig_h, err);
-        if (s != SSK_OK) goto fail;
         if (nv != rig->vertex_count || nb != rig->bone_count || hash != rig_h) {
             s = ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
                               "binding '%s' was made for another rig (%u vertices, %u bones, "

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 /* The document version this parser reads and ssk_graph_to_json writes. */
 #define GRAPH_FORMAT_VERSION 1
@@ -42,7 +43,7 @@
 #define DEFAULT_RADIAL_AMOUNT 1.0f
 #define DEFAULT_RADIAL_PROFILE SSK_RADIAL_BULGE
 /* Largest graph file ssk_graph_load reads (a graph is a few kilobytes). */
-#define GRAPH_FILE_MAX_BYTES (64u * 1024u * 1024u)
+#define GRAPH_FILE_MAX_BYTES SSK_GRAPH_MAX_FILE_BYTES
 /* Significant decimal digits that always round-trip a float (FLT_DECIMAL_DIG). */
 #define FLOAT_ROUND_TRIP_DIGITS 9
 /* Whole numbers below this magnitude are written in fixed notation. */
@@ -336,11 +337,42 @@ static int32_t find_bone(const ssk_graph *g, const char *name)
     return -1;
 }
 
-static int32_t find_node(const ssk_graph *g, const char *id, uint32_t node_count)
+/* Node ids -> node index while a document is parsed: open addressing over
+ * XXH3 hashes of the ids (a power-of-two table at most half full), so a
+ * document's ids and edges cost O(1) each (issue #19: a linear scan per
+ * node and edge made a large document quadratic). */
+typedef struct id_table {
+    int32_t *slots; /* node index, -1 empty */
+    uint32_t mask;
+} id_table;
+
+static bool id_table_init(id_table *t, uint32_t node_count)
 {
-    for (uint32_t i = 0; i < node_count; ++i)
-        if (g->nodes[i].id && strcmp(g->nodes[i].id, id) == 0) return (int32_t)i;
-    return -1;
+    uint32_t size = 16;
+    while (size < 2 * node_count) size *= 2;
+    t->slots = malloc(size * sizeof *t->slots);
+    if (!t->slots) return false;
+    for (uint32_t i = 0; i < size; ++i) t->slots[i] = -1;
+    t->mask = size - 1;
+    return true;
+}
+
+/* The node with `id`, or -1; *at: its slot or the empty slot to insert at. */
+static int32_t id_table_find(const id_table *t, const ssk_graph *g, const char *id,
+                             uint32_t *at)
+{
+    uint32_t h = (uint32_t)XXH3_64bits(id, strlen(id)) & t->mask;
+    while (t->slots[h] >= 0) {
+        if (strcmp(g->nodes[t->slots[h]].id, id) == 0) break;
+        h = (h + 1) & t->mask;
+    }
+    if (at) *at = h;
+    return t->slots[h];
+}
+
+static int32_t find_node(const id_table *t, const ssk_graph *g, const char *id)
+{
+    return id_table_find(t, g, id, NULL);
 }
 
 /* Whether `field` is allowed on a node of this type (and method). */
@@ -539,7 +571,8 @@ static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj
 
 /* Node `index` of the document: id, type, unknown fields, then the type's
  * own fields. Ids of earlier nodes are set (for the duplicate check). */
-static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk_error *err)
+static ssk_status parse_node(ssk_graph *g, id_table *ids, uint32_t index, json_object *obj,
+                             ssk_error *err)
 {
     ssk_graph_node *n = &g->nodes[index];
     if (!obj || json_object_get_type(obj) != json_type_object)
@@ -553,7 +586,8 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
                            (unsigned)index,
                            ssk_json_is_plain_string(v) ? "an empty string" : ssk_json_kind(v));
     const char *id = json_object_get_string(v);
-    int32_t earlier = find_node(g, id, index);
+    uint32_t at = 0;
+    int32_t earlier = id_table_find(ids, g, id, &at);
     if (earlier >= 0)
         return GRAPH_ERROR("node '%s' (#%u): duplicate id (node #%d has it too)", id,
                            (unsigned)index, (int)earlier);
@@ -561,6 +595,7 @@ static ssk_status parse_node(ssk_graph *g, uint32_t index, json_object *obj, ssk
     if (!n->id)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'",
                              id);
+    ids->slots[at] = (int32_t)index;
 
     char types[GRAPH_NAME_LIST_SIZE];
     ssk_graph_name_list(types, sizeof types, type_name_at, SSK_NODE_TYPE_COUNT);
@@ -671,7 +706,8 @@ static ssk_status edge_string(json_object *edge, const char *name, bool required
     return SSK_OK;
 }
 
-static ssk_status parse_edge(ssk_graph *g, size_t index, json_object *edge, ssk_error *err)
+static ssk_status parse_edge(ssk_graph *g, const id_table *ids, size_t index, json_object *edge,
+                             ssk_error *err)
 {
     if (!edge || json_object_get_type(edge) != json_type_object)
         return GRAPH_ERROR("edge #%zu: expected an object {\"from\", \"to\", \"input\"}, got %s",
@@ -689,8 +725,8 @@ static ssk_status parse_edge(ssk_graph *g, size_t index, json_object *edge, ssk_
     if (s == SSK_OK) s = edge_string(edge, "to", true, index, &to_id, err);
     if (s == SSK_OK) s = edge_string(edge, "input", false, index, &input_name, err);
     if (s != SSK_OK) return s;
-    int32_t from = find_node(g, from_id, g->node_count);
-    int32_t to = find_node(g, to_id, g->node_count);
+    int32_t from = find_node(ids, g, from_id);
+    int32_t to = find_node(ids, g, to_id);
     if (from < 0)
         return GRAPH_ERROR("edge #%zu: field 'from': unknown node '%s'", index, from_id);
     if (to < 0) return GRAPH_ERROR("edge #%zu: field 'to': unknown node '%s'", index, to_id);
@@ -868,16 +904,70 @@ static void text_position(const char *text, size_t offset, size_t *line, size_t 
     }
 }
 
+/* The budget scan (issue #19): json-c builds its whole tree, tens of bytes
+ * per value, before any field is checked, so the text is first scanned
+ * for its values (an upper bound: commas and opening brackets outside
+ * strings, plus one) and its nesting, and refused past max_values or
+ * SSK_GRAPH_MAX_DEPTH without allocating anything. A syntax error is left
+ * to json-c, which reports its position. */
+static ssk_status scan_budget(const char *text, size_t length, uint64_t max_values,
+                              ssk_error *err)
+{
+    uint64_t values = 1;
+    uint32_t depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < length; ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        switch (c) {
+        case '"': in_string = true; break;
+        case ',': ++values; break;
+        case '{':
+        case '[':
+            ++values;
+            if (++depth > SSK_GRAPH_MAX_DEPTH) {
+                size_t line, column;
+                text_position(text, i, &line, &column);
+                return GRAPH_ERROR("JSON nested more than %u deep at byte %zu (line %zu, column "
+                                   "%zu) (SSK_GRAPH_MAX_DEPTH)",
+                                   SSK_GRAPH_MAX_DEPTH, i, line, column);
+            }
+            break;
+        case '}':
+        case ']':
+            if (depth) --depth;
+            break;
+        default: break;
+        }
+        if (values > max_values)
+            return GRAPH_ERROR("graph document too large for this rig: more than %llu JSON "
+                               "values (SSK_GRAPH_MAX_VALUES + SSK_GRAPH_VALUES_PER_VERTEX per "
+                               "rig vertex); refused at byte %zu of %zu",
+                               (unsigned long long)max_values, i, length);
+    }
+    return SSK_OK;
+}
+
 /* Parses JSON text into *out with json-c's strict mode (no trailing commas,
  * no comments, UTF-8 validated; json-c still reads single-quoted strings
- * and NaN/Infinity, which the field checks reject as non-finite). */
-static ssk_status parse_json_text(json_object **out, const char *text, ssk_error *err)
+ * and NaN/Infinity, which the field checks reject as non-finite), after
+ * the budget scan. */
+static ssk_status parse_json_text(json_object **out, const char *text, uint64_t max_values,
+                                  ssk_error *err)
 {
     *out = NULL;
     size_t length = strlen(text);
     if (length > INT_MAX)
         return GRAPH_ERROR("JSON document too large (%zu bytes)", length);
-    json_tokener *tok = json_tokener_new();
+    ssk_status budget = scan_budget(text, length, max_values, err);
+    if (budget != SSK_OK) return budget;
+    json_tokener *tok = json_tokener_new_ex(SSK_GRAPH_MAX_DEPTH + 1);
     if (!tok) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing JSON");
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
     json_object *root = json_tokener_parse_ex(tok, text, (int)length);
@@ -949,17 +1039,28 @@ static ssk_status parse_document(ssk_graph **out, json_object *root, const ssk_r
         return GRAPH_ERROR("field 'edges': expected an array of edges, got %s",
                            ssk_json_kind(edges));
     size_t node_count = json_object_array_length(nodes);
-    if (node_count > INT32_MAX) return GRAPH_ERROR("field 'nodes': too many nodes");
+    if (node_count > SSK_GRAPH_MAX_NODES)
+        return GRAPH_ERROR("field 'nodes': %zu nodes, more than the limit of %u "
+                           "(SSK_GRAPH_MAX_NODES)",
+                           node_count, SSK_GRAPH_MAX_NODES);
+    size_t edge_count = json_object_array_length(edges);
+    if (edge_count > 2 * node_count)
+        return GRAPH_ERROR("field 'edges': %zu edges for %zu nodes (a node has at most two "
+                           "inputs: at most %zu edges)",
+                           edge_count, node_count, 2 * node_count);
 
     ssk_graph *g = graph_alloc(rig, (uint32_t)node_count);
-    if (!g)
+    id_table ids = {0};
+    if (!g || !id_table_init(&ids, (uint32_t)node_count)) {
+        ssk_graph_destroy(g);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing a graph");
+    }
     ssk_status s = SSK_OK;
     for (size_t i = 0; i < node_count && s == SSK_OK; ++i)
-        s = parse_node(g, (uint32_t)i, json_object_array_get_idx(nodes, i), err);
-    size_t edge_count = json_object_array_length(edges);
+        s = parse_node(g, &ids, (uint32_t)i, json_object_array_get_idx(nodes, i), err);
     for (size_t e = 0; e < edge_count && s == SSK_OK; ++e)
-        s = parse_edge(g, e, json_object_array_get_idx(edges, e), err);
+        s = parse_edge(g, &ids, e, json_object_array_get_idx(edges, e), err);
+    free(ids.slots);
     if (s == SSK_OK) s = check_structure(g, err);
     if (s != SSK_OK) {
         ssk_graph_destroy(g);
@@ -976,7 +1077,9 @@ ssk_status ssk_graph_parse(ssk_graph **out, const char *json, const ssk_rig *rig
     if (!out || !json || !rig)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_graph_parse: NULL argument");
     json_object *root = NULL;
-    ssk_status s = parse_json_text(&root, json, err);
+    const uint64_t max_values =
+        SSK_GRAPH_MAX_VALUES + (uint64_t)SSK_GRAPH_VALUES_PER_VERTEX * rig->vertex_count;
+    ssk_status s = parse_json_text(&root, json, max_values, err);
     if (s != SSK_OK) return s;
     s = parse_document(out, root, rig, err);
     json_object_put(root);

@@ -19,8 +19,10 @@ ssk_status ssk_graph_parse_keys(json_object *v, const char *id, const char *fiel
         return GRAPH_ERROR("node '%s': field '%s': expected an array of [frame, %s], got %s", id,
                            field, value_name, ssk_json_kind(v));
     size_t count = json_object_array_length(v);
-    if (count > UINT32_MAX / 2)
-        return GRAPH_ERROR("node '%s': field '%s': too many keys", id, field);
+    if (count > SSK_GRAPH_MAX_KEYS)
+        return GRAPH_ERROR("node '%s': field '%s': %zu keys, more than the limit of %u "
+                           "(SSK_GRAPH_MAX_KEYS)",
+                           id, field, count, SSK_GRAPH_MAX_KEYS);
     *keys = malloc((count * 2 + 1) * sizeof **keys);
     if (!*keys)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory parsing node '%s'", id);

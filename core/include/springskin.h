@@ -150,6 +150,11 @@ void ssk_threading_get(ssk_threading *out);
 /* Total weight at or below which a vertex counts as unweighted and stays at
  * its rest position (the threshold of Blender's armature_deform). */
 #define SSK_WEIGHT_EPSILON 1e-4f
+/* Largest magnitude of a length or coordinate read from a file (binding
+ * scale vectors and centers of rotation; issue #19): squares of such
+ * values, summed and scaled by the kernels, stay far from float32's
+ * 3.4e38. Larger finite values are refused as corrupt, naming the field. */
+#define SSK_MAX_MAGNITUDE 1e15f
 
 typedef struct ssk_rig ssk_rig;
 
@@ -1210,9 +1215,28 @@ ssk_status ssk_arap_deform(ssk_arap *arap, float *dst, const ssk_attach_bone *bo
  * unknown type, parameter or bone name. */
 typedef struct ssk_graph ssk_graph;
 
+/* Limits of a graph document (issue #19), enforced before and while it
+ * is parsed, so that a hostile or broken file is rejected fast and within
+ * a small multiple of its size in memory:
+ * - at most SSK_GRAPH_MAX_NODES nodes (and twice as many edges: a node has
+ *   at most two inputs); the deformer keeps one #V buffer per node;
+ * - at most SSK_GRAPH_MAX_KEYS keys in each key list;
+ * - at most SSK_GRAPH_MAX_VALUES + SSK_GRAPH_VALUES_PER_VERTEX #V JSON
+ *   values (numbers, strings, arrays, objects ...), counted by a scan of
+ *   the text before json-c builds its tree (stiffness maps and surface
+ *   edits hold per-vertex arrays), and nesting at most SSK_GRAPH_MAX_DEPTH
+ *   deep;
+ * - files at most SSK_GRAPH_MAX_FILE_BYTES (ssk_graph_load). */
+#define SSK_GRAPH_MAX_NODES 256u
+#define SSK_GRAPH_MAX_KEYS 65536u
+#define SSK_GRAPH_MAX_VALUES (1u << 20)
+#define SSK_GRAPH_VALUES_PER_VERTEX 8u
+#define SSK_GRAPH_MAX_DEPTH 32u
+#define SSK_GRAPH_MAX_FILE_BYTES (64u * 1024u * 1024u)
+
 /* Parses and validates a graph against `rig` (bone names).
  * Errors: SSK_ERROR_GRAPH with the JSON position or the node and field at
- * fault; SSK_ERROR_OUT_OF_MEMORY. */
+ * fault, or the limit exceeded; SSK_ERROR_OUT_OF_MEMORY. */
 ssk_status ssk_graph_parse(ssk_graph **out, const char *json, const ssk_rig *rig,
                            ssk_error *err);
 /* Reads and parses a graph file. Errors: as ssk_graph_parse, SSK_ERROR_IO. */

@@ -1,0 +1,297 @@
+/* test_hostile.c — shared files that could hang or exhaust a machine
+ * (issue #19), each made by the test the way the attack or the accident
+ * made it:
+ * - a deformer graph of 200,000 nodes is refused in under a second (the
+ *   node lookup was quadratic), and the node limit has its own error; a
+ *   graph at the limit parses;
+ * - a 63 MB graph (under the 64 MB file cap) is refused in under 5 s by a
+ *   child process whose peak memory stays under 256 MB (json-c built the
+ *   whole tree first: 3.2 GB); deep nesting and oversized key lists are
+ *   refused with their limits named;
+ * - a sparse 4 GB binding file is refused from its header in under 0.1 s
+ *   (it was read and allocated first), and a binding with a huge (finite)
+ *   scale vector or center of rotation is refused naming the field. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* The limb the graphs and bindings are made for. */
+#define LIMB_BONES 3
+/* Bars of issue #19's acceptance. */
+#define HUGE_NODES 200000
+#define HUGE_NODES_SECONDS 1.0
+#define HUGE_GRAPH_BYTES (63u * 1024u * 1024u)
+#define HUGE_GRAPH_SECONDS 5.0
+#define HUGE_GRAPH_MAX_RSS_KB (256L * 1024L)
+#define SPARSE_BINDING_VERTICES 200000000u /* 48 + 20 #V bytes: 4 GB */
+#define SPARSE_BINDING_SECONDS 0.1
+/* Binding file layout (core/bind/binding_io.c, format version 1). */
+#define BIND_HEADER 40
+#define BIND_CHECKSUM 8
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A growing text buffer. */
+typedef struct text {
+    char *s;
+    size_t n, cap;
+} text;
+
+static void put(text *t, const char *s)
+{
+    const size_t k = strlen(s);
+    if (t->n + k + 1 > t->cap) {
+        t->cap = 2 * (t->n + k + 1);
+        t->s = realloc(t->s, t->cap);
+        assert_non_null(t->s);
+    }
+    memcpy(t->s + t->n, s, k + 1);
+    t->n += k;
+}
+
+/* A chain: skinning -> `radials` radial nodes -> output. */
+static char *chain_graph(uint32_t radials)
+{
+    text t = {0};
+    char buf[256];
+    put(&t, "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", \"method\": "
+            "\"lbs\"}");
+    for (uint32_t i = 0; i < radials; ++i) {
+        snprintf(buf, sizeof buf,
+                 ", {\"id\": \"r%u\", \"type\": \"radial\", \"bones\": [\"bone_1\"], "
+                 "\"amount\": 0.01}",
+                 i);
+        put(&t, buf);
+    }
+    put(&t, ", {\"id\": \"out\", \"type\": \"output\"}], \"edges\": [");
+    for (uint32_t i = 0; i <= radials; ++i) {
+        char from[32], to[32];
+        snprintf(from, sizeof from, i == 0 ? "skin" : "r%u", i - 1);
+        snprintf(to, sizeof to, i == radials ? "out" : "r%u", i);
+        snprintf(buf, sizeof buf, "%s{\"from\": \"%s\", \"to\": \"%s\"}", i ? ", " : "", from,
+                 to);
+        put(&t, buf);
+    }
+    put(&t, "]}");
+    return t.s;
+}
+
+static void expect_graph_error(const char *json, const ssk_rig *rig, const char *part)
+{
+    ssk_graph *g = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_graph_parse(&g, json, rig, &err), SSK_ERROR_GRAPH);
+    assert_null(g);
+    if (!strstr(err.message, part)) fail_msg("'%s' not in: %s", part, err.message);
+}
+
+static void test_graph_of_200k_nodes_is_refused_fast(void **state)
+{
+    (void)state;
+    ssk_rig *rig = tu_make_limb(20, 12, LIMB_BONES, 2.0f, 0.3f, 0.5f, 2);
+    char *huge = chain_graph(HUGE_NODES);
+    const double t0 = now();
+    expect_graph_error(huge, rig, "");
+    const double seconds = now() - t0;
+    ssk_graph *g = NULL;
+    ssk_error err = {0};
+    ssk_graph_parse(&g, huge, rig, &err);
+    printf("%u nodes (%zu bytes): refused in %.3f s: %s\n", HUGE_NODES + 2, strlen(huge),
+           seconds, err.message);
+    assert_true(seconds < HUGE_NODES_SECONDS);
+    free(huge);
+    /* the node limit: one node too many, then a graph at the limit */
+    char *over = chain_graph(SSK_GRAPH_MAX_NODES - 1);
+    expect_graph_error(over, rig, "SSK_GRAPH_MAX_NODES");
+    free(over);
+    char *at = chain_graph(SSK_GRAPH_MAX_NODES - 2);
+    const double t1 = now();
+    if (ssk_graph_parse(&g, at, rig, &err) != SSK_OK) fail_msg("%s", err.message);
+    printf("%u nodes: parsed in %.4f s\n", SSK_GRAPH_MAX_NODES, now() - t1);
+    ssk_graph_destroy(g);
+    free(at);
+    ssk_rig_destroy(rig);
+}
+
+static void test_huge_graph_is_refused_in_little_memory(void **state)
+{
+    (void)state;
+    char *dir = tu_temp_dir();
+    char *path = tu_path_join(dir, "huge.json");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("{\"version\": 1, \"nodes\": [], \"edges\": [], \"x\": [", f);
+    static const char chunk[] = "1.0, 2.0, 3.0, 4.0, ";
+    for (size_t written = 0; written + sizeof chunk < HUGE_GRAPH_BYTES;
+         written += sizeof chunk - 1)
+        fputs(chunk, f);
+    fputs("0]}", f);
+    assert_int_equal(fclose(f), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    ssk_rig *rig = tu_make_limb(20, 12, LIMB_BONES, 2.0f, 0.3f, 0.5f, 2);
+    /* in a child, so that its peak memory is its own */
+    const double t0 = now();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        ssk_graph *g = NULL;
+        ssk_error err = {0};
+        const ssk_status s = ssk_graph_load(&g, path, rig, &err);
+        printf("child: %s: %s\n", ssk_status_name(s), err.message);
+        fflush(stdout);
+        _exit(s == SSK_ERROR_GRAPH && strstr(err.message, "too large") ? 0 : 1);
+    }
+    int status = 0;
+    struct rusage ru;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(getrusage(RUSAGE_CHILDREN, &ru), 0); /* the only child */
+    const double seconds = now() - t0;
+    printf("%lld-byte graph: refused in %.2f s, child peak %ld KB\n", (long long)st.st_size,
+           seconds, ru.ru_maxrss);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(seconds < HUGE_GRAPH_SECONDS);
+    assert_true(ru.ru_maxrss < HUGE_GRAPH_MAX_RSS_KB);
+
+    /* nesting past SSK_GRAPH_MAX_DEPTH, and a key list past SSK_GRAPH_MAX_KEYS */
+    text deep = {0};
+    put(&deep, "{\"version\": 1, \"nodes\": ");
+    for (int i = 0; i < 10000; ++i) put(&deep, "[");
+    expect_graph_error(deep.s, rig, "SSK_GRAPH_MAX_DEPTH");
+    free(deep.s);
+    text keys = {0};
+    put(&keys, "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+               "\"method\": \"lbs\"}, {\"id\": \"r\", \"type\": \"radial\", \"bones\": "
+               "[\"bone_1\"], \"keys\": [");
+    char buf[64];
+    for (uint32_t i = 0; i <= SSK_GRAPH_MAX_KEYS; ++i) {
+        snprintf(buf, sizeof buf, "%s[%u, 0.5]", i ? ", " : "", i);
+        put(&keys, buf);
+    }
+    put(&keys, "]}, {\"id\": \"out\", \"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", "
+               "\"to\": \"r\"}, {\"from\": \"r\", \"to\": \"out\"}]}");
+    expect_graph_error(keys.s, rig, "SSK_GRAPH_MAX_KEYS");
+    free(keys.s);
+    ssk_rig_destroy(rig);
+    tu_remove_tree(dir);
+    free(path);
+    free(dir);
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+    for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; ++k) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static void expect_binding_error(const char *path, const ssk_rig *rig, ssk_status status,
+                                 const char *part)
+{
+    ssk_binding *b = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_binding_load(&b, path, rig, &err), status);
+    assert_null(b);
+    if (!strstr(err.message, part)) fail_msg("'%s' not in: %s", part, err.message);
+    printf("%s\n", err.message);
+}
+
+static void test_hostile_bindings(void **state)
+{
+    (void)state;
+    char *dir = tu_temp_dir();
+    char *sparse = tu_path_join(dir, "sparse.bind"), *good = tu_path_join(dir, "good.bind"),
+         *bad = tu_path_join(dir, "bad.bind");
+    ssk_rig *rig = tu_make_limb(20, 12, LIMB_BONES, 2.0f, 0.3f, 0.5f, 2);
+    ssk_bind_params params;
+    ssk_bind_params_default(&params);
+    ssk_binding *b = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_binding_create(&b, rig, &params, &err), SSK_OK);
+    assert_int_equal(ssk_binding_save(b, good, &err), SSK_OK);
+
+    /* a sparse file of 4 GB whose header claims 200M vertices */
+    size_t size = 0;
+    unsigned char *bytes = tu_read_file(good, &size);
+    put_le32(bytes + 32, SPARSE_BINDING_VERTICES);
+    int fd = open(sparse, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, bytes, BIND_HEADER), BIND_HEADER);
+    const off_t sparse_size = (off_t)BIND_HEADER + 20 * (off_t)SPARSE_BINDING_VERTICES +
+                              BIND_CHECKSUM;
+    assert_int_equal(ftruncate(fd, sparse_size), 0);
+    close(fd);
+    const double t0 = now();
+    expect_binding_error(sparse, rig, SSK_ERROR_BINDING_MISMATCH, "another rig");
+    const double seconds = now() - t0;
+    printf("%lld-byte sparse binding: refused in %.4f s\n", (long long)sparse_size, seconds);
+    assert_true(seconds < SPARSE_BINDING_SECONDS);
+    free(bytes);
+
+    /* a huge finite scale vector, and a huge center of rotation, with a
+     * valid checksum */
+    bytes = tu_read_file(good, &size);
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    const size_t scale0 = BIND_HEADER + 8 * (size_t)nv; /* after the bones and t */
+    const float huge = 3e38f;
+    memcpy(bytes + scale0 + 4 * 7, &huge, 4);
+    put_le64(bytes + size - BIND_CHECKSUM, XXH3_64bits(bytes, size - BIND_CHECKSUM));
+    FILE *f = fopen(bad, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    expect_binding_error(bad, rig, SSK_ERROR_IO, "huge scale vector");
+    free(bytes);
+    ssk_binding_destroy(b);
+
+    params.compute_cor = 1;
+    assert_int_equal(ssk_binding_create(&b, rig, &params, &err), SSK_OK);
+    assert_int_equal(ssk_binding_save(b, good, &err), SSK_OK);
+    bytes = tu_read_file(good, &size);
+    const size_t centers0 = 60 + 20 * (size_t)nv; /* version 2: after the scale vectors */
+    memcpy(bytes + centers0 + 4 * 4, &huge, 4);
+    put_le64(bytes + size - BIND_CHECKSUM, XXH3_64bits(bytes, size - BIND_CHECKSUM));
+    f = fopen(bad, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    expect_binding_error(bad, rig, SSK_ERROR_IO, "huge center of rotation");
+    free(bytes);
+    ssk_binding_destroy(b);
+    ssk_rig_destroy(rig);
+    tu_remove_tree(dir);
+    free(sparse);
+    free(good);
+    free(bad);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_graph_of_200k_nodes_is_refused_fast),
+        cmocka_unit_test(test_huge_graph_is_refused_in_little_memory),
+        cmocka_unit_test(test_hostile_bindings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
