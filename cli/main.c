@@ -26,6 +26,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1305,8 +1306,35 @@ static int command_check(int argc, char **argv)
 
 /* ------------------------------------------------------------------------ */
 
+/* SIGINT (Ctrl-C), SIGTERM (a farm's stop), SIGHUP and SIGXFSZ (the file
+ * size limit) during a write: the temporary file goes (issue #19), then
+ * the process dies of the signal as it would have, so the caller sees the
+ * conventional status (128 + the signal number in a shell). */
+static void on_fatal_signal(int sig)
+{
+    ssk_temp_files_remove();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signal_cleanup(void)
+{
+    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; ++i) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        struct sigaction old;
+        /* a signal the parent ignores (nohup) stays ignored */
+        if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaction(signals[i], &sa, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    install_signal_cleanup();
     if (argc < 2) {
         print_main_help(stderr);
         return EXIT_USAGE;

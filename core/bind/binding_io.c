@@ -143,7 +143,7 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
     char *tmp = ssk_temp_path(path);
     if (!buf || !tmp) {
         free(buf);
-        free(tmp);
+        ssk_temp_path_free(tmp);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "cannot allocate %zu bytes to write binding '%s'", size, path);
     }
@@ -183,7 +183,7 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
                           "cannot create binding '%s' (temporary file '%s'): %s", path, tmp,
                           e ? strerror(e) : "unknown error");
         free(buf);
-        free(tmp);
+        ssk_temp_path_free(tmp);
         return s;
     }
     errno = 0;
@@ -203,7 +203,7 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
     }
     if (s != SSK_OK) remove(tmp);
     free(buf);
-    free(tmp);
+    ssk_temp_path_free(tmp);
     return s == SSK_OK ? ssk_error_ok(err) : s;
 }
 
@@ -290,22 +290,6 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
     }
     const size_t head = header_size(version);
     uint32_t nv = get_u32(header + 32);
-    if (rig) {
-        /* another rig's binding is refused from its header, before its
-         * size is trusted for anything (issue #19: a sparse file claiming
-         * 400M vertices was read and allocated before its checksum failed) */
-        const uint32_t nb = get_u32(header + 36);
-        const uint64_t hash = get_u64(header + 12);
-        if (nv != rig->vertex_count || nb != rig->bone_count || hash != rig_hash) {
-            s = ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
-                              "binding '%s' was made for another rig (%u vertices, %u bones, "
-                              "hash %016llx; this rig: %u vertices, %u bones, hash %016llx)",
-                              path, (unsigned)nv, (unsigned)nb, (unsigned long long)hash,
-                              (unsigned)rig->vertex_count, (unsigned)rig->bone_count,
-                              (unsigned long long)rig_hash);
-            goto done;
-        }
-    }
     size_t expected = file_size_for(version, nv, cor);
     if ((uint64_t)st.st_size != (uint64_t)expected) {
         s = ssk_error_set(err, SSK_ERROR_IO,
@@ -315,6 +299,22 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
                           (long long)st.st_size, (unsigned)nv, expected, (unsigned)version,
                           cor ? ", with centers of rotation" : "");
         goto done;
+    }
+    if (rig) {
+        /* another rig's binding is refused from its header's counts, before
+         * anything is allocated or read (issue #19: a sparse file claiming
+         * 400M vertices was read and allocated before its checksum failed);
+         * the rig hash is compared after the checksum, so that a flipped
+         * bit reads as corruption */
+        const uint32_t nb = get_u32(header + 36);
+        if (nv != rig->vertex_count || nb != rig->bone_count) {
+            s = ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
+                              "binding '%s' was made for another rig (%u vertices, %u bones; "
+                              "this rig: %u vertices, %u bones, hash %016llx)",
+                              path, (unsigned)nv, (unsigned)nb, (unsigned)rig->vertex_count,
+                              (unsigned)rig->bone_count, (unsigned long long)rig_hash);
+            goto done;
+        }
     }
     buf = malloc(expected);
     if (!buf) {

@@ -101,6 +101,18 @@ const char *ssk_status_message(ssk_status status);
 /* Library version, SSK_VERSION_STRING of the build. */
 const char *ssk_version_string(void);
 
+/* Interrupted writes (issue #19). Every file the core writes goes to
+ * "<path>.tmp-<pid>" first and is renamed onto `path` when complete; the
+ * core keeps the names of the temporary files being written (a second
+ * process-wide resource, like the thread pool: up to
+ * SSK_TEMP_FILES_TRACKED at once). ssk_temp_files_remove unlinks them: it
+ * is async-signal-safe, for a host's handler of SIGINT, SIGTERM or
+ * SIGXFSZ (the CLI installs one, then dies of the signal as usual).
+ * Opening a new temporary file for `path` also removes the stale
+ * "<path>.tmp-<pid>" files of processes that no longer exist. */
+#define SSK_TEMP_FILES_TRACKED 64u
+void ssk_temp_files_remove(void);
+
 /* Progress of a long call: `done` work units out of `total` (a bake: frames;
  * a CoR precomputation: its phases and vertices). Called on the calling
  * thread only, `done` never decreasing, the last call with done == total. */

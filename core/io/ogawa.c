@@ -33,7 +33,7 @@ static void put_u64_le(unsigned char *dst, uint64_t v)
 static void release(ssk_ogawa *o)
 {
     free(o->path);
-    free(o->tmp_path);
+    ssk_temp_path_free(o->tmp_path);
     free(o->io_buffer);
     o->path = o->tmp_path = o->io_buffer = NULL;
 }

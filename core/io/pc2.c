@@ -70,7 +70,7 @@ static void put_f32_le(unsigned char *dst, float f)
 static void writer_free(ssk_pc2_writer *w)
 {
     free(w->path);
-    free(w->tmp_path);
+    ssk_temp_path_free(w->tmp_path);
     free(w);
 }
 

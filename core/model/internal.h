@@ -129,11 +129,15 @@ double ssk_time_seconds(void);
 char *ssk_strdup(const char *s);
 
 /* Output files (output_file.c): every file the core writes goes to
- * ssk_temp_path(path) ("<path>.tmp-<pid>", malloc'd, caller frees; NULL when
- * out of memory), is flushed, renamed onto `path`, then
+ * ssk_temp_path(path) ("<path>.tmp-<pid>", malloc'd; NULL when out of
+ * memory; stale temporary files of dead processes for `path` are removed
+ * and the new name is tracked for ssk_temp_files_remove), is flushed,
+ * renamed onto `path` (or removed), then released with
+ * ssk_temp_path_free(tmp) (untracked and freed; NULL allowed);
  * ssk_sync_parent_directory(path) fsyncs the directory holding `path`
  * (best effort: failures are ignored, some file systems refuse it). */
 char *ssk_temp_path(const char *path);
+void ssk_temp_path_free(char *tmp);
 void ssk_sync_parent_directory(const char *path);
 
 #endif /* SSK_INTERNAL_H */

@@ -620,7 +620,7 @@ static ssk_status preview_png_save(const char *path, const uint32_t *pixels, uin
         ssk_status s = ssk_error_set(err, SSK_ERROR_IO,
                                      "cannot create '%s' (for '%s'): %s", tmp, path,
                                      e ? strerror(e) : "unknown error");
-        free(tmp);
+        ssk_temp_path_free(tmp);
         return s;
     }
     preview_png_failure failure;
@@ -644,7 +644,7 @@ static ssk_status preview_png_save(const char *path, const uint32_t *pixels, uin
         }
     }
     if (s != SSK_OK) remove(tmp);
-    free(tmp);
+    ssk_temp_path_free(tmp);
     return s;
 }
 

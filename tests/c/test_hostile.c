@@ -10,7 +10,11 @@
  *   refused with their limits named;
  * - a sparse 4 GB binding file is refused from its header in under 0.1 s
  *   (it was read and allocated first), and a binding with a huge (finite)
- *   scale vector or center of rotation is refused naming the field. */
+ *   scale vector or center of rotation is refused naming the field;
+ * - `springskin bake` stopped by SIGINT, SIGTERM or SIGXFSZ (a file size
+ *   limit) dies of that signal and leaves neither the cache nor its
+ *   temporary file; the next write to a path removes the temporary files
+ *   of dead processes and keeps those of live ones. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -286,12 +291,109 @@ static void test_hostile_bindings(void **state)
     free(dir);
 }
 
+#define MODEL_PATH SSK_MODELS_DIR "/X/BCN_Epileptic.X"
+/* A bake long enough to be interrupted: springs at 480 frames per second
+ * (1,600 frames of BCN_Epileptic.X, seconds of work). */
+#define LONG_BAKE_FPS "480"
+/* RLIMIT_FSIZE for the SIGXFSZ case: a few of BCN's 36 KB frames. */
+#define SMALL_FILE_LIMIT (200 * 1024)
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Runs the CLI's long spring bake into `out` in a child and interrupts it
+ * with `sig` (SIGXFSZ: from the kernel, at the file size limit); returns
+ * the child's wait status and its temporary file's name in tmp. */
+static int interrupted_bake(const char *out, int sig, char *tmp, size_t tmp_size)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (sig == SIGXFSZ) {
+            struct rlimit rl = {SMALL_FILE_LIMIT, SMALL_FILE_LIMIT};
+            setrlimit(RLIMIT_FSIZE, &rl);
+        }
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(SSK_CLI_PATH, SSK_CLI_PATH, "bake", MODEL_PATH, "-o", out, "--method", "spring",
+              "--fps", LONG_BAKE_FPS, (char *)NULL);
+        _exit(127);
+    }
+    snprintf(tmp, tmp_size, "%s.tmp-%ld", out, (long)pid);
+    if (sig != SIGXFSZ) {
+        const double t0 = now();
+        while (!exists(tmp) && now() - t0 < 30.0) sleep_ms(1);
+        assert_true(exists(tmp));
+        sleep_ms(100); /* mid-bake: frames being written */
+        assert_int_equal(kill(pid, sig), 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+static void test_interrupted_bakes_leave_no_temporary_file(void **state)
+{
+    (void)state;
+    char *dir = tu_temp_dir();
+    char *out = tu_path_join(dir, "cache.pc2");
+    const int signals[] = {SIGINT, SIGTERM, SIGXFSZ};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; ++i) {
+        char tmp[4096];
+        const int status = interrupted_bake(out, signals[i], tmp, sizeof tmp);
+        printf("%s: %s, temporary file %s, cache %s\n", strsignal(signals[i]),
+               WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited",
+               exists(tmp) ? "left" : "removed", exists(out) ? "written" : "absent");
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), signals[i]);
+        assert_false(exists(tmp));
+        assert_false(exists(out));
+    }
+    /* stale temporary files: one of a dead process, one of a live one */
+    pid_t dead = fork();
+    assert_true(dead >= 0);
+    if (dead == 0) _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    char stale[4096], live[4096];
+    snprintf(stale, sizeof stale, "%s.tmp-%ld", out, (long)dead);
+    snprintf(live, sizeof live, "%s.tmp-%ld", out, (long)getppid());
+    FILE *f = fopen(stale, "wb");
+    assert_non_null(f);
+    fclose(f);
+    f = fopen(live, "wb");
+    assert_non_null(f);
+    fclose(f);
+    ssk_pc2_writer *w = NULL;
+    ssk_error err = {0};
+    const float p[3] = {1.0f, 2.0f, 3.0f};
+    assert_int_equal(ssk_pc2_writer_open(&w, out, 1, 0.0f, 1.0f, &err), SSK_OK);
+    assert_int_equal(ssk_pc2_writer_write(w, p, &err), SSK_OK);
+    assert_int_equal(ssk_pc2_writer_finish(w, &err), SSK_OK);
+    assert_false(exists(stale));
+    assert_true(exists(live));
+    assert_true(exists(out));
+    tu_remove_tree(dir);
+    free(out);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_graph_of_200k_nodes_is_refused_fast),
         cmocka_unit_test(test_huge_graph_is_refused_in_little_memory),
         cmocka_unit_test(test_hostile_bindings),
+        cmocka_unit_test(test_interrupted_bakes_leave_no_temporary_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
