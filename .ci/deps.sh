@@ -16,6 +16,7 @@ packages=(
   libegl-mesa0 libgl1-mesa-dri
   blender
   xvfb xdotool imagemagick tesseract-ocr
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

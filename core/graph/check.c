@@ -306,10 +306,10 @@ static ssk_status check_weights_and_bones(const ssk_scene *sc, ssk_check_report 
     }
     if (ok && listed)
         ok = add(r, SSK_CHECK_WARNING, "bones",
-                 "%u bone(s) have no node in the scene; their influences were dropped and the "
-                 "other weights renormalized, as Blender ignores a vertex group without a "
-                 "bone: %s",
-                 listed, names);
+                 "%u bone(s) have no node in the scene; their influences (on %u vertex "
+                 "weight(s)) were dropped and the other weights renormalized, as Blender "
+                 "ignores a vertex group without a bone: %s",
+                 listed, dropped_vertices, names);
 
     names[0] = '\0';
     listed = 0;

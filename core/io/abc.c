@@ -933,7 +933,8 @@ static ssk_status write_mesh_objects(ssk_abc_writer *w, abc_mesh *mesh, uint64_t
 {
     static const unsigned char zero_hashes[ABC_HASH_BYTES] = {0};
     ssk_ogawa *f = &w->file;
-    uint64_t geom, mesh_props, mesh_children[2], xform, xform_props, xform_children[3];
+    uint64_t geom = 0, mesh_props = 0, mesh_children[2] = {0, 0}, xform = 0, xform_props = 0,
+             xform_children[3] = {0, 0, 0};
     ssk_status s = write_compound(f, mesh->props, MP_COUNT, &geom, err);
     if (s == SSK_OK) s = write_top_compound(f, geom, ".geom", MD_MESH_SCHEMA, &mesh_props, err);
     /* The PolyMesh has no child: its header block is the 32 hash bytes. */

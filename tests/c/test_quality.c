@@ -178,6 +178,7 @@ static int group_setup(void **state)
         }
     fflush(stdout);
     free(def);
+    free(rest_distance);
     free(slots);
     q_binding_free(&bd);
     ssk_rig_destroy(rig);
