@@ -256,7 +256,9 @@ bool ssk_json_get_float(json_object *o, float *out)
 {
     if (!json_is_number(o)) return false;
     double v = json_object_get_double(o);
-    if (!isfinite(v) || fabs(v) > FLT_MAX) return false;
+    /* issue #19: a huge finite value (a radial amount of 1e30) overflows
+     * float32 in the kernels, so it is refused like a non-finite one */
+    if (!isfinite(v) || fabs(v) > SSK_MAX_MAGNITUDE) return false;
     *out = (float)v;
     return true;
 }
@@ -292,7 +294,12 @@ static const char *type_name_at(int i) { return node_type_names[i]; }
 const char *ssk_json_describe(json_object *o, char *text, size_t size)
 {
     if (!json_is_number(o)) return ssk_json_kind(o);
-    snprintf(text, size, "%.*g", FLOAT_ROUND_TRIP_DIGITS, json_object_get_double(o));
+    const double v = json_object_get_double(o);
+    if (isfinite(v) && fabs(v) > SSK_MAX_MAGNITUDE)
+        snprintf(text, size, "%.*g (beyond SSK_MAX_MAGNITUDE, %g)", FLOAT_ROUND_TRIP_DIGITS, v,
+                 (double)SSK_MAX_MAGNITUDE);
+    else
+        snprintf(text, size, "%.*g", FLOAT_ROUND_TRIP_DIGITS, v);
     return text;
 }
 
@@ -561,9 +568,11 @@ static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj
             return GRAPH_ERROR("node '%s': field 'profile': unknown profile '%s' (expected %s)",
                                id, json_object_get_string(v), list);
     }
-    if (json_object_object_get_ex(obj, "amount", &v) && !ssk_json_get_float(v, &n->amount))
+    if (json_object_object_get_ex(obj, "amount", &v) && !ssk_json_get_float(v, &n->amount)) {
+        char text[GRAPH_NUMBER_TEXT_SIZE];
         return GRAPH_ERROR("node '%s': field 'amount': expected a finite number, got %s", id,
-                           ssk_json_kind(v));
+                           ssk_json_describe(v, text, sizeof text));
+    }
     if (json_object_object_get_ex(obj, "keys", &v))
         return ssk_graph_parse_keys(v, id, "keys", false, &n->keys, &n->key_count, err);
     return SSK_OK;

@@ -94,7 +94,7 @@ struct json_object;
  * printf-style message; evaluates to SSK_ERROR_GRAPH. */
 #define GRAPH_ERROR(...) ssk_error_set(err, SSK_ERROR_GRAPH, __VA_ARGS__)
 /* Room for the text of one number / one name list in messages. */
-#define GRAPH_NUMBER_TEXT_SIZE 40
+#define GRAPH_NUMBER_TEXT_SIZE 80
 #define GRAPH_NAME_LIST_SIZE 160
 
 /* Reading (graph.c). The JSON type of `o` for messages: "string", "null"... */

@@ -37,8 +37,10 @@ ssk_status ssk_graph_parse_keys(json_object *v, const char *id, const char *fiel
             (weights && !(value >= 0.0f)))
             return GRAPH_ERROR("node '%s': field '%s': key %zu: expected [frame, %s], %s", id,
                                field, i, value_name,
-                               weights ? "a finite frame and a finite weight >= 0"
-                                       : "two finite numbers");
+                               weights ? "a finite frame and a finite weight >= 0, each "
+                                         "at most SSK_MAX_MAGNITUDE (1e15) in magnitude"
+                                       : "two finite numbers, each at most SSK_MAX_MAGNITUDE "
+                                         "(1e15) in magnitude");
         if (i > 0 && !(frame > k[2 * (i - 1)]))
             return GRAPH_ERROR("node '%s': field '%s': key %zu: frame %g does not come after "
                                "the previous key's frame %g (frames must strictly increase)",

@@ -162,10 +162,12 @@ void ssk_threading_get(ssk_threading *out);
 /* Total weight at or below which a vertex counts as unweighted and stays at
  * its rest position (the threshold of Blender's armature_deform). */
 #define SSK_WEIGHT_EPSILON 1e-4f
-/* Largest magnitude of a length or coordinate read from a file (binding
- * scale vectors and centers of rotation; issue #19): squares of such
- * values, summed and scaled by the kernels, stay far from float32's
- * 3.4e38. Larger finite values are refused as corrupt, naming the field. */
+/* Largest magnitude of an input value (issue #19): rig positions, bind,
+ * skinning and object matrices, graph numbers, binding scale vectors and
+ * centers of rotation. Squares of such values, summed and scaled by the
+ * kernels, stay far from float32's 3.4e38. Larger finite values are
+ * refused like non-finite ones (SSK_ERROR_NONFINITE, SSK_ERROR_GRAPH, or
+ * a corrupt binding file), naming the value. */
 #define SSK_MAX_MAGNITUDE 1e15f
 
 typedef struct ssk_rig ssk_rig;

@@ -123,6 +123,8 @@ ssk_status ssk_rig_hash_checked(const ssk_rig *rig, uint64_t *out, ssk_error *er
 /* --- utilities (util.c) ------------------------------------------------- */
 /* Whether all `count` values are finite (no NaN, no infinity). */
 bool ssk_floats_finite(const float *values, size_t count);
+/* Finite and at most SSK_MAX_MAGNITUDE in magnitude (inputs: issue #19). */
+bool ssk_floats_bounded(const float *values, size_t count);
 /* Wall clock in seconds (monotonic). */
 double ssk_time_seconds(void);
 /* Strdup that returns NULL on allocation failure. */

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a refused value is (issue #19): NaN, inf, or finite but too large
+ * for the kernels. */
+#define HUGE_VALUE " (NaN, inf, or magnitude > 1e15: SSK_MAX_MAGNITUDE)"
+
 /* Fraction of the skeleton extent used as the length of a leaf bone whose
  * tail is not given. */
 #define SSK_LEAF_BONE_FRACTION 0.1f
@@ -55,13 +59,15 @@ static ssk_status validate_skeleton(const ssk_skeleton_desc *sk, ssk_error *err)
         if (p < -1 || p >= (int32_t)nb)
             return ssk_error_set(err, SSK_ERROR_PARENT_INDEX,
                                  "bone %u has parent index %d, expected -1 or [0, %u)", b, p, nb);
-        if (!ssk_floats_finite(sk->bind_matrices + 16 * (size_t)b, 16))
+        if (!ssk_floats_bounded(sk->bind_matrices + 16 * (size_t)b, 16))
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                 "bind matrix of bone %u has a non-finite value", b);
-        if (sk->heads && !ssk_floats_finite(sk->heads + 3 * (size_t)b, 3))
-            return ssk_error_set(err, SSK_ERROR_NONFINITE, "head of bone %u is non-finite", b);
-        if (sk->tails && !ssk_floats_finite(sk->tails + 3 * (size_t)b, 3))
-            return ssk_error_set(err, SSK_ERROR_NONFINITE, "tail of bone %u is non-finite", b);
+                                 "bind matrix of bone %u has a value out of range" HUGE_VALUE, b);
+        if (sk->heads && !ssk_floats_bounded(sk->heads + 3 * (size_t)b, 3))
+            return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                                 "head of bone %u is out of range" HUGE_VALUE, b);
+        if (sk->tails && !ssk_floats_bounded(sk->tails + 3 * (size_t)b, 3))
+            return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                                 "tail of bone %u is out of range" HUGE_VALUE, b);
     }
     /* Cycle detection: walk each chain to a root, coloring bones. */
     uint8_t *state = calloc(nb, 1); /* 0 unvisited, 1 on current walk, 2 done */
@@ -95,10 +101,11 @@ static ssk_status validate_mesh(const ssk_mesh_desc *md, uint32_t mi, uint32_t n
         return ssk_error_set(err, SSK_ERROR_EMPTY_MESH, "%s has no vertices", label);
     for (uint32_t v = 0; v < nv; ++v) {
         const float *p = md->positions + 3 * (size_t)v;
-        if (!ssk_floats_finite(p, 3))
+        if (!ssk_floats_bounded(p, 3))
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                 "%s: vertex %u has a non-finite position (%g, %g, %g)", label,
-                                 v, p[0], p[1], p[2]);
+                                 "%s: vertex %u has a position out of range (%g, %g, %g)"
+                                 HUGE_VALUE,
+                                 label, v, p[0], p[1], p[2]);
     }
     if (nf > 0 && !md->triangles)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
@@ -136,9 +143,9 @@ static ssk_status validate_mesh(const ssk_mesh_desc *md, uint32_t mi, uint32_t n
     }
     if (md->object_matrix) {
         float inv[16];
-        if (!ssk_floats_finite(md->object_matrix, 16))
+        if (!ssk_floats_bounded(md->object_matrix, 16))
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                 "%s: object matrix has a non-finite value", label);
+                                 "%s: object matrix has a value out of range" HUGE_VALUE, label);
         if (!ssk_mat4_invert(inv, md->object_matrix))
             return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                                  "%s: object matrix is singular", label);
@@ -447,9 +454,9 @@ ssk_status ssk_matrices_validate(const float *matrices, uint32_t count, const ch
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "%s: NULL matrix array",
                              what ? what : "matrices");
     for (uint32_t i = 0; i < count; ++i)
-        if (!ssk_floats_finite(matrices + 16 * (size_t)i, 16))
+        if (!ssk_floats_bounded(matrices + 16 * (size_t)i, 16))
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                 "%s: matrix %u has a non-finite value", what ? what : "matrices",
-                                 i);
+                                 "%s: matrix %u has a value out of range" HUGE_VALUE,
+                                 what ? what : "matrices", i);
     return ssk_error_ok(err);
 }

@@ -15,6 +15,13 @@ bool ssk_floats_finite(const float *values, size_t count)
     return true;
 }
 
+bool ssk_floats_bounded(const float *values, size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (!(fabsf(values[i]) <= SSK_MAX_MAGNITUDE)) return false; /* NaN fails too */
+    return true;
+}
+
 double ssk_time_seconds(void)
 {
     struct timespec ts;

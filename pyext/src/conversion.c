@@ -124,7 +124,9 @@ static int check_shape(PyArrayObject *array, const char *name, ssk_py_shape *sha
     return 0;
 }
 
-/* ValueError "name: non-finite value (nan) at [3, 1]..." for element `flat`. */
+/* ValueError "name: non-finite value (nan) at [3, 1]..." for element `flat`,
+ * or (range) "name: value 3e+38 at [3, 1] is beyond SSK_MAX_MAGNITUDE ..."
+ * for a finite value too large for the kernels (issue #19). */
 static void non_finite_error(const char *name, PyArrayObject *array, npy_intp flat,
                              double value, int range)
 {
@@ -133,8 +135,9 @@ static void non_finite_error(const char *name, PyArrayObject *array, npy_intp fl
     if (range) {
         snprintf(text, sizeof text, "%g", value);
         PyErr_Format(PyExc_ValueError,
-                     "%s: value %s at %s is beyond the float32 range (|x| <= 3.4e38)", name,
-                     text, index);
+                     "%s: value %s at %s is beyond SSK_MAX_MAGNITUDE (|x| <= 1e15: larger "
+                     "values overflow float32 in the kernels)",
+                     name, text, index);
         return;
     }
     PyErr_Format(PyExc_ValueError, "%s: non-finite value (%s) at %s; every value must be finite",
@@ -160,8 +163,8 @@ PyArrayObject *ssk_py_float_array(PyObject *obj, const char *name, ssk_py_shape 
         const float *data = PyArray_DATA(converted);
         const npy_intp count = PyArray_SIZE(converted);
         for (npy_intp i = 0; i < count; ++i)
-            if (!isfinite(data[i])) {
-                non_finite_error(name, converted, i, data[i], 0);
+            if (!(fabsf(data[i]) <= SSK_MAX_MAGNITUDE)) {
+                non_finite_error(name, converted, i, data[i], isfinite(data[i]));
                 goto fail;
             }
     } else {
@@ -177,11 +180,12 @@ PyArrayObject *ssk_py_float_array(PyObject *obj, const char *name, ssk_py_shape 
         float *dst = PyArray_DATA(converted);
         const npy_intp count = PyArray_SIZE(wide);
         for (npy_intp i = 0; i < count; ++i) {
-            dst[i] = (float)src[i];
-            if (!isfinite(src[i]) || !isfinite(dst[i])) {
+            /* checked before narrowing: nothing overflows silently */
+            if (!(fabs(src[i]) <= SSK_MAX_MAGNITUDE)) {
                 non_finite_error(name, wide, i, src[i], isfinite(src[i]));
                 goto fail;
             }
+            dst[i] = (float)src[i];
         }
     }
     Py_XDECREF(wide);

@@ -291,6 +291,61 @@ static void test_hostile_bindings(void **state)
     free(dir);
 }
 
+/* Huge finite values (issue #19): a radial amount of 1e30, a 3e38 skinning
+ * matrix and a 3e38 rest position are refused (they baked to ~1e38 or
+ * inf/NaN with exit 0), each naming SSK_MAX_MAGNITUDE. */
+static void test_huge_values_are_refused(void **state)
+{
+    (void)state;
+    ssk_rig *rig = tu_make_limb(20, 12, LIMB_BONES, 2.0f, 0.3f, 0.5f, 2);
+    expect_graph_error("{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": "
+                       "\"skinning\", \"method\": \"lbs\"}, {\"id\": \"r\", \"type\": "
+                       "\"radial\", \"bones\": [\"bone_1\"], \"amount\": 1e30}, {\"id\": "
+                       "\"out\", \"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", "
+                       "\"to\": \"r\"}, {\"from\": \"r\", \"to\": \"out\"}]}",
+                       rig, "beyond SSK_MAX_MAGNITUDE");
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc desc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU};
+    ssk_error err = {0};
+    assert_int_equal(ssk_deformer_create(&d, rig, &desc, &err), SSK_OK);
+    float skin[16 * LIMB_BONES];
+    for (int b = 0; b < LIMB_BONES; ++b) tu_mat4_identity(skin + 16 * b);
+    skin[16 + 3] = 3e38f;
+    float *out = malloc(3 * (size_t)ssk_rig_vertex_count(rig) * sizeof(float));
+    assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_ERROR_NONFINITE);
+    assert_non_null(strstr(err.message, "SSK_MAX_MAGNITUDE"));
+    printf("%s\n", err.message);
+    skin[16 + 3] = 1e6f; /* large, but fine */
+    assert_int_equal(ssk_deformer_deform(d, out, skin, NULL, &err), SSK_OK);
+    ssk_deformer_destroy(d);
+    free(out);
+    /* a rest position */
+    ssk_mesh_view mv;
+    ssk_rig_mesh(rig, 0, &mv, NULL);
+    float *positions = malloc(3 * (size_t)mv.vertex_count * sizeof(float));
+    memcpy(positions, mv.positions, 3 * (size_t)mv.vertex_count * sizeof(float));
+    positions[3 * 5 + 1] = 3e38f;
+    int32_t parents[LIMB_BONES];
+    float bind[16 * LIMB_BONES];
+    for (int b = 0; b < LIMB_BONES; ++b) {
+        ssk_bone_view bv;
+        ssk_rig_bone(rig, (uint32_t)b, &bv, NULL);
+        parents[b] = bv.parent;
+        memcpy(bind + 16 * b, bv.bind_matrix, sizeof(float) * 16);
+    }
+    ssk_skeleton_desc sk = {LIMB_BONES, NULL, parents, bind, NULL, NULL};
+    ssk_mesh_desc md = {"huge", mv.vertex_count, positions, mv.triangle_count, mv.triangles,
+                        mv.influence_count, mv.bone_indices, mv.weights, NULL, NULL};
+    ssk_rig *bad = NULL;
+    assert_int_equal(ssk_rig_create(&bad, &sk, &md, 1, &err), SSK_ERROR_NONFINITE);
+    assert_null(bad);
+    assert_non_null(strstr(err.message, "vertex 5"));
+    assert_non_null(strstr(err.message, "SSK_MAX_MAGNITUDE"));
+    printf("%s\n", err.message);
+    free(positions);
+    ssk_rig_destroy(rig);
+}
+
 #define MODEL_PATH SSK_MODELS_DIR "/X/BCN_Epileptic.X"
 /* A bake long enough to be interrupted: springs at 480 frames per second
  * (1,600 frames of BCN_Epileptic.X, seconds of work). */
@@ -393,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_graph_of_200k_nodes_is_refused_fast),
         cmocka_unit_test(test_huge_graph_is_refused_in_little_memory),
         cmocka_unit_test(test_hostile_bindings),
+        cmocka_unit_test(test_huge_values_are_refused),
         cmocka_unit_test(test_interrupted_bakes_leave_no_temporary_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

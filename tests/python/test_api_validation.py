@@ -88,8 +88,24 @@ def test_float64_beyond_float32_range_is_non_finite(limb):
         warnings.simplefilter("error")  # no numpy cast warning either
         with pytest.raises(ValueError) as e:
             make(limb, positions=positions)
-    assert str(e.value) == ("positions: value 1e+300 at [3, 0] is beyond the float32 range "
-                            "(|x| <= 3.4e38)")
+    assert str(e.value) == ("positions: value 1e+300 at [3, 0] is beyond SSK_MAX_MAGNITUDE "
+                            "(|x| <= 1e15: larger values overflow float32 in the kernels)")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_huge_finite_values_are_refused(limb, dtype):
+    """Issue #19: 3e38 is a float32, but the kernels would overflow on it."""
+    positions = limb["positions"].astype(dtype)
+    positions[5, 1] = 3e38
+    with pytest.raises(ValueError, match=r"^positions: value 3e\+38 at \[5, 1\] is beyond "
+                                         r"SSK_MAX_MAGNITUDE"):
+        make(limb, positions=positions)
+    rig = make(limb)
+    pose = np.repeat(np.eye(4, dtype=dtype)[None], rig.bone_count, axis=0)
+    pose[1, 0, 3] = 3e38
+    deformer = springskin.Deformer(rig, method="lbs", backend="cpu")
+    with pytest.raises(ValueError, match=r"^skinning_matrices: value 3e\+38 at \[1, 0, 3\]"):
+        deformer.deform(pose)
 
 
 def test_empty_positions(limb):
