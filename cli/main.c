@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PROGRAM "springskin"
@@ -311,19 +312,26 @@ static const char OPTION_FLAG_SET[] = "(flag set)";
 /* Parses argv[first..argc) of `command`. Returns PARSE_CONTINUE, or 0 after
  * printing the help, or EXIT_USAGE after printing an error. Exactly one
  * positional argument (the input file) is required. */
-static int parse_options(const char *command, int argc, char **argv, int first,
-                         const option_spec *specs, size_t spec_count,
-                         const char **positional, void (*help)(FILE *))
+/* As parse_options, for a command taking 1 to max_files input files
+ * (files[], *file_count). */
+static int parse_options_files(const char *command, int argc, char **argv, int first,
+                               const option_spec *specs, size_t spec_count, const char **files,
+                               int *file_count, int max_files, void (*help)(FILE *))
 {
     bool options_done = false;
-    if (positional) *positional = NULL; /* NULL: the command takes no FILE */
+    *file_count = 0;
     for (int i = first; i < argc; ++i) {
         const char *arg = argv[i];
         if (options_done || arg[0] != '-' || arg[1] == '\0') {
-            if (!positional) return usage_error(command, "unexpected argument '%s'", arg);
-            if (*positional)
-                return usage_error(command, "unexpected argument '%s' (only one input file)", arg);
-            *positional = arg;
+            if (max_files == 0) return usage_error(command, "unexpected argument '%s'", arg);
+            if (*file_count == max_files)
+                return max_files == 1
+                           ? usage_error(command, "unexpected argument '%s' (only one input file)",
+                                         arg)
+                           : usage_error(command, "unexpected argument '%s' (at most %d input "
+                                                  "files)",
+                                         arg, max_files);
+            files[(*file_count)++] = arg;
             continue;
         }
         if (strcmp(arg, "--") == 0) {
@@ -365,8 +373,20 @@ static int parse_options(const char *command, int argc, char **argv, int first,
             *spec->value = argv[++i];
         }
     }
-    if (positional && !*positional) return usage_error(command, "missing input FILE");
+    if (max_files && *file_count == 0) return usage_error(command, "missing input FILE");
     return PARSE_CONTINUE;
+}
+
+static int parse_options(const char *command, int argc, char **argv, int first,
+                         const option_spec *specs, size_t spec_count,
+                         const char **positional, void (*help)(FILE *))
+{
+    const char *file = NULL;
+    int count = 0;
+    const int r = parse_options_files(command, argc, argv, first, specs, spec_count, &file,
+                                      &count, positional ? 1 : 0, help);
+    if (positional) *positional = file; /* NULL: the command takes no FILE */
+    return r;
 }
 
 static bool parse_fps(double *out, const char *text)
@@ -1214,9 +1234,12 @@ static int command_bind(int argc, char **argv)
 /* check                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* Input files of one `check` call. */
+#define CHECK_MAX_FILES 4096
+
 static void print_check_help(FILE *f)
 {
-    fputs("usage: " PROGRAM " check FILE [--fps FPS] [--animation N] [--frames N]\n"
+    fputs("usage: " PROGRAM " check FILE... [--fps FPS] [--animation N] [--frames N]\n"
           "                        [--backend auto|cpu|gl] [--strict]\n"
           "\n"
           "What to look at before trusting a bake of FILE: the armature node whose\n"
@@ -1236,22 +1259,88 @@ static void print_check_help(FILE *f)
           "  --strict         exit 1 on a warning too\n"
           "  -h, --help       show this help\n"
           "\n"
+          "Several files are checked one after another, each in a process of its\n"
+          "own: a file that crashes the importer (Assimp) is reported as an error\n"
+          "and the others are still checked.\n"
+          "\n"
           "Exit status: 0 when no finding is an error, 1 on an error finding (or a\n"
-          "warning with --strict) or when FILE cannot be imported, 2 on a usage error.\n",
+          "warning with --strict) or when a FILE cannot be imported, 2 on a usage\n"
+          "error.\n",
           f);
+}
+
+/* One file's check report on stdout; the exit status of `check` for it. */
+static int check_one(const char *path, const ssk_check_desc *desc, bool strict)
+{
+    ssk_error err = {0};
+    ssk_scene *scene = NULL;
+    ssk_status s = ssk_scene_import(&scene, path, &err);
+    if (s != SSK_OK) {
+        printf("file: %s\n%-8s import: %s\nsummary: 1 error(s), 0 warning(s)\n", path,
+               ssk_check_level_name(SSK_CHECK_ERROR), err.message);
+        return runtime_error(&err, s);
+    }
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    ssk_check_report *report = NULL;
+    s = ssk_scene_check(&report, scene, desc, &err);
+    if (s != SSK_OK) {
+        ssk_scene_destroy(scene);
+        return runtime_error(&err, s);
+    }
+    printf("file: %s\n", path);
+    printf("rig: %u mesh(es), %u vertices, %u bones, %u animation(s); methods on %u frame(s) "
+           "at %g fps\n",
+           (unsigned)ssk_rig_mesh_count(rig), (unsigned)ssk_rig_vertex_count(rig),
+           (unsigned)ssk_rig_bone_count(rig), (unsigned)ssk_scene_animation_count(scene),
+           (unsigned)report->frame_count, desc->fps);
+    for (uint32_t i = 0; i < report->item_count; ++i) {
+        const ssk_check_item *it = &report->items[i];
+        printf("%-8s %s: %s\n", ssk_check_level_name(it->level), it->topic, it->message);
+    }
+    printf("summary: %u error(s), %u warning(s)\n", (unsigned)report->error_count,
+           (unsigned)report->warning_count);
+    int code = report->error_count || (strict && report->warning_count) ? EXIT_RUNTIME : 0;
+    ssk_check_report_destroy(report);
+    ssk_scene_destroy(scene);
+    return finish_stdout(code);
+}
+
+/* check_one in a child process (issue #19): an importer crash (Assimp's
+ * stack overflow on deep nesting, a segfault) is reported as that file's
+ * error, and the other files are still checked. */
+static int check_isolated(const char *path, const ssk_check_desc *desc, bool strict)
+{
+    fflush(stdout);
+    fflush(stderr);
+    const pid_t pid = fork();
+    if (pid < 0) return check_one(path, desc, strict); /* no child: in this process */
+    if (pid == 0) _exit(check_one(path, desc, strict));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return EXIT_RUNTIME;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    printf("file: %s\n", path);
+    printf("%-8s import: the importer crashed (%s, signal %d) on this file; skipped\n",
+           ssk_check_level_name(SSK_CHECK_ERROR), strsignal(sig), sig);
+    printf("summary: 1 error(s), 0 warning(s)\n");
+    print_error("%s: the importer crashed (%s)", path, strsignal(sig));
+    return finish_stdout(EXIT_RUNTIME);
 }
 
 static int command_check(int argc, char **argv)
 {
-    const char *fps_text = NULL, *path = NULL, *backend_text = NULL, *animation_text = NULL,
+    const char *fps_text = NULL, *backend_text = NULL, *animation_text = NULL,
                *frames_text = NULL, *strict = OPTION_FLAG_UNSET;
     const option_spec specs[] = {{"fps", 0, &fps_text},
                                  {"animation", 0, &animation_text},
                                  {"frames", 0, &frames_text},
                                  {"backend", 0, &backend_text},
                                  {"strict", 0, &strict}};
-    int r = parse_options("check", argc, argv, 2, specs, sizeof specs / sizeof specs[0], &path,
-                          print_check_help);
+    const char *files[CHECK_MAX_FILES];
+    int file_count = 0;
+    int r = parse_options_files("check", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
+                                files, &file_count, CHECK_MAX_FILES, print_check_help);
     if (r != PARSE_CONTINUE) return r;
     ssk_check_desc desc;
     ssk_check_desc_default(&desc);
@@ -1273,35 +1362,15 @@ static int command_check(int argc, char **argv)
     ssk_error err = {0};
     if (backend_text && ssk_backend_parse(&desc.backend, backend_text, &err) != SSK_OK)
         return usage_error("check", "--backend: %s", err.message);
-
-    ssk_scene *scene = NULL;
-    ssk_status s = ssk_scene_import(&scene, path, &err);
-    if (s != SSK_OK) return runtime_error(&err, s);
-    const ssk_rig *rig = ssk_scene_rig(scene);
-    ssk_check_report *report = NULL;
-    s = ssk_scene_check(&report, scene, &desc, &err);
-    if (s != SSK_OK) {
-        ssk_scene_destroy(scene);
-        return runtime_error(&err, s);
+    /* each file in a child process, one report after another; the worst
+     * status wins */
+    int code = 0;
+    for (int i = 0; i < file_count; ++i) {
+        if (i) printf("\n");
+        const int c = check_isolated(files[i], &desc, strict == OPTION_FLAG_SET);
+        if (c > code) code = c;
     }
-    printf("file: %s\n", path);
-    printf("rig: %u mesh(es), %u vertices, %u bones, %u animation(s); methods on %u frame(s) "
-           "at %g fps\n",
-           (unsigned)ssk_rig_mesh_count(rig), (unsigned)ssk_rig_vertex_count(rig),
-           (unsigned)ssk_rig_bone_count(rig), (unsigned)ssk_scene_animation_count(scene),
-           (unsigned)report->frame_count, desc.fps);
-    for (uint32_t i = 0; i < report->item_count; ++i) {
-        const ssk_check_item *it = &report->items[i];
-        printf("%-8s %s: %s\n", ssk_check_level_name(it->level), it->topic, it->message);
-    }
-    printf("summary: %u error(s), %u warning(s)\n", (unsigned)report->error_count,
-           (unsigned)report->warning_count);
-    int code = report->error_count || (strict == OPTION_FLAG_SET && report->warning_count)
-                   ? EXIT_RUNTIME
-                   : 0;
-    ssk_check_report_destroy(report);
-    ssk_scene_destroy(scene);
-    return finish_stdout(code);
+    return code;
 }
 
 /* ------------------------------------------------------------------------ */

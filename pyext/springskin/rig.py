@@ -607,7 +607,7 @@ class Rig:
                 f"vertices, {self.bone_count} bones, {len(self.animations)} animation(s)>")
 
 
-def load(path):
+def load(path, isolate=False, memory_limit=None, timeout=600.0):
     """Import a rigged file with Assimp.
 
     Every mesh with bones joins one rig (bones matched by name), meshes
@@ -624,6 +624,20 @@ def load(path):
     ----------
     path : str or os.PathLike
         Any format Assimp reads (.fbx, .dae, .gltf/.glb, .x, ...).
+    isolate : bool, default False
+        Import in a child process first (issue #19), so that a crash of
+        Assimp on a malformed file (a stack overflow on deep nesting, a
+        segfault) cannot take this process down: it becomes an
+        :class:`ImportError` naming the file. Use it in batch jobs and
+        workers that import files they did not make. Costs one more import
+        and a Python start-up per file (``springskin/_isolate.py``).
+    memory_limit : int, optional
+        With `isolate`: the child's address-space limit in bytes (default:
+        half the physical memory; 0: none); past it the import fails with
+        an :class:`ImportError`.
+    timeout : float, default 600
+        With `isolate`: seconds before the child is killed (an
+        :class:`ImportError`).
 
     Returns
     -------
@@ -642,6 +656,16 @@ def load(path):
     ValueError
         The file's data is invalid (non-finite keys, a singular bind matrix,
         rig validation errors; message prefixed with the path).
+    ImportError
+        With `isolate`: the importer crashed, ran out of its memory limit or
+        time (``ImportError.path`` is the file).
     """
     path = _checks.existing_file(path, "path")
+    if isolate:
+        from . import _isolate
+        if memory_limit is None:
+            memory_limit = _isolate.default_memory_limit()
+        memory_limit = _checks.integer(memory_limit, "memory_limit", lo=0)
+        timeout = _checks.real(timeout, "timeout", positive=True)
+        _isolate.probe(path, memory_limit, timeout)
     return Rig._from_scene(_core.import_scene(path))

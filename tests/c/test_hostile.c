@@ -14,7 +14,9 @@
  * - `springskin bake` stopped by SIGINT, SIGTERM or SIGXFSZ (a file size
  *   limit) dies of that signal and leaves neither the cache nor its
  *   temporary file; the next write to a path removes the temporary files
- *   of dead processes and keeps those of live ones. */
+ *   of dead processes and keeps those of live ones;
+ * - `springskin check` on a file that crashes Assimp (deep nesting: a
+ *   stack overflow) reports it as that file's error and checks the others. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -442,6 +444,43 @@ static void test_interrupted_bakes_leave_no_temporary_file(void **state)
     free(dir);
 }
 
+static void test_check_goes_on_after_an_importer_crash(void **state)
+{
+    (void)state;
+    char *dir = tu_temp_dir();
+    char *deep = tu_path_join(dir, "deep.x");
+    FILE *f = fopen(deep, "w");
+    assert_non_null(f);
+    fputs("xof 0303txt 0032\n", f);
+    for (int i = 0; i < 200000; ++i) fputs("Frame a {\n", f);
+    for (int i = 0; i < 200000; ++i) fputs("}\n", f);
+    assert_int_equal(fclose(f), 0);
+    /* in the sanitizer build, the crash must stay a crash (ASan would turn
+     * the stack overflow into its own report and exit status 1) */
+    const char *asan = getenv("ASAN_OPTIONS");
+    char *saved = asan ? strdup(asan) : NULL;
+    char options[512];
+    snprintf(options, sizeof options, "%s%shandle_segv=0", asan ? asan : "", asan ? ":" : "");
+    setenv("ASAN_OPTIONS", options, 1);
+    tu_cli_result r = tu_run_cli(dir, (const char *[]){"check", deep, MODEL_PATH, "--frames",
+                                                       "1", NULL});
+    if (saved) {
+        setenv("ASAN_OPTIONS", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("ASAN_OPTIONS");
+    }
+    printf("exit %d\n%s", r.exit_code, r.out);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "the importer crashed"));
+    assert_non_null(strstr(r.out, "file: " MODEL_PATH));
+    assert_non_null(strstr(r.out, "method cor"));
+    tu_cli_result_free(&r);
+    tu_remove_tree(dir);
+    free(deep);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_hostile_bindings),
         cmocka_unit_test(test_huge_values_are_refused),
         cmocka_unit_test(test_interrupted_bakes_leave_no_temporary_file),
+        cmocka_unit_test(test_check_goes_on_after_an_importer_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -271,3 +271,47 @@ def test_deformer_takes_the_updated_centers():
                             method="cor", cor=state)
     with pytest.raises(TypeError, match="progress: expected a callable"):
         springskin.CorState(rig, progress=1)
+
+
+# --- isolated imports (issue #19) -------------------------------------------------------
+
+def _deeply_nested_x(path, depth=200_000):
+    """An .x file of `depth` nested frames: Assimp's X parser recurses once
+    per level and overflows its stack (a crash, not an error)."""
+    with open(path, "w") as f:
+        f.write("xof 0303txt 0032\n")
+        f.write("Frame a {\n" * depth)
+        f.write("}\n" * depth)
+
+
+@needs_models
+def test_isolated_load_turns_an_importer_crash_into_import_error(tmp_path):
+    deep = tmp_path / "deep.x"
+    _deeply_nested_x(deep)
+    with pytest.raises(ImportError, match="isolated process") as e:
+        springskin.load(deep, isolate=True)
+    assert e.value.path == str(deep)
+    # a good file: the same rig as without isolation
+    plain = springskin.load(BCN)
+    isolated = springskin.load(BCN, isolate=True)
+    assert isolated.vertex_count == plain.vertex_count
+    assert list(isolated.bones) == list(plain.bones)
+    np.testing.assert_array_equal(isolated.rest_positions(), plain.rest_positions())
+    # an import error keeps its type and message
+    garbage = tmp_path / "garbage.x"
+    garbage.write_text("hello")
+    with pytest.raises(springskin.SpringSkinError) as direct:
+        springskin.load(garbage)
+    with pytest.raises(springskin.SpringSkinError) as through:
+        springskin.load(garbage, isolate=True)
+    assert str(through.value) == str(direct.value)
+    assert through.value.status == direct.value.status == "SSK_ERROR_IMPORT"
+    # the limits
+    with pytest.raises(ImportError, match="did not finish within"):
+        springskin.load(BCN, isolate=True, timeout=0.001)
+    from springskin import _isolate
+    if not _isolate.under_address_sanitizer():  # no address-space limit under ASan
+        with pytest.raises(ImportError, match="memory limit"):
+            springskin.load(BCN, isolate=True, memory_limit=50 * 2**20)
+    with pytest.raises(ValueError, match="memory_limit"):
+        springskin.load(BCN, isolate=True, memory_limit=-1)
