@@ -289,12 +289,50 @@ static ssk_status weight_slots(ssk_deformer *d, ssk_error *err)
     return st;
 }
 
-/* One kernel call per node in topological order, each writing a buffer of
- * its own on the backend. */
+static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_read,
+                             int *free_buffers, uint32_t *free_count, ssk_error *err);
+
+/* A node whose output buffer may be handed to a later node once every
+ * reader has run: the stateless kernels. Spring and ARAP nodes keep theirs
+ * (frame-dependent springs continue from their previous output). */
+static bool buffer_reusable(const ssk_graph_node *node)
+{
+    return node->type == SSK_NODE_SKINNING || node->type == SSK_NODE_RADIAL ||
+           node->type == SSK_NODE_NORMALS;
+}
+
+/* One kernel call per node in topological order, each writing a buffer on
+ * the backend. A buffer is given back once its last reader has run and
+ * taken by the next node that needs one (issue #19: a chain of N nodes
+ * holds 2 #V buffers, not N). */
 static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
 {
     const ssk_graph *g = d->graph;
     const size_t nb = (size_t)d->rig->bone_count + 1;
+    /* last_read[n]: the order index of the last node reading node n */
+    uint32_t *last_read = calloc(g->node_count + 1, sizeof *last_read);
+    int *free_buffers = malloc((g->node_count + 1) * sizeof *free_buffers);
+    uint32_t free_count = 0;
+    if (!last_read || !free_buffers) {
+        free(last_read);
+        free(free_buffers);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t k = 0; k < g->node_count; ++k) {
+        const ssk_graph_node *node = &g->nodes[g->order[k]];
+        if (node->input_positions >= 0) last_read[node->input_positions] = k;
+        if (node->input_normals >= 0) last_read[node->input_normals] = k;
+    }
+    ssk_status st = plan_steps(d, nb, last_read, free_buffers, &free_count, err);
+    free(last_read);
+    free(free_buffers);
+    return st;
+}
+
+static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_read,
+                             int *free_buffers, uint32_t *free_count, ssk_error *err)
+{
+    const ssk_graph *g = d->graph;
     d->steps = calloc(g->node_count + 1, sizeof *d->steps);
     d->node_buffer = malloc((g->node_count + 1) * sizeof *d->node_buffer);
     d->attach = calloc(g->node_count + 1, sizeof *d->attach);
@@ -392,11 +430,24 @@ static ssk_status build_plan(ssk_deformer *d, ssk_error *err)
             if (st != SSK_OK) return st;
             call.rest_distances = d->rest_distances;
         }
-        ssk_status st = d->ops->buffer_create(d->state, &call.output, err);
-        if (st != SSK_OK) return st;
+        if (*free_count > 0) {
+            call.output = free_buffers[--*free_count];
+        } else {
+            ssk_status st = d->ops->buffer_create(d->state, &call.output, err);
+            if (st != SSK_OK) return st;
+        }
         d->node_buffer[n] = call.output;
         d->steps[d->step_count].node = n;
         d->steps[d->step_count++].call = call;
+        /* inputs read for the last time: their buffers go back (after this
+         * node's output was taken, so a node never writes its input) */
+        const int32_t inputs[2] = {node->input_positions, node->input_normals};
+        for (int i = 0; i < 2; ++i) {
+            const int32_t src = inputs[i];
+            if (src < 0 || last_read[src] != k || !buffer_reusable(&g->nodes[src])) continue;
+            if (i == 1 && src == node->input_positions) continue; /* given back once */
+            free_buffers[(*free_count)++] = d->node_buffer[src];
+        }
     }
     return SSK_OK;
 }
