@@ -95,10 +95,33 @@ def configure_threads(threads=None, spin_microseconds=None):
     return _core.threading(threads, spin_microseconds)
 
 
+def remove_temporary_files():
+    """Remove the temporary files the core is writing now (issue #19).
+
+    Every file SpringSkin writes (caches, bindings, previews) goes to
+    ``PATH.tmp-PID`` and is renamed when complete; a process that is killed
+    meanwhile leaves it behind (the next write to the same path removes it
+    once the process is gone). Call this from your own handler of SIGTERM
+    (Python's default handling of SIGTERM kills the process at once), then
+    exit::
+
+        def on_term(signum, frame):
+            springskin.remove_temporary_files()
+            raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, on_term)
+
+    Safe in a signal handler (``ssk_temp_files_remove`` only unlinks).
+    Ctrl-C needs nothing: a bake finishes or fails as a unit, and a failed
+    write removes its own file.
+    """
+    _core.remove_temporary_files()
+
+
 __all__ = [
     "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "CorState",
     "Deformer",
     "GLContext", "GLError", "GLUnavailableError", "Graph", "MAX_INFLUENCES", "METHODS", "Mesh",
     "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",
+    "remove_temporary_files",
     "bake", "configure_threads", "load", "load_binding",
 ]

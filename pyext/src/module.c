@@ -262,7 +262,18 @@ static PyObject *py_threading(PyObject *self, PyObject *args, PyObject *kwargs)
     return Py_BuildValue("(II)", (unsigned)t.threads, (unsigned)t.spin_microseconds);
 }
 
+/* remove_temporary_files(): ssk_temp_files_remove (issue #19). */
+static PyObject *py_remove_temporary_files(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    ssk_temp_files_remove();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"remove_temporary_files", py_remove_temporary_files, METH_NOARGS,
+     "ssk_temp_files_remove: unlink the temporary files being written."},
     {"threading", (PyCFunction)(void (*)(void))py_threading, METH_VARARGS | METH_KEYWORDS,
      "threading(threads=None, spin_microseconds=None) -> (threads, spin_microseconds): "
      "ssk_threading_set / ssk_threading_get."},

@@ -315,3 +315,18 @@ def test_isolated_load_turns_an_importer_crash_into_import_error(tmp_path):
             springskin.load(BCN, isolate=True, memory_limit=50 * 2**20)
     with pytest.raises(ValueError, match="memory_limit"):
         springskin.load(BCN, isolate=True, memory_limit=-1)
+
+
+def test_remove_temporary_files(tmp_path):
+    """Issue #19: what a SIGTERM handler calls: the temporary file of a cache
+    being written goes; finishing it then fails cleanly."""
+    out = tmp_path / "cache.pc2"
+    writer = springskin.PointCacheWriter(out, 4)
+    writer.write(np.zeros((4, 3), dtype=np.float32))
+    temporary = list(tmp_path.glob("cache.pc2.tmp-*"))
+    assert len(temporary) == 1
+    springskin.remove_temporary_files()
+    assert not list(tmp_path.glob("cache.pc2.tmp-*"))
+    with pytest.raises(OSError):
+        writer.finish()
+    assert not out.exists()
