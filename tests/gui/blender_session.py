@@ -7,16 +7,17 @@ through files in OUT (argument 3): this script writes ``ready.json``,
     blender --factory-startup SCENE.blend --python tests/gui/blender_session.py -- REPO BUILD OUT
 """
 
-import json
 import os
 import sys
 import time
-import traceback
 
 import bpy
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "blender"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blender_testlib as T  # noqa: E402
+import gui_session as G  # noqa: E402
+from gui_session import area_box  # noqa: E402
 
 OUT = os.path.abspath(sys.argv[sys.argv.index("--") + 3])
 STEPS_AHEAD = 5          # frames the driver's Right-arrow presses advance
@@ -25,34 +26,7 @@ LOG = {"errors": [], "progress": []}
 S = {}
 
 
-def write(name, data):
-    tmp = os.path.join(OUT, name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f)
-    os.replace(tmp, os.path.join(OUT, name))
-
-
-def fail(message):
-    LOG["errors"].append(message)
-    write("log.json", LOG)
-    print("GUI SESSION FAILED: " + message, flush=True)
-    bpy.ops.wm.quit_blender()
-
-
-def guarded(fn):
-    def run():
-        try:
-            return fn()
-        except Exception:
-            fail(traceback.format_exc())
-            return None
-    return run
-
-
-def area_box(win, area):
-    """(x, y, width, height) of `area` in X11 window coordinates (top-left
-    origin; Blender's are bottom-left)."""
-    return [area.x, win.height - (area.y + area.height), area.width, area.height]
+write, fail, guarded = G.helpers(OUT, LOG)
 
 
 @guarded

@@ -21,6 +21,7 @@ Needs Xvfb, xdotool, imagemagick and tesseract-ocr (.ci/deps.sh installs
 them) and blender. Screenshots stay in BUILD/gui/.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -84,12 +85,17 @@ def ocr(png, box, out_base, scale=300):
         return f.read()
 
 
-def main():
+@contextlib.contextmanager
+def blender_window(session, out, log_name):
+    """Blender's real window on a fresh Xvfb display, on the FBX test
+    character (tests/gui/make_scene.py, saved into `out` in background
+    mode), running tests/gui/`session` with REPO BUILD OUT after "--";
+    yields (env, blender process). Blender's output goes to SHOTS/log_name;
+    Blender and Xvfb are killed at the end."""
     for tool, package in (("Xvfb", "xvfb"), ("xdotool", "xdotool"), ("import", "imagemagick"),
                           ("tesseract", "tesseract-ocr"), ("blender", "blender")):
         need(tool, package)
     os.makedirs(SHOTS, exist_ok=True)
-    out = tempfile.mkdtemp(prefix="ssk_gui_")
     display = free_display()
     env = dict(os.environ, DISPLAY=":%d" % display,
                BLENDER_USER_CONFIG=os.path.join(BUILD, "blender-user", "config"),
@@ -99,7 +105,7 @@ def main():
                              "%dx%dx24" % SIZE, "-nolisten", "tcp"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     blender = None
-    log = open(os.path.join(SHOTS, "blender.log"), "w")
+    log = open(os.path.join(SHOTS, log_name), "w")
     try:
         t0 = time.time()
         while not os.path.exists("/tmp/.X11-unix/X%d" % display):
@@ -113,8 +119,19 @@ def main():
         blender = subprocess.Popen(
             ["blender", "--factory-startup", "-p", "0", "0", str(SIZE[0]), str(SIZE[1]),
              os.path.join(out, "scene.blend"),
-             "--python", os.path.join(REPO, "tests", "gui", "blender_session.py"),
+             "--python", os.path.join(REPO, "tests", "gui", session),
              "--", REPO, BUILD, out], env=env, stdout=log, stderr=subprocess.STDOUT)
+        yield env, blender
+    finally:
+        if blender is not None and blender.poll() is None:
+            blender.kill()
+        xvfb.kill()
+        log.close()
+
+
+def main():
+    out = tempfile.mkdtemp(prefix="ssk_gui_")
+    with blender_window("blender_session.py", out, "blender.log") as (env, blender):
         wait_for(os.path.join(out, "ready.json"), blender)
         with open(os.path.join(out, "ready.json")) as f:
             ready = json.load(f)
@@ -147,11 +164,6 @@ def main():
         blender.wait(timeout=60)
         with open(os.path.join(out, "log.json")) as f:
             session = json.load(f)
-    finally:
-        if blender is not None and blender.poll() is None:
-            blender.kill()
-        xvfb.kill()
-        log.close()
 
     failures = []
     if session["errors"]:

@@ -30,8 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_blender_window import (BUILD, REPO, SHOTS, SIZE, free_display,  # noqa: E402
-                                 need, ocr, wait_for)
+from test_blender_window import SHOTS, blender_window, ocr, wait_for  # noqa: E402
 
 #: Largest |update - full| of the centers, a fraction of the diagonal.
 TOLERANCE = 1e-5
@@ -41,69 +40,40 @@ STEP = 6
 
 
 def main():
-    for tool, package in (("Xvfb", "xvfb"), ("xdotool", "xdotool"), ("import", "imagemagick"),
-                          ("tesseract", "tesseract-ocr"), ("blender", "blender")):
-        need(tool, package)
-    os.makedirs(SHOTS, exist_ok=True)
     out = tempfile.mkdtemp(prefix="ssk_gui_wp_")
-    display = free_display()
-    env = dict(os.environ, DISPLAY=":%d" % display,
-               BLENDER_USER_CONFIG=os.path.join(BUILD, "blender-user", "config"),
-               BLENDER_USER_SCRIPTS=os.path.join(BUILD, "blender-user", "scripts"),
-               SSK_BUILD_DIR=BUILD, PYTHONDONTWRITEBYTECODE="1")
-    xvfb = subprocess.Popen(["Xvfb", ":%d" % display, "-screen", "0",
-                             "%dx%dx24" % SIZE, "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    blender = None
-    log = open(os.path.join(SHOTS, "weight_paint_blender.log"), "w")
     session = {"errors": ["the session did not finish"]}
     text = ""
     try:
-        t0 = time.time()
-        while not os.path.exists("/tmp/.X11-unix/X%d" % display):
-            if time.time() - t0 > 20:
-                raise AssertionError("Xvfb did not start")
-            time.sleep(0.1)
-        subprocess.run(["blender", "-b", "--factory-startup", "--python-exit-code", "1",
-                        "--python", os.path.join(REPO, "tests", "gui", "make_scene.py"),
-                        "--", REPO, BUILD, out], env=env, stdout=log, stderr=subprocess.STDOUT,
-                       check=True)
-        blender = subprocess.Popen(
-            ["blender", "--factory-startup", "-p", "0", "0", str(SIZE[0]), str(SIZE[1]),
-             os.path.join(out, "scene.blend"),
-             "--python", os.path.join(REPO, "tests", "gui", "weight_paint_session.py"),
-             "--", REPO, BUILD, out], env=env, stdout=log, stderr=subprocess.STDOUT)
-        wait_for(os.path.join(out, "ready.json"), blender)
-        with open(os.path.join(out, "ready.json")) as f:
-            ready = json.load(f)
-        x, y = ready["point"]
-        xdo = ["xdotool"]
-        time.sleep(1.0)  # the viewport redrawn in Weight Paint mode
-        subprocess.run(xdo + ["mousemove", str(x - STROKE_HALF), str(y)], env=env, check=True)
-        time.sleep(0.3)
-        subprocess.run(xdo + ["mousedown", "1"], env=env, check=True)
-        for dx in range(-STROKE_HALF, STROKE_HALF + 1, STEP):
-            subprocess.run(xdo + ["mousemove", str(x + dx), str(y)], env=env, check=True)
-            time.sleep(0.03)
-        subprocess.run(xdo + ["mouseup", "1"], env=env, check=True)
-        time.sleep(0.5)
-        painted = os.path.join(SHOTS, "weight_paint_stroke.png")
-        subprocess.run(["import", "-window", "root", painted], env=env, check=True)
-        open(os.path.join(out, "stroke_done"), "w").close()
-        wait_for(os.path.join(out, "checked.json"), blender)
-        time.sleep(1.0)  # a redraw of the panel
-        shot = os.path.join(SHOTS, "weight_paint_panel.png")
-        subprocess.run(["import", "-window", "root", shot], env=env, check=True)
-        text = ocr(shot, ready["properties"], os.path.join(SHOTS, "weight_paint_panel"))
-        open(os.path.join(out, "shot_done"), "w").close()
-        blender.wait(timeout=60)
-        with open(os.path.join(out, "log.json")) as f:
-            session = json.load(f)
+        with blender_window("weight_paint_session.py", out,
+                            "weight_paint_blender.log") as (env, blender):
+            wait_for(os.path.join(out, "ready.json"), blender)
+            with open(os.path.join(out, "ready.json")) as f:
+                ready = json.load(f)
+            x, y = ready["point"]
+            xdo = ["xdotool"]
+            time.sleep(1.0)  # the viewport redrawn in Weight Paint mode
+            subprocess.run(xdo + ["mousemove", str(x - STROKE_HALF), str(y)], env=env,
+                           check=True)
+            time.sleep(0.3)
+            subprocess.run(xdo + ["mousedown", "1"], env=env, check=True)
+            for dx in range(-STROKE_HALF, STROKE_HALF + 1, STEP):
+                subprocess.run(xdo + ["mousemove", str(x + dx), str(y)], env=env, check=True)
+                time.sleep(0.03)
+            subprocess.run(xdo + ["mouseup", "1"], env=env, check=True)
+            time.sleep(0.5)
+            painted = os.path.join(SHOTS, "weight_paint_stroke.png")
+            subprocess.run(["import", "-window", "root", painted], env=env, check=True)
+            open(os.path.join(out, "stroke_done"), "w").close()
+            wait_for(os.path.join(out, "checked.json"), blender)
+            time.sleep(1.0)  # a redraw of the panel
+            shot = os.path.join(SHOTS, "weight_paint_panel.png")
+            subprocess.run(["import", "-window", "root", shot], env=env, check=True)
+            text = ocr(shot, ready["properties"], os.path.join(SHOTS, "weight_paint_panel"))
+            open(os.path.join(out, "shot_done"), "w").close()
+            blender.wait(timeout=60)
+            with open(os.path.join(out, "log.json")) as f:
+                session = json.load(f)
     finally:
-        if blender is not None and blender.poll() is None:
-            blender.kill()
-        xvfb.kill()
-        log.close()
         shutil.rmtree(out, ignore_errors=True)
 
     failures = []

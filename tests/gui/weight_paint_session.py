@@ -11,18 +11,19 @@ synchronized through files in OUT (argument 3): this script writes
     blender --factory-startup SCENE.blend --python tests/gui/weight_paint_session.py -- REPO BUILD OUT
 """
 
-import json
 import os
 import sys
 import time
-import traceback
 
 import bpy
 import numpy as np
 from bpy_extras.view3d_utils import location_3d_to_region_2d
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "blender"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blender_testlib as T  # noqa: E402
+import gui_session as G  # noqa: E402
+from gui_session import area_box  # noqa: E402
 
 OUT = os.path.abspath(sys.argv[sys.argv.index("--") + 3])
 #: Brush radius of the stroke, pixels.
@@ -31,32 +32,7 @@ LOG = {"errors": []}
 S = {}
 
 
-def write(name, data):
-    tmp = os.path.join(OUT, name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f)
-    os.replace(tmp, os.path.join(OUT, name))
-
-
-def fail(message):
-    LOG["errors"].append(message)
-    write("log.json", LOG)
-    print("GUI SESSION FAILED: " + message, flush=True)
-    bpy.ops.wm.quit_blender()
-
-
-def guarded(fn):
-    def run():
-        try:
-            return fn()
-        except Exception:
-            fail(traceback.format_exc())
-            return None
-    return run
-
-
-def area_box(win, area):
-    return [area.x, win.height - (area.y + area.height), area.width, area.height]
+write, fail, guarded = G.helpers(OUT, LOG)
 
 
 def weights(mesh):
