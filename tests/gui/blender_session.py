@@ -35,7 +35,6 @@ def setup():
     # the .blend the driver made in background mode (the FBX test character,
     # imported by Blender's FBX importer, whose operators need no window there)
     mesh = next(o for o in bpy.data.objects if o.type == "MESH")
-    arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
     first, last = bpy.context.scene.frame_start, bpy.context.scene.frame_end
     win = bpy.context.window_manager.windows[0]
     screen = win.screen
@@ -72,11 +71,15 @@ def show_modifiers():
 
 @guarded
 def wait_keys():
-    if not os.path.exists(os.path.join(OUT, "keys_sent")):
-        return 0.2
     scene = bpy.context.scene
     runtime = T.submodule("runtime")
     state = runtime.state_of(bpy.data.objects[S["mesh"]])
+    if not os.path.exists(os.path.join(OUT, "keys_sent")):
+        # where the scrub is, for the driver to send one key at a time
+        write("frames.json", {"frame": scene.frame_current,
+                              "deformed": state.frames if state else 0,
+                              "last": state.last_frame if state else None})
+        return 0.1
     LOG["frame_after_keys"] = scene.frame_current
     LOG["deformed_frames"] = state.frames if state else 0
     LOG["last_deformed_frame"] = state.last_frame if state else None
@@ -145,22 +148,33 @@ def wait_follow():
     if not followed and time.perf_counter() - S["t0"] < 5.0:
         return 0.2
     LOG["graph_follows_active"] = followed
-    win, view = S["win"], S["view"]
-    region = next(r for r in view.regions if r.type == "WINDOW")
     tree = space.node_tree
     for node in tree.nodes:
         node.select = node.bl_idname == "SpringSkinSpringNode"
-    with bpy.context.temp_override(window=win, area=view, region=region, screen=win.screen):
-        bpy.ops.node.view_selected()  # the Spring node fills the editor
+    zoom_to_spring_node()
     write("log.json", LOG)
+    S["zoom_tries"] = 0
     bpy.app.timers.register(locate_node, first_interval=0.5)
     return None
 
 
+def zoom_to_spring_node():
+    win, view = S["win"], S["view"]
+    region = next(r for r in view.regions if r.type == "WINDOW")
+    with bpy.context.temp_override(window=win, area=view, region=region, screen=win.screen):
+        bpy.ops.node.view_selected()  # the Spring node fills the editor
+
+
+#: Zoom attempts before the node's box is sent as it is (a busy machine may
+#: not have drawn the nodes when the first view_selected ran).
+ZOOM_TRIES = 30
+
+
 @guarded
 def locate_node():
-    """The Spring node's box in window coordinates (after the editor has
-    redrawn at its new zoom), for the driver's OCR."""
+    """The Spring node's box in window coordinates once the editor shows it
+    zoomed in (else zoom again and wait for a redraw), for the driver's
+    OCR."""
     win, view = S["win"], S["view"]
     region = next(r for r in view.regions if r.type == "WINDOW")
     node = next(n for n in view.spaces.active.node_tree.nodes
@@ -169,9 +183,19 @@ def locate_node():
     # pixels at this zoom (Blender 3.4)
     x0, y0 = region.view2d.view_to_region(node.location.x, node.location.y, clip=False)
     w, h = node.dimensions
+    # zoomed: the whole node inside the editor (y0 is its top, from the
+    # region's bottom) and at least half its height
+    zoomed = (h >= 0.5 * region.height and 0 <= x0 and x0 + w <= region.width and
+              y0 - h >= 0 and y0 <= region.height)
+    if not zoomed and S["zoom_tries"] < ZOOM_TRIES:
+        S["zoom_tries"] += 1
+        zoom_to_spring_node()
+        return 0.3
+    LOG["zoom_tries"] = S["zoom_tries"]
     left, top = region.x + x0, win.height - (region.y + y0)
     write("graph.json", {"editor": area_box(win, view),
-                         "node": [int(left), int(top), int(w), int(h)]})
+                         "node": [int(left), int(top), int(w), int(h)],
+                         "zoom_tries": S["zoom_tries"], "region": [region.width, region.height]})
     bpy.app.timers.register(wait_graph_shot, first_interval=0.2)
     return None
 

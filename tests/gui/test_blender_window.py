@@ -64,6 +64,25 @@ def wait_for(path, proc, timeout=TIMEOUT):
         time.sleep(0.1)
 
 
+def wait_until(path, proc, done, timeout=TIMEOUT):
+    """Until the JSON file `path` (rewritten by the session) satisfies
+    done(data)."""
+    t0 = time.time()
+    while True:
+        try:
+            with open(path) as f:
+                if done(json.load(f)):
+                    return
+        except (OSError, ValueError):
+            pass
+        if proc.poll() is not None:
+            raise AssertionError("Blender exited (%s) while waiting on %s"
+                                 % (proc.returncode, os.path.basename(path)))
+        if time.time() - t0 > timeout:
+            raise AssertionError("timed out waiting on %s" % os.path.basename(path))
+        time.sleep(0.05)
+
+
 def free_display():
     for n in range(91, 140):
         if not os.path.exists("/tmp/.X11-unix/X%d" % n) and not os.path.exists("/tmp/.X%d-lock" % n):
@@ -140,9 +159,12 @@ def main():
         subprocess.run(xdo + ["mousemove", str(x + w // 2), str(y + h // 2)], env=env,
                        check=True)
         time.sleep(0.5)
-        for _ in range(STEPS):  # scrub: Right arrow = next frame
+        for step in range(STEPS):  # scrub: Right arrow = next frame
             subprocess.run(xdo + ["key", "Right"], env=env, check=True)
-            time.sleep(0.4)
+            # one key at a time: until Blender is at that frame
+            wait_until(os.path.join(out, "frames.json"), blender,
+                       lambda f: f["frame"] == ready["first"] + step + 1)
+        time.sleep(0.3)
         open(os.path.join(out, "keys_sent"), "w").close()
         wait_for(os.path.join(out, "baked.json"), blender)
         time.sleep(1.0)  # a redraw of the panel after the bake
@@ -157,6 +179,8 @@ def main():
         graph_shot = os.path.join(SHOTS, "graph.png")
         subprocess.run(["import", "-window", "root", graph_shot], env=env, check=True)
         x, y, w, h = graph["node"]
+        print("graph: node box %s in a region of %s after %s zoom(s)"
+              % (graph["node"], graph.get("region"), graph.get("zoom_tries")))
         pad = 8
         graph_text = ocr(graph_shot, (max(0, x - pad), max(0, y - pad), w + 2 * pad,
                                       h + 2 * pad), os.path.join(SHOTS, "graph"), scale=400)
