@@ -27,10 +27,10 @@
  * - Archive metadata: _ai_Application, _ai_DCC_FPS, _ai_DateWritten.
  * - Sample keys: MurmurHash3_x64_128 (seed 0) of the sample bytes, from
  *   Debian's libmurmurhash; h1 then h2, little-endian.
- * - Object and property hashes (the 32 bytes after each object-header block)
- *   are zeros: Alembic computes them with SpookyHash V2 but readers never
- *   verify them; only hash-based diff tools (abcdiff) would consider two of
- *   our archives' subtrees equal.
+ * - Object and property hashes (the 32 bytes after each object-header block):
+ *   SpookyHash V2 (spooky.c) composed as AbcCoreOgawa composes them (see
+ *   "Object and property hashes" below; issue #19). Readers never verify
+ *   them; abcdiff compares them to find what changed.
  *
  * Sample storage follows AbcCoreOgawa's rules: a sample whose key equals the
  * previous stored one is not written again; the property header records
@@ -43,6 +43,7 @@
  * metadata are written by finish, children before parents, the root last. */
 #include "model/internal.h"
 #include "io/ogawa.h"
+#include "io/spooky.h"
 
 #include <math.h>
 #include <murmurhash.h>
@@ -160,6 +161,10 @@ typedef struct abc_prop {
     bool homogeneous;        /* every sample had the same element count */
     uint64_t *entries;       /* stored samples' data entries */
     uint32_t entry_count, entry_cap;
+    /* Alembic's property hash (abc_hashes below): the last sample's key
+     * folded with its dimensions, and the running fold over every sample */
+    uint64_t digest[2];
+    uint64_t hash[2];
 } abc_prop;
 
 enum { MP_BOUNDS, MP_P, MP_FACE_INDICES, MP_FACE_COUNTS, MP_UV, MP_N, MP_COUNT };
@@ -323,6 +328,130 @@ static void sample_key(unsigned char key[ABC_KEY_SIZE], const void *bytes, size_
     put_u64_le(key + 8, h[1]);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Object and property hashes (issue #19): what AbcCoreOgawa's writer       */
+/* computes (WriteUtil.cpp HashPropertyHeader and HashDimensions, ApwImpl,   */
+/* SpwImpl, CpwImpl, OwData::writeHeaders and OwImpl; ../shared/reference/  */
+/* alembic-ogawa-layout.md section 4), with SpookyHash V2 (spooky.c):        */
+/* - a sample's digest is its key, for arrays hashed with its dimensions;   */
+/* - a property folds its samples' digests (the first one, then ShortEnd),  */
+/*   and its hash is Spooky(name, metadata, pod, extent, [0 for a scalar],  */
+/*   time per cycle, stored times, fold);                                   */
+/* - a compound: Spooky(its children's hashes, name, metadata);             */
+/* - an object stores Spooky(its top compound's children's hashes) and      */
+/*   Spooky(its child objects' hashes) (zeros without children), and passes */
+/*   up the children state continued with the properties hash, its metadata */
+/*   and its name. Readers never check them; abcdiff compares them.         */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t get_u64_le(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+static void hash_words(ssk_spooky *h, const uint64_t words[2])
+{
+    unsigned char b[16];
+    put_u64_le(b, words[0]);
+    put_u64_le(b + 8, words[1]);
+    ssk_spooky_update(h, b, sizeof b);
+}
+
+/* One more sample of `p` with the digest in p->digest. */
+static void prop_fold(abc_prop *p)
+{
+    if (p->sample_count == 0) {
+        p->hash[0] = p->digest[0];
+        p->hash[1] = p->digest[1];
+        return;
+    }
+    uint64_t d0 = p->digest[0], d1 = p->digest[1];
+    ssk_spooky_short_end(&p->hash[0], &p->hash[1], &d0, &d1);
+}
+
+/* p->digest for a sample of key `key` and `elements` elements. */
+static void prop_digest(abc_prop *p, const unsigned char key[ABC_KEY_SIZE], uint64_t elements)
+{
+    p->digest[0] = get_u64_le(key);
+    p->digest[1] = get_u64_le(key + 8);
+    if (p->kind != KIND_ARRAY) return;
+    unsigned char dims[8];
+    put_u64_le(dims, elements); /* rank 1 */
+    ssk_spooky h;
+    ssk_spooky_init(&h, 0, 0);
+    ssk_spooky_update(&h, dims, sizeof dims);
+    hash_words(&h, p->digest);
+    ssk_spooky_final(&h, &p->digest[0], &p->digest[1]);
+}
+
+/* The property's hash; `fps` and `start_time` give time sampling 1. */
+static void prop_hash(uint64_t out[2], const abc_prop *p, const char *metadata, double fps,
+                      double start_time)
+{
+    ssk_spooky h;
+    ssk_spooky_init(&h, 0, 0);
+    ssk_spooky_update(&h, p->name, strlen(p->name));
+    ssk_spooky_update(&h, metadata, strlen(metadata));
+    const uint8_t pod_extent[3] = {(uint8_t)p->pod, p->extent, 0};
+    ssk_spooky_update(&h, pod_extent, p->kind == KIND_SCALAR ? 3 : 2);
+    unsigned char times[8 + 4 + 8];
+    put_f64_le(times, p->ts_index == ABC_TS_IDENTITY ? 1.0 : 1.0 / fps);
+    put_u32_le(times + 8, 1); /* one stored time */
+    put_f64_le(times + 12, p->ts_index == ABC_TS_IDENTITY ? 0.0 : start_time);
+    ssk_spooky_update(&h, times, sizeof times);
+    if (p->sample_count) hash_words(&h, p->hash);
+    ssk_spooky_final(&h, &out[0], &out[1]);
+}
+
+/* A compound's hash over its present properties. */
+static void compound_hash(uint64_t out[2], const abc_prop *props, size_t count,
+                          const char *const *metadata_of, const char *name, const char *metadata,
+                          double fps, double start_time)
+{
+    ssk_spooky h;
+    ssk_spooky_init(&h, 0, 0);
+    for (size_t i = 0; i < count; ++i) {
+        if (!props[i].present) continue;
+        uint64_t child[2];
+        prop_hash(child, &props[i], metadata_of[props[i].metadata], fps, start_time);
+        hash_words(&h, child);
+    }
+    ssk_spooky_update(&h, name, strlen(name));
+    ssk_spooky_update(&h, metadata, strlen(metadata));
+    ssk_spooky_final(&h, &out[0], &out[1]);
+}
+
+/* An object's 32 stored hash bytes (properties hash over the hashes of
+ * its top compound's `schemas` children, children hash over `children`
+ * object hashes) and, when `out` is given, its own hash for its parent. */
+static void object_hashes(unsigned char stored[ABC_HASH_BYTES], uint64_t out[2],
+                          const uint64_t (*schemas)[2], size_t schema_count,
+                          const uint64_t (*children)[2], size_t child_count,
+                          const char *metadata, const char *name)
+{
+    ssk_spooky data, h;
+    ssk_spooky_init(&data, 0, 0);
+    for (size_t i = 0; i < schema_count; ++i) hash_words(&data, schemas[i]);
+    uint64_t props[2], kids[2] = {0, 0};
+    ssk_spooky_final(&data, &props[0], &props[1]);
+    ssk_spooky_init(&h, 0, 0);
+    if (child_count) {
+        for (size_t i = 0; i < child_count; ++i) hash_words(&h, children[i]);
+        ssk_spooky_final(&h, &kids[0], &kids[1]);
+    }
+    put_u64_le(stored, props[0]);
+    put_u64_le(stored + 8, props[1]);
+    put_u64_le(stored + 16, kids[0]);
+    put_u64_le(stored + 24, kids[1]);
+    if (!out) return;
+    hash_words(&h, props); /* Final leaves the state: it goes on */
+    ssk_spooky_update(&h, metadata, strlen(metadata));
+    ssk_spooky_update(&h, name, strlen(name));
+    ssk_spooky_final(&h, &out[0], &out[1]);
+}
+
 /* Sets the next sample of `p`: `size` little-endian bytes holding `elements`
  * elements (extent-sized tuples; 1 for a scalar). Stores it only when its key
  * differs from the previous stored sample's (AbcCoreOgawa's rule); repeats
@@ -354,7 +483,9 @@ static ssk_status prop_set(ssk_ogawa *file, abc_prop *p, const void *bytes, size
         memcpy(p->prev_key, key, sizeof key);
         p->prev_entry = entry;
         p->prev_elements = elements;
+        prop_digest(p, key, elements);
     }
+    prop_fold(p);
     p->sample_count++;
     return SSK_OK;
 }
@@ -364,8 +495,8 @@ static ssk_status prop_set(ssk_ogawa *file, abc_prop *p, const void *bytes, size
  * schema reports the same number of samples. */
 static void prop_repeat_to(abc_prop *p, uint32_t count)
 {
-    if (p->sample_count > 0 && p->last_changed == 0 && p->sample_count < count)
-        p->sample_count = count;
+    if (p->sample_count > 0 && p->last_changed == 0)
+        for (; p->sample_count < count; ++p->sample_count) prop_fold(p);
 }
 
 static bool prop_is_constant(const abc_prop *p)
@@ -927,18 +1058,29 @@ static ssk_status write_final_samples(ssk_abc_writer *w, abc_mesh *mesh, ssk_err
     return s;
 }
 
-/* Xform object group: [top compound, PolyMesh object group, headers]. */
+/* Xform object group: [top compound, PolyMesh object group, headers];
+ * xform_hash: the Xform object's hash for the top object. */
 static ssk_status write_mesh_objects(ssk_abc_writer *w, abc_mesh *mesh, uint64_t *xform_group,
-                                     ssk_error *err)
+                                     uint64_t xform_hash[2], ssk_error *err)
 {
-    static const unsigned char zero_hashes[ABC_HASH_BYTES] = {0};
     ssk_ogawa *f = &w->file;
+    uint64_t geom_hash[2], xform_schema_hash[2], mesh_hash[2];
+    unsigned char mesh_hashes[ABC_HASH_BYTES], xform_hashes[ABC_HASH_BYTES];
+    compound_hash(geom_hash, mesh->props, MP_COUNT, ABC_METADATA, ".geom",
+                  ABC_METADATA[MD_MESH_SCHEMA], w->fps, w->start_time);
+    object_hashes(mesh_hashes, mesh_hash, (const uint64_t(*)[2])geom_hash, 1, NULL, 0,
+                  ABC_METADATA[MD_MESH_OBJECT], mesh->mesh_name);
+    compound_hash(xform_schema_hash, mesh->xprops, XP_COUNT, ABC_METADATA, ".xform",
+                  ABC_METADATA[MD_XFORM_SCHEMA], w->fps, w->start_time);
+    object_hashes(xform_hashes, xform_hash, (const uint64_t(*)[2])xform_schema_hash, 1,
+                  (const uint64_t(*)[2])mesh_hash, 1, ABC_METADATA[MD_XFORM_OBJECT],
+                  mesh->xform_name);
     uint64_t geom = 0, mesh_props = 0, mesh_children[2] = {0, 0}, xform = 0, xform_props = 0,
              xform_children[3] = {0, 0, 0};
     ssk_status s = write_compound(f, mesh->props, MP_COUNT, &geom, err);
     if (s == SSK_OK) s = write_top_compound(f, geom, ".geom", MD_MESH_SCHEMA, &mesh_props, err);
     /* The PolyMesh has no child: its header block is the 32 hash bytes. */
-    ssk_ogawa_piece hashes = {zero_hashes, sizeof zero_hashes};
+    ssk_ogawa_piece hashes = {mesh_hashes, sizeof mesh_hashes};
     mesh_children[0] = mesh_props;
     if (s == SSK_OK) s = ssk_ogawa_write_data(f, &hashes, 1, &mesh_children[1], err);
     if (s == SSK_OK) s = ssk_ogawa_write_group(f, mesh_children, 2, &xform_children[1], err);
@@ -950,7 +1092,7 @@ static ssk_status write_mesh_objects(ssk_abc_writer *w, abc_mesh *mesh, uint64_t
     if (s == SSK_OK) {
         abc_bytes headers = {0};
         object_header(&headers, mesh->mesh_name, MD_MESH_OBJECT);
-        bytes_put(&headers, zero_hashes, sizeof zero_hashes);
+        bytes_put(&headers, xform_hashes, sizeof xform_hashes);
         s = write_bytes_block(f, &headers, &xform_children[2], err);
         free(headers.data);
     }
@@ -996,18 +1138,26 @@ ssk_status ssk_abc_writer_finish(ssk_abc_writer *w, ssk_error *err)
     uint64_t *top = s == SSK_OK ? malloc(((size_t)w->mesh_count + 2) * sizeof *top) : NULL;
     if (s == SSK_OK && !top)
         s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "abc writer: cannot allocate");
+    uint64_t(*xform_hashes)[2] =
+        s == SSK_OK ? malloc(((size_t)w->mesh_count + 1) * sizeof *xform_hashes) : NULL;
+    if (s == SSK_OK && !xform_hashes)
+        s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "abc writer: cannot allocate");
     abc_bytes headers = {0};
     if (s == SSK_OK) top[0] = SSK_OGAWA_EMPTY_GROUP;
     for (uint32_t m = 0; m < w->mesh_count && s == SSK_OK; ++m) {
-        s = write_mesh_objects(w, &w->meshes[m], &top[1 + m], err);
+        s = write_mesh_objects(w, &w->meshes[m], &top[1 + m], xform_hashes[m], err);
         object_header(&headers, w->meshes[m].xform_name, MD_XFORM_OBJECT);
     }
     uint64_t root[6];
     if (s == SSK_OK) {
-        static const unsigned char zero_hashes[ABC_HASH_BYTES] = {0};
-        bytes_put(&headers, zero_hashes, sizeof zero_hashes);
+        /* the top object: no properties, the Xforms as children */
+        unsigned char top_hashes[ABC_HASH_BYTES];
+        object_hashes(top_hashes, NULL, NULL, 0, (const uint64_t(*)[2])xform_hashes,
+                      w->mesh_count, "", "");
+        bytes_put(&headers, top_hashes, sizeof top_hashes);
         s = write_bytes_block(&w->file, &headers, &top[1 + w->mesh_count], err);
     }
+    free(xform_hashes);
     if (s == SSK_OK) s = ssk_ogawa_write_group(&w->file, top, (size_t)w->mesh_count + 2, &root[2], err);
     free(top);
     free(headers.data);

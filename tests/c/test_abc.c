@@ -157,8 +157,7 @@ static size_t r_objects(const rfile *f, uint64_t object, robj *out)
     assert_true(n >= 2);
     size_t size;
     const unsigned char *h = r_data(f, rd_u64(c + 8 * (n - 1)), &size);
-    assert_true(size >= HASH_BYTES);
-    for (size_t i = 0; i < HASH_BYTES; ++i) assert_int_equal(h[size - HASH_BYTES + i], 0);
+    assert_true(size >= HASH_BYTES); /* the hashes: test_object_hashes_match_the_reference */
     size -= HASH_BYTES;
     size_t pos = 0, count = 0;
     while (pos < size) {
@@ -401,7 +400,8 @@ static void test_spooky_v2_matches_the_reference(void **state)
                      (unsigned long long)b);
         /* Final leaves the state: updating again goes on from it */
         ssk_spooky_init(&h, 1, 2);
-        for (size_t off = 0; off < n; off += 5) ssk_spooky_update(&h, msg + off, n - off < 5 ? n - off : 5);
+        for (size_t off = 0; off < n; off += 5)
+            ssk_spooky_update(&h, msg + off, n - off < 5 ? n - off : 5);
         ssk_spooky_final(&h, &a, &b);
         ssk_spooky_final(&h, &a, &b);
         if (a != expect[k].pieces[0] || b != expect[k].pieces[1])
@@ -411,6 +411,108 @@ static void test_spooky_v2_matches_the_reference(void **state)
     uint64_t w0 = 1, w1 = 2, w2 = 3, w3 = 4;
     ssk_spooky_short_end(&w0, &w1, &w2, &w3);
     assert_true(w0 == 0xd05bc6ce4c6b2efeULL && w1 == 0x8616ffe259af1463ULL);
+}
+
+/* The 32 hash bytes an object group stores (properties hash, children
+ * hash) at the end of its last child. */
+static const unsigned char *r_object_hashes(const rfile *f, uint64_t object)
+{
+    const unsigned char *c = NULL;
+    size_t n = r_group(f, object, &c);
+    size_t size;
+    const unsigned char *h = r_data(f, rd_u64(c + 8 * (n - 1)), &size);
+    assert_true(size >= HASH_BYTES);
+    return h + size - HASH_BYTES;
+}
+
+/* Writes the two-mesh archive of test_round_trip, 4 frames with normals,
+ * the first mesh's object matrix moving; `nudge`: one position of mesh 1
+ * at frame 2 moved. */
+static void write_hashed_archive(const char *path, int nudge)
+{
+    ssk_abc_mesh_desc md[2];
+    ssk_abc_desc desc = two_mesh_desc(md, "a/b", NULL, 1);
+    ssk_error err = {0};
+    ssk_abc_writer *w = NULL;
+    assert_int_equal(ssk_abc_writer_open(&w, path, &desc, &err), SSK_OK);
+    for (uint32_t fr = 0; fr < 4; ++fr) {
+        float pos[ALL_V * 3], nrm[ALL_V * 3], mats[2][16];
+        frame_positions(pos, fr);
+        frame_normals(nrm, fr);
+        if (nudge && fr == 2) pos[3 * QUAD_V + 1] += 0.25f;
+        for (int m = 0; m < 2; ++m) {
+            memset(mats[m], 0, sizeof mats[m]);
+            mats[m][0] = mats[m][5] = mats[m][10] = mats[m][15] = 1.0f;
+        }
+        mats[0][3] = 0.5f * (float)fr; /* row-major: translation x */
+        assert_int_equal(ssk_abc_writer_write_frame(w, pos, nrm, &mats[0][0], &err), SSK_OK);
+    }
+    assert_int_equal(ssk_abc_writer_finish(w, &err), SSK_OK);
+}
+
+/* Object and property hashes (issue #19) against the reference library:
+ * the expected bytes are those Alembic 1.8.12 stores when its own writer
+ * writes the same content (the archive read with AbcCoreOgawa and copied
+ * object by object, property by property and sample by sample through
+ * Abc::OArchive, as its AbcConvert does; both read back with
+ * IObject::getPropertiesHash / getChildrenHash). With them abcdiff tells
+ * two caches apart (it compared all-zero hashes before and found no
+ * difference between an LBS and a DQS bake). A moved position changes its
+ * mesh's properties hash and its ancestors' children hashes only. */
+static void test_object_hashes_match_the_reference(void **state)
+{
+    (void)state;
+    /* top, Xform a_b, a_bShape, Xform mesh_1, mesh_1Shape: properties
+     * hash (2 words), children hash (2 words), as the reference reports */
+    static const uint64_t expect[5][4] = {
+        {0x232706fc6bf50919ULL, 0x8b72ee65b4e851c7ULL, 0x1b82e9f64efeaec1ULL, 0x0191eba832ce6dbfULL},
+        {0x75c7edb28e400fd4ULL, 0xc68d08d3327df39aULL, 0x82161926ce7a0aa0ULL, 0x769a0aeacc9aecdaULL},
+        {0xe4c33bc335016dbcULL, 0xb3fcbb5769679c40ULL, 0x0000000000000000ULL, 0x0000000000000000ULL},
+        {0x15837e8fba6da526ULL, 0xf651eee1c3124477ULL, 0xe0dd6976cc4b2d40ULL, 0xf4efbf27a8665187ULL},
+        {0xdc7c643ed5230b0fULL, 0xe825d156a59b7345ULL, 0x0000000000000000ULL, 0x0000000000000000ULL}};
+    char *dir = tu_temp_dir();
+    char *path = tu_path_join(dir, "hashed.abc"), *nudged = tu_path_join(dir, "nudged.abc");
+    write_hashed_archive(path, 0);
+    write_hashed_archive(nudged, 1);
+    rfile f, g;
+    rfile_load(&f, path);
+    rfile_load(&g, nudged);
+    const rfile *files[2] = {&f, &g};
+    const unsigned char *got[2][5];
+    for (int k = 0; k < 2; ++k) {
+        robj xforms[MAX_ITEMS], shape0[MAX_ITEMS], shape1[MAX_ITEMS];
+        const uint64_t top = r_root(files[k], 2);
+        assert_int_equal(r_objects(files[k], top, xforms), 2);
+        r_objects(files[k], xforms[0].group, shape0);
+        r_objects(files[k], xforms[1].group, shape1);
+        got[k][0] = r_object_hashes(files[k], top);
+        got[k][1] = r_object_hashes(files[k], xforms[0].group);
+        got[k][2] = r_object_hashes(files[k], shape0[0].group);
+        got[k][3] = r_object_hashes(files[k], xforms[1].group);
+        got[k][4] = r_object_hashes(files[k], shape1[0].group);
+    }
+    for (int o = 0; o < 5; ++o) {
+        for (int w = 0; w < 4; ++w)
+            if (rd_u64(got[0][o] + 8 * w) != expect[o][w])
+                fail_msg("object %d word %d: %016llx, the reference %016llx", o, w,
+                         (unsigned long long)rd_u64(got[0][o] + 8 * w),
+                         (unsigned long long)expect[o][w]);
+    }
+    /* the nudge: mesh_1Shape's properties, mesh_1's and the top's children */
+    const bool props_differ[5] = {false, false, false, false, true};
+    const bool children_differ[5] = {true, false, false, true, false};
+    for (int o = 0; o < 5; ++o) {
+        assert_int_equal(memcmp(got[0][o], got[1][o], 16) != 0, props_differ[o]);
+        assert_int_equal(memcmp(got[0][o] + 16, got[1][o] + 16, 16) != 0, children_differ[o]);
+    }
+    /* a mesh has no children: zeros, as the reference writes */
+    for (int i = 16; i < 32; ++i) assert_int_equal(got[0][2][i] | got[0][4][i], 0);
+    free(f.b);
+    free(g.b);
+    tu_remove_tree(dir);
+    free(path);
+    free(nudged);
+    free(dir);
 }
 
 static void test_round_trip(void **state)
@@ -1126,6 +1228,25 @@ static void test_bake_abc_matches_pc2(void **state)
     size_t size;
     const unsigned char *ts = r_data(&pf, r_root(&pf, 4), &size);
     assert_true(rd_f64(ts + 40) == 3.0 / 24.0);
+    /* issue #19: a DQS bake of the same frames has other hashes (abcdiff
+     * tells them apart through them); the same LBS bake again the same */
+    char *dqs = tu_path_join(dir, "dqs.abc"), *again = tu_path_join(dir, "again.abc");
+    d.output_path = dqs;
+    d.method = SSK_METHOD_DQS;
+    assert_int_equal(ssk_scene_bake(scene, &d, &stats, &err), SSK_OK);
+    d.output_path = again;
+    d.method = SSK_METHOD_LBS;
+    assert_int_equal(ssk_scene_bake(scene, &d, &stats, &err), SSK_OK);
+    rfile qf, af;
+    rfile_load(&qf, dqs);
+    rfile_load(&af, again);
+    const unsigned char *top = r_object_hashes(&pf, r_root(&pf, 2));
+    assert_memory_not_equal(top, r_object_hashes(&qf, r_root(&qf, 2)), HASH_BYTES);
+    assert_memory_equal(top, r_object_hashes(&af, r_root(&af, 2)), HASH_BYTES);
+    free(qf.b);
+    free(af.b);
+    free(dqs);
+    free(again);
     free(cache);
     free(pf.b);
     free(abc);
@@ -1140,6 +1261,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_murmur3_verification_value),
         cmocka_unit_test(test_spooky_v2_matches_the_reference),
+        cmocka_unit_test(test_object_hashes_match_the_reference),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_sample_storage_rules),
         cmocka_unit_test(test_many_frames_widen_header_fields),
