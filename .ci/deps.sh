@@ -11,6 +11,7 @@ packages=(
   libxxhash-dev
   libmurmurhash-dev
   libsuitesparse-dev
+  liblapack-dev
   python3-pytest python3-numpy python3-scipy
   python3-dev python3-hypothesis python3-setuptools python3-wheel python3-pip
   libegl-mesa0 libgl1-mesa-dri
