@@ -84,8 +84,26 @@ def wait_until(path, proc, done, timeout=TIMEOUT):
 
 
 def free_display():
+    """A display number no X server uses; the lock and socket of a server
+    that died without cleaning up (killed) are removed and reused."""
     for n in range(91, 140):
-        if not os.path.exists("/tmp/.X11-unix/X%d" % n) and not os.path.exists("/tmp/.X%d-lock" % n):
+        lock, sock = "/tmp/.X%d-lock" % n, "/tmp/.X11-unix/X%d" % n
+        if os.path.exists(lock):
+            try:
+                with open(lock) as f:
+                    pid = int(f.read().strip())
+                os.kill(pid, 0)
+                continue  # a live server
+            except ProcessLookupError:
+                pass  # stale: its server is gone
+            except (OSError, ValueError):
+                continue  # unreadable, or not ours to judge
+            for stale in (lock, sock):
+                try:
+                    os.remove(stale)
+                except OSError:
+                    pass
+        if not os.path.exists(lock) and not os.path.exists(sock):
             return n
     raise AssertionError("no free X display")
 
@@ -144,7 +162,11 @@ def blender_window(session, out, log_name):
     finally:
         if blender is not None and blender.poll() is None:
             blender.kill()
-        xvfb.kill()
+        xvfb.terminate()  # SIGTERM: Xvfb removes its lock and socket
+        try:
+            xvfb.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            xvfb.kill()
         log.close()
 
 
