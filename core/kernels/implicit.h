@@ -1,0 +1,129 @@
+/*
+ * implicit.h — implicit skinning's run-time data (Vaillant 2015, chapter 4;
+ * issue #20): the compactly supported field of each bone sampled into a
+ * grid (4.4, 4.6.2.2: 32^3), the gradient-based composition operators
+ * sampled into 3D grids over (f1, f2, d) (4.5, 4.5.1: 128^3), their
+ * controllers d(alpha) (Fig. 4.6), and the per-vertex data of the tracking
+ * (4.6.2: iso-values, mean value coordinates). Internal to the core.
+ *
+ * Who fills what:
+ * - kernels/implicit_op.c: ssk_implicit_op_eval, the controllers.
+ * - kernels/implicit_field.c: ssk_implicit_field_eval.
+ * - bind/implicit_ops.c: ssk_implicit_op_build (bi-harmonic interpolation of
+ *   4.5.1, Eq. 4.3-4.4).
+ * - bind/implicit_fit.c: ssk_implicit_fit (reconstruction of 4.4: sub-meshes,
+ *   Poisson-disk samples, culling Eq. 4.2, closure centers, the HRBF of
+ *   Eq. 4.1, the remap t_r, the grids) and the mean value coordinates of the
+ *   tangential relaxation (Eq. 4.6).
+ * - kernels/implicit.c: composition tree and tracking (4.5, 4.6.2).
+ *
+ * Conventions (4.4): f in [0, 1], 0.5 the reference iso-surface, f > 0.5
+ * inside, f < 0.5 outside, 0 outside the compact support.
+ */
+#ifndef SSK_KERNELS_IMPLICIT_H
+#define SSK_KERNELS_IMPLICIT_H
+
+#include "model/internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Composition operators (4.5, 4.5.1)                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ssk_implicit_op_kind {
+    /* g_dc: clean union at d = 0, full contact at d = 1 (Fig. 4.7) */
+    SSK_IMPLICIT_OP_CONTACT = 0,
+    /* g_db: clean union at d = 0, full contact with maximal bulge at d = 1
+     * (Fig. 4.8; the bulge profile's control points fixed by 4.5.1) */
+    SSK_IMPLICIT_OP_BULGE = 1,
+    SSK_IMPLICIT_OP_KIND_COUNT
+} ssk_implicit_op_kind;
+
+/* An operator g(f1, f2, d) sampled on a regular grid of N^3 points over
+ * [0, 1]^3: values[(k N + j) N + i] = g(i / (N - 1), j / (N - 1),
+ * k / (N - 1)). Owned arrays (bind/implicit_bind.h: ssk_implicit_op_free). */
+typedef struct ssk_implicit_op {
+    ssk_implicit_op_kind kind;
+    uint32_t resolution; /* N >= 8 (the paper: 128) */
+    float *values;       /* N^3 */
+} ssk_implicit_op;
+
+/* g(f1, f2, d) by trilinear interpolation of the grid (inputs clamped to
+ * [0, 1]); dg_df1, dg_df2 (either may be NULL) get its partial derivatives
+ * in f1 and f2 (the controller's d is taken as constant, as the paper's
+ * gradient of a composition). */
+float ssk_implicit_op_eval(const ssk_implicit_op *op, float f1, float f2, float d,
+                           float *dg_df1, float *dg_df2);
+
+/* The controllers of Fig. 4.6, alpha the angle between grad f1 and grad f2
+ * in radians [0, pi], result in [0, 1], C1 in alpha:
+ * - contact d_c: 0 up to pi/2 (a bend below 90 degrees needs no contact),
+ *   rising to 1 (full contact) at pi.
+ * - bulge d_b: rises from small angles ("the bulge starts at low bending
+ *   angles", 4.5) to 1. */
+float ssk_implicit_controller(ssk_implicit_op_kind kind, float alpha);
+
+/* ------------------------------------------------------------------------ */
+/* A bone's field (4.4)                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Grid resolution per axis of a bone's field (4.6.2.2: 32^3). */
+#define SSK_IMPLICIT_FIELD_RESOLUTION 32
+
+/* f_i = t_r(d_i) of one bone, sampled on an N^3 grid over a box in the
+ * bone's frame at rest. Positions are rig space in the bind pose ("rest
+ * space"); at a frame the deformer maps a point p back to rest space by
+ * the inverse of the bone's skinning matrix (the field moves rigidly with
+ * its bone) before ssk_implicit_field_eval, and maps the gradient forward.
+ * Owned arrays (ssk_implicit_fit_free frees the fields it made). */
+typedef struct ssk_implicit_field {
+    uint32_t bone;         /* the rig's bone index */
+    float radius;          /* r of t_r: the farthest sample's distance to the bone */
+    /* rest space -> grid coordinates: g = grid_from_rest * (p, 1),
+     * row-major 4x4 (a rotation into the bone's frame, a translation and a
+     * per-axis scale), so that the grid's points are g in {0 .. N-1}^3 */
+    float grid_from_rest[16];
+    uint32_t resolution;   /* N */
+    /* N^3 by 4: f, then grad f (rest space) at grid point (i, j, k),
+     * index (k N + j) N + i */
+    float *samples;
+    uint32_t sample_count; /* HRBF centers used (Poisson-disk samples after
+                              culling, plus closure centers) */
+} ssk_implicit_field;
+
+/* f at rest-space point p by trilinear interpolation of the grid, 0 with a
+ * zero gradient outside it; grad (3 floats, may be NULL) gets the
+ * trilinear interpolation of the sampled gradients (rest space). */
+float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3], float grad[3]);
+
+/* ------------------------------------------------------------------------ */
+/* The rig's implicit data (made at bind)                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ssk_implicit_fit_params {
+    uint32_t target_samples;  /* Poisson-disk samples per bone, about (4.4: 50-100; default 64) */
+    float cull_b;             /* b of Eq. 4.2 (default 0.05) */
+    uint32_t resolution;      /* field grid N (default SSK_IMPLICIT_FIELD_RESOLUTION) */
+} ssk_implicit_fit_params;
+
+typedef struct ssk_implicit_fit {
+    uint32_t field_count;
+    ssk_implicit_field *fields; /* field_count, ascending bone */
+    int32_t *bone_field;        /* #B: index into fields, -1 for a bone
+                                   without one (no sub-mesh, or too few samples) */
+    /* The tangential relaxation's mean value coordinates (Eq. 4.6, [HF06]):
+     * whole-rig CSR over the welded representatives; for vertex v, rows
+     * mvc_offsets[v] .. mvc_offsets[v + 1] list its one-ring neighbors in
+     * order around it (representatives) and Phi_vj, summing to 1, with
+     * v = sum_j Phi_vj q_vj at rest, q_vj the neighbor projected onto v's
+     * tangent plane (normal: the rest vertex normal). Empty rows: members
+     * of a weld group (they copy their representative), boundary and
+     * non-manifold vertices (no relaxation). */
+    uint32_t *mvc_offsets;      /* #V + 1 */
+    uint32_t *mvc_neighbors;
+    float *mvc_weights;
+    /* Rest normals (rig space, unit; area-weighted over the welded
+     * surface), #V by 3: the tangent planes of the coordinates above. */
+    float *rest_normals;
+} ssk_implicit_fit;
+
+#endif /* SSK_KERNELS_IMPLICIT_H */
