@@ -14,6 +14,7 @@
 #define SSK_BACKEND_H
 
 #include "model/internal.h"
+#include "kernels/implicit.h"
 
 /* Per-frame data, prepared by the deformer for every backend. */
 typedef struct ssk_frame_data {
@@ -50,6 +51,9 @@ typedef enum ssk_kernel {
                            on the CPU by every backend) */
     SSK_KERNEL_COR,     /* output <- CoR skinning of the rest positions
                            (centers of rotation from the binding view) */
+    SSK_KERNEL_IMPLICIT, /* output <- implicit skinning's tracking of input
+                            (ssk_implicit, run on the CPU by every backend
+                            for now) */
     SSK_KERNEL_COUNT
 } ssk_kernel;
 
@@ -63,7 +67,8 @@ typedef enum ssk_kernel {
 static inline bool ssk_kernel_welds(ssk_kernel kernel)
 {
     return kernel == SSK_KERNEL_RIGID || kernel == SSK_KERNEL_IRS || kernel == SSK_KERNEL_RADIAL ||
-           kernel == SSK_KERNEL_SPRING || kernel == SSK_KERNEL_COR || kernel == SSK_KERNEL_ARAP;
+           kernel == SSK_KERNEL_SPRING || kernel == SSK_KERNEL_COR || kernel == SSK_KERNEL_ARAP ||
+           kernel == SSK_KERNEL_IMPLICIT;
 }
 
 /* One kernel run over the whole rig (all meshes). Buffers hold whole-rig
@@ -88,10 +93,12 @@ typedef struct ssk_kernel_call {
     ssk_radial_profile profile;          /* RADIAL */
     float amount;                        /* RADIAL, at this frame */
     ssk_spring *spring;                  /* SPRING: the node's solver */
-    const float *skinning;               /* SPRING: #B by 16 of the frame */
+    const float *skinning;               /* SPRING, IMPLICIT: #B by 16 of the frame */
     double frame;                        /* SPRING: the frame */
     ssk_spring_report *report;           /* SPRING: out */
     ssk_arap *arap;                      /* ARAP: the node's solver */
+    ssk_implicit *implicit;              /* IMPLICIT: the node's tracker */
+    ssk_implicit_report *implicit_report; /* IMPLICIT: out */
 } ssk_kernel_call;
 
 typedef struct ssk_backend_ops {
@@ -125,5 +132,12 @@ typedef struct ssk_backend_ops {
 
 extern const ssk_backend_ops ssk_cpu_backend;
 extern const ssk_backend_ops ssk_gl_backend;
+
+/* The implicit node on the CPU, for both backends (cpu_backend.c):
+ * positions (#V by 3, object space, the first stage) are taken to rig
+ * space, tracked (ssk_implicit_pose, ssk_implicit_track with
+ * call->skinning) and taken back, in place. */
+ssk_status ssk_cpu_implicit_track(const ssk_rig *rig, const ssk_frame_data *frame,
+                                  const ssk_kernel_call *call, float *positions, ssk_error *err);
 
 #endif /* SSK_BACKEND_H */

@@ -104,6 +104,23 @@ static void transform_rows(float *rows, uint32_t count, const float *m)
     ssk_parallel_for(count, SSK_PARALLEL_GRAIN, transform_chunk, &j);
 }
 
+ssk_status ssk_cpu_implicit_track(const ssk_rig *rig, const ssk_frame_data *frame,
+                                  const ssk_kernel_call *call, float *positions, ssk_error *err)
+{
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) /* object -> rig */
+        if (!frame->mesh_identity[m])
+            transform_rows(positions + 3 * (size_t)rig->meshes[m].first_vertex,
+                           rig->meshes[m].vertex_count, frame->objects + 16 * (size_t)m);
+    ssk_status st = ssk_implicit_pose(call->implicit, call->skinning, err);
+    if (st == SSK_OK) st = ssk_implicit_track(call->implicit, positions, call->implicit_report, err);
+    if (st != SSK_OK) return st;
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) /* rig -> object */
+        if (!frame->mesh_identity[m])
+            transform_rows(positions + 3 * (size_t)rig->meshes[m].first_vertex,
+                           rig->meshes[m].vertex_count, frame->post + 16 * (size_t)m);
+    return SSK_OK;
+}
+
 static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_error *err)
 {
     cpu_state *s = state;
@@ -200,6 +217,10 @@ static ssk_status cpu_run_kernel(void *state, const ssk_kernel_call *call, ssk_e
                 transform_rows(out + 3 * (size_t)rig->meshes[m].first_vertex,
                                rig->meshes[m].vertex_count, frame->post + 16 * (size_t)m);
         return SSK_OK;
+    }
+    case SSK_KERNEL_IMPLICIT: {
+        if (out != in) memcpy(out, in, 3 * (size_t)nv * sizeof(float));
+        return ssk_cpu_implicit_track(rig, frame, call, out, err);
     }
     case SSK_KERNEL_SPRING: {
         if (out != in) memcpy(out, in, 3 * (size_t)nv * sizeof(float));

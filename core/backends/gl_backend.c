@@ -1459,6 +1459,30 @@ static ssk_status run_arap(gl_state *s, const ssk_kernel_call *call, GLuint outp
     return st;
 }
 
+/* The implicit node (issue #20): its first stage read back, tracked on the
+ * CPU (ssk_cpu_implicit_track: the same code as the CPU backend) and
+ * uploaded into `output`; the GL pipeline goes on from there. The tracking
+ * has no compute shader yet. */
+static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint input,
+                               GLuint output, ssk_error *err)
+{
+    const size_t bytes = 3 * (size_t)s->rig->vertex_count * sizeof(float);
+    float *host = malloc(bytes + 1);
+    if (!host) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, input);
+    glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, host);
+    ssk_status st = ssk_gl_check("implicit readback", err);
+    if (st == SSK_OK) st = ssk_cpu_implicit_track(s->rig, s->frame, call, host, err);
+    if (st == SSK_OK) {
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, output);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, host);
+        st = ssk_gl_check("implicit upload", err);
+    }
+    free(host);
+    return st;
+}
+
 /* Welds a position buffer in place (shaders/model_weld.comp, core/model/weld.c). */
 static ssk_status run_weld(gl_state *s, GLuint positions, ssk_error *err)
 {
@@ -1499,6 +1523,7 @@ static void job_run(void *user)
     case SSK_KERNEL_RADIAL: st = run_attach(s, PROG_RADIAL, call, input, output, job->err); break;
     case SSK_KERNEL_SPRING: st = run_spring(s, call, input, output, job->err); break;
     case SSK_KERNEL_ARAP: st = run_arap(s, call, output, job->err); break;
+    case SSK_KERNEL_IMPLICIT: st = run_implicit(s, call, input, output, job->err); break;
     case SSK_KERNEL_COR: st = run_cor(s, output, job->err); break;
     default:
         st = ssk_error_set(job->err, SSK_ERROR_UNSUPPORTED,

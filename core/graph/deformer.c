@@ -13,6 +13,7 @@
  * creation (ssk_cor_precompute, default parameters, CPU) and keeps them.
  */
 #include "backends/backend.h"
+#include "bind/implicit_bind.h"
 #include "graph/graph.h"
 
 #include <math.h>
@@ -49,6 +50,8 @@ struct ssk_deformer {
     ssk_attach_bone **attach;     /* per node: #B bones, NULL if not needed */
     ssk_spring **springs;         /* per node: its solver (spring nodes) */
     ssk_arap **araps;             /* per node: its solver (arap nodes) */
+    ssk_implicit **implicits;     /* per node: its tracker (implicit nodes) */
+    ssk_implicit_report *implicit_reports; /* per node: the last frame's */
     ssk_spring_report *reports;   /* per node: the last solve's report */
     float *rest_distances;        /* #V, IRS length adjustment (Fig. 13) */
     float *weight_slots;          /* attachment per skin weight influence
@@ -292,13 +295,32 @@ static ssk_status weight_slots(ssk_deformer *d, ssk_error *err)
 static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_read,
                              int *free_buffers, uint32_t *free_count, ssk_error *err);
 
+/* An implicit node's tracker (Vaillant 2015, 4.4-4.6): the rig's fields
+ * fitted at rest, the two composition operators built, then the tracker
+ * that takes them. */
+static ssk_status make_implicit(ssk_implicit **out, const ssk_rig *rig,
+                                const ssk_implicit_params *params, ssk_error *err)
+{
+    ssk_implicit_fit fit = {0};
+    ssk_implicit_op ops[SSK_IMPLICIT_OP_KIND_COUNT] = {{0}};
+    ssk_status st = ssk_implicit_fit_create(&fit, rig, NULL, err);
+    for (int k = 0; st == SSK_OK && k < SSK_IMPLICIT_OP_KIND_COUNT; ++k)
+        st = ssk_implicit_op_build(&ops[k], (ssk_implicit_op_kind)k, SSK_IMPLICIT_OP_RESOLUTION,
+                                   err);
+    if (st == SSK_OK) return ssk_implicit_create(out, rig, &fit, ops, params, err);
+    ssk_implicit_fit_free(&fit);
+    for (int k = 0; k < SSK_IMPLICIT_OP_KIND_COUNT; ++k) ssk_implicit_op_free(&ops[k]);
+    return st;
+}
+
 /* A node whose output buffer may be handed to a later node once every
- * reader has run: the stateless kernels. Spring and ARAP nodes keep theirs
+ * reader has run: the stateless kernels (implicit tracking is history
+ * independent). Spring and ARAP nodes keep theirs
  * (frame-dependent springs continue from their previous output). */
 static bool buffer_reusable(const ssk_graph_node *node)
 {
     return node->type == SSK_NODE_SKINNING || node->type == SSK_NODE_RADIAL ||
-           node->type == SSK_NODE_NORMALS;
+           node->type == SSK_NODE_NORMALS || node->type == SSK_NODE_IMPLICIT;
 }
 
 /* One kernel call per node in topological order, each writing a buffer on
@@ -338,8 +360,11 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
     d->attach = calloc(g->node_count + 1, sizeof *d->attach);
     d->springs = calloc(g->node_count + 1, sizeof *d->springs);
     d->araps = calloc(g->node_count + 1, sizeof *d->araps);
+    d->implicits = calloc(g->node_count + 1, sizeof *d->implicits);
+    d->implicit_reports = calloc(g->node_count + 1, sizeof *d->implicit_reports);
     d->reports = calloc(g->node_count + 1, sizeof *d->reports);
-    if (!d->steps || !d->node_buffer || !d->attach || !d->springs || !d->araps || !d->reports)
+    if (!d->steps || !d->node_buffer || !d->attach || !d->springs || !d->araps ||
+        !d->implicits || !d->implicit_reports || !d->reports)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     for (uint32_t i = 0; i < g->node_count; ++i) d->node_buffer[i] = -1;
     for (uint32_t k = 0; k < g->node_count; ++k) {
@@ -404,6 +429,19 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
                 return ssk_error_set(err, st, "arap node '%s': %s", node->id, message);
             }
             call.arap = d->araps[n];
+            break;
+        }
+        case SSK_NODE_IMPLICIT: {
+            call.kernel = SSK_KERNEL_IMPLICIT;
+            call.input = d->node_buffer[node->input_positions];
+            ssk_status st = make_implicit(&d->implicits[n], d->rig, &node->implicit, err);
+            if (st != SSK_OK) {
+                char message[SSK_ERROR_MESSAGE_SIZE];
+                snprintf(message, sizeof message, "%s", err ? err->message : "");
+                return ssk_error_set(err, st, "implicit node '%s': %s", node->id, message);
+            }
+            call.implicit = d->implicits[n];
+            call.implicit_report = &d->implicit_reports[n];
             break;
         }
         default:
@@ -528,6 +566,10 @@ void ssk_deformer_destroy(ssk_deformer *d)
     if (d->araps && d->graph)
         for (uint32_t i = 0; i < d->graph->node_count; ++i) ssk_arap_destroy(d->araps[i]);
     free(d->araps);
+    if (d->implicits && d->graph)
+        for (uint32_t i = 0; i < d->graph->node_count; ++i) ssk_implicit_destroy(d->implicits[i]);
+    free(d->implicits);
+    free(d->implicit_reports);
     free(d->attach);
     free(d->springs);
     free(d->reports);
@@ -629,6 +671,7 @@ static ssk_status prepare_frame(ssk_deformer *d, const float *skinning,
         }
         if (step->call.kernel == SSK_KERNEL_RADIAL)
             step->call.amount = ssk_graph_node_amount(node, d->frame);
+        if (step->call.kernel == SSK_KERNEL_IMPLICIT) step->call.skinning = skinning;
         if (step->call.kernel == SSK_KERNEL_SPRING) {
             step->call.skinning = skinning;
             step->call.frame = d->frame;

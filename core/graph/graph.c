@@ -50,7 +50,7 @@
 #define INTEGRAL_FIXED_LIMIT 1e15f
 
 static const char *const node_type_names[SSK_NODE_TYPE_COUNT] = {
-    "skinning", "radial", "normals", "output", "spring", "arap"};
+    "skinning", "radial", "normals", "output", "spring", "arap", "implicit"};
 
 /* Input slots of a node, by name. */
 typedef enum graph_input { INPUT_POSITIONS = 0, INPUT_NORMALS, INPUT_COUNT } graph_input;
@@ -66,6 +66,7 @@ static void node_free(ssk_graph_node *node)
     free(node->joint_influences);
     free(node->bone_mask);
     free(node->keys);
+    free(node->joint_operators);
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) free(node->stiffness_maps[f]);
     if (node->edits)
         for (uint32_t e = 0; e < node->edit_count; ++e) {
@@ -193,6 +194,7 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
             !(d->keys = ssk_graph_memdup(s->keys, (size_t)s->key_count * 2 * sizeof(float))))
             goto oom;
         if (ssk_graph_spring_copy(d, s, src->vertex_count) != SSK_OK) goto oom;
+        if (ssk_graph_implicit_copy(d, s, src->bone_count) != SSK_OK) goto oom;
     }
     *out = g;
     return ssk_error_ok(err);
@@ -337,7 +339,7 @@ static bool find_profile(const char *name, ssk_radial_profile *out)
     return false;
 }
 
-static int32_t find_bone(const ssk_graph *g, const char *name)
+int32_t ssk_graph_find_bone(const ssk_graph *g, const char *name)
 {
     for (uint32_t b = 0; b < g->bone_count; ++b)
         if (strcmp(g->bone_names[b], name) == 0) return (int32_t)b;
@@ -411,6 +413,7 @@ static bool field_allowed(ssk_node_type type, bool irs, bool attach, const char 
         for (size_t i = 0; i < sizeof spring / sizeof spring[0]; ++i)
             if (strcmp(field, spring[i]) == 0) return true;
     if (type == SSK_NODE_ARAP && strcmp(field, "regularization") == 0) return true;
+    if (type == SSK_NODE_IMPLICIT) return ssk_graph_implicit_field(field);
     return false;
 }
 
@@ -488,7 +491,7 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
                                id, ssk_json_kind(v));
         json_object_object_foreach(v, bone_name, pair)
         {
-            int32_t b = find_bone(g, bone_name);
+            int32_t b = ssk_graph_find_bone(g, bone_name);
             if (b < 0)
                 return GRAPH_ERROR("node '%s': field 'joint_influences': unknown bone '%s'", id,
                                    bone_name);
@@ -549,7 +552,7 @@ static ssk_status parse_radial(ssk_graph *g, ssk_graph_node *n, json_object *obj
             return GRAPH_ERROR("node '%s': field 'bones': entry %zu: expected a bone name, "
                                "got %s",
                                id, i, ssk_json_kind(name));
-        int32_t b = find_bone(g, json_object_get_string(name));
+        int32_t b = ssk_graph_find_bone(g, json_object_get_string(name));
         if (b < 0)
             return GRAPH_ERROR("node '%s': field 'bones': unknown bone '%s'", id,
                                json_object_get_string(name));
@@ -660,6 +663,7 @@ static ssk_status parse_node(ssk_graph *g, id_table *ids, uint32_t index, json_o
     case SSK_NODE_RADIAL: return parse_radial(g, n, obj, err);
     case SSK_NODE_SPRING: return ssk_graph_parse_spring(g, n, obj, err);
     case SSK_NODE_ARAP: return parse_arap(n, obj, err);
+    case SSK_NODE_IMPLICIT: return ssk_graph_parse_implicit(g, n, obj, err);
     default: return SSK_OK;
     }
 }
@@ -675,7 +679,8 @@ static int output_kind(ssk_node_type type)
     case SSK_NODE_SKINNING:
     case SSK_NODE_RADIAL:
     case SSK_NODE_SPRING:
-    case SSK_NODE_ARAP: return INPUT_POSITIONS;
+    case SSK_NODE_ARAP:
+    case SSK_NODE_IMPLICIT: return INPUT_POSITIONS;
     case SSK_NODE_NORMALS: return INPUT_NORMALS;
     default: return -1;
     }
@@ -686,7 +691,8 @@ static bool has_input(ssk_node_type type, graph_input input)
     switch (type) {
     case SSK_NODE_RADIAL:
     case SSK_NODE_NORMALS:
-    case SSK_NODE_SPRING: return input == INPUT_POSITIONS;
+    case SSK_NODE_SPRING:
+    case SSK_NODE_IMPLICIT: return input == INPUT_POSITIONS;
     case SSK_NODE_OUTPUT: return true;
     default: return false;
     }
@@ -1174,7 +1180,11 @@ ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_r
      * change it: from rigid or LBS the springs would keep their tears and
      * candy wrapper (issue #15, docs/real-characters.md). */
     bool spring = method == SSK_METHOD_SPRING;
-    uint32_t node_count = spring ? 3 : 2;
+    /* Implicit: DQS as the first stage, as the paper (Vaillant 2015,
+     * 4.6.2.1: "Dual quaternions are used to compute an initial position
+     * of the mesh vertices"), then an implicit node with the defaults. */
+    bool implicit = method == SSK_METHOD_IMPLICIT;
+    uint32_t node_count = spring || implicit ? 3 : 2;
     ssk_graph *g = graph_alloc(rig, node_count);
     if (!g) goto oom;
     ssk_graph_node *skin = &g->nodes[0], *output = &g->nodes[node_count - 1];
@@ -1182,7 +1192,7 @@ ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_r
     output->id = ssk_strdup("out");
     if (!skin->id || !output->id) goto oom;
     skin->type = SSK_NODE_SKINNING;
-    skin->method = spring ? SSK_METHOD_IRS : method;
+    skin->method = spring ? SSK_METHOD_IRS : implicit ? SSK_METHOD_DQS : method;
     if (skin->method == SSK_METHOD_IRS &&
         !(skin->joint_influences = influences_alloc(g->bone_count, skin->parent_influence,
                                                     skin->child_influence)))
@@ -1194,6 +1204,14 @@ ssk_status ssk_graph_from_method(ssk_graph **out, ssk_method method, const ssk_r
         relax->type = SSK_NODE_SPRING;
         ssk_graph_spring_defaults(&relax->spring);
         relax->input_positions = 0;
+    }
+    if (implicit) {
+        ssk_graph_node *track = &g->nodes[1];
+        track->id = ssk_strdup("implicit");
+        if (!track->id) goto oom;
+        track->type = SSK_NODE_IMPLICIT;
+        ssk_implicit_params_default(&track->implicit);
+        track->input_positions = 0;
     }
     output->type = SSK_NODE_OUTPUT;
     output->input_positions = (int32_t)node_count - 2;
@@ -1300,6 +1318,7 @@ static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
     if (ok && n->type == SSK_NODE_SPRING) ok = ssk_graph_spring_to_json(g, n, o);
     if (ok && n->type == SSK_NODE_ARAP)
         ok = ssk_json_put(o, "regularization", ssk_json_new_float(n->arap.regularization));
+    if (ok && n->type == SSK_NODE_IMPLICIT) ok = ssk_graph_implicit_to_json(g, n, o);
     if (!ok) {
         json_object_put(o);
         return NULL;

@@ -21,6 +21,8 @@ typedef enum ssk_node_type {
     SSK_NODE_OUTPUT,       /* positions in, optional normals in */
     SSK_NODE_SPRING,       /* positions in (the first stage), positions out */
     SSK_NODE_ARAP,         /* source: positions out (ARAP on scale vectors) */
+    SSK_NODE_IMPLICIT,     /* positions in (the first stage), positions out
+                              (implicit skinning, Vaillant 2015) */
     SSK_NODE_TYPE_COUNT
 } ssk_node_type;
 
@@ -57,6 +59,11 @@ typedef struct ssk_graph_node {
     uint32_t edit_count;
     /* ARAP */
     ssk_arap_params arap;
+    /* IMPLICIT: parameters (implicit.joint_operators points at the owned
+     * joint_operators, #B bytes, SSK_IMPLICIT_OPERATOR_COUNT for the
+     * default operator; NULL when every joint takes the default) */
+    ssk_implicit_params implicit;
+    uint8_t *joint_operators;
     /* inputs: index of the node feeding them, -1 when not connected */
     int32_t input_positions;
     int32_t input_normals;
@@ -160,5 +167,38 @@ ssk_status ssk_graph_spring_copy(ssk_graph_node *d, const ssk_graph_node *s, uin
  * included), in the order of docs/deformer-graph.md; false when out of
  * memory (`o` then holds part of them). */
 bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, struct json_object *o);
+
+/* Shared readers (graph_spring.c). The index of `name` among name_of(0 ..
+ * count - 1), -1 when absent. */
+int ssk_graph_find_name(const char *name, const char *(*name_of)(int), int count);
+/* An integer in [lo, hi], written as a JSON integer (2.0 is not one), of
+ * node `id`'s field `field`. SSK_ERROR_GRAPH naming both. */
+ssk_status ssk_graph_get_integer(struct json_object *v, const char *id, const char *field,
+                                 int64_t lo, int64_t hi, int64_t *out, ssk_error *err);
+/* An optional name field of `obj`: *out unchanged when absent. */
+ssk_status ssk_graph_get_name(struct json_object *obj, const char *id, const char *field,
+                              const char *(*name_of)(int), int count, int *out, ssk_error *err);
+/* The index of the rig bone `name` (graph.c), -1 when absent. */
+int32_t ssk_graph_find_bone(const ssk_graph *g, const char *name);
+
+/* Implicit node (graph_implicit.c; Vaillant 2015, 4.5-4.6; issue #20).
+ * Whether `field` is one of its fields. */
+bool ssk_graph_implicit_field(const char *field);
+/* The fields of implicit node `n` from `obj` (ssk_implicit_params_default,
+ * then the fields given): "operator" (the default operator's name),
+ * "operators" ({bone name: operator name}, the joint between the bone and
+ * its parent), "iterations", "sigma", "contact_angle",
+ * "smoothing_iterations", "diffusion_iterations", "bulge".
+ * SSK_ERROR_GRAPH (naming the node and field), SSK_ERROR_OUT_OF_MEMORY; on
+ * failure `n` owns what was parsed. */
+ssk_status ssk_graph_parse_implicit(ssk_graph *g, ssk_graph_node *n, struct json_object *obj,
+                                    ssk_error *err);
+/* Deep copy of the joint operators into `d` (a shallow copy of `s`).
+ * SSK_ERROR_OUT_OF_MEMORY (no message) or SSK_OK. */
+ssk_status ssk_graph_implicit_copy(ssk_graph_node *d, const ssk_graph_node *s,
+                                   uint32_t bone_count);
+/* Adds the node's fields to `o`, all written; false when out of memory. */
+bool ssk_graph_implicit_to_json(const ssk_graph *g, const ssk_graph_node *n,
+                                struct json_object *o);
 
 #endif /* SSK_GRAPH_H */

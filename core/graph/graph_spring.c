@@ -95,7 +95,7 @@ static const char *attachment_name_at(int i) { return ssk_attachment_mode_name((
 static const char *solver_name_at(int i) { return solver_names[i]; }
 
 /* Index of `name` in name_of(0 .. count - 1), or -1. */
-static int find_name(const char *name, const char *(*name_of)(int), int count)
+int ssk_graph_find_name(const char *name, const char *(*name_of)(int), int count)
 {
     for (int i = 0; i < count; ++i) {
         const char *n = name_of(i);
@@ -121,8 +121,8 @@ static ssk_status get_nonnegative(json_object *v, const char *id, const char *fi
 }
 
 /* An integer in [lo, hi], written as a JSON integer (2.0 is not one). */
-static ssk_status get_integer(json_object *v, const char *id, const char *field, int64_t lo,
-                              int64_t hi, int64_t *out, ssk_error *err)
+ssk_status ssk_graph_get_integer(json_object *v, const char *id, const char *field, int64_t lo,
+                                 int64_t hi, int64_t *out, ssk_error *err)
 {
     int64_t x = 0;
     bool ok = v && json_object_get_type(v) == json_type_int;
@@ -141,8 +141,8 @@ static ssk_status get_integer(json_object *v, const char *id, const char *field,
 }
 
 /* An optional name field: *out unchanged when absent. */
-static ssk_status get_name(json_object *obj, const char *id, const char *field,
-                           const char *(*name_of)(int), int count, int *out, ssk_error *err)
+ssk_status ssk_graph_get_name(json_object *obj, const char *id, const char *field,
+                              const char *(*name_of)(int), int count, int *out, ssk_error *err)
 {
     json_object *v = NULL;
     if (!json_object_object_get_ex(obj, field, &v)) return SSK_OK;
@@ -151,7 +151,7 @@ static ssk_status get_name(json_object *obj, const char *id, const char *field,
     if (!ssk_json_is_plain_string(v))
         return GRAPH_ERROR("node '%s': field '%s': expected a string (%s), got %s", id, field,
                            list, ssk_json_kind(v));
-    int i = find_name(json_object_get_string(v), name_of, count);
+    int i = ssk_graph_find_name(json_object_get_string(v), name_of, count);
     if (i < 0)
         return GRAPH_ERROR("node '%s': field '%s': unknown value '%s' (expected %s)", id, field,
                            json_object_get_string(v), list);
@@ -171,7 +171,7 @@ static ssk_status parse_stiffness(ssk_graph_node *n, json_object *v, ssk_error *
                            id, list, ssk_json_kind(v));
     json_object_object_foreach(v, force, value)
     {
-        int f = find_name(force, force_name_at, SSK_FORCE_COUNT);
+        int f = ssk_graph_find_name(force, force_name_at, SSK_FORCE_COUNT);
         if (f < 0)
             return GRAPH_ERROR("node '%s': field 'stiffness': unknown force '%s' (expected %s)",
                                id, force, list);
@@ -196,7 +196,7 @@ static ssk_status parse_stiffness_maps(ssk_graph *g, ssk_graph_node *n, json_obj
                            id, list, ssk_json_kind(v));
     json_object_object_foreach(v, force, map)
     {
-        int f = find_name(force, force_name_at, SSK_FORCE_COUNT);
+        int f = ssk_graph_find_name(force, force_name_at, SSK_FORCE_COUNT);
         if (f < 0)
             return GRAPH_ERROR("node '%s': field 'stiffness_maps': unknown force '%s' "
                                "(expected %s)",
@@ -357,7 +357,7 @@ static ssk_status parse_edit(ssk_graph *g, ssk_graph_node *n, size_t index, json
         char name[FIELD_PATH_SIZE];
         snprintf(name, sizeof name, "%s.grow", field);
         int64_t grow = 0;
-        s = get_integer(v, id, name, 0, EDIT_GROW_LIMIT, &grow, err);
+        s = ssk_graph_get_integer(v, id, name, 0, EDIT_GROW_LIMIT, &grow, err);
         if (s != SSK_OK) return s;
         e->edit.grow = (uint32_t)grow;
     }
@@ -397,7 +397,7 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
                            "%s",
                            id, ssk_json_describe(v, text, sizeof text));
     int name = (int)n->spring.integrator;
-    if ((s = get_name(obj, id, "integrator", integrator_name_at, SSK_SPRING_INTEGRATOR_COUNT,
+    if ((s = ssk_graph_get_name(obj, id, "integrator", integrator_name_at, SSK_SPRING_INTEGRATOR_COUNT,
                       &name, err)) != SSK_OK)
         return s;
     n->spring.integrator = (ssk_spring_integrator)name;
@@ -408,13 +408,13 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
                            ssk_json_describe(v, text, sizeof text));
     if (json_object_object_get_ex(obj, "max_iterations", &v)) {
         int64_t iterations = 0;
-        if ((s = get_integer(v, id, "max_iterations", 1, SPRING_MAX_ITERATIONS_LIMIT,
+        if ((s = ssk_graph_get_integer(v, id, "max_iterations", 1, SPRING_MAX_ITERATIONS_LIMIT,
                              &iterations, err)) != SSK_OK)
             return s;
         n->spring.max_iterations = (uint32_t)iterations;
     }
     name = (int)n->spring.convergence;
-    if ((s = get_name(obj, id, "convergence", convergence_name_at, SSK_CONVERGE_COUNT, &name,
+    if ((s = ssk_graph_get_name(obj, id, "convergence", convergence_name_at, SSK_CONVERGE_COUNT, &name,
                       err)) != SSK_OK)
         return s;
     n->spring.convergence = (ssk_spring_convergence)name;
@@ -422,12 +422,12 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
         (s = get_nonnegative(v, id, "threshold", &n->spring.threshold, err)) != SSK_OK)
         return s;
     name = (int)n->spring.mode;
-    if ((s = get_name(obj, id, "mode", mode_name_at, SSK_SPRING_MODE_COUNT, &name, err)) !=
+    if ((s = ssk_graph_get_name(obj, id, "mode", mode_name_at, SSK_SPRING_MODE_COUNT, &name, err)) !=
         SSK_OK)
         return s;
     n->spring.mode = (ssk_spring_mode)name;
     name = (int)n->spring.attachment;
-    if ((s = get_name(obj, id, "attachment", attachment_name_at, SSK_ATTACHMENT_MODE_COUNT,
+    if ((s = ssk_graph_get_name(obj, id, "attachment", attachment_name_at, SSK_ATTACHMENT_MODE_COUNT,
                       &name, err)) != SSK_OK)
         return s;
     n->spring.attachment = (ssk_attachment_mode)name;
@@ -445,7 +445,7 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
      * integrator and a scheme other than energy; chebyshev_rho as given)
      * and the plain update elsewhere. */
     name = -1;
-    if ((s = get_name(obj, id, "solver", solver_name_at, SOLVER_COUNT, &name, err)) != SSK_OK)
+    if ((s = ssk_graph_get_name(obj, id, "solver", solver_name_at, SOLVER_COUNT, &name, err)) != SSK_OK)
         return s;
     const bool applies =
         n->spring.integrator == SSK_SPRING_EXPLICIT && n->spring.convergence != SSK_CONVERGE_ENERGY;

@@ -418,6 +418,8 @@ typedef enum ssk_method {
                               its defaults (Toothman 2020, 4.2) */
     SSK_METHOD_COR = 5,   /* optimized centers of rotation (Le & Hodgins
                              2016, Algorithm 1; CoRs from the binding) */
+    SSK_METHOD_IMPLICIT = 6, /* DQS, then implicit skinning's tracking
+                                (Vaillant 2015, 4.6.2) */
     SSK_METHOD_COUNT
 } ssk_method;
 
@@ -1208,6 +1210,59 @@ void ssk_arap_destroy(ssk_arap *arap);
  * SSK_ERROR_NONFINITE (a bone's rotation), SSK_ERROR_OUT_OF_MEMORY. */
 ssk_status ssk_arap_deform(ssk_arap *arap, float *dst, const ssk_attach_bone *bones,
                            ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Implicit skinning (Vaillant 2015, chapter 4; issue #20).                  */
+/* ------------------------------------------------------------------------ */
+
+/* Each bone's part of the skin is approximated at bind by the 0.5
+ * iso-surface of a compactly supported field f_i = t_r(d_i), d_i an HRBF
+ * (4.4, Eq. 4.1); the fields move rigidly with their bones and are
+ * composed into one field f by gradient-based operators in a binary tree
+ * (4.5); each frame the first stage's positions (DQS in the paper) march
+ * along grad f back to the value f had at the vertex at rest (Newton
+ * projection, Eq. 4.5), stopping at contact, with tangential relaxation
+ * (Eq. 4.6-4.7) and a Laplacian smoothing of the contact regions (Eq. 4.8):
+ * the history-independent tracking of 4.6.2. */
+
+/* The composition operator at a joint (4.5). */
+typedef enum ssk_implicit_operator {
+    SSK_IMPLICIT_CONTACT = 0, /* g_dc: clean union, contact beyond 90 degrees (default) */
+    SSK_IMPLICIT_BULGE = 1,   /* g_db: bulge-in-contact (fingers) */
+    SSK_IMPLICIT_UNION = 2,   /* the clean union alone (g_dc with d = 0) */
+    SSK_IMPLICIT_OPERATOR_COUNT
+} ssk_implicit_operator;
+
+/* Name of an operator ("contact", "bulge", "union"), NULL when out of range. */
+const char *ssk_implicit_operator_name(ssk_implicit_operator op);
+
+typedef struct ssk_implicit_params {
+    /* Newton projection steps per frame (Eq. 4.5), with a tangential
+     * relaxation after every second one (4.6.2.1); default 20 */
+    uint32_t iterations;
+    /* sigma of Eq. 4.5 (step fraction), (0, 1]; the paper: 0.35 */
+    float sigma;
+    /* a vertex stops at contact when its gradient turns by more than this
+     * between two steps (degrees, (0, 180)); the paper: 55 */
+    float contact_angle;
+    /* Laplacian smoothing steps of the contact regions (Eq. 4.8) and the
+     * diffusion steps of their weights beta; default 3 and 3 */
+    uint32_t smoothing_iterations;
+    uint32_t diffusion_iterations;
+    /* scale of the bulge operator's controller d_b, [0, 1]; default 1 */
+    float bulge;
+    /* the operator at every joint without an entry below */
+    ssk_implicit_operator default_operator;
+    /* #B or NULL: joint_operators[b] is the operator of the joint between
+     * bone b and its parent (a value >= SSK_IMPLICIT_OPERATOR_COUNT means
+     * default_operator); borrowed for the call that takes the params */
+    const uint8_t *joint_operators;
+} ssk_implicit_params;
+
+/* The largest iteration count of any kind an implicit node accepts. */
+#define SSK_IMPLICIT_MAX_ITERATIONS 1000u
+
+void ssk_implicit_params_default(ssk_implicit_params *out);
 
 /* ------------------------------------------------------------------------ */
 /* Deformer graph (Toothman 2020, 6.1).                                      */

@@ -41,6 +41,9 @@ typedef enum ssk_implicit_op_kind {
 /* An operator g(f1, f2, d) sampled on a regular grid of N^3 points over
  * [0, 1]^3: values[(k N + j) N + i] = g(i / (N - 1), j / (N - 1),
  * k / (N - 1)). Owned arrays (bind/implicit_bind.h: ssk_implicit_op_free). */
+/* Operator grid resolution per axis used by the deformer (4.6.2.2: 128). */
+#define SSK_IMPLICIT_OP_RESOLUTION 128
+
 typedef struct ssk_implicit_op {
     ssk_implicit_op_kind kind;
     uint32_t resolution; /* N >= 8 (the paper: 128) */
@@ -125,5 +128,58 @@ typedef struct ssk_implicit_fit {
      * surface), #V by 3: the tangent planes of the coordinates above. */
     float *rest_normals;
 } ssk_implicit_fit;
+
+/* ------------------------------------------------------------------------ */
+/* Composition and tracking (kernels/implicit.c; 4.5, 4.6.2)                 */
+/* ------------------------------------------------------------------------ */
+
+/* The tracker of a rig: its fields, the operators, the composition tree,
+ * each vertex's rest iso-value and the per-frame state. Opaque. */
+typedef struct ssk_implicit ssk_implicit;
+
+/* What one frame's tracking did. */
+typedef struct ssk_implicit_report {
+    uint32_t tracked;   /* vertices inside some field's support (projected) */
+    uint32_t contacts;  /* of those, stopped at a contact (4.6.2.1) */
+    float residual;     /* the largest |f(v) - iso_v| of a tracked vertex that
+                           did not stop at contact, after the last step */
+} ssk_implicit_report;
+
+/* Takes `fit` and the operators `ops` (indexed by ssk_implicit_op_kind:
+ * both built at one resolution) into a new tracker: on success and on
+ * failure they are the tracker's (freed by it) and zeroed in the caller's
+ * structs. Builds the composition tree of 4.5 from the skeleton and
+ * params->joint_operators (copied), and each vertex's rest iso-value
+ * f(v) with every bone at rest.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, named),
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_implicit_fit *fit,
+                               ssk_implicit_op ops[SSK_IMPLICIT_OP_KIND_COUNT],
+                               const ssk_implicit_params *params, ssk_error *err);
+void ssk_implicit_destroy(ssk_implicit *im);
+
+/* Frees what a fit owns and zeroes it (kernels/implicit_field.c; the
+ * tracker frees the fit it took). NULL allowed. */
+void ssk_implicit_fit_free(ssk_implicit_fit *fit);
+
+/* Sets the pose: skinning, #B by 16 row-major rig-space skinning matrices
+ * (rest -> posed). Errors: SSK_ERROR_NONFINITE (a singular or non-finite
+ * matrix of a bone with a field). */
+ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error *err);
+
+/* The composed field f at rig-space point p of the current pose (its
+ * gradient into grad, 3 floats, may be NULL); vertex: the vertex whose
+ * candidate fields are used (its skin-weight bones and their parents and
+ * children; 4.5's tree restricted to them), or UINT32_MAX for every field. */
+float ssk_implicit_eval(const ssk_implicit *im, const float p[3], uint32_t vertex,
+                        float grad[3]);
+
+/* History-independent tracking of one frame (4.6.2): positions, #V by 3
+ * rig-space positions of the first stage (DQS in the paper), replaced by
+ * the result (caller-owned); the pose of the last ssk_implicit_pose. Weld
+ * members are left to the caller (ssk_weld_apply). report may be NULL.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_report *report,
+                              ssk_error *err);
 
 #endif /* SSK_KERNELS_IMPLICIT_H */

@@ -10,7 +10,7 @@
 #include <strings.h>
 
 static const char *const method_names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs",
-                                                            "spring", "cor"};
+                                                            "spring", "cor", "implicit"};
 static const char *const backend_names[SSK_BACKEND_COUNT] = {"auto", "cpu", "gl"};
 static const char *const attachment_names[SSK_ATTACHMENT_MODE_COUNT] = {"weights", "binding"};
 
@@ -37,7 +37,7 @@ ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err)
             return ssk_error_ok(err);
         }
     return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                         "unknown method '%s' (expected lbs, dqs, rigid, irs, spring or cor)",
+                         "unknown method '%s' (expected lbs, dqs, rigid, irs, spring, cor or implicit)",
                          name ? name : "(null)");
 }
 
