@@ -36,8 +36,9 @@ void ssk_implicit_fit_params_default(ssk_implicit_fit_params *p);
  * sub-mesh's nearest vertex from it, normal along the bone outward, none
  * at a free end; the HRBF (bind/hrbf.h) fitted to them; r the farthest
  * center's distance to the bone segment; the grid (a box in the bone's
- * frame, Y along the bone, around the centers grown by 1.25 r) sampled
- * from t_r(d) and its analytic gradient. Also the rest normals and the
+ * frame, Y along the bone, around the centers grown by 1.25 r, 2 r or
+ * 3.2 r, the first on whose faces f <= 1e-3) sampled from t_r(d) and its
+ * analytic gradient. Also the rest normals and the
  * mean value coordinates (ssk_implicit_mvc_build). Results do not depend
  * on the thread count.
  * - out: zeroed on entry, the caller's (ssk_implicit_fit_free).
@@ -46,8 +47,9 @@ void ssk_implicit_fit_params_default(ssk_implicit_fit_params *p);
  *   [0, 0.5), resolution in [2, 256].
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL rig or out, bad params),
  * SSK_ERROR_OUT_OF_MEMORY (out left zeroed). A bone whose fit fails (fewer
- * than 4 centers, a singular system) gets no field (bone_field -1), not an
- * error. */
+ * than 4 centers, a singular system, a field that does not vanish on its
+ * largest box's faces: an open patch) gets no field (bone_field -1), not
+ * an error. */
 ssk_status ssk_implicit_fit_create(ssk_implicit_fit *out, const ssk_rig *rig,
                                    const ssk_implicit_fit_params *params, ssk_error *err);
 void ssk_implicit_fit_free(ssk_implicit_fit *fit);

@@ -47,11 +47,15 @@
  * 8. The grid: the bone's frame has its Y axis along u (X, Z: any
  *    orthonormal completion, from the world axis least aligned with u);
  *    the box is the bounding box, in that frame, of the centers and the
- *    bone's two ends, grown by FIT_MARGIN_RADII * r on every side. The
- *    HRBF's d is close to a signed distance near its data, so at least
- *    r away from every center d >= r is expected and f = t_r(d) = 0 on
- *    the faces (tests/c/test_implicit_fit.c checks f < 0.01 there on a
- *    limb; the grid is cut to 0 outside anyway). N^3 points, each
+ *    bone's two ends, grown by a margin on every side: 1.25 r, else 2 r,
+ *    else 3.2 r, the first for which f = t_r(d) <= FIT_FACE_TOLERANCE
+ *    (1e-3) at every grid point of the box's faces (the HRBF's d is close
+ *    to a signed distance near its data, so r away from it d >= r and
+ *    f = 0 is expected; an open end closed by the cubic alone may bulge
+ *    farther). When no margin works the HRBF does not close the sub-mesh
+ *    (an open patch: BCN_Epileptic.X's eyelids, eyebrows, ponytail) and
+ *    f would jump at the box's faces: no field for that bone. Then the
+ *    N^3 points, each
  *    f = t_r(d(x)), grad f = t_r'(d) grad d (rest space, analytic:
  *    ssk_hrbf_eval and ssk_hrbf_remap, in double, stored as float).
  *
@@ -89,8 +93,14 @@
 /* The final greedy pass stops after this many times the target (a guard:
  * the count at the radius found is about the target). */
 #define FIT_MAX_SAMPLE_FACTOR 2u
-/* The grid's margin around the centers, in units of r (>= 1: see 8.). */
+/* The grid's margin around the centers, in units of r (>= 1: see 8.):
+ * FIT_MARGIN_RADII first, then times FIT_MARGIN_GROWTH, FIT_MARGIN_TRIES
+ * margins in all (1.25 r, 2 r, 3.2 r), until f on the box's faces is at
+ * most FIT_FACE_TOLERANCE. */
 #define FIT_MARGIN_RADII 1.25
+#define FIT_MARGIN_GROWTH 1.6
+#define FIT_MARGIN_TRIES 3
+#define FIT_FACE_TOLERANCE 1e-3
 /* Grid work items are z-slabs: one per chunk. */
 #define FIT_GRID_GRAIN 1
 /* Channels of a grid point: f, grad f. */
@@ -196,6 +206,36 @@ static double bone_length(const ssk_bone *bone)
                          (double)bone->tail[1] - bone->head[1],
                          (double)bone->tail[2] - bone->head[2]};
     return sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+/* Rest-space position of grid point (i, j, k) of bf's box at resolution n. */
+static void grid_point(const bone_fit *bf, uint32_t n, uint32_t i, uint32_t j, uint32_t k,
+                       double x[3])
+{
+    const uint32_t idx[3] = {i, j, k};
+    double local[3];
+    for (int a = 0; a < 3; ++a)
+        local[a] = bf->lo[a] + idx[a] * ((bf->hi[a] - bf->lo[a]) / (double)(n - 1));
+    for (int a = 0; a < 3; ++a)
+        x[a] = bf->origin[a] + local[0] * bf->axes[0][a] + local[1] * bf->axes[1][a] +
+               local[2] * bf->axes[2][a];
+}
+
+/* Whether f = t_r(d) is at most FIT_FACE_TOLERANCE at every grid point on
+ * the faces of bf's box (the grid's outer layers). */
+static bool faces_vanish(const bone_fit *bf, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; ++k)
+        for (uint32_t j = 0; j < n; ++j)
+            for (uint32_t i = 0; i < n; i += (k == 0 || k == n - 1 || j == 0 || j == n - 1)
+                                                     ? 1
+                                                     : n - 1) {
+                double x[3];
+                grid_point(bf, n, i, j, k, x);
+                const double d = ssk_hrbf_eval(&bf->hrbf, x, NULL);
+                if (!(ssk_hrbf_remap(d, bf->radius, NULL) <= FIT_FACE_TOLERANCE)) return false;
+            }
+    return true;
 }
 
 /* Steps 2-8 of the header for bone b (the grid's box, not its values). */
@@ -365,11 +405,23 @@ static void fit_bone(const fit_ctx *c, uint32_t b)
             out->hi[a] = fmax(out->hi[a], x);
         }
     }
-    for (int a = 0; a < 3; ++a) {
-        out->lo[a] -= FIT_MARGIN_RADII * r;
-        out->hi[a] += FIT_MARGIN_RADII * r;
-    }
     out->radius = r;
+    const double core_lo[3] = {out->lo[0], out->lo[1], out->lo[2]};
+    const double core_hi[3] = {out->hi[0], out->hi[1], out->hi[2]};
+    double margin = FIT_MARGIN_RADII * r;
+    bool closed = false;
+    for (int attempt = 0; attempt < FIT_MARGIN_TRIES && !closed; ++attempt) {
+        if (attempt > 0) margin *= FIT_MARGIN_GROWTH;
+        for (int a = 0; a < 3; ++a) {
+            out->lo[a] = core_lo[a] - margin;
+            out->hi[a] = core_hi[a] + margin;
+        }
+        closed = faces_vanish(out, c->params->resolution);
+    }
+    if (!closed) { /* an open patch: t_r(d) does not vanish away from it */
+        ssk_hrbf_free(&out->hrbf);
+        goto done;
+    }
     out->centers = m;
     out->has_field = true;
     goto done;
@@ -406,17 +458,11 @@ static void grid_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
         const uint32_t f = (uint32_t)(item / n), k = (uint32_t)(item % n);
         ssk_implicit_field *field = &j->fields[f];
         const bone_fit *bf = &j->bones[field->bone];
-        double step[3];
-        for (int a = 0; a < 3; ++a) step[a] = (bf->hi[a] - bf->lo[a]) / (double)(n - 1);
         float *dst = field->samples + (size_t)k * n * n * FIT_CHANNELS;
         for (uint32_t jy = 0; jy < n; ++jy)
             for (uint32_t i = 0; i < n; ++i) {
-                const double local[3] = {bf->lo[0] + i * step[0], bf->lo[1] + jy * step[1],
-                                         bf->lo[2] + k * step[2]};
                 double x[3];
-                for (int a = 0; a < 3; ++a)
-                    x[a] = bf->origin[a] + local[0] * bf->axes[0][a] +
-                           local[1] * bf->axes[1][a] + local[2] * bf->axes[2][a];
+                grid_point(bf, n, i, jy, k, x);
                 double gd[3], dt;
                 const double d = ssk_hrbf_eval(&bf->hrbf, x, gd);
                 const double fv = ssk_hrbf_remap(d, bf->radius, &dt);
