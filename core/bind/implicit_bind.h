@@ -23,21 +23,62 @@ void ssk_implicit_op_free(ssk_implicit_op *op);
 
 void ssk_implicit_fit_params_default(ssk_implicit_fit_params *p);
 
-/* Reconstructs every bone's field from the rig's rest pose (4.4): bone i's
- * sub-mesh is the vertices whose largest skin weight is i (welded
- * representatives); Poisson-disk samples with normals on it, culled by
- * Eq. 4.2, plus one closure center at each end of the bone that is a joint
- * with another field's bone, on the bone's line at the distance of the
- * nearest vertex from that joint, normal along the bone outward; the HRBF
- * (bind/hrbf.h) fitted to them; r the farthest sample's distance to the
- * bone; the grid sampled from t_r(d). Also the mean value coordinates.
+/* Reconstructs every bone's field from the rig's rest pose (4.4; the
+ * steps and their choices in detail: bind/implicit_fit.c's header): bone
+ * i's sub-mesh is the welded representatives whose largest skin weight is
+ * i (rest space = rig space, object_matrix * position); Poisson-disk
+ * samples with their rest normals on it (a hash-ordered greedy pass, the
+ * disk radius found by bisection for about target_samples), culled by
+ * Eq. 4.2 at the ends that are joints (none culled at a free end); one
+ * closure center at each end of the bone that is a joint with another
+ * field's bone (the parent's tail at the head, a child's head at the
+ * tail), on the bone's line beyond the joint at the distance of the
+ * sub-mesh's nearest vertex from it, normal along the bone outward, none
+ * at a free end; the HRBF (bind/hrbf.h) fitted to them; r the farthest
+ * center's distance to the bone segment; the grid (a box in the bone's
+ * frame, Y along the bone, around the centers grown by 1.25 r, 2 r or
+ * 3.2 r, the first on whose faces f <= 1e-3) sampled from t_r(d) and its
+ * analytic gradient. Also the rest normals and the
+ * mean value coordinates (ssk_implicit_mvc_build). Results do not depend
+ * on the thread count.
  * - out: zeroed on entry, the caller's (ssk_implicit_fit_free).
- * - params: NULL for the defaults.
+ * - params: NULL for the defaults (ssk_implicit_fit_params_default:
+ *   64 samples, b = 0.05, N = 32); target_samples in [4, 1024], cull_b in
+ *   [0, 0.5), resolution in [2, 256].
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL rig or out, bad params),
- * SSK_ERROR_OUT_OF_MEMORY. A bone whose fit fails (too few samples, a
- * singular system) gets no field (bone_field -1), not an error. */
+ * SSK_ERROR_OUT_OF_MEMORY (out left zeroed). A bone whose fit fails (fewer
+ * than 4 centers, a singular system, a field that does not vanish on its
+ * largest box's faces: an open patch) gets no field (bone_field -1), not
+ * an error. */
 ssk_status ssk_implicit_fit_create(ssk_implicit_fit *out, const ssk_rig *rig,
                                    const ssk_implicit_fit_params *params, ssk_error *err);
 void ssk_implicit_fit_free(ssk_implicit_fit *fit);
+
+/* The welded rest surface (bind/implicit_mvc.c): area-weighted vertex
+ * normals of the rig at rest, each welded representative summing its
+ * welded triangles' cross products (winding fixed for mirroring object
+ * matrices), outward for counter-clockwise triangles; members copy their
+ * representative's; a vertex of no triangle gets (0, 0, 0).
+ * - rest: #V by 3 rig-space rest positions; normals: #V by 3 (the
+ *   caller's), unit or zero.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_implicit_rest_normals(const ssk_rig *rig, const float *rest, float *normals,
+                                     ssk_error *err);
+
+/* The mean value coordinates of the tangential relaxation (Eq. 4.6,
+ * [HF06]): fit->mvc_offsets, mvc_neighbors, mvc_weights (allocated here,
+ * freed by ssk_implicit_fit_free) from rest (#V by 3, rig space) and
+ * fit->rest_normals. A representative with a closed manifold one-ring
+ * (over the triangles of all meshes mapped through weld.point) gets its
+ * neighbors in order around it (counter-clockwise about its normal,
+ * starting at the smallest index) and 2D mean value coordinates of it in
+ * the neighbors projected onto its tangent plane (tan(alpha / 2)
+ * formula), normalized to sum 1. Empty rows: weld members, boundary and
+ * non-manifold vertices, valence above 128, and degenerate projections
+ * (bind/implicit_mvc.c lists them).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, no rest normals),
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_implicit_mvc_build(ssk_implicit_fit *fit, const ssk_rig *rig, const float *rest,
+                                  ssk_error *err);
 
 #endif /* SSK_BIND_IMPLICIT_BIND_H */

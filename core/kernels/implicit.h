@@ -80,7 +80,8 @@ float ssk_implicit_controller(ssk_implicit_op_kind kind, float alpha);
  * Owned arrays (ssk_implicit_fit_free frees the fields it made). */
 typedef struct ssk_implicit_field {
     uint32_t bone;         /* the rig's bone index */
-    float radius;          /* r of t_r: the farthest sample's distance to the bone */
+    float radius;          /* r of t_r: the farthest HRBF center's (samples and
+                              closure centers) distance to the bone segment */
     /* rest space -> grid coordinates: g = grid_from_rest * (p, 1),
      * row-major 4x4 (a rotation into the bone's frame, a translation and a
      * per-axis scale), so that the grid's points are g in {0 .. N-1}^3 */
@@ -112,7 +113,8 @@ typedef struct ssk_implicit_fit {
     uint32_t field_count;
     ssk_implicit_field *fields; /* field_count, ascending bone */
     int32_t *bone_field;        /* #B: index into fields, -1 for a bone
-                                   without one (no sub-mesh, or too few samples) */
+                                   without one (no sub-mesh, too few samples,
+                                   a singular fit, an open patch: bind/implicit_fit.c) */
     /* The tangential relaxation's mean value coordinates (Eq. 4.6, [HF06]):
      * whole-rig CSR over the welded representatives; for vertex v, rows
      * mvc_offsets[v] .. mvc_offsets[v + 1] list its one-ring neighbors in

@@ -1,0 +1,55 @@
+/*
+ * implicit_field.c — evaluation of a bone's sampled field f_i = t_r(d_i)
+ * (Vaillant 2015, 4.4 and 4.6.2.2; issue #20): trilinear interpolation of
+ * the N^3 by 4 grid (f, grad f) that bind/implicit_fit.c samples at rest.
+ *
+ * A rest-space point p goes to grid coordinates g = grid_from_rest (p, 1);
+ * outside [0, N - 1]^3 the field is 0 with a zero gradient (the grid's box
+ * is wider than the support of t_r, bind/implicit_fit.c). Inside, the 8
+ * corners of g's cell are blended with the usual trilinear weights, the
+ * four channels alike: the gradient returned is the interpolation of the
+ * sampled analytic gradients (smoother than the derivative of the
+ * trilinear f, and the same thing as the cells shrink).
+ */
+#include "kernels/implicit.h"
+
+#include <math.h>
+
+/* The four channels of a grid point: f, then grad f. */
+#define FIELD_CHANNELS 4
+
+float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3], float grad[3])
+{
+    if (grad) grad[0] = grad[1] = grad[2] = 0.0f;
+    if (!field || !field->samples || field->resolution < 2 || !p) return 0.0f;
+    const uint32_t n = field->resolution;
+    const float top = (float)(n - 1);
+    const float *m = field->grid_from_rest;
+    float g[3];
+    for (int a = 0; a < 3; ++a) {
+        g[a] = m[4 * a] * p[0] + m[4 * a + 1] * p[1] + m[4 * a + 2] * p[2] + m[4 * a + 3];
+        /* also rejects NaN */
+        if (!(g[a] >= 0.0f && g[a] <= top)) return 0.0f;
+    }
+    uint32_t c[3];
+    float t[3];
+    for (int a = 0; a < 3; ++a) {
+        uint32_t i = (uint32_t)g[a];
+        if (i > n - 2) i = n - 2; /* g = N - 1: the last cell, t = 1 */
+        c[a] = i;
+        t[a] = g[a] - (float)i;
+    }
+    const size_t sx = FIELD_CHANNELS, sy = (size_t)n * sx, sz = (size_t)n * sy;
+    const float *base = field->samples + c[2] * sz + c[1] * sy + c[0] * sx;
+    float acc[FIELD_CHANNELS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int corner = 0; corner < 8; ++corner) {
+        const int dx = corner & 1, dy = (corner >> 1) & 1, dz = (corner >> 2) & 1;
+        const float w = (dx ? t[0] : 1.0f - t[0]) * (dy ? t[1] : 1.0f - t[1]) *
+                        (dz ? t[2] : 1.0f - t[2]);
+        const float *s = base + (size_t)dz * sz + (size_t)dy * sy + (size_t)dx * sx;
+        for (int ch = 0; ch < FIELD_CHANNELS; ++ch) acc[ch] += w * s[ch];
+    }
+    if (grad)
+        for (int a = 0; a < 3; ++a) grad[a] = acc[1 + a];
+    return acc[0];
+}
