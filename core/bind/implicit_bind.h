@@ -52,7 +52,6 @@ void ssk_implicit_fit_params_default(ssk_implicit_fit_params *p);
  * an error. */
 ssk_status ssk_implicit_fit_create(ssk_implicit_fit *out, const ssk_rig *rig,
                                    const ssk_implicit_fit_params *params, ssk_error *err);
-void ssk_implicit_fit_free(ssk_implicit_fit *fit);
 
 /* The welded rest surface (bind/implicit_mvc.c): area-weighted vertex
  * normals of the rig at rest, each welded representative summing its

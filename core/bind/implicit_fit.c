@@ -487,19 +487,6 @@ static void grid_matrix(float dst[16], const bone_fit *bf, uint32_t n)
     dst[15] = 1.0f;
 }
 
-void ssk_implicit_fit_free(ssk_implicit_fit *fit)
-{
-    if (!fit) return;
-    if (fit->fields)
-        for (uint32_t f = 0; f < fit->field_count; ++f) free(fit->fields[f].samples);
-    free(fit->fields);
-    free(fit->bone_field);
-    free(fit->mvc_offsets);
-    free(fit->mvc_neighbors);
-    free(fit->mvc_weights);
-    free(fit->rest_normals);
-    memset(fit, 0, sizeof *fit);
-}
 
 ssk_status ssk_implicit_fit_create(ssk_implicit_fit *out, const ssk_rig *rig,
                                    const ssk_implicit_fit_params *params, ssk_error *err)

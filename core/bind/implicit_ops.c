@@ -729,3 +729,31 @@ void ssk_implicit_op_free(ssk_implicit_op *op)
     free(op->values);
     memset(op, 0, sizeof *op);
 }
+
+ssk_status ssk_implicit_operators_create(ssk_implicit_operators **out, uint32_t resolution,
+                                         ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_implicit_operators_create: NULL argument");
+    if (resolution == 0) resolution = SSK_IMPLICIT_OPERATOR_RESOLUTION;
+    ssk_implicit_operators *ops = calloc(1, sizeof *ops);
+    if (!ops) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; k < SSK_IMPLICIT_OP_KIND_COUNT; ++k) {
+        ssk_status st = ssk_implicit_op_build(&ops->ops[k], (ssk_implicit_op_kind)k, resolution, err);
+        if (st != SSK_OK) {
+            ssk_implicit_operators_destroy(ops);
+            return st;
+        }
+    }
+    *out = ops;
+    return ssk_error_ok(err);
+}
+
+void ssk_implicit_operators_destroy(ssk_implicit_operators *ops)
+{
+    if (!ops) return;
+    for (int k = 0; k < SSK_IMPLICIT_OP_KIND_COUNT; ++k) ssk_implicit_op_free(&ops->ops[k]);
+    free(ops);
+}

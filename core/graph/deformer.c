@@ -52,6 +52,8 @@ struct ssk_deformer {
     ssk_arap **araps;             /* per node: its solver (arap nodes) */
     ssk_implicit **implicits;     /* per node: its tracker (implicit nodes) */
     ssk_implicit_report *implicit_reports; /* per node: the last frame's */
+    const ssk_implicit_operators *implicit_operators; /* the caller's or own */
+    ssk_implicit_operators *own_implicit_operators;   /* built here when not given */
     ssk_spring_report *reports;   /* per node: the last solve's report */
     float *rest_distances;        /* #V, IRS length adjustment (Fig. 13) */
     float *weight_slots;          /* attachment per skin weight influence
@@ -298,19 +300,18 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
 /* An implicit node's tracker (Vaillant 2015, 4.4-4.6): the rig's fields
  * fitted at rest, the two composition operators built, then the tracker
  * that takes them. */
-static ssk_status make_implicit(ssk_implicit **out, const ssk_rig *rig,
+static ssk_status make_implicit(ssk_deformer *d, ssk_implicit **out,
                                 const ssk_implicit_params *params, ssk_error *err)
 {
+    if (!d->implicit_operators) {
+        ssk_status st = ssk_implicit_operators_create(&d->own_implicit_operators, 0, err);
+        if (st != SSK_OK) return st;
+        d->implicit_operators = d->own_implicit_operators;
+    }
     ssk_implicit_fit fit = {0};
-    ssk_implicit_op ops[SSK_IMPLICIT_OP_KIND_COUNT] = {{0}};
-    ssk_status st = ssk_implicit_fit_create(&fit, rig, NULL, err);
-    for (int k = 0; st == SSK_OK && k < SSK_IMPLICIT_OP_KIND_COUNT; ++k)
-        st = ssk_implicit_op_build(&ops[k], (ssk_implicit_op_kind)k, SSK_IMPLICIT_OP_RESOLUTION,
-                                   err);
-    if (st == SSK_OK) return ssk_implicit_create(out, rig, &fit, ops, params, err);
-    ssk_implicit_fit_free(&fit);
-    for (int k = 0; k < SSK_IMPLICIT_OP_KIND_COUNT; ++k) ssk_implicit_op_free(&ops[k]);
-    return st;
+    ssk_status st = ssk_implicit_fit_create(&fit, d->rig, NULL, err);
+    if (st != SSK_OK) return st;
+    return ssk_implicit_create(out, d->rig, &fit, d->implicit_operators, params, err);
 }
 
 /* A node whose output buffer may be handed to a later node once every
@@ -434,7 +435,7 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
         case SSK_NODE_IMPLICIT: {
             call.kernel = SSK_KERNEL_IMPLICIT;
             call.input = d->node_buffer[node->input_positions];
-            ssk_status st = make_implicit(&d->implicits[n], d->rig, &node->implicit, err);
+            ssk_status st = make_implicit(d, &d->implicits[n], &node->implicit, err);
             if (st != SSK_OK) {
                 char message[SSK_ERROR_MESSAGE_SIZE];
                 snprintf(message, sizeof message, "%s", err ? err->message : "");
@@ -529,6 +530,7 @@ ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
         memcpy(d->bind + 16 * (size_t)b, rig->bones[b].bind_matrix, 16 * sizeof(float));
     ssk_status st = desc->graph ? ssk_graph_copy(&d->graph, desc->graph, err)
                                 : ssk_graph_from_method(&d->graph, desc->method, rig, err);
+    d->implicit_operators = desc->implicit_operators;
     if (st == SSK_OK) st = resolve_binding(d, desc, err);
     if (st != SSK_OK) {
         ssk_deformer_destroy(d);
@@ -570,6 +572,7 @@ void ssk_deformer_destroy(ssk_deformer *d)
         for (uint32_t i = 0; i < d->graph->node_count; ++i) ssk_implicit_destroy(d->implicits[i]);
     free(d->implicits);
     free(d->implicit_reports);
+    ssk_implicit_operators_destroy(d->own_implicit_operators);
     free(d->attach);
     free(d->springs);
     free(d->reports);

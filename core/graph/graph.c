@@ -283,12 +283,13 @@ void ssk_graph_name_list(char *dst, size_t size, const char *(*name_of)(int), in
     }
 }
 
-/* The methods of a skinning node: all but "spring", which is a method of
- * ssk_graph_from_method (a rigid skinning node and a spring node) and a node
- * type of its own in documents. */
+/* The methods of a skinning node: all but "spring" and "implicit", which
+ * are methods of ssk_graph_from_method (a skinning node, then a spring or
+ * implicit node) and node types of their own in documents. */
 static const char *method_name_at(int i)
 {
-    return i == SSK_METHOD_SPRING ? NULL : ssk_method_name((ssk_method)i);
+    return i == SSK_METHOD_SPRING || i == SSK_METHOD_IMPLICIT ? NULL
+                                                              : ssk_method_name((ssk_method)i);
 }
 static const char *profile_name_at(int i) { return ssk_radial_profile_name((ssk_radial_profile)i); }
 static const char *type_name_at(int i) { return node_type_names[i]; }
@@ -448,10 +449,14 @@ static ssk_status parse_skinning(ssk_graph *g, ssk_graph_node *n, json_object *o
     if (!ssk_json_is_plain_string(v))
         return GRAPH_ERROR("node '%s': field 'method': expected a string (%s), got %s", id,
                            list, ssk_json_kind(v));
-    if (strcasecmp(json_object_get_string(v), ssk_method_name(SSK_METHOD_SPRING)) == 0)
-        return GRAPH_ERROR("node '%s': field 'method': 'spring' is a node type, not a skinning "
-                           "method (expected %s; add a node of type 'spring' fed by this one)",
-                           id, list);
+    static const ssk_method node_types[] = {SSK_METHOD_SPRING, SSK_METHOD_IMPLICIT};
+    for (size_t k = 0; k < sizeof node_types / sizeof node_types[0]; ++k) {
+        const char *type = ssk_method_name(node_types[k]);
+        if (strcasecmp(json_object_get_string(v), type) == 0)
+            return GRAPH_ERROR("node '%s': field 'method': '%s' is a node type, not a skinning "
+                               "method (expected %s; add a node of type '%s' fed by this one)",
+                               id, type, list, type);
+    }
     if (!find_method(json_object_get_string(v), &n->method))
         return GRAPH_ERROR("node '%s': field 'method': unknown method '%s' (expected %s)", id,
                            json_object_get_string(v), list);

@@ -61,6 +61,8 @@
  * most 2 x this - 1 entries). */
 #define MAX_CANDIDATES 16u
 #define MAX_ENTRIES (2u * MAX_CANDIDATES)
+/* Program entries name tree nodes (fewer than 2 per field) in 16 bits. */
+#define MAX_FIELDS (UINT16_MAX / 2u)
 /* Skin weights at or below this do not make a bone a candidate. */
 #define CANDIDATE_WEIGHT_EPSILON 1e-6f
 /* A vertex is tracked when its rest iso-value is above this (some field
@@ -113,11 +115,12 @@ void ssk_implicit_params_default(ssk_implicit_params *out)
 typedef struct tree_node {
     int32_t field;
     int32_t left, right;
-    uint8_t op; /* ssk_implicit_operator */
+    int32_t joint; /* a merge across a joint: the joint's child bone, else -1 */
+    uint8_t op;    /* ssk_implicit_operator */
 } tree_node;
 
 /* One entry of a vertex program: a leaf (b == PROGRAM_LEAF, a the field)
- * or a merge (a the operator, b and c the entries it composes). */
+ * or a merge (a the tree node, b and c the entries it composes). */
 typedef struct program_entry {
     uint16_t a;
     uint8_t b, c;
@@ -126,7 +129,7 @@ typedef struct program_entry {
 struct ssk_implicit {
     const ssk_rig *rig;
     ssk_implicit_fit fit;
-    ssk_implicit_op ops[SSK_IMPLICIT_OP_KIND_COUNT];
+    const ssk_implicit_op *ops; /* SSK_IMPLICIT_OP_KIND_COUNT, borrowed */
     ssk_implicit_params params; /* joint_operators not kept */
     float cos_contact;
     uint32_t node_count;
@@ -141,6 +144,7 @@ struct ssk_implicit {
     uint8_t *flags;   /* #V */
     /* per frame */
     float *from_posed; /* #fields by 12: rows of the inverse skinning matrix (posed -> rest) */
+    float *node_bend;  /* #nodes: the bend angle of a merge's joint (radians), else 0 */
     /* scratch of the tracking */
     float *next;       /* #V by 3 */
     float *fg;         /* #V by 4: f and grad at the last step's position */
@@ -162,9 +166,10 @@ static float leaf_eval(const ssk_implicit *im, uint32_t fi, const float p[3], fl
     return f;
 }
 
-static float merge_eval(const ssk_implicit *im, uint32_t op, const float a[4], const float b[4],
+static float merge_eval(const ssk_implicit *im, uint32_t node, const float a[4], const float b[4],
                         float out_g[3])
 {
+    const uint32_t op = im->nodes[node].op;
     if (a[0] <= 0.0f) {
         memcpy(out_g, b + 1, 3 * sizeof(float));
         return b[0];
@@ -181,6 +186,9 @@ static float merge_eval(const ssk_implicit *im, uint32_t op, const float a[4], c
         c = c > 1.0f ? 1.0f : (c < -1.0f ? -1.0f : c);
         alpha = acosf(c);
     }
+    /* the joint's bend as a floor of alpha, where the gradients give no
+     * direction (top of the file) */
+    alpha = fmaxf(alpha, im->node_bend[node]);
     const ssk_implicit_op *g = &im->ops[SSK_IMPLICIT_OP_CONTACT];
     float d = 0.0f;
     if (op == SSK_IMPLICIT_CONTACT) {
@@ -238,21 +246,23 @@ float ssk_implicit_eval(const ssk_implicit *im, const float p[3], uint32_t verte
 
 /* --- creation -------------------------------------------------------------- */
 
-static int32_t add_node(ssk_implicit *im, int32_t field, int32_t left, int32_t right, uint8_t op)
+static int32_t add_node(ssk_implicit *im, int32_t field, int32_t left, int32_t right, uint8_t op,
+                        int32_t joint)
 {
     tree_node *n = &im->nodes[im->node_count];
     n->field = field;
+    n->joint = joint;
     n->left = left;
     n->right = right;
     n->op = op;
     return (int32_t)im->node_count++;
 }
 
-static int32_t compose(ssk_implicit *im, int32_t acc, int32_t sub, uint8_t op)
+static int32_t compose(ssk_implicit *im, int32_t acc, int32_t sub, uint8_t op, int32_t joint)
 {
     if (sub < 0) return acc;
     if (acc < 0) return sub;
-    return add_node(im, -1, acc, sub, op);
+    return add_node(im, -1, acc, sub, op, joint);
 }
 
 /* The tree of 4.5 over the skeleton (see the top of the file). */
@@ -307,20 +317,20 @@ static ssk_status build_tree(ssk_implicit *im, const uint8_t *joint_ops, ssk_err
     for (uint32_t k = 0; k < count; ++k) {
         const uint32_t b = order[k];
         const int32_t fi = im->fit.bone_field[b];
-        int32_t acc = fi >= 0 ? add_node(im, fi, -1, -1, 0) : -1;
+        int32_t acc = fi >= 0 ? add_node(im, fi, -1, -1, 0, -1) : -1;
         for (int pass = 0; pass < 2; ++pass)
             for (uint32_t c = child_offsets[b]; c < child_offsets[b + 1]; ++c) {
                 const uint32_t ch = children[c];
                 const bool bulge = op_of[ch] == SSK_IMPLICIT_BULGE;
                 if ((pass == 0) != bulge) continue;
-                acc = compose(im, acc, sub[ch], op_of[ch]);
+                acc = compose(im, acc, sub[ch], op_of[ch], (int32_t)ch);
             }
         sub[b] = acc;
     }
     im->root = -1;
     for (uint32_t b = 0; b < nb; ++b)
         if (rig->bones[b].parent < 0)
-            im->root = compose(im, im->root, sub[b], (uint8_t)im->params.default_operator);
+            im->root = compose(im, im->root, sub[b], (uint8_t)im->params.default_operator, -1);
 done:
     free(sub);
     free(order);
@@ -353,7 +363,7 @@ static uint32_t compile(const ssk_implicit *im, const uint32_t *candidate, uint3
             continue;
         }
         if (count >= cap) return UINT32_MAX;
-        prog[count] = (program_entry){.a = t->op, .b = (uint8_t)l, .c = (uint8_t)r};
+        prog[count] = (program_entry){.a = (uint16_t)n, .b = (uint8_t)l, .c = (uint8_t)r};
         slot[n] = (int32_t)count++;
     }
     return count;
@@ -464,7 +474,6 @@ void ssk_implicit_destroy(ssk_implicit *im)
 {
     if (!im) return;
     ssk_implicit_fit_free(&im->fit);
-    for (int k = 0; k < SSK_IMPLICIT_OP_KIND_COUNT; ++k) free(im->ops[k].values);
     free(im->nodes);
     free(im->program_offsets);
     free(im->programs);
@@ -473,6 +482,7 @@ void ssk_implicit_destroy(ssk_implicit *im)
     free(im->max_step);
     free(im->flags);
     free(im->from_posed);
+    free(im->node_bend);
     free(im->next);
     free(im->fg);
     free(im->prev_error);
@@ -507,7 +517,7 @@ static ssk_status check_params(const ssk_implicit_params *p, ssk_error *err)
 }
 
 ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_implicit_fit *fit,
-                               ssk_implicit_op ops[SSK_IMPLICIT_OP_KIND_COUNT],
+                               const ssk_implicit_operators *ops,
                                const ssk_implicit_params *params, ssk_error *err)
 {
     if (out) *out = NULL;
@@ -516,13 +526,10 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
                              "ssk_implicit_create: NULL argument");
     ssk_implicit *im = calloc(1, sizeof *im);
     if (!im) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-    /* take the fit and operators first, so that they are freed on any failure */
+    /* take the fit first, so that it is freed on any failure */
     im->fit = *fit;
     memset(fit, 0, sizeof *fit);
-    for (int k = 0; k < SSK_IMPLICIT_OP_KIND_COUNT; ++k) {
-        im->ops[k] = ops[k];
-        memset(&ops[k], 0, sizeof ops[k]);
-    }
+    im->ops = ops->ops;
     im->rig = rig;
     im->params = *params;
     im->params.joint_operators = NULL;
@@ -534,10 +541,10 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
                                "ssk_implicit_create: operator %d not built", k);
             goto fail;
         }
-    if (im->fit.field_count > UINT16_MAX) {
+    if (im->fit.field_count > MAX_FIELDS) {
         st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                            "implicit skinning: %u fields, at most %u", im->fit.field_count,
-                           (unsigned)UINT16_MAX);
+                           (unsigned)MAX_FIELDS);
         goto fail;
     }
     im->cos_contact = cosf(params->contact_angle * (float)(SSK_IMPLICIT_PI / 180.0));
@@ -558,6 +565,10 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
     st = build_tree(im, params->joint_operators, err);
     if (st == SSK_OK) st = build_programs(im, err);
     if (st != SSK_OK) goto fail;
+    if (!(im->node_bend = calloc((size_t)im->node_count + 1, sizeof *im->node_bend))) {
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        goto fail;
+    }
     /* the rest pose: every skinning matrix the identity */
     for (size_t f = 0; f < nf; ++f) {
         float *m = im->from_posed + 12 * f;
@@ -597,6 +608,36 @@ ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error 
                                  "or not finite",
                                  b);
         memcpy(im->from_posed + 12 * (size_t)f, inv, 12 * sizeof(float));
+    }
+    /* each joint's bend: the angle its child's rest axis u turned through
+     * relative to its parent since rest, (S_p^-1 S_c) u against u (a twist
+     * about the child's axis bends nothing) */
+    const ssk_rig *rig = im->rig;
+    for (uint32_t n = 0; n < im->node_count; ++n) {
+        const int32_t c = im->nodes[n].joint;
+        im->node_bend[n] = 0.0f;
+        if (c < 0 || rig->bones[c].parent < 0) continue;
+        const ssk_bone *bone = &rig->bones[c];
+        float u[3], len = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            u[k] = bone->tail[k] - bone->head[k];
+            len += u[k] * u[k];
+        }
+        len = sqrtf(len);
+        float inv[16], rel[16];
+        if (!(len > 0.0f) || !ssk_mat4_invert(inv, skinning + 16 * (size_t)bone->parent)) continue;
+        ssk_mat4_mul(rel, inv, skinning + 16 * (size_t)c);
+        float w[3], wl = 0.0f, dot = 0.0f;
+        for (int r = 0; r < 3; ++r) {
+            w[r] = rel[4 * r] * u[0] + rel[4 * r + 1] * u[1] + rel[4 * r + 2] * u[2];
+            wl += w[r] * w[r];
+            dot += w[r] * u[r];
+        }
+        wl = sqrtf(wl);
+        if (!(wl > 0.0f)) continue;
+        float cs = dot / (wl * len);
+        cs = cs > 1.0f ? 1.0f : (cs < -1.0f ? -1.0f : cs);
+        im->node_bend[n] = acosf(cs);
     }
     return ssk_error_ok(err);
 }

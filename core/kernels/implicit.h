@@ -41,14 +41,17 @@ typedef enum ssk_implicit_op_kind {
 /* An operator g(f1, f2, d) sampled on a regular grid of N^3 points over
  * [0, 1]^3: values[(k N + j) N + i] = g(i / (N - 1), j / (N - 1),
  * k / (N - 1)). Owned arrays (bind/implicit_bind.h: ssk_implicit_op_free). */
-/* Operator grid resolution per axis used by the deformer (4.6.2.2: 128). */
-#define SSK_IMPLICIT_OP_RESOLUTION 128
-
 typedef struct ssk_implicit_op {
     ssk_implicit_op_kind kind;
     uint32_t resolution; /* N >= 8 (the paper: 128) */
     float *values;       /* N^3 */
 } ssk_implicit_op;
+
+/* springskin.h's ssk_implicit_operators: both kinds at one resolution
+ * (bind/implicit_ops.c makes and frees it). */
+struct ssk_implicit_operators {
+    ssk_implicit_op ops[SSK_IMPLICIT_OP_KIND_COUNT];
+};
 
 /* g(f1, f2, d) by trilinear interpolation of the grid (inputs clamped to
  * [0, 1]); dg_df1, dg_df2 (either may be NULL) get its partial derivatives
@@ -147,16 +150,15 @@ typedef struct ssk_implicit_report {
                            did not stop at contact, after the last step */
 } ssk_implicit_report;
 
-/* Takes `fit` and the operators `ops` (indexed by ssk_implicit_op_kind:
- * both built at one resolution) into a new tracker: on success and on
- * failure they are the tracker's (freed by it) and zeroed in the caller's
- * structs. Builds the composition tree of 4.5 from the skeleton and
+/* Takes `fit` into a new tracker (on success and on failure it is the
+ * tracker's, freed by it, and zeroed in the caller's struct); `ops` is
+ * borrowed and must outlive the tracker. Builds the composition tree of 4.5 from the skeleton and
  * params->joint_operators (copied), and each vertex's rest iso-value
  * f(v) with every bone at rest.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, named),
  * SSK_ERROR_OUT_OF_MEMORY. */
 ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_implicit_fit *fit,
-                               ssk_implicit_op ops[SSK_IMPLICIT_OP_KIND_COUNT],
+                               const ssk_implicit_operators *ops,
                                const ssk_implicit_params *params, ssk_error *err);
 void ssk_implicit_destroy(ssk_implicit *im);
 

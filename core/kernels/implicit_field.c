@@ -14,6 +14,8 @@
 #include "kernels/implicit.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The four channels of a grid point: f, then grad f. */
 #define FIELD_CHANNELS 4
@@ -52,4 +54,18 @@ float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3],
     if (grad)
         for (int a = 0; a < 3; ++a) grad[a] = acc[1 + a];
     return acc[0];
+}
+
+void ssk_implicit_fit_free(ssk_implicit_fit *fit)
+{
+    if (!fit) return;
+    if (fit->fields)
+        for (uint32_t f = 0; f < fit->field_count; ++f) free(fit->fields[f].samples);
+    free(fit->fields);
+    free(fit->bone_field);
+    free(fit->mvc_offsets);
+    free(fit->mvc_neighbors);
+    free(fit->mvc_weights);
+    free(fit->rest_normals);
+    memset(fit, 0, sizeof *fit);
 }

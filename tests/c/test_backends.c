@@ -41,10 +41,22 @@ static void need_gl(void)
     }
 }
 
+/* The implicit method's composition operators, built once for every
+ * deformer of the file (they depend on nothing else). */
+static ssk_implicit_operators *implicit_operators(void)
+{
+    static ssk_implicit_operators *ops;
+    ssk_error err = {0};
+    if (!ops && ssk_implicit_operators_create(&ops, 0, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    return ops;
+}
+
 static ssk_deformer *make(const ssk_rig *rig, ssk_method method, ssk_backend backend)
 {
     ssk_deformer *d = NULL;
-    ssk_deformer_desc desc = {.method = method, .backend = backend, .gl_context = gl};
+    ssk_deformer_desc desc = {.method = method, .backend = backend, .gl_context = gl,
+                              .implicit_operators = implicit_operators()};
     ssk_error err = {0};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
     return d;

@@ -793,6 +793,18 @@ static void assert_graphs_equal(const ssk_graph *a, const ssk_graph *b)
                 assert_memory_equal(x->keys, y->keys, x->key_count * 2 * sizeof(float));
         }
         if (x->type == SSK_NODE_SPRING) assert_spring_nodes_equal(a->vertex_count, x, y);
+        if (x->type == SSK_NODE_IMPLICIT) {
+            const ssk_implicit_params *p = &x->implicit, *q = &y->implicit;
+            assert_int_equal(p->iterations, q->iterations);
+            assert_true(p->sigma == q->sigma && p->contact_angle == q->contact_angle &&
+                        p->bulge == q->bulge);
+            assert_int_equal(p->smoothing_iterations, q->smoothing_iterations);
+            assert_int_equal(p->diffusion_iterations, q->diffusion_iterations);
+            assert_int_equal(p->default_operator, q->default_operator);
+            assert_int_equal(!x->joint_operators, !y->joint_operators);
+            if (x->joint_operators)
+                assert_memory_equal(x->joint_operators, y->joint_operators, a->bone_count);
+        }
     }
 }
 
@@ -1289,7 +1301,7 @@ static void test_from_method(void **state)
     const char *const names[SSK_METHOD_COUNT] = {"lbs", "dqs", "rigid", "irs",
                                                  [SSK_METHOD_COR] = "cor"};
     for (int m = 0; m < SSK_METHOD_COUNT; ++m) {
-        if (m == SSK_METHOD_SPRING) continue;
+        if (m == SSK_METHOD_SPRING || m == SSK_METHOD_IMPLICIT) continue;
         ssk_graph *g = NULL;
         ssk_error err = {0};
         assert_int_equal(ssk_graph_from_method(&g, (ssk_method)m, fx->limb, &err), SSK_OK);
@@ -1374,6 +1386,29 @@ static void test_from_method(void **state)
     ssk_graph_destroy(g);
     g = NULL;
 
+    /* Implicit: DQS skinning "skin" -> implicit "implicit" (the defaults,
+     * every joint the contact operator) -> "out" (Vaillant 2015, 4.6.2.1). */
+    assert_int_equal(ssk_graph_from_method(&g, SSK_METHOD_IMPLICIT, fx->limb, &err), SSK_OK);
+    assert_int_equal(g->node_count, 3);
+    assert_int_equal(g->nodes[0].method, SSK_METHOD_DQS);
+    assert_int_equal(g->nodes[1].type, SSK_NODE_IMPLICIT);
+    assert_string_equal(g->nodes[1].id, "implicit");
+    assert_int_equal(g->nodes[1].input_positions, 0);
+    assert_int_equal(g->nodes[2].input_positions, 1);
+    assert_null(g->nodes[1].joint_operators);
+    assert_int_equal(g->nodes[1].implicit.iterations, 20);
+    assert_true(g->nodes[1].implicit.sigma == 0.35f && g->nodes[1].implicit.contact_angle == 55.0f);
+    assert_int_equal(ssk_graph_needs_binding(g), 0);
+    parsed = parse_ok(DOC("{'id': 'skin', 'type': 'skinning', 'method': 'dqs'},"
+                          "{'id': 'implicit', 'type': 'implicit'}," OUT,
+                          "{'from': 'skin', 'to': 'implicit'}, "
+                          "{'from': 'implicit', 'to': 'out'}"),
+                      fx->limb);
+    assert_graphs_equal(g, parsed);
+    ssk_graph_destroy(parsed);
+    ssk_graph_destroy(g);
+    g = NULL;
+
     assert_int_equal(ssk_graph_from_method(&g, SSK_METHOD_COUNT, fx->limb, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
     assert_null(g);
@@ -1420,7 +1455,8 @@ static void test_load(void **state)
     assert_null(g);
     assert_non_null(strstr(err.message, path));
     assert_non_null(strstr(err.message, "unknown node type 'cloth'"));
-    assert_non_null(strstr(err.message, "skinning, radial, normals, output, spring or arap"));
+    assert_non_null(
+        strstr(err.message, "skinning, radial, normals, output, spring, arap or implicit"));
     snprintf(path, sizeof path, "%s/missing.json", fx->dir);
     assert_int_equal(ssk_graph_load(&g, path, fx->limb, &err), SSK_ERROR_IO);
     assert_non_null(strstr(err.message, "missing.json"));

@@ -6,7 +6,8 @@
  * - with the skeleton at rest the output is the rest mesh (within 1e-5 of
  *   the diagonal);
  * - bent 135 degrees: no self-intersection (the enclosed volume equals the
- *   signed volume within 0.5%), volume at least LBS's, bulge (largest
+ *   signed volume within 0.5%), volume at least LBS's (enclosed volumes:
+ *   LBS's signed volume counts its self-overlap twice), bulge (largest
  *   distance from the skeleton near the joint) below DQS's;
  * - twisted 180 degrees: smallest joint section at least 0.9 of rest;
  * - CPU and GL agree within 1e-5 of the diagonal;
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PI_D 3.14159265358979323846
 #define RINGS 80u
@@ -100,6 +102,41 @@ static measures measure(const ssk_mesh_view *mv, const float *def, const float s
     return m;
 }
 
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The largest rig-space distance between a welded vertex and its group's
+ * representative (object-space rows `pos`, each mesh's object matrix). */
+static double weld_gap(const ssk_rig *rig, const float *pos)
+{
+    ssk_weld_view w;
+    assert_int_equal(ssk_rig_weld(rig, &w, NULL), SSK_OK);
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    float *rig_pos = malloc(3 * (size_t)nv * sizeof(float));
+    for (uint32_t m = 0; m < ssk_rig_mesh_count(rig); ++m) {
+        ssk_mesh_view mv;
+        assert_int_equal(ssk_rig_mesh(rig, m, &mv, NULL), SSK_OK);
+        for (uint32_t i = 0; i < mv.vertex_count; ++i) {
+            const float *p = pos + 3 * ((size_t)mv.first_vertex + i);
+            float *q = rig_pos + 3 * ((size_t)mv.first_vertex + i);
+            for (int r = 0; r < 3; ++r)
+                q[r] = mv.object_matrix[4 * r] * p[0] + mv.object_matrix[4 * r + 1] * p[1] +
+                       mv.object_matrix[4 * r + 2] * p[2] + mv.object_matrix[4 * r + 3];
+        }
+    }
+    double gap = 0.0;
+    for (uint32_t k = 0; k < w.member_count; ++k) {
+        const uint32_t v = w.members[k], r = w.points[v];
+        gap = fmax(gap, tu_max_abs_diff(rig_pos + 3 * (size_t)v, rig_pos + 3 * (size_t)r, 3));
+    }
+    free(rig_pos);
+    return gap;
+}
+
 static ssk_gl_context *gl_context(void)
 {
     ssk_gl_context *gl = NULL;
@@ -111,13 +148,17 @@ static ssk_gl_context *gl_context(void)
     return gl;
 }
 
+/* The operators, built once for the file's deformers; the first
+ * deformer of test_limb_poses builds its own, as a user's would. */
+static ssk_implicit_operators *shared_operators;
+
 static ssk_deformer *implicit_deformer(const ssk_rig *rig, ssk_backend backend,
                                        ssk_gl_context *gl)
 {
     ssk_deformer *d = NULL;
     ssk_error err = {0};
     ssk_deformer_desc desc = {.method = SSK_METHOD_IMPLICIT, .backend = backend,
-                              .gl_context = gl};
+                              .gl_context = gl, .implicit_operators = shared_operators};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK)
         fail_msg("implicit deformer (%s): %s", ssk_backend_name(backend), err.message);
     return d;
@@ -134,14 +175,18 @@ static void test_limb_poses(void **state)
     const size_t n3 = 3 * (size_t)nv;
     const double diag = tu_bbox_diagonal(mv.positions, nv);
     ssk_gl_context *gl = gl_context();
-    const double t0 = ssk_time_seconds();
+    const double t0 = now();
     ssk_deformer *cpu = implicit_deformer(rig, SSK_BACKEND_CPU, NULL);
-    printf("implicit deformer of %u vertices made in %.3f s\n", nv, ssk_time_seconds() - t0);
+    printf("implicit deformer of %u vertices made in %.3f s\n", nv, now() - t0);
+    ssk_error err = {0};
+    const double t1 = now();
+    if (ssk_implicit_operators_create(&shared_operators, 0, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    printf("the operators alone (128^3, both kinds) built in %.3f s\n", now() - t1);
     ssk_deformer *gld = gl ? implicit_deformer(rig, SSK_BACKEND_GL, gl) : NULL;
     float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
     float *lbs = malloc(n3 * sizeof(float)), *dqs = malloc(n3 * sizeof(float));
     float skin[32];
-    ssk_error err = {0};
     printf("pose: volume, enclosed, section, bulge/r: implicit | LBS | DQS\n");
     for (int p = 0; p < P_COUNT; ++p) {
         pose_matrices(skin, p);
@@ -159,7 +204,10 @@ static void test_limb_poses(void **state)
             assert_true(tu_max_abs_diff(a, mv.positions, n3) <= REST_TOLERANCE * diag);
         if (p == P_BEND135) {
             assert_true(fabs(mi.enclosed - mi.volume) <= SELF_INTERSECTION * mi.volume);
-            assert_true(mi.volume >= ml.volume);
+            /* volume as the enclosed volume: the signed volume counts the
+             * region where LBS's inner sides pass through each other twice
+             * (LBS 0.93 signed, 0.87 enclosed: issue #20's "Why") */
+            assert_true(mi.enclosed >= ml.enclosed);
             assert_true(mi.bulge < md.bulge);
         }
         if (p == P_TWIST180) assert_true(mi.section >= TWIST_SECTION);
@@ -181,6 +229,14 @@ static void test_limb_poses(void **state)
     ssk_rig_destroy(rig);
 }
 
+static int teardown(void **state)
+{
+    (void)state;
+    ssk_implicit_operators_destroy(shared_operators);
+    shared_operators = NULL;
+    return 0;
+}
+
 /* BCN_Epileptic.X (3 meshes, 54 bones): every frame of its animation
  * finite, and no tear: welded (coincident) vertices keep one position. */
 static void test_bcn_epileptic(void **state)
@@ -188,28 +244,28 @@ static void test_bcn_epileptic(void **state)
     (void)state;
     ssk_scene *scene = NULL;
     ssk_error err = {0};
-    if (ssk_scene_load(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK) {
-        printf("no BCN_Epileptic.X (%s): skipped\n", err.message);
-        skip();
-    }
+    if (ssk_scene_import(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err) != SSK_OK)
+        fail_msg("import: %s", err.message);
     const ssk_rig *rig = ssk_scene_rig(scene);
     const uint32_t nv = ssk_rig_vertex_count(rig), nb = ssk_rig_bone_count(rig);
-    const double t0 = ssk_time_seconds();
+    const double t0 = now();
     ssk_deformer *d = implicit_deformer(rig, SSK_BACKEND_CPU, NULL);
     printf("BCN_Epileptic.X: %u vertices, %u bones: implicit deformer made in %.3f s\n", nv, nb,
-           ssk_time_seconds() - t0);
+           now() - t0);
     float *skin = malloc(16 * (size_t)nb * sizeof(float));
     float *out = malloc(3 * (size_t)nv * sizeof(float));
-    const uint32_t frames = ssk_scene_frame_count(scene, 0, 24.0);
+    ssk_animation_info info;
+    assert_int_equal(ssk_scene_animation(scene, 0, &info, NULL), SSK_OK);
+    const uint32_t frames = ssk_animation_frame_count(&info, 24.0);
     double worst = 0.0, total = 0.0;
     for (uint32_t f = 0; f < frames; ++f) {
         if (ssk_scene_sample(scene, 0, f / 24.0, skin, NULL, &err) != SSK_OK)
             fail_msg("%s", err.message);
-        const double t1 = ssk_time_seconds();
+        const double t1 = now();
         if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) fail_msg("%s", err.message);
-        total += ssk_time_seconds() - t1;
+        total += now() - t1;
         for (size_t i = 0; i < 3 * (size_t)nv; ++i) assert_true(isfinite(out[i]));
-        worst = fmax(worst, tu_weld_gap(rig, out));
+        worst = fmax(worst, weld_gap(rig, out));
     }
     printf("  %u frames, %.2f ms a frame, largest gap between welded vertices %.2e\n", frames,
            1e3 * total / frames, worst);
@@ -241,8 +297,8 @@ static void expect_graph_error(const ssk_rig *rig, const char *node_fields, cons
         char *text2 = ssk_graph_to_json(again);
         assert_string_equal(text, text2); /* canonical: a round trip changes nothing */
         printf("%s\n", text);
-        ssk_free(text);
-        ssk_free(text2);
+        free(text);
+        free(text2);
         ssk_graph_destroy(again);
         ssk_graph_destroy(g);
         return;
@@ -278,5 +334,5 @@ int main(void)
         cmocka_unit_test(test_limb_poses),
         cmocka_unit_test(test_bcn_epileptic),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, teardown);
 }
