@@ -72,8 +72,10 @@
 #define GRADIENT_EPSILON 1e-12f
 /* A step is at most this fraction of the radius of the vertex's field. */
 #define MAX_STEP_FRACTION 0.5f
-/* |f - iso| below this: converged, the vertex stops moving (not a contact). */
-#define CONVERGED_EPSILON 1e-5f
+/* |f - iso| below this: converged, the vertex stops moving (not a contact).
+ * f's slope across the surface is about 1 / r (t_r' = 15 / (16 r)), so
+ * this is about 1e-4 of the field's radius. */
+#define CONVERGED_EPSILON 1e-4f
 /* The change of monotonicity must exceed this to count (trilinear noise). */
 #define MONOTONICITY_TOLERANCE 1e-4f
 #define DEFAULT_ITERATIONS 20u
@@ -178,24 +180,33 @@ static float merge_eval(const ssk_implicit *im, uint32_t node, const float a[4],
         memcpy(out_g, a + 1, 3 * sizeof(float));
         return a[0];
     }
-    const float na = sqrtf(a[1] * a[1] + a[2] * a[2] + a[3] * a[3]);
-    const float nb = sqrtf(b[1] * b[1] + b[2] * b[2] + b[3] * b[3]);
-    float alpha = 0.0f;
-    if (na > GRADIENT_EPSILON && nb > GRADIENT_EPSILON) {
-        float c = (a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) / (na * nb);
-        c = c > 1.0f ? 1.0f : (c < -1.0f ? -1.0f : c);
-        alpha = acosf(c);
-    }
-    /* the joint's bend as a floor of alpha, where the gradients give no
-     * direction (top of the file) */
-    alpha = fmaxf(alpha, im->node_bend[node]);
     const ssk_implicit_op *g = &im->ops[SSK_IMPLICIT_OP_CONTACT];
     float d = 0.0f;
-    if (op == SSK_IMPLICIT_CONTACT) {
-        d = ssk_implicit_controller(SSK_IMPLICIT_OP_CONTACT, alpha);
-    } else if (op == SSK_IMPLICIT_BULGE) {
+    const float dot = a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+    const float bend = im->node_bend[node];
+    /* the contact controller is 0 up to a right angle: no angle to take
+     * when the gradients are at most that far apart and the joint is not
+     * bent more */
+    const bool angle_needed = op == SSK_IMPLICIT_BULGE ||
+                              (op == SSK_IMPLICIT_CONTACT &&
+                               (dot < 0.0f || bend > (float)(SSK_IMPLICIT_PI / 2)));
+    if (angle_needed) {
+        const float na = sqrtf(a[1] * a[1] + a[2] * a[2] + a[3] * a[3]);
+        const float nb = sqrtf(b[1] * b[1] + b[2] * b[2] + b[3] * b[3]);
+        float alpha = 0.0f;
+        if (na > GRADIENT_EPSILON && nb > GRADIENT_EPSILON) {
+            float c = dot / (na * nb);
+            c = c > 1.0f ? 1.0f : (c < -1.0f ? -1.0f : c);
+            alpha = acosf(c);
+        }
+        /* the joint's bend as a floor of alpha, where the gradients give
+         * no direction (top of the file) */
+        alpha = fmaxf(alpha, bend);
+        if (op == SSK_IMPLICIT_CONTACT) d = ssk_implicit_controller(SSK_IMPLICIT_OP_CONTACT, alpha);
+        else d = im->params.bulge * ssk_implicit_controller(SSK_IMPLICIT_OP_BULGE, alpha);
+    }
+    if (op == SSK_IMPLICIT_BULGE) {
         g = &im->ops[SSK_IMPLICIT_OP_BULGE];
-        d = im->params.bulge * ssk_implicit_controller(SSK_IMPLICIT_OP_BULGE, alpha);
     }
     float d1 = 0.0f, d2 = 0.0f;
     const float v = ssk_implicit_op_eval(g, a[0], b[0], d, &d1, &d2);
