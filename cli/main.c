@@ -3,7 +3,7 @@
  *   springskin info FILE [--fps FPS] [--backend auto|cpu|gl]
  *   springskin check FILE [--fps FPS] [--animation N] [--frames N]
  *                   [--backend auto|cpu|gl] [--strict]
- *   springskin bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor | --graph G.json]
+ *   springskin bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor|implicit | --graph G.json]
  *                   [--binding B] [--fps FPS] [--frames A:B]
  *                   [--backend auto|cpu|gl] [--animation N] [--normals]
  *   springskin preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]
@@ -158,8 +158,8 @@ static void print_gpuinfo_help(FILE *f)
 
 static void print_bake_help(FILE *f)
 {
-    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor |\n"
-          "                       --graph G.json]\n"
+    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor|\n"
+          "                       implicit | --graph G.json]\n"
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
           "                       [--verbose] [--spring-solver multilevel|chebyshev|jacobi]\n"
@@ -181,8 +181,12 @@ static void print_bake_help(FILE *f)
           "                     cor: optimized centers of rotation (Le & Hodgins 2016);\n"
           "                     the centers come from --binding B when it has them\n"
           "                     (bind --cor), else they are computed first\n"
+          "                     implicit: implicit skinning (Vaillant 2015): DQS, then\n"
+          "                     the vertices tracked onto per-bone implicit surfaces,\n"
+          "                     with contact surfaces at folds\n"
           "  --graph G.json     deform with a deformer graph instead of one method\n"
-          "                     (skinning, radial, spring, normals nodes;\n"
+          "                     (skinning, radial, spring, arap, implicit, normals\n"
+          "                     nodes;\n"
           "                     docs/deformer-graph.md)\n"
           "  --binding B        attachment binding file for rigid, irs and radial nodes\n"
           "                     (and the centers of rotation of cor): loaded when B\n"
@@ -232,7 +236,8 @@ static void print_preview_help(FILE *f)
           "                     auto: the frame where the first two methods differ\n"
           "                     most (largest distance of one vertex between them)\n"
           "  --methods LIST     comma-separated methods, one panel each, 1 to 8\n"
-          "                     (lbs, dqs, rigid, irs, spring, cor; default lbs,dqs);\n"
+          "                     (lbs, dqs, rigid, irs, spring, cor, implicit; default\n"
+          "                     lbs,dqs);\n"
           "                     rigid, irs and spring may end in @binding: the\n"
           "                     paper's attachment (one bone per vertex) instead of\n"
           "                     one per skin weight bone, labelled \"(paper)\"\n"

@@ -112,7 +112,9 @@ ssk_status ssk_cpu_implicit_track(const ssk_rig *rig, const ssk_frame_data *fram
             transform_rows(positions + 3 * (size_t)rig->meshes[m].first_vertex,
                            rig->meshes[m].vertex_count, frame->objects + 16 * (size_t)m);
     ssk_status st = ssk_implicit_pose(call->implicit, call->skinning, err);
-    if (st == SSK_OK) st = ssk_implicit_track(call->implicit, positions, call->implicit_report, err);
+    if (st == SSK_OK)
+        st = ssk_implicit_track_frame(call->implicit, positions, call->frame, call->implicit_report,
+                                      err);
     if (st != SSK_OK) return st;
     for (uint32_t m = 0; m < rig->mesh_count; ++m) /* rig -> object */
         if (!frame->mesh_identity[m])

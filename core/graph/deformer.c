@@ -674,7 +674,10 @@ static ssk_status prepare_frame(ssk_deformer *d, const float *skinning,
         }
         if (step->call.kernel == SSK_KERNEL_RADIAL)
             step->call.amount = ssk_graph_node_amount(node, d->frame);
-        if (step->call.kernel == SSK_KERNEL_IMPLICIT) step->call.skinning = skinning;
+        if (step->call.kernel == SSK_KERNEL_IMPLICIT) {
+            step->call.skinning = skinning;
+            step->call.frame = d->frame;
+        }
         if (step->call.kernel == SSK_KERNEL_SPRING) {
             step->call.skinning = skinning;
             step->call.frame = d->frame;

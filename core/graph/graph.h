@@ -188,7 +188,8 @@ bool ssk_graph_implicit_field(const char *field);
  * then the fields given): "operator" (the default operator's name),
  * "operators" ({bone name: operator name}, the joint between the bone and
  * its parent), "iterations", "sigma", "contact_angle",
- * "smoothing_iterations", "diffusion_iterations", "bulge".
+ * "smoothing_iterations", "diffusion_iterations", "bulge", "tracking"
+ * ("independent" or "elastic"), "substep_angle", "relaxation_iterations".
  * SSK_ERROR_GRAPH (naming the node and field), SSK_ERROR_OUT_OF_MEMORY; on
  * failure `n` owns what was parsed. */
 ssk_status ssk_graph_parse_implicit(ssk_graph *g, ssk_graph_node *n, struct json_object *obj,

@@ -14,7 +14,9 @@
 static const char *const fields[] = {"operator",     "operators",
                                      "iterations",   "sigma",
                                      "contact_angle", "smoothing_iterations",
-                                     "diffusion_iterations", "bulge"};
+                                     "diffusion_iterations", "bulge",
+                                     "tracking",     "substep_angle",
+                                     "relaxation_iterations"};
 
 bool ssk_graph_implicit_field(const char *field)
 {
@@ -26,6 +28,11 @@ bool ssk_graph_implicit_field(const char *field)
 static const char *operator_name_at(int i)
 {
     return ssk_implicit_operator_name((ssk_implicit_operator)i);
+}
+
+static const char *tracking_name_at(int i)
+{
+    return ssk_implicit_tracking_name((ssk_implicit_tracking)i);
 }
 
 /* A number in [lo, hi] (lo_open: lo excluded; hi_open: hi excluded). */
@@ -117,8 +124,18 @@ ssk_status ssk_graph_parse_implicit(ssk_graph *g, ssk_graph_node *n, json_object
         (s = get_range(obj, id, "contact_angle", 0.0f, true, 180.0f, true, "degrees",
                        &p->contact_angle, err)) != SSK_OK ||
         (s = get_range(obj, id, "bulge", 0.0f, false, 1.0f, false, "the bulge operator's scale",
-                       &p->bulge, err)) != SSK_OK)
+                       &p->bulge, err)) != SSK_OK ||
+        (s = get_range(obj, id, "substep_angle", 0.0f, true, 180.0f, false,
+                       "degrees of bone rotation per virtual frame", &p->substep_angle, err)) !=
+            SSK_OK ||
+        (s = get_count(obj, id, "relaxation_iterations", 0, &p->relaxation_iterations, err)) !=
+            SSK_OK)
         return s;
+    int tracking = (int)p->tracking;
+    if ((s = ssk_graph_get_name(obj, id, "tracking", tracking_name_at, SSK_IMPLICIT_TRACKING_COUNT,
+                                &tracking, err)) != SSK_OK)
+        return s;
+    p->tracking = (ssk_implicit_tracking)tracking;
     return SSK_OK;
 }
 
@@ -154,5 +171,10 @@ bool ssk_graph_implicit_to_json(const ssk_graph *g, const ssk_graph_node *n, jso
                         json_object_new_int64(p->smoothing_iterations)) &&
            ssk_json_put(o, "diffusion_iterations",
                         json_object_new_int64(p->diffusion_iterations)) &&
-           ssk_json_put(o, "bulge", ssk_json_new_float(p->bulge));
+           ssk_json_put(o, "bulge", ssk_json_new_float(p->bulge)) &&
+           ssk_json_put(o, "tracking",
+                        json_object_new_string(ssk_implicit_tracking_name(p->tracking))) &&
+           ssk_json_put(o, "substep_angle", ssk_json_new_float(p->substep_angle)) &&
+           ssk_json_put(o, "relaxation_iterations",
+                        json_object_new_int64(p->relaxation_iterations));
 }

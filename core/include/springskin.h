@@ -1236,6 +1236,26 @@ typedef enum ssk_implicit_operator {
 /* Name of an operator ("contact", "bulge", "union"), NULL when out of range. */
 const char *ssk_implicit_operator_name(ssk_implicit_operator op);
 
+/* How a frame's vertices find the implicit skin. */
+typedef enum ssk_implicit_tracking {
+    /* 4.6.2 (implicit skinning [VBG13]): every frame from its first stage
+     * (DQS), so frames are independent of each other (any order, sharded
+     * bakes) */
+    SSK_IMPLICIT_INDEPENDENT = 0,
+    /* 4.6.3 (elastic implicit skinning [VGB14]): every frame from the
+     * previous result (the rest pose before the first), through virtual
+     * frames of at most substep_angle of bone rotation: each vertex moved
+     * by its own bone's change, projected, then relaxed by Jacobi steps of
+     * the ARAP-like energy of Eq. 4.9 (cotangent weights, rotations of the
+     * skin weights' blend) in the iso-surface's tangent plane (Eq. 4.10),
+     * each followed by a projection. Depends on the order of the frames. */
+    SSK_IMPLICIT_ELASTIC = 1,
+    SSK_IMPLICIT_TRACKING_COUNT
+} ssk_implicit_tracking;
+
+/* Name of a tracking ("independent", "elastic"), NULL when out of range. */
+const char *ssk_implicit_tracking_name(ssk_implicit_tracking tracking);
+
 typedef struct ssk_implicit_params {
     /* Newton projection steps per frame (Eq. 4.5), with a tangential
      * relaxation after every second one (4.6.2.1); default 20 */
@@ -1251,6 +1271,15 @@ typedef struct ssk_implicit_params {
     uint32_t diffusion_iterations;
     /* scale of the bulge operator's controller d_b, [0, 1]; default 1 */
     float bulge;
+    /* SSK_IMPLICIT_INDEPENDENT (default) or SSK_IMPLICIT_ELASTIC */
+    ssk_implicit_tracking tracking;
+    /* ELASTIC: the largest bone rotation of one virtual frame (degrees,
+     * (0, 180]; default 15: the paper's Table 4.2 uses 0.05 and 0.5 rad),
+     * and the relaxation steps per virtual frame (default 3; each a sparse
+     * solve of Eq. 4.9's linear step and a projection, where the paper
+     * takes single Jacobi iterations: kernels/implicit_elastic.c) */
+    float substep_angle;
+    uint32_t relaxation_iterations;
     /* the operator at every joint without an entry below */
     ssk_implicit_operator default_operator;
     /* #B or NULL: joint_operators[b] is the operator of the joint between

@@ -49,7 +49,7 @@
  * Steps read the positions of the previous step (Jacobi), so the result
  * does not depend on the thread count.
  */
-#include "kernels/implicit.h"
+#include "kernels/implicit_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,8 +68,6 @@
 /* A vertex is tracked when its rest iso-value is above this (some field
  * reaches it at rest). */
 #define TRACK_ISO_EPSILON 1e-4f
-/* Gradients shorter than this are none (outside every support). */
-#define GRADIENT_EPSILON 1e-12f
 /* A step is at most this fraction of the radius of the vertex's field. */
 #define MAX_STEP_FRACTION 0.5f
 /* |f - iso| below this: converged, the vertex stops moving (not a contact).
@@ -84,16 +82,19 @@
 #define DEFAULT_SMOOTHING 3u
 #define DEFAULT_DIFFUSION 3u
 #define DEFAULT_BULGE 1.0f
-/* Vertices per chunk of the parallel passes (each does tens of grid
- * fetches). */
-#define TRACK_GRAIN 512
-#define SSK_IMPLICIT_PI 3.14159265358979323846
+#define DEFAULT_SUBSTEP_ANGLE 15.0f
+#define DEFAULT_RELAXATION 3u
 
-/* Vertex flags. */
-enum { V_TRACKED = 1, V_CONTACT = 2, V_DONE = 4 };
 
 static const char *const operator_names[SSK_IMPLICIT_OPERATOR_COUNT] = {"contact", "bulge",
                                                                         "union"};
+static const char *const tracking_names[SSK_IMPLICIT_TRACKING_COUNT] = {"independent",
+                                                                        "elastic"};
+
+const char *ssk_implicit_tracking_name(ssk_implicit_tracking tracking)
+{
+    return (unsigned)tracking < SSK_IMPLICIT_TRACKING_COUNT ? tracking_names[tracking] : NULL;
+}
 
 const char *ssk_implicit_operator_name(ssk_implicit_operator op)
 {
@@ -111,48 +112,11 @@ void ssk_implicit_params_default(ssk_implicit_params *out)
     out->diffusion_iterations = DEFAULT_DIFFUSION;
     out->bulge = DEFAULT_BULGE;
     out->default_operator = SSK_IMPLICIT_CONTACT;
+    out->tracking = SSK_IMPLICIT_INDEPENDENT;
+    out->substep_angle = DEFAULT_SUBSTEP_ANGLE;
+    out->relaxation_iterations = DEFAULT_RELAXATION;
 }
 
-/* A node of the composition tree: a leaf (field >= 0) or g_op(left, right). */
-typedef struct tree_node {
-    int32_t field;
-    int32_t left, right;
-    int32_t joint; /* a merge across a joint: the joint's child bone, else -1 */
-    uint8_t op;    /* ssk_implicit_operator */
-} tree_node;
-
-/* One entry of a vertex program: a leaf (b == PROGRAM_LEAF, a the field)
- * or a merge (a the tree node, b and c the entries it composes). */
-typedef struct program_entry {
-    uint16_t a;
-    uint8_t b, c;
-} program_entry;
-
-struct ssk_implicit {
-    const ssk_rig *rig;
-    ssk_implicit_fit fit;
-    const ssk_implicit_op *ops; /* SSK_IMPLICIT_OP_KIND_COUNT, borrowed */
-    ssk_implicit_params params; /* joint_operators not kept */
-    float cos_contact;
-    uint32_t node_count;
-    tree_node *nodes;
-    int32_t root;
-    uint32_t *program_offsets; /* #V + 1 */
-    program_entry *programs;
-    program_entry *all_program; /* every field (ssk_implicit_eval with UINT32_MAX) */
-    uint32_t all_count;
-    float *iso;       /* #V */
-    float *max_step;  /* #V */
-    uint8_t *flags;   /* #V */
-    /* per frame */
-    float *from_posed; /* #fields by 12: rows of the inverse skinning matrix (posed -> rest) */
-    float *node_bend;  /* #nodes: the bend angle of a merge's joint (radians), else 0 */
-    /* scratch of the tracking */
-    float *next;       /* #V by 3 */
-    float *fg;         /* #V by 4: f and grad at the last step's position */
-    float *prev_error; /* #V */
-    float *beta, *beta_next; /* #V */
-};
 
 /* --- evaluation ------------------------------------------------------------ */
 
@@ -235,7 +199,7 @@ static float program_eval(const ssk_implicit *im, const program_entry *prog, uin
     return last[0];
 }
 
-static float vertex_eval(const ssk_implicit *im, uint32_t v, const float p[3], float g[3])
+float ssk_implicit_vertex_eval(const ssk_implicit *im, uint32_t v, const float p[3], float g[3])
 {
     float vals[4 * MAX_ENTRIES];
     const uint32_t b = im->program_offsets[v];
@@ -247,7 +211,7 @@ float ssk_implicit_eval(const ssk_implicit *im, const float p[3], uint32_t verte
     float g[3];
     if (!grad) grad = g;
     if (!im || !p) return 0.0f;
-    if (vertex < im->rig->vertex_count) return vertex_eval(im, vertex, p, grad);
+    if (vertex < im->rig->vertex_count) return ssk_implicit_vertex_eval(im, vertex, p, grad);
     float *vals = malloc((4 * (size_t)im->all_count + 4) * sizeof(float));
     if (!vals) return 0.0f;
     const float f = program_eval(im, im->all_program, im->all_count, p, vals, grad);
@@ -499,6 +463,8 @@ void ssk_implicit_destroy(ssk_implicit *im)
     free(im->prev_error);
     free(im->beta);
     free(im->beta_next);
+    free(im->skin);
+    ssk_implicit_elastic_destroy(im->elastic);
     free(im);
 }
 
@@ -518,7 +484,16 @@ static ssk_status check_params(const ssk_implicit_params *p, ssk_error *err)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "implicit parameters: default_operator %d out of range",
                              (int)p->default_operator);
-    if (p->iterations > SSK_IMPLICIT_MAX_ITERATIONS ||
+    if ((unsigned)p->tracking >= SSK_IMPLICIT_TRACKING_COUNT)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "implicit parameters: tracking %d out of range", (int)p->tracking);
+    if (p->tracking == SSK_IMPLICIT_ELASTIC &&
+        !(p->substep_angle > 0.0f && p->substep_angle <= 180.0f))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "implicit parameters: substep_angle = %g must be in (0, 180] degrees",
+                             (double)p->substep_angle);
+    if (p->relaxation_iterations > SSK_IMPLICIT_MAX_ITERATIONS ||
+        p->iterations > SSK_IMPLICIT_MAX_ITERATIONS ||
         p->smoothing_iterations > SSK_IMPLICIT_MAX_ITERATIONS ||
         p->diffusion_iterations > SSK_IMPLICIT_MAX_ITERATIONS)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
@@ -526,6 +501,7 @@ static ssk_status check_params(const ssk_implicit_params *p, ssk_error *err)
                              SSK_IMPLICIT_MAX_ITERATIONS);
     return SSK_OK;
 }
+
 
 ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_implicit_fit *fit,
                                const ssk_implicit_operators *ops,
@@ -568,8 +544,9 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
     im->prev_error = malloc((nv + 1) * sizeof *im->prev_error);
     im->beta = malloc((nv + 1) * sizeof *im->beta);
     im->beta_next = malloc((nv + 1) * sizeof *im->beta_next);
+    im->skin = malloc((16 * (size_t)rig->bone_count + 1) * sizeof *im->skin);
     if (!im->iso || !im->flags || !im->from_posed || !im->next || !im->fg || !im->prev_error ||
-        !im->beta || !im->beta_next) {
+        !im->beta || !im->beta_next || !im->skin) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto fail;
     }
@@ -593,10 +570,15 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
             const uint32_t v = mesh->first_vertex + i;
             float p[3], g[3];
             ssk_mat4_transform_point(p, mesh->object_matrix, mesh->positions + 3 * (size_t)i);
-            im->iso[v] = vertex_eval(im, v, p, g);
+            im->iso[v] = ssk_implicit_vertex_eval(im, v, p, g);
             const bool rep = !weld->point || weld->point[v] == v;
             if (rep && im->iso[v] > TRACK_ISO_EPSILON) im->flags[v] = V_TRACKED;
         }
+    }
+    for (uint32_t b = 0; b < rig->bone_count; ++b) ssk_mat4_identity(im->skin + 16 * (size_t)b);
+    if (params->tracking == SSK_IMPLICIT_ELASTIC) {
+        st = ssk_implicit_elastic_create(im, err);
+        if (st != SSK_OK) goto fail;
     }
     *out = im;
     return ssk_error_ok(err);
@@ -620,6 +602,7 @@ ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error 
                                  b);
         memcpy(im->from_posed + 12 * (size_t)f, inv, 12 * sizeof(float));
     }
+    memcpy(im->skin, skinning, 16 * (size_t)im->rig->bone_count * sizeof(float));
     /* each joint's bend: the angle its child's rest axis u turned through
      * relative to its parent since rest, (S_p^-1 S_c) u against u (a twist
      * about the child's axis bends nothing) */
@@ -655,14 +638,9 @@ ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error 
 
 /* --- tracking -------------------------------------------------------------- */
 
-typedef struct track_ctx {
-    ssk_implicit *im;
-    float *x;        /* #V by 3, the current positions */
-    uint32_t step;   /* projection step index */
-} track_ctx;
 
 /* One Newton projection step (writes next; fg at the step's start). */
-static void project_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+void ssk_implicit_project_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
     (void)chunk;
     const track_ctx *c = ctx;
@@ -675,7 +653,7 @@ static void project_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
         if (!(fl & V_TRACKED) || (fl & (V_CONTACT | V_DONE))) continue;
         float *fg = im->fg + 4 * (size_t)v;
         float g[3];
-        const float f = vertex_eval(im, v, x, g);
+        const float f = ssk_implicit_vertex_eval(im, v, x, g);
         const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
         const float e = f - im->iso[v];
         if (c->step > 0) {
@@ -780,7 +758,7 @@ static void smooth_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
     }
 }
 
-static void swap_in(ssk_implicit *im, float *x)
+void ssk_implicit_take_next(ssk_implicit *im, float *x)
 {
     memcpy(x, im->next, 3 * (size_t)im->rig->vertex_count * sizeof(float));
 }
@@ -798,11 +776,11 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
     track_ctx c = {.im = im, .x = positions, .step = 0};
     for (uint32_t it = 0; it < im->params.iterations; ++it) {
         c.step = it;
-        ssk_parallel_for(nv, TRACK_GRAIN, project_rows, &c);
-        swap_in(im, positions);
+        ssk_parallel_for(nv, TRACK_GRAIN, ssk_implicit_project_rows, &c);
+        ssk_implicit_take_next(im, positions);
         if (it % 2 == 1) {
             ssk_parallel_for(nv, TRACK_GRAIN, relax_rows, &c);
-            swap_in(im, positions);
+            ssk_implicit_take_next(im, positions);
             /* a relaxed vertex moved along its iso-surface: the next
              * step's error is not comparable with this one's */
             for (uint32_t v = 0; v < nv; ++v) im->prev_error[v] = INFINITY;
@@ -825,7 +803,7 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
         }
         for (uint32_t k = 0; k < im->params.smoothing_iterations; ++k) {
             ssk_parallel_for(nv, TRACK_GRAIN, smooth_rows, &c);
-            swap_in(im, positions);
+            ssk_implicit_take_next(im, positions);
         }
     }
     if (report) {
@@ -834,7 +812,7 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
             const uint8_t fl = im->flags[v];
             if (!(fl & V_TRACKED) || (fl & V_CONTACT)) continue;
             float g[3];
-            const float e = fabsf(vertex_eval(im, v, positions + 3 * (size_t)v, g) - im->iso[v]);
+            const float e = fabsf(ssk_implicit_vertex_eval(im, v, positions + 3 * (size_t)v, g) - im->iso[v]);
             if (e > residual) residual = e;
         }
         report->tracked = tracked;
@@ -842,4 +820,16 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
         report->residual = residual;
     }
     return ssk_error_ok(err);
+}
+
+ssk_status ssk_implicit_track_frame(ssk_implicit *im, float *positions, double frame,
+                                    ssk_implicit_report *report, ssk_error *err)
+{
+    if (!im || !positions)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_implicit_track_frame: NULL argument");
+    if (im->elastic) return ssk_implicit_elastic_track(im, positions, frame, report, err);
+    ssk_status st = ssk_implicit_track(im, positions, report, err);
+    if (report) report->substeps = 1;
+    return st;
 }

@@ -145,6 +145,7 @@ typedef struct ssk_implicit ssk_implicit;
 /* What one frame's tracking did. */
 typedef struct ssk_implicit_report {
     uint32_t tracked;   /* vertices inside some field's support (projected) */
+    uint32_t substeps;  /* ELASTIC: virtual frames of this frame (else 1) */
     uint32_t contacts;  /* of those, stopped at a contact (4.6.2.1) */
     float residual;     /* the largest |f(v) - iso_v| of a tracked vertex that
                            did not stop at contact, after the last step */
@@ -185,5 +186,17 @@ float ssk_implicit_eval(const ssk_implicit *im, const float p[3], uint32_t verte
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_OUT_OF_MEMORY. */
 ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_report *report,
                               ssk_error *err);
+
+/* One frame as the tracker's params->tracking says (springskin.h
+ * ssk_implicit_tracking): INDEPENDENT is ssk_implicit_track; ELASTIC
+ * continues from the previous result when `frame` is the previous frame +
+ * 1 (as the springs' frame-dependent mode), else from the rest pose, in
+ * virtual frames from the previous pose to the last ssk_implicit_pose;
+ * vertices outside every field take positions' first stage. positions: #V
+ * by 3 rig space, the first stage in, the result out.
+ * Errors: as ssk_implicit_track, SSK_ERROR_NONFINITE (a singular
+ * skinning matrix). */
+ssk_status ssk_implicit_track_frame(ssk_implicit *im, float *positions, double frame,
+                                    ssk_implicit_report *report, ssk_error *err);
 
 #endif /* SSK_KERNELS_IMPLICIT_H */
