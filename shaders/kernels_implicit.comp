@@ -30,9 +30,10 @@
 // Arithmetic: every expression is ssk_implicit_field_eval's,
 // ssk_implicit_op_eval's, merge_eval's and the passes' own, operation by
 // operation and `precise` (no contraction, no reassociation), so that on an
-// IEEE device (llvmpipe) the results are the CPU's up to the angle between
-// two gradients: acosf is glibc's on the CPU, and here the device's acos
-// refined in double precision (ssk_im_acos; within an ulp of glibc). The
+// IEEE device (llvmpipe) the results are the CPU's bit for bit. The angle
+// between two gradients is ssk_implicit_acos's (implicit_op.c): the
+// device's acos refined by one double-precision step (ssk_im_acos), which
+// leaves no trace of the libm's or the device's last-ulp choices. The
 // controllers run in double as smooth_rise does.
 //
 // Data (binding points below 8, the guaranteed
@@ -194,10 +195,10 @@ dvec2 ssk_im_sincos(double u)
     return dvec2(s, c);
 }
 
-// acos(c) of c in [-1, 1] to about double accuracy, rounded to float: the
-// device's float acos y0 refined by one step y = y0 + d + d^3 / 6, d =
-// sin(y - y0) = sqrt(1 - c^2) cos y0 - c sin y0 (1 - c^2 is exact in double
-// for a float c). Agrees with glibc's acosf within its rounding (an ulp).
+// ssk_implicit_acos (implicit_op.c), the same operations: acos(c) of c in
+// [-1, 1] to about double accuracy, rounded to float; the device's float
+// acos y0 refined by one step y = y0 + d + d^3 / 6, d = sin(y - y0) =
+// sqrt(1 - c^2) cos y0 - c sin y0 (1 - c^2 is exact in double for a float c).
 float ssk_im_acos(float c)
 {
     float y0 = acos(c);

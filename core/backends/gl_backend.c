@@ -417,7 +417,14 @@ _Static_assert(LOC_IM_OP_RESOLUTION + SSK_IMPLICIT_OP_KIND_COUNT <= LOC_IM_BETA_
 /* Words per vertex of the work buffer: f and grad (4), previous error,
  * flags, beta twice; then the report (tracked, contacts, residual bits). */
 #define IM_WORK_WORDS_PER_VERTEX 8u
+#define IM_WORK_FG 0u          /* x #V: first word of the f and grad rows */
+#define IM_WORK_PREV_ERROR 4u
+#define IM_WORK_FLAGS 5u
+#define IM_WORK_BETA0 6u
+#define IM_WORK_BETA1 7u
 #define IM_REPORT_WORDS 4u
+/* The report's words (IM_REPORT_* of kernels_implicit.comp). */
+enum { IM_REPORT_TRACKED, IM_REPORT_CONTACTS, IM_REPORT_RESIDUAL };
 /* Floats of a field's grid_from_rest rows 0-2 and of a from_posed entry. */
 #define IM_ROWS_FLOATS 12u
 
@@ -1659,9 +1666,9 @@ static ssk_status implicit_upload(gl_state *s, gl_implicit *g, ssk_error *err)
     g->off[IM_OFF_MAX_STEP] = im_put_f(f, &at, v.max_step, nv);
     g->off[IM_OFF_MVC_WEIGHTS] = im_put_f(f, &at, fit->mvc_weights, mvc);
     g->off[IM_OFF_NODE_BEND] = (GLuint)(IM_ROWS_FLOATS * nf);
-    g->off[IM_OFF_FG] = 0;
-    g->off[IM_OFF_PREV_ERROR] = (GLuint)(4 * nv);
-    g->off[IM_OFF_FLAGS] = (GLuint)(5 * nv);
+    g->off[IM_OFF_FG] = (GLuint)(IM_WORK_FG * nv);
+    g->off[IM_OFF_PREV_ERROR] = (GLuint)(IM_WORK_PREV_ERROR * nv);
+    g->off[IM_OFF_FLAGS] = (GLuint)(IM_WORK_FLAGS * nv);
     g->off[IM_OFF_REPORT] = (GLuint)(IM_WORK_WORDS_PER_VERTEX * nv);
     g->field_count = (uint32_t)nf;
     g->node_count = (uint32_t)nn;
@@ -1747,6 +1754,13 @@ static void implicit_convert(gl_state *s, GLuint mode, GLuint from, GLuint to)
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
 }
 
+static void swap_buffers(GLuint *a, GLuint *b)
+{
+    const GLuint t = *a;
+    *a = *b;
+    *b = t;
+}
+
 /* The implicit node: ssk_cpu_implicit_track on the device (see above),
  * input and output object-space position buffers. */
 static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint input,
@@ -1795,27 +1809,21 @@ static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint 
     glUniform1f(LOC_IM_BULGE, p->bulge);
     glUniform1f(LOC_IM_COS_CONTACT, v.cos_contact);
     GLuint cur = g->buffers[IB_POS0], other = g->buffers[IB_POS1];
-#define IM_SWAP()             \
-    do {                      \
-        const GLuint t_ = cur; \
-        cur = other;          \
-        other = t_;           \
-    } while (0)
     implicit_convert(s, IM_MODE_TO_RIG, input, cur);
     glUniform1ui(LOC_IM_FLAGS, 0);
     for (uint32_t it = 0; it < p->iterations; ++it) {
         glUniform1ui(LOC_IM_STEP, it);
         implicit_pass(s, IM_MODE_PROJECT, cur, other);
-        IM_SWAP();
+        swap_buffers(&cur, &other);
         if (it % 2 == 1) {
             implicit_pass(s, IM_MODE_RELAX, cur, other);
-            IM_SWAP();
+            swap_buffers(&cur, &other);
         }
     }
     /* the contact regions' weights, diffused, then the smoothing (with no
      * contact beta stays 0 and the smoothing copies: the CPU's skip) */
     if (g->has_adjacency && (p->diffusion_iterations || p->smoothing_iterations)) {
-        GLuint beta = (GLuint)(6 * nv), beta_next = (GLuint)(7 * nv);
+        GLuint beta = (GLuint)(IM_WORK_BETA0 * nv), beta_next = (GLuint)(IM_WORK_BETA1 * nv);
         glUniform1ui(LOC_IM_BETA_FROM, beta);
         implicit_pass(s, IM_MODE_BETA_INIT, cur, other);
         for (uint32_t k = 0; k < p->diffusion_iterations; ++k) {
@@ -1829,10 +1837,9 @@ static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint 
         glUniform1ui(LOC_IM_BETA_FROM, beta);
         for (uint32_t k = 0; k < p->smoothing_iterations; ++k) {
             implicit_pass(s, IM_MODE_SMOOTH, cur, other);
-            IM_SWAP();
+            swap_buffers(&cur, &other);
         }
     }
-#undef IM_SWAP
     if (call->implicit_report) implicit_pass(s, IM_MODE_REPORT, cur, other);
     implicit_convert(s, IM_MODE_TO_OBJECT, cur, output);
     st = ssk_gl_check("implicit tracking", err);
@@ -1844,9 +1851,9 @@ static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint 
                        report);
     st = ssk_gl_check("implicit report", err);
     if (st != SSK_OK) return st;
-    call->implicit_report->tracked = report[0];
-    call->implicit_report->contacts = report[1];
-    memcpy(&call->implicit_report->residual, &report[2], sizeof(float));
+    call->implicit_report->tracked = report[IM_REPORT_TRACKED];
+    call->implicit_report->contacts = report[IM_REPORT_CONTACTS];
+    memcpy(&call->implicit_report->residual, &report[IM_REPORT_RESIDUAL], sizeof(float));
     return SSK_OK;
 }
 

@@ -187,7 +187,7 @@ static float merge_eval(const ssk_implicit *im, uint32_t node, const float a[4],
     if (na > GRADIENT_EPSILON && nb > GRADIENT_EPSILON) {
         float c = (a[1] * b[1] + a[2] * b[2] + a[3] * b[3]) / (na * nb);
         c = c > 1.0f ? 1.0f : (c < -1.0f ? -1.0f : c);
-        alpha = acosf(c);
+        alpha = ssk_implicit_acos(c);
     }
     /* the joint's bend as a floor of alpha, where the gradients give no
      * direction (top of the file) */

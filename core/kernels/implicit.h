@@ -68,6 +68,16 @@ float ssk_implicit_op_eval(const ssk_implicit_op *op, float f1, float f2, float 
  *   angles", 4.5) to 1. */
 float ssk_implicit_controller(ssk_implicit_op_kind kind, float alpha);
 
+/* The angle acos(c) in radians of c in [-1, 1] (the angle between two
+ * gradients of a composition node), to about double precision rounded to
+ * float: the libm's acosf(c) refined by one step in double, y = y0 + d +
+ * d^3 / 6 with d = sin(y - y0) = sqrt(1 - c^2) cos y0 - c sin y0 (sin and
+ * cos by their Taylor series). The result no longer depends on the libm's
+ * last-ulp choices, and kernels_implicit.comp (ssk_im_acos) computes it
+ * with the same operations, so that the CPU and GL tracking agree bit for
+ * bit on an IEEE device. */
+float ssk_implicit_acos(float c);
+
 /* ------------------------------------------------------------------------ */
 /* A bone's field (4.4)                                                      */
 /* ------------------------------------------------------------------------ */
