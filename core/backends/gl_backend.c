@@ -13,6 +13,8 @@
  * reductions per iteration for the CPU solver's own convergence and
  * divergence decisions (run_spring below; shaders/spring_*.comp); on an
  * IEEE device (llvmpipe) its iterates are the CPU solver's bit for bit.
+ * An implicit node (Vaillant 2015, 4.6.2) tracks on the device too,
+ * reading back only its 12-byte report (run_implicit below).
  *
  * Every GL call happens in a job run by ssk_gl_context_run on the context's
  * own thread; each entry point packs its inputs and outputs into a job
@@ -39,6 +41,13 @@
  *   vec4[#B (+ #V)], records vec4[2 #V], first stage and three rotating
  *   iterates, good iterate, velocities, previous output float[3 #V],
  *   differential transforms, scratch vec4[#V], partial reductions
+ *   per implicit node (gl_implicit, uploaded on its first frame, found by
+ *   its ssk_implicit pointer; shaders/kernels_implicit.comp): static uints
+ *   (programs, MVC and adjacency CSR, node operators, field meta, flags),
+ *   field grids vec4[sum N^3], static floats (operator grids,
+ *   grid_from_rest, iso-values, step caps, MVC weights), frame floats
+ *   (from_posed, joint bends), two rig-space position buffers float[3 #V],
+ *   work uint[8 #V + 4]
  */
 #include "backends/backend.h"
 #include "backends/gl.h"
