@@ -133,6 +133,7 @@
 // ssk_implicit_operator (springskin.h) and ssk_implicit_op_kind (implicit.h)
 #define IM_OPERATOR_CONTACT 0u
 #define IM_OPERATOR_BULGE 1u
+#define IM_OPERATOR_UNION 2u
 // Report slots in WORK.
 #define IM_REPORT_TRACKED 0u
 #define IM_REPORT_CONTACTS 1u
@@ -144,6 +145,9 @@ const double IM_CONTACT_ALPHA_START = 0.5LF * IM_PI;
 const double IM_CONTACT_ALPHA_END = IM_PI;
 const double IM_BULGE_ALPHA_START = 0.0LF;
 const double IM_BULGE_ALPHA_END = IM_PI;
+// Bound on the device acos's error (radians) under which im_merge_eval may
+// skip the refinement (llvmpipe's is about 1e-4 at worst).
+const double IM_ACOS_MARGIN = 0.01LF;
 // Taylor terms of sin and cos on [-pi/2, pi/2] (ssk_im_acos): the first
 // omitted term is below 2e-18.
 #define IM_TAYLOR_TERMS 11
@@ -318,15 +322,22 @@ vec4 im_merge_eval(uint node, vec4 a, vec4 b)
     if (a.x <= 0.0) return b;
     if (b.x <= 0.0) return a;
     uint op = su[u_off[IM_OFF_NODE_OPS] + node];
+    float bend = frame[u_off[IM_OFF_NODE_BEND] + node];
     precise float na = sqrt(a.y * a.y + a.z * a.z + a.w * a.w);
     precise float nb = sqrt(b.y * b.y + b.z * b.z + b.w * b.w);
     float alpha = 0.0;
-    if (na > IM_GRADIENT_EPSILON && nb > IM_GRADIENT_EPSILON) {
+    if (op != IM_OPERATOR_UNION && na > IM_GRADIENT_EPSILON && nb > IM_GRADIENT_EPSILON) {
         precise float c = (a.y * b.y + a.z * b.z + a.w * b.w) / (na * nb);
         c = c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
-        alpha = ssk_im_acos(c);
+        // The contact controller is 0 up to pi/2: where the device's acos
+        // is that far below it (and the bend too), the exact angle cannot
+        // change d, and the double-precision refinement is skipped.
+        float y0 = acos(c);
+        bool below = op == IM_OPERATOR_CONTACT && double(y0) + IM_ACOS_MARGIN <= IM_CONTACT_ALPHA_START &&
+                    double(bend) <= IM_CONTACT_ALPHA_START;
+        alpha = below ? y0 : ssk_im_acos(c);
     }
-    alpha = max(alpha, frame[u_off[IM_OFF_NODE_BEND] + node]);
+    alpha = max(alpha, bend);
     uint kind = IM_OPERATOR_CONTACT;
     precise float d = 0.0;
     if (op == IM_OPERATOR_CONTACT) {
