@@ -52,8 +52,8 @@ typedef enum ssk_kernel {
     SSK_KERNEL_COR,     /* output <- CoR skinning of the rest positions
                            (centers of rotation from the binding view) */
     SSK_KERNEL_IMPLICIT, /* output <- implicit skinning's tracking of input
-                            (ssk_implicit, run on the CPU by every backend
-                            for now) */
+                            (ssk_implicit; the GL backend runs it in
+                            shaders/kernels_implicit.comp) */
     SSK_KERNEL_COUNT
 } ssk_kernel;
 
@@ -133,7 +133,8 @@ typedef struct ssk_backend_ops {
 extern const ssk_backend_ops ssk_cpu_backend;
 extern const ssk_backend_ops ssk_gl_backend;
 
-/* The implicit node on the CPU, for both backends (cpu_backend.c):
+/* The implicit node on the CPU (cpu_backend.c; gl_backend.c's run_implicit
+ * is its device twin):
  * positions (#V by 3, object space, the first stage) are taken to rig
  * space, tracked (ssk_implicit_pose, ssk_implicit_track with
  * call->skinning) and taken back, in place. */

@@ -13,6 +13,8 @@
  * reductions per iteration for the CPU solver's own convergence and
  * divergence decisions (run_spring below; shaders/spring_*.comp); on an
  * IEEE device (llvmpipe) its iterates are the CPU solver's bit for bit.
+ * An implicit node (Vaillant 2015, 4.6.2) tracks on the device too,
+ * reading back only its 12-byte report (run_implicit below).
  *
  * Every GL call happens in a job run by ssk_gl_context_run on the context's
  * own thread; each entry point packs its inputs and outputs into a job
@@ -39,9 +41,17 @@
  *   vec4[#B (+ #V)], records vec4[2 #V], first stage and three rotating
  *   iterates, good iterate, velocities, previous output float[3 #V],
  *   differential transforms, scratch vec4[#V], partial reductions
+ *   per implicit node (gl_implicit, uploaded on its first frame, found by
+ *   its ssk_implicit pointer; shaders/kernels_implicit.comp): static uints
+ *   (programs, MVC and adjacency CSR, node operators, field meta, flags),
+ *   field grids vec4[sum N^3], static floats (operator grids,
+ *   grid_from_rest, iso-values, step caps, MVC weights), frame floats
+ *   (from_posed, joint bends), two rig-space position buffers float[3 #V],
+ *   work uint[8 #V + 4]
  */
 #include "backends/backend.h"
 #include "backends/gl.h"
+#include "kernels/implicit.h"
 #include "kernels/spring.h"
 
 #include <stdio.h>
@@ -151,6 +161,7 @@ typedef enum gl_program {
     PROG_ATTACH_WEIGHTS,
     PROG_SPRING_ML,
     PROG_SPRING_ML_COARSE,
+    PROG_IMPLICIT,
     PROG_COUNT
 } gl_program;
 
@@ -159,7 +170,7 @@ static const char *const program_files[PROG_COUNT] = {
     "backends_max_displacement.comp", "kernels_rigid.comp", "kernels_irs.comp", "kernels_radial.comp",
     "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
     "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp",
-    "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp"};
+    "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp"};
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -365,6 +376,94 @@ typedef struct gl_spring {
     GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
 } gl_spring;
 
+/* Binding points, uniforms, modes and offsets of kernels_implicit.comp
+ * (IM_* there). */
+enum gl_implicit_binding {
+    IM_STATIC_U = 0,
+    IM_GRIDS = 1,
+    IM_STATIC_F = 2,
+    IM_FRAME = 3,
+    IM_MATRICES = 4,
+    IM_INPUT = 5,
+    IM_OUTPUT = 6,
+    IM_WORK = 7,
+};
+enum gl_implicit_uniform {
+    LOC_IM_FIRST_VERTEX = 2,
+    LOC_IM_MODE = 3,
+    LOC_IM_MESH = 4,
+    LOC_IM_MESH_COUNT = 5,
+    LOC_IM_FLAGS = 6,
+    LOC_IM_STEP = 7,
+    LOC_IM_SIGMA = 8,
+    LOC_IM_BULGE = 9,
+    LOC_IM_COS_CONTACT = 10,
+    LOC_IM_OP_RESOLUTION = 11, /* uint[SSK_IMPLICIT_OP_KIND_COUNT] */
+    LOC_IM_BETA_FROM = 13,
+    LOC_IM_BETA_TO = 14,
+    LOC_IM_OFF = 15,           /* uint[IM_OFF_COUNT] */
+};
+enum gl_implicit_mode {
+    IM_MODE_TO_RIG = 0,
+    IM_MODE_PROJECT = 1,
+    IM_MODE_RELAX = 2,
+    IM_MODE_BETA_INIT = 3,
+    IM_MODE_DIFFUSE = 4,
+    IM_MODE_SMOOTH = 5,
+    IM_MODE_REPORT = 6,
+    IM_MODE_TO_OBJECT = 7,
+};
+#define IM_FLAG_MESH_MATRICES 1u
+enum {
+    IM_OFF_PROGRAM_OFFSETS, IM_OFF_PROGRAMS, IM_OFF_MVC_OFFSETS, IM_OFF_MVC_NEIGHBORS,
+    IM_OFF_ADJ_OFFSETS, IM_OFF_ADJACENCY, IM_OFF_NODE_OPS, IM_OFF_FIELD_META,
+    IM_OFF_VERTEX_FLAGS, IM_OFF_OP_CONTACT, IM_OFF_OP_BULGE, IM_OFF_GRID_FROM_REST, IM_OFF_ISO,
+    IM_OFF_MAX_STEP, IM_OFF_MVC_WEIGHTS, IM_OFF_NODE_BEND, IM_OFF_FG, IM_OFF_PREV_ERROR,
+    IM_OFF_FLAGS, IM_OFF_REPORT, IM_OFF_COUNT
+};
+_Static_assert(LOC_IM_OP_RESOLUTION + SSK_IMPLICIT_OP_KIND_COUNT <= LOC_IM_BETA_FROM,
+               "kernels_implicit.comp's u_op_n runs into u_beta_from");
+/* Words per vertex of the work buffer: f and grad (4), previous error,
+ * flags, beta twice; then the report (tracked, contacts, residual bits). */
+#define IM_WORK_WORDS_PER_VERTEX 8u
+#define IM_WORK_FG 0u          /* x #V: first word of the f and grad rows */
+#define IM_WORK_PREV_ERROR 4u
+#define IM_WORK_FLAGS 5u
+#define IM_WORK_BETA0 6u
+#define IM_WORK_BETA1 7u
+#define IM_REPORT_WORDS 4u
+/* The report's words (IM_REPORT_* of kernels_implicit.comp). */
+enum { IM_REPORT_TRACKED, IM_REPORT_CONTACTS, IM_REPORT_RESIDUAL };
+/* Floats of a field's grid_from_rest rows 0-2 and of a from_posed entry. */
+#define IM_ROWS_FLOATS 12u
+
+/* Device buffers of one implicit node (uploaded on its first frame). */
+typedef enum gl_implicit_buffer {
+    IB_STATIC_U = 0, /* programs, MVC and adjacency CSR, node operators, field meta, flags */
+    IB_GRIDS,        /* the fields' grids, vec4 per grid point */
+    IB_STATIC_F,     /* operator grids, grid_from_rest, iso, step caps, MVC weights */
+    IB_FRAME,        /* from_posed, node bends (per frame) */
+    IB_POS0,         /* rig-space positions, ping-pong */
+    IB_POS1,
+    IB_WORK,         /* per-vertex state, beta, report */
+    IB_COUNT
+} gl_implicit_buffer;
+
+static const char *const implicit_buffer_names[IB_COUNT] = {
+    "implicit static integers", "implicit field grids", "implicit static floats",
+    "implicit frame data", "implicit positions 0", "implicit positions 1", "implicit work"};
+
+/* One implicit node's device state, found by its ssk_implicit pointer. */
+typedef struct gl_implicit {
+    ssk_implicit *im;
+    GLuint buffers[IB_COUNT];
+    GLuint off[IM_OFF_COUNT];    /* kernels_implicit.comp's u_off */
+    GLuint op_resolution[SSK_IMPLICIT_OP_KIND_COUNT];
+    uint32_t field_count, node_count;
+    bool has_adjacency;          /* the rig's welded adjacency exists (smoothing) */
+    float *frame;                /* host copy of IB_FRAME's contents */
+} gl_implicit;
+
 typedef struct gl_mesh {
     uint32_t first_vertex, vertex_count;
     uint32_t influences;    /* K, or 0 when the rig has no bones */
@@ -392,6 +491,8 @@ typedef struct gl_state {
     const ssk_attach_bone *rest_attach; /* host array uploaded to BUF_REST_ATTACH */
     gl_spring *springs;            /* spring nodes seen so far */
     int spring_count;
+    struct gl_implicit *implicits; /* implicit nodes seen so far */
+    int implicit_count;
     bool pre_post;                 /* some mesh has non-identity matrices */
     const ssk_frame_data *frame;   /* valid during a deform */
 } gl_state;
@@ -536,6 +637,10 @@ static void job_destroy(void *user)
     for (int i = 0; i < s->spring_count; ++i) {
         glDeleteBuffers(SB_COUNT, s->springs[i].buffers);
         memset(s->springs[i].buffers, 0, sizeof s->springs[i].buffers);
+    }
+    for (int i = 0; i < s->implicit_count; ++i) {
+        glDeleteBuffers(IB_COUNT, s->implicits[i].buffers);
+        memset(s->implicits[i].buffers, 0, sizeof s->implicits[i].buffers);
     }
     glGetError(); /* nothing to report from a destructor */
 }
@@ -1459,12 +1564,220 @@ static ssk_status run_arap(gl_state *s, const ssk_kernel_call *call, GLuint outp
     return st;
 }
 
-/* The implicit node (issue #20): its first stage read back, tracked on the
- * CPU (ssk_cpu_implicit_track: the same code as the CPU backend) and
- * uploaded into `output`; the GL pipeline goes on from there. The tracking
- * has no compute shader yet. */
-static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint input,
-                               GLuint output, ssk_error *err)
+/* --- implicit skinning (Vaillant 2015, 4.5, 4.6.2; issue #20) ------------
+ *
+ * run_implicit is ssk_cpu_implicit_track with the passes on the device
+ * (shaders/kernels_implicit.comp): the pose (from_posed, joint bends: a few
+ * floats per field and node) is set on the host by ssk_implicit_pose and
+ * uploaded, the first stage is taken to rig space, each projection step,
+ * relaxation, diffusion and smoothing step is one whole-rig dispatch from
+ * one rig-space buffer into the other, and the result goes back to object
+ * space in `output`. Nothing is read back but the 12-byte report at the
+ * end of the frame. The tracker's data (kernels/implicit.h's
+ * ssk_implicit_view) is uploaded on the node's first frame into shader
+ * storage buffers: the grids are read with the CPU's own trilinear
+ * arithmetic (ssk_implicit_field_eval, ssk_implicit_op_eval), which needs
+ * no sampler, no filtering and no texture unit per field (a rig has tens
+ * of fields; GL guarantees 16 units), so textures would buy only their
+ * cache. */
+
+/* Copies n uint32 into u at *at, advancing it; returns the region's start. */
+static GLuint im_put_u(uint32_t *u, size_t *at, const uint32_t *src, size_t n)
+{
+    const GLuint start = (GLuint)*at;
+    if (src && n) memcpy(u + *at, src, n * sizeof *u);
+    else if (n) memset(u + *at, 0, n * sizeof *u);
+    *at += n;
+    return start;
+}
+
+static GLuint im_put_f(float *f, size_t *at, const float *src, size_t n)
+{
+    const GLuint start = (GLuint)*at;
+    if (src && n) memcpy(f + *at, src, n * sizeof *f);
+    else if (n) memset(f + *at, 0, n * sizeof *f);
+    *at += n;
+    return start;
+}
+
+/* The static device data of tracker `im` (see above) into g's buffers. */
+static ssk_status implicit_upload(gl_state *s, gl_implicit *g, ssk_error *err)
+{
+    const ssk_rig *rig = s->rig;
+    ssk_implicit_view v;
+    ssk_implicit_get_view(g->im, &v);
+    const ssk_implicit_fit *fit = v.fit;
+    const ssk_weld *weld = &rig->weld;
+    const size_t nv = rig->vertex_count, nf = fit->field_count, nn = v.node_count;
+    const size_t mvc = fit->mvc_offsets ? fit->mvc_offsets[nv] : 0;
+    g->has_adjacency = weld->adjacency_offsets != NULL;
+    const size_t adj = g->has_adjacency ? weld->adjacency_offsets[nv] : 0;
+    size_t grid_points = 0;
+    for (size_t f = 0; f < nf; ++f) {
+        const size_t n = fit->fields[f].resolution;
+        grid_points += n * n * n;
+    }
+    size_t op_points[SSK_IMPLICIT_OP_KIND_COUNT];
+    for (int k = 0; k < SSK_IMPLICIT_OP_KIND_COUNT; ++k) {
+        const size_t n = v.ops[k].resolution;
+        op_points[k] = n * n * n;
+        g->op_resolution[k] = (GLuint)n;
+    }
+    const size_t u_words = 3 * (nv + 1) + v.program_entry_count + mvc + adj + nn + 2 * nf + nv;
+    const size_t f_words = op_points[0] + op_points[1] + IM_ROWS_FLOATS * nf + 2 * nv + mvc;
+    if (u_words > UINT32_MAX || f_words > UINT32_MAX || 4 * grid_points > UINT32_MAX ||
+        IM_WORK_WORDS_PER_VERTEX * nv + IM_REPORT_WORDS > UINT32_MAX)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                             "implicit node too large for the GL backend's 32-bit indices");
+    uint32_t *u = malloc(u_words * sizeof *u + 1);
+    float *f = malloc(f_words * sizeof *f + 1);
+    float *grids = malloc(4 * grid_points * sizeof *grids + 1);
+    g->frame = malloc((IM_ROWS_FLOATS * nf + nn + 1) * sizeof *g->frame);
+    if (!u || !f || !grids || !g->frame) {
+        free(u);
+        free(f);
+        free(grids);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    size_t at = 0;
+    g->off[IM_OFF_PROGRAM_OFFSETS] = im_put_u(u, &at, v.program_offsets, nv + 1);
+    g->off[IM_OFF_PROGRAMS] = (GLuint)at;
+    ssk_implicit_pack_programs(g->im, u + at);
+    at += v.program_entry_count;
+    g->off[IM_OFF_MVC_OFFSETS] = im_put_u(u, &at, fit->mvc_offsets, nv + 1);
+    g->off[IM_OFF_MVC_NEIGHBORS] = im_put_u(u, &at, fit->mvc_neighbors, mvc);
+    g->off[IM_OFF_ADJ_OFFSETS] =
+        im_put_u(u, &at, g->has_adjacency ? weld->adjacency_offsets : NULL, nv + 1);
+    g->off[IM_OFF_ADJACENCY] = im_put_u(u, &at, g->has_adjacency ? weld->adjacency : NULL, adj);
+    g->off[IM_OFF_NODE_OPS] = (GLuint)at;
+    ssk_implicit_node_ops(g->im, u + at);
+    at += nn;
+    g->off[IM_OFF_FIELD_META] = (GLuint)at;
+    size_t first = 0;
+    for (size_t fi = 0; fi < nf; ++fi) {
+        const ssk_implicit_field *field = &fit->fields[fi];
+        const size_t n = field->resolution, points = n * n * n;
+        u[at++] = (uint32_t)first;
+        u[at++] = (uint32_t)n;
+        memcpy(grids + 4 * first, field->samples, 4 * points * sizeof(float));
+        first += points;
+    }
+    g->off[IM_OFF_VERTEX_FLAGS] = (GLuint)at;
+    for (size_t i = 0; i < nv; ++i) u[at++] = v.flags[i] & SSK_IMPLICIT_FLAG_TRACKED;
+    at = 0;
+    g->off[IM_OFF_OP_CONTACT] = im_put_f(f, &at, v.ops[SSK_IMPLICIT_OP_CONTACT].values,
+                                         op_points[SSK_IMPLICIT_OP_CONTACT]);
+    g->off[IM_OFF_OP_BULGE] = im_put_f(f, &at, v.ops[SSK_IMPLICIT_OP_BULGE].values,
+                                       op_points[SSK_IMPLICIT_OP_BULGE]);
+    g->off[IM_OFF_GRID_FROM_REST] = (GLuint)at;
+    for (size_t fi = 0; fi < nf; ++fi) im_put_f(f, &at, fit->fields[fi].grid_from_rest, IM_ROWS_FLOATS);
+    g->off[IM_OFF_ISO] = im_put_f(f, &at, v.iso, nv);
+    g->off[IM_OFF_MAX_STEP] = im_put_f(f, &at, v.max_step, nv);
+    g->off[IM_OFF_MVC_WEIGHTS] = im_put_f(f, &at, fit->mvc_weights, mvc);
+    g->off[IM_OFF_NODE_BEND] = (GLuint)(IM_ROWS_FLOATS * nf);
+    g->off[IM_OFF_FG] = (GLuint)(IM_WORK_FG * nv);
+    g->off[IM_OFF_PREV_ERROR] = (GLuint)(IM_WORK_PREV_ERROR * nv);
+    g->off[IM_OFF_FLAGS] = (GLuint)(IM_WORK_FLAGS * nv);
+    g->off[IM_OFF_REPORT] = (GLuint)(IM_WORK_WORDS_PER_VERTEX * nv);
+    g->field_count = (uint32_t)nf;
+    g->node_count = (uint32_t)nn;
+    struct {
+        gl_implicit_buffer b;
+        size_t bytes;
+        const void *data;
+        GLenum usage;
+    } const allocations[] = {
+        {IB_STATIC_U, u_words * sizeof(uint32_t), u, GL_STATIC_DRAW},
+        {IB_GRIDS, 4 * grid_points * sizeof(float), grids, GL_STATIC_DRAW},
+        {IB_STATIC_F, f_words * sizeof(float), f, GL_STATIC_DRAW},
+        {IB_FRAME, (IM_ROWS_FLOATS * nf + nn) * sizeof(float), NULL, GL_DYNAMIC_DRAW},
+        {IB_POS0, 3 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
+        {IB_POS1, 3 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
+        {IB_WORK, (IM_WORK_WORDS_PER_VERTEX * nv + IM_REPORT_WORDS) * sizeof(uint32_t), NULL,
+         GL_DYNAMIC_COPY},
+    };
+    ssk_status st = SSK_OK;
+    for (size_t i = 0; st == SSK_OK && i < sizeof allocations / sizeof allocations[0]; ++i)
+        st = allocate_named(s, &g->buffers[allocations[i].b], implicit_buffer_names[allocations[i].b],
+                            allocations[i].bytes, allocations[i].data, allocations[i].usage, err);
+    free(u);
+    free(f);
+    free(grids);
+    return st;
+}
+
+/* The device state of tracker `im`, uploaded on first use. */
+static ssk_status implicit_entry(gl_state *s, ssk_implicit *im, gl_implicit **out, ssk_error *err)
+{
+    for (int i = 0; i < s->implicit_count; ++i)
+        if (s->implicits[i].im == im) {
+            *out = &s->implicits[i];
+            return SSK_OK;
+        }
+    gl_implicit *list = realloc(s->implicits, ((size_t)s->implicit_count + 1) * sizeof *list);
+    if (!list) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    s->implicits = list;
+    gl_implicit *g = &s->implicits[s->implicit_count];
+    memset(g, 0, sizeof *g);
+    g->im = im;
+    ssk_status st = implicit_upload(s, g, err);
+    if (st != SSK_OK) {
+        glDeleteBuffers(IB_COUNT, g->buffers);
+        free(g->frame);
+        glGetError();
+        return st;
+    }
+    ++s->implicit_count;
+    *out = g;
+    return SSK_OK;
+}
+
+/* One whole-rig pass of kernels_implicit.comp from `from` into `to`. */
+static void implicit_pass(gl_state *s, GLuint mode, GLuint from, GLuint to)
+{
+    bind(IM_INPUT, from);
+    bind(IM_OUTPUT, to);
+    glUniform1ui(LOC_IM_MODE, mode);
+    glUniform1ui(LOC_COUNT, s->rig->vertex_count);
+    glUniform1ui(LOC_IM_FIRST_VERTEX, 0);
+    dispatch(s, PROG_IMPLICIT, s->rig->vertex_count);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+}
+
+/* The per-mesh conversions (TO_RIG: object -> rig, TO_OBJECT: rig -> object). */
+static void implicit_convert(gl_state *s, GLuint mode, GLuint from, GLuint to)
+{
+    const ssk_rig *rig = s->rig;
+    bind(IM_INPUT, from);
+    bind(IM_OUTPUT, to);
+    glUniform1ui(LOC_IM_MODE, mode);
+    for (uint32_t m = 0; m < rig->mesh_count; ++m) {
+        const gl_mesh *mesh = &s->meshes[m];
+        glUniform1ui(LOC_COUNT, mesh->vertex_count);
+        glUniform1ui(LOC_IM_FIRST_VERTEX, mesh->first_vertex);
+        glUniform1ui(LOC_IM_MESH, m);
+        glUniform1ui(LOC_IM_FLAGS,
+                     s->pre_post && !s->frame->mesh_identity[m] ? IM_FLAG_MESH_MATRICES : 0u);
+        dispatch(s, PROG_IMPLICIT, mesh->vertex_count);
+    }
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+}
+
+static void swap_buffers(GLuint *a, GLuint *b)
+{
+    const GLuint t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The implicit node: ssk_cpu_implicit_track on the device (see above),
+ * input and output object-space position buffers. */
+/* The elastic tracking (4.6.3; its linear steps are sparse solves with
+ * CHOLMOD on the host): the first stage read back, tracked on the CPU
+ * (ssk_cpu_implicit_track, the CPU backend's code) and uploaded into
+ * `output`; the GL pipeline goes on from there. */
+static ssk_status run_implicit_host(gl_state *s, const ssk_kernel_call *call, GLuint input,
+                                    GLuint output, ssk_error *err)
 {
     const size_t bytes = 3 * (size_t)s->rig->vertex_count * sizeof(float);
     float *host = malloc(bytes + 1);
@@ -1481,6 +1794,106 @@ static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint 
     }
     free(host);
     return st;
+}
+
+static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint input,
+                               GLuint output, ssk_error *err)
+{
+    if (call->implicit) {
+        ssk_implicit_view view;
+        ssk_implicit_get_view(call->implicit, &view);
+        if (view.params->tracking == SSK_IMPLICIT_ELASTIC)
+            return run_implicit_host(s, call, input, output, err);
+    }
+    if (!call->implicit || !call->skinning || !input)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "GL implicit kernel: no tracker, skinning or input");
+    ssk_status st = ssk_implicit_pose(call->implicit, call->skinning, err);
+    if (st != SSK_OK) return st;
+    gl_implicit *g = NULL;
+    st = implicit_entry(s, call->implicit, &g, err);
+    if (st == SSK_OK) st = program(s, PROG_IMPLICIT, err);
+    if (st != SSK_OK) return st;
+    ssk_implicit_view v;
+    ssk_implicit_get_view(call->implicit, &v);
+    const ssk_implicit_params *p = v.params;
+    const size_t nv = s->rig->vertex_count;
+    /* the frame: from_posed rows and the joints' bends */
+    memcpy(g->frame, v.from_posed, IM_ROWS_FLOATS * (size_t)g->field_count * sizeof(float));
+    memcpy(g->frame + IM_ROWS_FLOATS * (size_t)g->field_count, v.node_bend,
+           (size_t)g->node_count * sizeof(float));
+    const size_t frame_bytes = (IM_ROWS_FLOATS * (size_t)g->field_count + g->node_count) * sizeof(float);
+    if (frame_bytes) {
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[IB_FRAME]);
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)frame_bytes, g->frame);
+    }
+    const GLuint zero[IM_REPORT_WORDS] = {0};
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[IB_WORK]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER,
+                    (GLintptr)((size_t)g->off[IM_OFF_REPORT] * sizeof(GLuint)), sizeof zero, zero);
+    st = ssk_gl_check("implicit frame upload", err);
+    if (st != SSK_OK) return st;
+    glUseProgram(s->programs[PROG_IMPLICIT]);
+    bind(IM_STATIC_U, g->buffers[IB_STATIC_U]);
+    bind(IM_GRIDS, g->buffers[IB_GRIDS]);
+    bind(IM_STATIC_F, g->buffers[IB_STATIC_F]);
+    bind(IM_FRAME, g->buffers[IB_FRAME]);
+    bind(IM_MATRICES, s->buffers[BUF_PRE_POST]);
+    bind(IM_WORK, g->buffers[IB_WORK]);
+    glUniform1uiv(LOC_IM_OFF, IM_OFF_COUNT, g->off);
+    glUniform1uiv(LOC_IM_OP_RESOLUTION, SSK_IMPLICIT_OP_KIND_COUNT, g->op_resolution);
+    glUniform1ui(LOC_IM_MESH_COUNT, s->rig->mesh_count);
+    glUniform1ui(LOC_IM_FLAGS, 0);
+    glUniform1f(LOC_IM_SIGMA, p->sigma);
+    glUniform1f(LOC_IM_BULGE, p->bulge);
+    glUniform1f(LOC_IM_COS_CONTACT, v.cos_contact);
+    GLuint cur = g->buffers[IB_POS0], other = g->buffers[IB_POS1];
+    implicit_convert(s, IM_MODE_TO_RIG, input, cur);
+    glUniform1ui(LOC_IM_FLAGS, 0);
+    for (uint32_t it = 0; it < p->iterations; ++it) {
+        glUniform1ui(LOC_IM_STEP, it);
+        implicit_pass(s, IM_MODE_PROJECT, cur, other);
+        swap_buffers(&cur, &other);
+        if (it % 2 == 1) {
+            implicit_pass(s, IM_MODE_RELAX, cur, other);
+            swap_buffers(&cur, &other);
+        }
+    }
+    /* the contact regions' weights, diffused, then the smoothing (with no
+     * contact beta stays 0 and the smoothing copies: the CPU's skip) */
+    if (g->has_adjacency && (p->diffusion_iterations || p->smoothing_iterations)) {
+        GLuint beta = (GLuint)(IM_WORK_BETA0 * nv), beta_next = (GLuint)(IM_WORK_BETA1 * nv);
+        glUniform1ui(LOC_IM_BETA_FROM, beta);
+        implicit_pass(s, IM_MODE_BETA_INIT, cur, other);
+        for (uint32_t k = 0; k < p->diffusion_iterations; ++k) {
+            glUniform1ui(LOC_IM_BETA_FROM, beta);
+            glUniform1ui(LOC_IM_BETA_TO, beta_next);
+            implicit_pass(s, IM_MODE_DIFFUSE, cur, other);
+            const GLuint t = beta;
+            beta = beta_next;
+            beta_next = t;
+        }
+        glUniform1ui(LOC_IM_BETA_FROM, beta);
+        for (uint32_t k = 0; k < p->smoothing_iterations; ++k) {
+            implicit_pass(s, IM_MODE_SMOOTH, cur, other);
+            swap_buffers(&cur, &other);
+        }
+    }
+    if (call->implicit_report) implicit_pass(s, IM_MODE_REPORT, cur, other);
+    implicit_convert(s, IM_MODE_TO_OBJECT, cur, output);
+    st = ssk_gl_check("implicit tracking", err);
+    if (st != SSK_OK || !call->implicit_report) return st;
+    GLuint report[IM_REPORT_WORDS];
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[IB_WORK]);
+    glGetBufferSubData(GL_SHADER_STORAGE_BUFFER,
+                       (GLintptr)((size_t)g->off[IM_OFF_REPORT] * sizeof(GLuint)), sizeof report,
+                       report);
+    st = ssk_gl_check("implicit report", err);
+    if (st != SSK_OK) return st;
+    call->implicit_report->tracked = report[IM_REPORT_TRACKED];
+    call->implicit_report->contacts = report[IM_REPORT_CONTACTS];
+    memcpy(&call->implicit_report->residual, &report[IM_REPORT_RESIDUAL], sizeof(float));
+    return SSK_OK;
 }
 
 /* Welds a position buffer in place (shaders/model_weld.comp, core/model/weld.c). */
@@ -1692,6 +2105,8 @@ static void gl_destroy(void *state)
         free(s->springs[i].diff);
     }
     free(s->springs);
+    for (int i = 0; i < s->implicit_count; ++i) free(s->implicits[i].frame);
+    free(s->implicits);
     free(s->positions);
     free(s->meshes);
     free(s);

@@ -85,6 +85,9 @@
 #define DEFAULT_SUBSTEP_ANGLE 15.0f
 #define DEFAULT_RELAXATION 3u
 
+_Static_assert(V_TRACKED == SSK_IMPLICIT_FLAG_TRACKED, "implicit.h's tracked flag");
+_Static_assert(PROGRAM_LEAF == SSK_IMPLICIT_PROGRAM_LEAF && MAX_ENTRIES == SSK_IMPLICIT_MAX_PROGRAM_ENTRIES,
+               "implicit.h's program constants");
 
 static const char *const operator_names[SSK_IMPLICIT_OPERATOR_COUNT] = {"contact", "bulge",
                                                                         "union"};
@@ -161,7 +164,7 @@ static float merge_eval(const ssk_implicit *im, uint32_t node, const float a[4],
         if (na > GRADIENT_EPSILON && nb > GRADIENT_EPSILON) {
             float c = dot / (na * nb);
             c = c > 1.0f ? 1.0f : (c < -1.0f ? -1.0f : c);
-            alpha = acosf(c);
+            alpha = ssk_implicit_acos(c);
         }
         /* the joint's bend as a floor of alpha, where the gradients give
          * no direction (top of the file) */
@@ -832,4 +835,44 @@ ssk_status ssk_implicit_track_frame(ssk_implicit *im, float *positions, double f
     ssk_status st = ssk_implicit_track(im, positions, report, err);
     if (report) report->substeps = 1;
     return st;
+}
+
+/* --- views for device backends -------------------------------------------- */
+
+void ssk_implicit_get_view(const ssk_implicit *im, ssk_implicit_view *out)
+{
+    if (!im || !out) return;
+    const uint32_t nv = im->rig->vertex_count;
+    *out = (ssk_implicit_view){
+        .fit = &im->fit,
+        .ops = im->ops,
+        .params = &im->params,
+        .cos_contact = im->cos_contact,
+        .vertex_count = nv,
+        .node_count = im->node_count,
+        .program_offsets = im->program_offsets,
+        .program_entry_count = im->program_offsets[nv],
+        .iso = im->iso,
+        .max_step = im->max_step,
+        .flags = im->flags,
+        .from_posed = im->from_posed,
+        .node_bend = im->node_bend,
+    };
+}
+
+void ssk_implicit_pack_programs(const ssk_implicit *im, uint32_t *out)
+{
+    if (!im || !out) return;
+    const uint32_t count = im->program_offsets[im->rig->vertex_count];
+    for (uint32_t e = 0; e < count; ++e) {
+        const program_entry *pe = &im->programs[e];
+        out[e] = (uint32_t)pe->a | (uint32_t)pe->b << SSK_IMPLICIT_PACK_B_SHIFT |
+                 (uint32_t)pe->c << SSK_IMPLICIT_PACK_C_SHIFT;
+    }
+}
+
+void ssk_implicit_node_ops(const ssk_implicit *im, uint32_t *out)
+{
+    if (!im || !out) return;
+    for (uint32_t n = 0; n < im->node_count; ++n) out[n] = im->nodes[n].op;
 }

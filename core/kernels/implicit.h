@@ -68,6 +68,16 @@ float ssk_implicit_op_eval(const ssk_implicit_op *op, float f1, float f2, float 
  *   angles", 4.5) to 1. */
 float ssk_implicit_controller(ssk_implicit_op_kind kind, float alpha);
 
+/* The angle acos(c) in radians of c in [-1, 1] (the angle between two
+ * gradients of a composition node), to about double precision rounded to
+ * float: the libm's acosf(c) refined by one step in double, y = y0 + d +
+ * d^3 / 6 with d = sin(y - y0) = sqrt(1 - c^2) cos y0 - c sin y0 (sin and
+ * cos by their Taylor series). The result no longer depends on the libm's
+ * last-ulp choices, and kernels_implicit.comp (ssk_im_acos) computes it
+ * with the same operations, so that the CPU and GL tracking agree bit for
+ * bit on an IEEE device. */
+float ssk_implicit_acos(float c);
+
 /* ------------------------------------------------------------------------ */
 /* A bone's field (4.4)                                                      */
 /* ------------------------------------------------------------------------ */
@@ -198,5 +208,52 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
  * skinning matrix). */
 ssk_status ssk_implicit_track_frame(ssk_implicit *im, float *positions, double frame,
                                     ssk_implicit_report *report, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* The tracker's arrays, for a device backend (gl_backend.c)                  */
+/* ------------------------------------------------------------------------ */
+
+/* Bit of ssk_implicit_view.flags: the vertex is tracked (a welded
+ * representative whose rest iso-value is above the tracking threshold). */
+#define SSK_IMPLICIT_FLAG_TRACKED 1u
+/* A packed program entry (ssk_implicit_pack_programs): a leaf when
+ * b == SSK_IMPLICIT_PROGRAM_LEAF (field index a), else a merge of tree node
+ * a composing the entries b and c (earlier entries of the same program). */
+#define SSK_IMPLICIT_PROGRAM_LEAF 0xFFu
+#define SSK_IMPLICIT_PACK_B_SHIFT 16u
+#define SSK_IMPLICIT_PACK_C_SHIFT 24u
+#define SSK_IMPLICIT_PACK_A_MASK 0xFFFFu
+/* At most this many entries per vertex program. */
+#define SSK_IMPLICIT_MAX_PROGRAM_ENTRIES 32u
+
+/* Read-only views of a tracker's internal arrays (borrowed, valid while the
+ * tracker lives; from_posed and node_bend change with ssk_implicit_pose).
+ * Spaces: rig space (posed or rest) as in ssk_implicit_track. */
+typedef struct ssk_implicit_view {
+    const ssk_implicit_fit *fit;      /* fields (grids), MVC CSR, rest normals */
+    const ssk_implicit_op *ops;       /* SSK_IMPLICIT_OP_KIND_COUNT operator grids */
+    const ssk_implicit_params *params; /* iterations, sigma, bulge...; joint_operators NULL */
+    float cos_contact;                /* cos(params->contact_angle) */
+    uint32_t vertex_count;            /* #V of the rig */
+    uint32_t node_count;              /* composition tree nodes */
+    const uint32_t *program_offsets;  /* #V + 1 into the packed programs */
+    uint32_t program_entry_count;     /* program_offsets[#V] */
+    const float *iso;                 /* #V rest iso-values */
+    const float *max_step;            /* #V step caps (rig-space length) */
+    const uint8_t *flags;             /* #V; only SSK_IMPLICIT_FLAG_TRACKED is static */
+    const float *from_posed;          /* #fields by 12: rows 0-2 of the inverse skinning
+                                         matrix (posed -> rest) of the last pose */
+    const float *node_bend;           /* #nodes: joint bend (radians) of the last pose */
+} ssk_implicit_view;
+
+/* Fills *out (both non-NULL). */
+void ssk_implicit_get_view(const ssk_implicit *im, ssk_implicit_view *out);
+
+/* The per-vertex programs packed one uint32 per entry: a | b << 16 | c << 24
+ * (SSK_IMPLICIT_PACK_*); out holds view.program_entry_count entries. */
+void ssk_implicit_pack_programs(const ssk_implicit *im, uint32_t *out);
+
+/* The operator of each tree node (ssk_implicit_operator), out #nodes. */
+void ssk_implicit_node_ops(const ssk_implicit *im, uint32_t *out);
 
 #endif /* SSK_KERNELS_IMPLICIT_H */

@@ -104,6 +104,29 @@ float ssk_implicit_op_eval(const ssk_implicit_op *op, float f1, float f2, float 
     return trilinear(op, f1, f2, k, tk);
 }
 
+/* Taylor terms of sin and cos on [-pi/2, pi/2] in ssk_implicit_acos: the
+ * first omitted term is below 2e-18. */
+#define SSK_IMPLICIT_TAYLOR_TERMS 11
+
+float ssk_implicit_acos(float c)
+{
+    const float y0 = acosf(c);
+    const double cd = (double)c;
+    const double sn = sqrt(1.0 - cd * cd); /* 1 - c^2 is exact in double */
+    /* sin and cos of u = y0 - pi/2 (|u| <= pi/2), each term from the last */
+    const double u = (double)y0 - 0.5 * SSK_IMPLICIT_PI, u2 = u * u;
+    double ts = u, tc = 1.0, s = u, co = 1.0;
+    for (int k = 1; k < SSK_IMPLICIT_TAYLOR_TERMS; ++k) {
+        ts = -ts * u2 / (double)((2 * k) * (2 * k + 1));
+        tc = -tc * u2 / (double)((2 * k - 1) * (2 * k));
+        s += ts;
+        co += tc;
+    }
+    /* cos y0 = -sin u, sin y0 = cos u */
+    const double d = sn * (-s) - cd * co;
+    return (float)((double)y0 + (d + d * d * d / 6.0));
+}
+
 /* 0 before start, 1 after end, t^2 (3 - 2 t) between (C1). */
 static float smooth_rise(double alpha, double start, double end)
 {

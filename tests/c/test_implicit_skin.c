@@ -12,7 +12,10 @@
  * - twisted 180 degrees: smallest joint section at least 0.9 of rest;
  * - CPU and GL agree within 1e-5 of the diagonal;
  * - BCN_Epileptic.X: every frame finite and no tear (coincident vertices
- *   stay together);
+ *   stay together), GL within 1e-5 of the diagonal of the CPU at every
+ *   frame;
+ * - timings: a frame on each backend (the first GL frame apart: it uploads
+ *   the tracker and compiles the kernel);
  * - graph documents: the node's fields and their errors.
  */
 #include <setjmp.h>
@@ -190,7 +193,9 @@ static void test_limb_poses(void **state)
     printf("pose: volume, enclosed, section, bulge/r: implicit | LBS | DQS\n");
     for (int p = 0; p < P_COUNT; ++p) {
         pose_matrices(skin, p);
+        const double tc = now();
         if (ssk_deformer_deform(cpu, a, skin, NULL, &err) != SSK_OK) fail_msg("%s", err.message);
+        const double cpu_ms = 1e3 * (now() - tc);
         tu_deform(lbs, rig, SSK_METHOD_LBS, skin);
         tu_deform(dqs, rig, SSK_METHOD_DQS, skin);
         const measures mi = measure(&mv, a, skin), ml = measure(&mv, lbs, skin),
@@ -212,10 +217,15 @@ static void test_limb_poses(void **state)
         }
         if (p == P_TWIST180) assert_true(mi.section >= TWIST_SECTION);
         if (gld) {
+            /* the first GL frame uploads the tracker and compiles the
+             * kernel: timed apart */
+            const double tg = now();
             if (ssk_deformer_deform(gld, b, skin, NULL, &err) != SSK_OK)
                 fail_msg("GL: %s", err.message);
+            const double gl_ms = 1e3 * (now() - tg);
             const double dev = tu_max_abs_diff(a, b, n3) / diag;
-            printf("    GL vs CPU: %.2e of the diagonal\n", dev);
+            printf("    GL vs CPU: %.2e of the diagonal; a frame: CPU %.1f ms, GL %.1f ms%s\n", dev,
+                   cpu_ms, gl_ms, p == 0 ? " (first GL frame: upload, compile)" : "");
             assert_true(dev <= PARITY_TOLERANCE);
         }
     }
@@ -257,10 +267,17 @@ static void test_elastic_bend_and_back(void **state)
     ssk_graph *g = NULL;
     ssk_error err = {0};
     if (ssk_graph_parse(&g, doc, rig, &err) != SSK_OK) fail_msg("%s", err.message);
-    ssk_deformer *d = NULL;
+    ssk_deformer *d = NULL, *dg = NULL;
     ssk_deformer_desc desc = {.backend = SSK_BACKEND_CPU, .graph = g,
                               .implicit_operators = shared_operators};
     if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+    /* the same frames on GL (the elastic steps run on the host there) */
+    ssk_gl_context *gl = gl_context();
+    desc.backend = SSK_BACKEND_GL;
+    desc.gl_context = gl;
+    if (gl && ssk_deformer_create(&dg, rig, &desc, &err) != SSK_OK) fail_msg("%s", err.message);
+    float *ag = malloc(n3 * sizeof(float));
+    double gl_dev = 0.0;
     float *a = malloc(n3 * sizeof(float)), *lbs = malloc(n3 * sizeof(float));
     float *dqs = malloc(n3 * sizeof(float));
     float skin[32];
@@ -275,6 +292,11 @@ static void test_elastic_bend_and_back(void **state)
         if (ssk_deformer_deform(d, a, skin, NULL, &err) != SSK_OK) fail_msg("%s", err.message);
         seconds += now() - t0;
         for (size_t i = 0; i < n3; ++i) assert_true(isfinite(a[i]));
+        if (dg) {
+            ssk_deformer_set_frame(dg, f);
+            if (ssk_deformer_deform(dg, ag, skin, NULL, &err) != SSK_OK) fail_msg("%s", err.message);
+            gl_dev = fmax(gl_dev, tu_max_abs_diff(a, ag, n3) / diag);
+        }
         if (f == ELASTIC_FRAMES) {
             tu_deform(lbs, rig, SSK_METHOD_LBS, skin);
             tu_deform(dqs, rig, SSK_METHOD_DQS, skin);
@@ -293,6 +315,13 @@ static void test_elastic_bend_and_back(void **state)
     printf("elastic: %d frames in %.3f s; back at rest: %.2e of the diagonal from the rest mesh\n",
            2 * ELASTIC_FRAMES + 1, seconds, back);
     assert_true(back <= ELASTIC_REST_TOLERANCE);
+    if (dg) {
+        printf("elastic on GL: largest deviation from the CPU %.2e of the diagonal\n", gl_dev);
+        assert_true(gl_dev <= PARITY_TOLERANCE);
+    }
+    ssk_deformer_destroy(dg);
+    ssk_gl_context_destroy(gl);
+    free(ag);
     free(a);
     free(lbs);
     free(dqs);
@@ -324,8 +353,12 @@ static void test_bcn_epileptic(void **state)
     ssk_deformer *d = implicit_deformer(rig, SSK_BACKEND_CPU, NULL);
     printf("BCN_Epileptic.X: %u vertices, %u bones: implicit deformer made in %.3f s\n", nv, nb,
            now() - t0);
+    ssk_gl_context *gl = gl_context();
+    ssk_deformer *gld = gl ? implicit_deformer(rig, SSK_BACKEND_GL, gl) : NULL;
     float *skin = malloc(16 * (size_t)nb * sizeof(float));
     float *out = malloc(3 * (size_t)nv * sizeof(float));
+    float *gl_out = malloc(3 * (size_t)nv * sizeof(float));
+    double diag = 0.0, gl_dev = 0.0, gl_total = 0.0;
     ssk_animation_info info;
     assert_int_equal(ssk_scene_animation(scene, 0, &info, NULL), SSK_OK);
     const uint32_t frames = ssk_animation_frame_count(&info, 24.0);
@@ -338,12 +371,28 @@ static void test_bcn_epileptic(void **state)
         total += now() - t1;
         for (size_t i = 0; i < 3 * (size_t)nv; ++i) assert_true(isfinite(out[i]));
         worst = fmax(worst, weld_gap(rig, out));
+        if (f == 0) diag = tu_bbox_diagonal(out, nv);
+        if (gld) {
+            const double t2 = now();
+            if (ssk_deformer_deform(gld, gl_out, skin, NULL, &err) != SSK_OK)
+                fail_msg("GL: %s", err.message);
+            if (f > 0) gl_total += now() - t2; /* frame 0 uploads and compiles */
+            gl_dev = fmax(gl_dev, tu_max_abs_diff(out, gl_out, 3 * (size_t)nv));
+        }
     }
     printf("  %u frames, %.2f ms a frame, largest gap between welded vertices %.2e\n", frames,
            1e3 * total / frames, worst);
     assert_true(worst <= 1e-5);
+    if (gld && frames > 1) {
+        printf("  GL: %.2f ms a frame (frames 1..), largest deviation from the CPU %.2e of the "
+               "diagonal\n", 1e3 * gl_total / (frames - 1), gl_dev / diag);
+        assert_true(gl_dev <= PARITY_TOLERANCE * diag);
+    }
     free(skin);
     free(out);
+    free(gl_out);
+    ssk_deformer_destroy(gld);
+    ssk_gl_context_destroy(gl);
     ssk_deformer_destroy(d);
     ssk_scene_destroy(scene);
 }
