@@ -61,7 +61,8 @@ from . import nodes
 from . import rig as rigmod
 
 __all__ = ["MODIFIER_NAME", "ObjectState", "bind", "cache_path", "evaluate", "graph_changed",
-           "has_spring_skin", "register", "state_of", "unbind", "unregister"]
+           "has_spring_skin", "register", "shared_implicit_operators", "state_of", "unbind",
+           "unregister"]
 
 MODIFIER_NAME = "Spring Skin"
 #: The Geometry Nodes offset attribute and node group of addon versions

@@ -161,3 +161,17 @@ def test_a_deformer_keeps_its_operators_alive(limb):
     del deformer
     gc.collect()
     assert core() is None, "the operators outlived their last deformer"
+
+
+def test_gl_backend_tracks_on_the_cpu_with_the_same_result(ops, limb):
+    """The GL backend reads the DQS positions back and tracks on the CPU:
+    the same positions as the CPU backend (within float32 DQS differences)."""
+    args, rig = limb
+    pose = bend_pose(args, angle=1.2)
+    cpu = springskin.Deformer(rig, method="implicit", backend="cpu",
+                              implicit_operators=ops).deform(pose)
+    try:
+        gl = springskin.Deformer(rig, method="implicit", backend="gl", implicit_operators=ops)
+    except springskin.GLUnavailableError as exc:
+        pytest.skip(f"no GL context: {exc}")
+    assert np.abs(gl.deform(pose) - cpu).max() <= 1e-5 * _diagonal(args)
