@@ -3,8 +3,9 @@
 Add Spring Skin on a mesh deformed by an armature: a Mesh Cache modifier
 "Spring Skin" that takes over the Armature modifier and reads the
 positions the SpringSkin core computes on every frame (linear blend, dual
-quaternion, rigid attachment, incremental rotation, spring or
-centers-of-rotation skinning, or a deformer graph edited as nodes) from a
+quaternion, rigid attachment, incremental rotation, spring,
+centers-of-rotation or implicit skinning, or a deformer graph edited as
+nodes) from a
 one-frame .pc2 file of the object's own; it shows, orders and renders like
 any modifier and bakes to a Mesh Cache or an Alembic cache for render
 farms. Documentation: ``docs/blender.md``.
@@ -26,8 +27,9 @@ bl_info = {
     "version": (0, 1, 0),
     "blender": (3, 4, 0),
     "location": "Properties > Modifiers > Spring Skin; Node Editor > Spring Skin Graph",
-    "description": "Character skinning (LBS, DQS, rigid, IRS, spring, CoR, deformer graphs) "
-                   "by the SpringSkin core, live as a modifier, bakes to Mesh Cache and Alembic",
+    "description": "Character skinning (LBS, DQS, rigid, IRS, spring, CoR, implicit, deformer "
+                   "graphs) by the SpringSkin core, live as a modifier, bakes to Mesh Cache "
+                   "and Alembic",
     "doc_url": "",
     "category": "Animation",
 }

@@ -3,7 +3,7 @@
 A node per deformer of the core (Toothman 2020, 6.1: "each node represents a
 deformation operation, and the directed edges between them represent the
 execution order and input/output mappings"): Skinning (with its method),
-Radial, Spring, Surface Edit, Normals and Output. :func:`compile_tree` turns a
+Radial, Spring, Implicit, Surface Edit, Normals and Output. :func:`compile_tree` turns a
 tree into the core's deformer-graph JSON document (``docs/deformer-graph.md``)
 for one mesh object, the same document ``springskin bake --graph`` and
 ``springskin.Graph`` read.
@@ -13,8 +13,9 @@ Sockets
 Three socket types, told apart by color:
 
 - **Positions** (blue-violet): vertex positions, the output of Skinning,
-  Radial and Spring nodes; the ``positions`` input of Radial, Spring, Normals
-  and Output nodes (edges with ``"input": "positions"``).
+  Radial, Spring and Implicit nodes; the ``positions`` input of Radial,
+  Spring, Implicit, Normals and Output nodes (edges with ``"input":
+  "positions"``).
 - **Normals** (cyan): the output of a Normals node, the optional ``normals``
   input of the Output node (``"input": "normals"``).
 - **Edit** (orange): the output of a Surface Edit node. It is not an edge of
@@ -33,7 +34,7 @@ load: :func:`validate_links`), the node shows a warning, and
 
 Muting (M)
 ----------
-A muted Radial or Spring node passes its Positions input through; a muted
+A muted Radial, Spring or Implicit node passes its Positions input through; a muted
 Normals node leaves the Output's Normals input unconnected; a muted Surface
 Edit is left out of its Spring nodes. A Skinning or Output node cannot be
 muted (a :class:`GraphError` says so). Reroute and Frame nodes are allowed.
@@ -103,6 +104,16 @@ MAX_DAMPING = 0.999
 #: Chebyshev solver (0 is its Jacobi solver, the Solver menu).
 MIN_CHEBYSHEV_RHO = 0.01
 MAX_CHEBYSHEV_RHO = 0.9999
+#: Implicit node (core/graph/graph_implicit.c, ssk_implicit_params_default):
+#: iteration counts in [0, SSK_IMPLICIT_MAX_ITERATIONS], sigma in (0, 1],
+#: contact angle in (0, 180) degrees, bulge in [0, 1].
+IMPLICIT_MAX_ITERATIONS = 1000
+DEFAULT_IMPLICIT = {"operator": "CONTACT", "iterations": 20, "sigma": 0.35,
+                    "contact_angle": 55.0, "smoothing_iterations": 3,
+                    "diffusion_iterations": 3, "bulge": 1.0}
+MIN_SIGMA = 1e-3
+MIN_CONTACT_ANGLE = 0.1
+MAX_CONTACT_ANGLE = 179.9
 #: Sampled keys whose value lies on the line through its neighbours within
 #: this tolerance (relative to max(1, |value|)) are dropped: F-curves are
 #: evaluated in float32, so exactly linear stretches differ by ~1e-7.
@@ -204,8 +215,8 @@ class SpringSkinEditSocket(NodeSocket):
 # --- tree -------------------------------------------------------------------
 
 class SpringSkinGraphTree(NodeTree):
-    """SpringSkin deformer graph: skinning, radial, spring, surface edit and
-    normals nodes feeding one output"""
+    """SpringSkin deformer graph: skinning, radial, spring, implicit, surface
+    edit and normals nodes feeding one output"""
     bl_idname = TREE_IDNAME
     bl_label = "Spring Skin Graph"
     bl_icon = "MOD_ARMATURE"
@@ -582,6 +593,110 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
         _labeled(layout, self, "attachment", "Anchors")
 
 
+_IMPLICIT_OPERATORS = (
+    ("CONTACT", "Contact", "Clean union of the two fields, turning into contact as the joint "
+     "bends beyond 90 degrees (g_dc, Vaillant 2015, 4.5): the skin folds and presses "
+     "against itself"),
+    ("BULGE", "Bulge", "Contact with a bulge: the skin pushed out around the contact region "
+     "(g_db, Vaillant 2015, 4.5), as at fingers and elbows"),
+    ("UNION", "Union", "The clean union alone, no contact (g_dc with d = 0)"),
+)
+
+
+class SpringSkinImplicitJointOperator(PropertyGroup):
+    """An Implicit per-joint operator: the operator at the joint between a
+    bone and its parent"""
+    bone: StringProperty(
+        name="Bone", description="Bone of the armature: its joint with its parent takes the "
+                                 "operator", update=_on_property_update)
+    operator: EnumProperty(
+        name="Operator", items=_IMPLICIT_OPERATORS, default="BULGE",
+        description="Composition operator at this joint", update=_on_property_update)
+
+
+class SpringSkinImplicitNode(_SpringSkinNode, Node):
+    """Implicit: track the positions it is fed (DQS in the paper) onto the
+    per-bone implicit surfaces composed at the joints, with contact at folds
+    (implicit skinning, Vaillant 2015, 4.6.2)"""
+    bl_idname = "SpringSkinImplicitNode"
+    bl_label = "Implicit"
+    bl_icon = "META_BALL"
+    bl_width_default = 280.0
+
+    operator: EnumProperty(
+        name="Operator", items=_IMPLICIT_OPERATORS, default=DEFAULT_IMPLICIT["operator"],
+        description="Composition operator at every joint without a per-joint operator",
+        update=_on_property_update)
+    iterations: IntProperty(
+        name="Iterations", description="Newton projection steps per frame (Eq. 4.5), a "
+                                       "tangential relaxation after every second one",
+        default=DEFAULT_IMPLICIT["iterations"], min=0, max=IMPLICIT_MAX_ITERATIONS,
+        update=_on_property_update)
+    sigma: FloatProperty(
+        name="Step (Sigma)", description="sigma of Eq. 4.5: the fraction of the Newton step "
+                                         "taken (the paper: 0.35)",
+        default=DEFAULT_IMPLICIT["sigma"], min=MIN_SIGMA, max=1.0, precision=3,
+        update=_on_property_update)
+    contact_angle: FloatProperty(
+        name="Contact Angle", description="A vertex stops at contact when its field gradient "
+                                          "turns by more than this between two steps (the "
+                                          "paper: 55 degrees)",
+        default=DEFAULT_IMPLICIT["contact_angle"], min=MIN_CONTACT_ANGLE,
+        max=MAX_CONTACT_ANGLE, precision=1, update=_on_property_update)
+    smoothing_iterations: IntProperty(
+        name="Smoothing", description="Laplacian smoothing steps of the contact regions "
+                                      "(Eq. 4.8)",
+        default=DEFAULT_IMPLICIT["smoothing_iterations"], min=0, max=IMPLICIT_MAX_ITERATIONS,
+        update=_on_property_update)
+    diffusion_iterations: IntProperty(
+        name="Diffusion", description="Diffusion steps of the contact regions' smoothing "
+                                      "weights (beta, Eq. 4.8)",
+        default=DEFAULT_IMPLICIT["diffusion_iterations"], min=0, max=IMPLICIT_MAX_ITERATIONS,
+        update=_on_property_update)
+    bulge: FloatProperty(
+        name="Bulge", description="Scale of the Bulge operator's controller d_b: 0 no bulge, "
+                                  "1 the paper's",
+        default=DEFAULT_IMPLICIT["bulge"], min=0.0, max=1.0, update=_on_property_update)
+    joint_operators: CollectionProperty(
+        type=SpringSkinImplicitJointOperator, name="Per-Joint Operators",
+        description="The operator at some joints (a bone and its parent); the other joints "
+                    "take Operator")
+
+    def init(self, _context):
+        self.inputs.new(POSITIONS_SOCKET, "Positions")
+        self.outputs.new(POSITIONS_SOCKET, "Positions")
+
+    def draw_settings(self, context, layout, extended):
+        _labeled(layout, self, "operator", "Operator")
+        col = layout.column(align=True)
+        col.prop(self, "iterations")
+        col.prop(self, "sigma")
+        col.prop(self, "contact_angle")
+        col = layout.column(align=True)
+        col.label(text="Contact Regions:")
+        col.prop(self, "smoothing_iterations")
+        col.prop(self, "diffusion_iterations")
+        layout.prop(self, "bulge")
+        if not extended:
+            if len(self.joint_operators):
+                layout.label(text="%d per-joint operator(s)" % len(self.joint_operators))
+            return
+        layout.label(text="Per-Joint Operators:")
+        armature = _active_armature(context)
+        for i, joint in enumerate(self.joint_operators):
+            row = layout.box().row(align=True)
+            if armature is not None:
+                row.prop_search(joint, "bone", armature.data, "bones", text="")
+            else:
+                row.prop(joint, "bone", text="")
+            row.prop(joint, "operator", text="")
+            op = row.operator(SPRINGSKIN_OT_graph_implicit_joint_remove.bl_idname, text="",
+                              icon="X")
+            op.tree_name, op.node_name, op.index = self.id_data.name, self.name, i
+        op = layout.operator(SPRINGSKIN_OT_graph_implicit_joint_add.bl_idname, icon="ADD")
+        op.tree_name, op.node_name = self.id_data.name, self.name
+
+
 def _sync_edit_inputs(node):
     """Keep one Edit input per linked Surface Edit plus one free at the end."""
     edits = [s for s in node.inputs if s.bl_idname == EDIT_SOCKET]
@@ -661,6 +776,7 @@ _NODE_TYPES = {
     "SpringSkinSkinningNode": "skinning",
     "SpringSkinRadialNode": "radial",
     "SpringSkinSpringNode": "spring",
+    "SpringSkinImplicitNode": "implicit",
     "SpringSkinSurfaceEditNode": "edit",
     "SpringSkinNormalsNode": "normals",
     "SpringSkinOutputNode": "output",
@@ -710,6 +826,46 @@ class SPRINGSKIN_OT_graph_joint_remove(Operator):
             self.report({"ERROR"}, "no joint override %d on '%s'" % (self.index, self.node_name))
             return {"CANCELLED"}
         node.joint_influences.remove(self.index)
+        _notify(node.id_data)
+        return {"FINISHED"}
+
+
+class SPRINGSKIN_OT_graph_implicit_joint_add(Operator):
+    """Add a per-joint operator to the Implicit node"""
+    bl_idname = "springskin.graph_implicit_joint_add"
+    bl_label = "Add Per-Joint Operator"
+    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
+
+    tree_name: StringProperty(options={"HIDDEN"})
+    node_name: StringProperty(options={"HIDDEN"})
+
+    def execute(self, _context):
+        node = _find_node(self.tree_name, self.node_name)
+        if node is None or node.bl_idname != "SpringSkinImplicitNode":
+            self.report({"ERROR"}, "no implicit node '%s'" % self.node_name)
+            return {"CANCELLED"}
+        node.joint_operators.add()
+        _notify(node.id_data)
+        return {"FINISHED"}
+
+
+class SPRINGSKIN_OT_graph_implicit_joint_remove(Operator):
+    """Remove this per-joint operator"""
+    bl_idname = "springskin.graph_implicit_joint_remove"
+    bl_label = "Remove Per-Joint Operator"
+    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
+
+    tree_name: StringProperty(options={"HIDDEN"})
+    node_name: StringProperty(options={"HIDDEN"})
+    index: IntProperty(options={"HIDDEN"})
+
+    def execute(self, _context):
+        node = _find_node(self.tree_name, self.node_name)
+        if node is None or not 0 <= self.index < len(getattr(node, "joint_operators", ())):
+            self.report({"ERROR"}, "no per-joint operator %d on '%s'"
+                        % (self.index, self.node_name))
+            return {"CANCELLED"}
+        node.joint_operators.remove(self.index)
         _notify(node.id_data)
         return {"FINISHED"}
 
@@ -801,7 +957,8 @@ def _on_depsgraph_update(_scene, depsgraph):
 
 def _required_inputs(node):
     if node.bl_idname in ("SpringSkinRadialNode", "SpringSkinSpringNode",
-                          "SpringSkinNormalsNode", "SpringSkinOutputNode"):
+                          "SpringSkinImplicitNode", "SpringSkinNormalsNode",
+                          "SpringSkinOutputNode"):
         return [node.inputs[0]]
     return []
 
@@ -839,6 +996,15 @@ def node_problems(node, obj=None):
             problems.append("no vertex group '%s'" % node.vertex_group)
         if not node.outputs[0].is_linked:
             problems.append("not connected to a Spring node")
+    elif node.bl_idname == "SpringSkinImplicitNode":
+        bones = [j.bone for j in node.joint_operators]
+        if any(not b for b in bones):
+            problems.append("a per-joint operator has no bone")
+        armature = _armature_of(mesh) if mesh is not None else None
+        if armature is not None:
+            unknown = [b for b in bones if b and b not in armature.data.bones]
+            if unknown:
+                problems.append("unknown bone: %s" % ", ".join(unknown))
     elif node.bl_idname == "SpringSkinSpringNode" and mesh is not None:
         for force in FORCES:
             group = getattr(node, "map_" + force)
@@ -905,7 +1071,8 @@ def _resolve(node, socket, stack=()):
     """The active node feeding input `socket` of `node`: reroutes followed,
     muted Radial/Spring nodes passed through, a muted Normals node as
     nothing. Raises GraphError for an incompatible link or a muted source
-    that cannot be bypassed. Returns the source node or None."""
+    that cannot be bypassed (muted Implicit nodes pass through too).
+    Returns the source node or None."""
     source = _upstream_socket(socket)
     if source is None:
         return None
@@ -917,7 +1084,7 @@ def _resolve(node, socket, stack=()):
     if not src.mute:
         return src
     kind = _NODE_TYPES.get(src.bl_idname)
-    if kind in ("radial", "spring"):
+    if kind in ("radial", "spring", "implicit"):
         if src.name in stack:
             _fail(src, "is on a cycle of muted nodes")
         return _resolve(src, src.inputs[0], stack + (src.name,))
@@ -951,7 +1118,7 @@ def _graph_structure(tree):
     for node in active:
         kind = _NODE_TYPES[node.bl_idname]
         fed = {}
-        if kind in ("radial", "spring", "normals", "output"):
+        if kind in ("radial", "spring", "implicit", "normals", "output"):
             src = _resolve(node, node.inputs[0])
             if src is None:
                 _fail(node, "its Positions input is not connected")
@@ -1130,6 +1297,25 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
     }
 
 
+def _compile_implicit(node, obj):
+    out = {"operator": node.operator.lower(), "iterations": node.iterations,
+           "sigma": node.sigma, "contact_angle": node.contact_angle,
+           "smoothing_iterations": node.smoothing_iterations,
+           "diffusion_iterations": node.diffusion_iterations, "bulge": node.bulge}
+    operators = {}
+    bones = _bone_names(obj) if len(node.joint_operators) else None
+    for joint in node.joint_operators:
+        if not joint.bone:
+            _fail(node, "a per-joint operator has no bone")
+        if bones is not None and joint.bone not in bones:
+            _fail(node, "per-joint operator: unknown bone '%s'" % joint.bone)
+        if joint.bone in operators:
+            _fail(node, "per-joint operator: bone '%s' is listed twice" % joint.bone)
+        operators[joint.bone] = joint.operator.lower()
+    out["operators"] = operators
+    return out
+
+
 def compile_tree(tree, obj, scene=None):
     """The core's deformer-graph document (docs/deformer-graph.md) of `tree`
     for mesh object `obj`, as a dict for ``json.dumps`` or ``springskin.Graph``.
@@ -1146,8 +1332,9 @@ def compile_tree(tree, obj, scene=None):
     an unconnected Positions input, a link between sockets of different
     kinds, a node that does not reach the Output, a muted Skinning/Output
     node, a Surface Edit whose vertex group is missing or empty, a missing
-    stiffness-map group, a Radial with no bones, unknown or repeated bones,
-    or an object that is not a mesh.
+    stiffness-map group, a Radial with no bones, unknown or repeated bones
+    (Radial, IRS joint overrides, Implicit per-joint operators), or an
+    object that is not a mesh.
     """
     if tree is None or tree.bl_idname != TREE_IDNAME:
         raise GraphError("not a Spring Skin Graph node tree: %r" % (tree,))
@@ -1188,6 +1375,8 @@ def compile_tree(tree, obj, scene=None):
             entry.update(_compile_radial(tree, node, obj, scene))
         elif kind == "spring":
             entry.update(_compile_spring(tree, node, obj, scene, edits[name]))
+        elif kind == "implicit":
+            entry.update(_compile_implicit(node, obj))
         doc_nodes.append(entry)
         for input_name in ("positions", "normals"):
             src = inputs[name].get(input_name)
@@ -1198,14 +1387,15 @@ def compile_tree(tree, obj, scene=None):
 
 # --- default trees ----------------------------------------------------------------
 
-_TREE_METHODS = ("LBS", "DQS", "RIGID", "IRS", "COR", "SPRING")
-_NODE_SPACING = 320.0  # wider than the widest node (Spring, 260)
+_TREE_METHODS = ("LBS", "DQS", "RIGID", "IRS", "COR", "SPRING", "IMPLICIT")
+_NODE_SPACING = 320.0  # wider than the widest node (Implicit, 280)
 
 
 def graph_method(tree):
     """The method a graph stands for, in the terms of the object's Method
     field: its one skinning node's method, "SPRING" when that node is IRS
-    feeding a spring node (as :func:`new_graph_tree` makes it); None when
+    feeding a spring node, "IMPLICIT" when it is DQS and the graph has an
+    implicit node (as :func:`new_graph_tree` makes them); None when
     the graph has no skinning node or several (its method is then the
     graph's own)."""
     if tree is None:
@@ -1216,6 +1406,8 @@ def graph_method(tree):
     method = skins[0].method
     if method == "IRS" and any(n.bl_idname == "SpringSkinSpringNode" for n in tree.nodes):
         return "SPRING"
+    if method == "DQS" and any(n.bl_idname == "SpringSkinImplicitNode" for n in tree.nodes):
+        return "IMPLICIT"
     return method
 
 
@@ -1228,8 +1420,11 @@ def skinning_node(tree):
 def new_graph_tree(name, method="LBS"):
     """A new graph tree: Skinning(method) -> Output, Skinning -> Normals ->
     Output's normals; for 'SPRING': Skinning(IRS) -> Spring (defaults) ->
-    Output (and Normals), as the core's --method spring. `method` is one of LBS, DQS, RIGID, IRS, COR,
-    SPRING (any case). The tree gets a fake user (saved while unused)."""
+    Output (and Normals), as the core's --method spring; for 'IMPLICIT':
+    Skinning(DQS) -> Implicit (defaults) -> Output (and Normals), as
+    --method implicit. `method` is one of LBS, DQS, RIGID, IRS, COR,
+    SPRING, IMPLICIT (any case). The tree gets a fake user (saved while
+    unused)."""
     global _suspended
     key = str(method).upper()
     if key not in _TREE_METHODS:
@@ -1240,7 +1435,7 @@ def new_graph_tree(name, method="LBS"):
         tree.use_fake_user = True
         skin = tree.nodes.new("SpringSkinSkinningNode")
         skin.name = "Skinning"
-        skin.method = "IRS" if key == "SPRING" else key
+        skin.method = {"SPRING": "IRS", "IMPLICIT": "DQS"}.get(key, key)
         skin.location = (0.0, 0.0)
         last, x = skin, _NODE_SPACING
         if key == "SPRING":
@@ -1249,6 +1444,12 @@ def new_graph_tree(name, method="LBS"):
             spring.location = (x, 0.0)
             tree.links.new(skin.outputs[0], spring.inputs[0])
             last, x = spring, x + _NODE_SPACING
+        if key == "IMPLICIT":
+            implicit = tree.nodes.new("SpringSkinImplicitNode")
+            implicit.name = "Implicit"
+            implicit.location = (x, 0.0)
+            tree.links.new(skin.outputs[0], implicit.inputs[0])
+            last, x = implicit, x + _NODE_SPACING
         normals = tree.nodes.new("SpringSkinNormalsNode")
         normals.name = "Normals"
         normals.location = (x, -200.0)
@@ -1277,6 +1478,7 @@ _categories = [
         NodeItem("SpringSkinSkinningNode"),
         NodeItem("SpringSkinRadialNode"),
         NodeItem("SpringSkinSpringNode"),
+        NodeItem("SpringSkinImplicitNode"),
         NodeItem("SpringSkinSurfaceEditNode"),
     ]),
     SpringSkinNodeCategory("SPRINGSKIN_OUTPUT", "Output", items=[
@@ -1298,11 +1500,15 @@ classes = (
     SpringSkinSkinningNode,
     SpringSkinRadialNode,
     SpringSkinSpringNode,
+    SpringSkinImplicitJointOperator,
+    SpringSkinImplicitNode,
     SpringSkinSurfaceEditNode,
     SpringSkinNormalsNode,
     SpringSkinOutputNode,
     SPRINGSKIN_OT_graph_joint_add,
     SPRINGSKIN_OT_graph_joint_remove,
+    SPRINGSKIN_OT_graph_implicit_joint_add,
+    SPRINGSKIN_OT_graph_implicit_joint_remove,
 )
 
 

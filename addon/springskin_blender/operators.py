@@ -181,8 +181,9 @@ def graph_users(tree_name, but=None):
 
 
 class OBJECT_OT_springskin_edit_graph(Operator):
-    """Turn the method into a deformer graph (a skinning node, and a spring node for Spring)
-    that the Spring Skin Graph editor edits; the object then deforms with the graph"""
+    """Turn the method into a deformer graph (a skinning node, and a spring node for Spring or
+    an implicit node for Implicit) that the Spring Skin Graph editor edits; the object then
+    deforms with the graph"""
 
     bl_idname = "object.springskin_edit_graph"
     bl_label = "Edit as Graph"

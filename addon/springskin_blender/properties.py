@@ -25,6 +25,8 @@ METHOD_ITEMS = (
      "(Toothman 2020, 4.2), which keeps its local shape (the detail force); needs a binding"),
     ("COR", "Centers of Rotation", "Skinning with optimized centers of rotation (Le & Hodgins "
      "2016); the centers are precomputed when binding"),
+    ("IMPLICIT", "Implicit", "Implicit skinning (Vaillant 2015): DQS, then vertices tracked "
+     "onto per-bone implicit surfaces with contact at folds"),
 )
 
 BACKEND_ITEMS = (

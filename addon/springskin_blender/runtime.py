@@ -61,7 +61,8 @@ from . import nodes
 from . import rig as rigmod
 
 __all__ = ["MODIFIER_NAME", "ObjectState", "bind", "cache_path", "evaluate", "graph_changed",
-           "has_spring_skin", "register", "state_of", "unbind", "unregister"]
+           "has_spring_skin", "register", "shared_implicit_operators", "state_of", "unbind",
+           "unregister"]
 
 MODIFIER_NAME = "Spring Skin"
 #: The Geometry Nodes offset attribute and node group of addon versions
@@ -91,6 +92,11 @@ _local = threading.local()
 _build_counter = 0
 _gl_context = None     # shared springskin.GLContext for the gl/auto backends
 _gl_error = None
+# One springskin.ImplicitOperators for the session (issue #20): the
+# composition operators of implicit skinning depend on nothing but their
+# resolution and take 1.3-2 s to build, so they are built the first time an
+# implicit deformer is made and shared by every one; freed on unregister.
+_implicit_operators = None
 
 
 class ObjectState:
@@ -333,6 +339,22 @@ def _shared_gl_context(ssk):
     return _gl_context
 
 
+def shared_implicit_operators(ssk=None):
+    """The session's springskin.ImplicitOperators, built on the first call
+    (about 2 s) and shared by every implicit deformer of the addon."""
+    global _implicit_operators
+    if _implicit_operators is None:
+        ssk = ssk or native.require()
+        _implicit_operators = ssk.ImplicitOperators()
+    return _implicit_operators
+
+
+def _needs_implicit(doc, method):
+    if doc is None:
+        return method == "IMPLICIT"
+    return any(n.get("type") == "implicit" for n in doc.get("nodes", ()))
+
+
 def _graph_document(obj, scene):
     """(springskin graph source, description): the compiled node tree of the
     object, or None for its method."""
@@ -499,6 +521,13 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
             state.binding, state.binding_key = binding, key
     else:
         state.binding, state.binding_key = None, None
+    implicit_ops = None
+    if _needs_implicit(doc, s.method):
+        try:
+            implicit_ops = shared_implicit_operators(ssk)
+        except (ValueError, MemoryError, ssk.SpringSkinError) as exc:
+            raise rigmod.SetupError("%s: the implicit operators failed: %s" % (what, exc)) \
+                from None
     backend = s.backend.lower()
     gl = _shared_gl_context(ssk) if backend in ("gl", "auto") else None
     if backend == "gl" and gl is None:
@@ -508,7 +537,8 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             deformer = ssk.Deformer(state.rig, graph=graph, backend=backend, binding=binding,
-                                    gl_context=gl, cor=state.cor_state if needs_cor else None)
+                                    gl_context=gl, cor=state.cor_state if needs_cor else None,
+                                    implicit_operators=implicit_ops)
     except (ValueError, ssk.SpringSkinError) as exc:
         raise rigmod.SetupError("%s: %s" % (what, exc)) from None
     state.deformer = deformer
@@ -1040,7 +1070,7 @@ def register():
 
 
 def unregister():
-    global _gl_context, _gl_error
+    global _gl_context, _gl_error, _implicit_operators
     nodes.remove_change_listener(graph_changed)
     bpy.msgbus.clear_by_owner(_MSGBUS_OWNER)
     _remove_handlers()
@@ -1051,3 +1081,4 @@ def unregister():
     _tree_revisions.clear()
     _gl_context = None
     _gl_error = None
+    _implicit_operators = None  # freed with the last deformer holding it

@@ -3,7 +3,8 @@
 The Python API of the SpringSkin C core (``core/include/springskin.h``):
 import rigged files or build rigs from arrays, bind, deform with linear
 blend skinning, dual quaternion skinning, Toothman's rigid attachment,
-incremental rotation and spring deformers or a deformer graph, on the CPU
+incremental rotation and spring deformers, centers of rotation, implicit
+skinning (:class:`ImplicitOperators`) or a deformer graph, on the CPU
 (the core's own thread pool: :func:`configure_threads`) or OpenGL compute
 shaders, and bake animations to point caches.
 
@@ -39,14 +40,14 @@ from .binding import Binding, load_binding
 from .cor import CorState
 from .deformer import Deformer, GLContext
 from .graph import Graph
+from .implicit import ImplicitOperators
 from .rig import Animation, Bones, Mesh, Rig, load
 from .writers import AlembicWriter, PointCacheWriter
 
 __version__ = _core_version
 
 #: Skinning methods of :class:`Deformer` and :func:`bake`, the core's
-#: names: "lbs", "dqs", "rigid", "irs", "spring" (and "cor" where the core
-#: has optimized centers of rotation).
+#: names: "lbs", "dqs", "rigid", "irs", "spring", "cor", "implicit".
 METHODS = _core.methods
 #: Backends: "auto" (GL on a hardware GPU, else the CPU), "cpu", "gl".
 BACKENDS = _core.backends
@@ -120,7 +121,7 @@ def remove_temporary_files():
 __all__ = [
     "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "CorState",
     "Deformer",
-    "GLContext", "GLError", "GLUnavailableError", "Graph", "MAX_INFLUENCES", "METHODS", "Mesh",
+    "GLContext", "GLError", "GLUnavailableError", "Graph", "ImplicitOperators", "MAX_INFLUENCES", "METHODS", "Mesh",
     "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",
     "remove_temporary_files",
     "bake", "configure_threads", "load", "load_binding",

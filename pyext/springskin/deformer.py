@@ -9,6 +9,7 @@ from . import _checks
 from . import _core
 from .binding import Binding, load_binding
 from .graph import Graph
+from .implicit import ImplicitOperators
 
 __all__ = ["Deformer", "GLContext"]
 
@@ -79,6 +80,13 @@ class Deformer:
           ``"attachment": "binding"`` and ``"stiffness": {"detail": 0}``.
         - ``cor``: skinning with optimized centers of rotation (Le &
           Hodgins 2016, Algorithm 1), where the core provides it.
+        - ``implicit``: implicit skinning (Vaillant et al. 2013, Vaillant
+          2015, 4.6.2): DQS, then every vertex tracked back onto the
+          iso-surface of per-bone implicit fields composed at the joints,
+          with contact at folds (the graph of ``dqs`` then an ``implicit``
+          node with its defaults). The tracking runs on the CPU with any
+          backend (GL reads the DQS positions back). Pass shared
+          `implicit_operators`.
     graph : dict or str or os.PathLike or Graph, optional
         A deformer graph (``docs/deformer-graph.md``) instead of `method`:
         the JSON document as a dict, a JSON file, or a :class:`Graph`.
@@ -101,6 +109,11 @@ class Deformer:
         typically after :meth:`CorState.update` (issue #18), so a weight
         edit needs no new binding. By default the binding's centers, else
         centers computed at creation with the default parameters.
+    implicit_operators : ImplicitOperators, optional
+        The composition operators of ``implicit`` skinning (method or graph
+        nodes), shared: build them once and pass them to every deformer
+        (kept alive by the deformer). By default each deformer with an
+        implicit node builds its own at creation (about 2 s).
 
     Raises
     ------
@@ -128,7 +141,7 @@ class Deformer:
     """
 
     def __init__(self, rig, method=None, graph=None, backend="auto", binding=None,
-                 gl_context=None, cor=None):
+                 gl_context=None, cor=None, implicit_operators=None):
         _checks.rig(rig)
         if method is not None and graph is not None:
             raise ValueError("method, graph: give one of them (a graph names its skinning "
@@ -149,6 +162,8 @@ class Deformer:
         if cor is not None:
             from .cor import CorState
             _checks.instance(cor, "cor", CorState)
+        if implicit_operators is not None:
+            _checks.instance(implicit_operators, "implicit_operators", ImplicitOperators)
         self._rig = rig
         self._graph = graph
         self._binding = binding
@@ -157,8 +172,10 @@ class Deformer:
             rig._core, method or "lbs", backend, core_graph,
             binding._core if binding is not None else None,
             gl_context._core if gl_context is not None else None,
-            cor._core if cor is not None else None)
+            cor._core if cor is not None else None,
+            implicit_operators._core if implicit_operators is not None else None)
         self._gl_context = gl_context
+        self._implicit_operators = implicit_operators
         if self._core.warning:
             warnings.warn(self._core.warning, RuntimeWarning, stacklevel=2)
 

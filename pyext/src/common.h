@@ -161,6 +161,8 @@ typedef struct {
     PyObject *rig;        /* kept alive: the deformer borrows the ssk_rig */
     PyObject *binding;    /* kept alive (or None) */
     PyObject *gl_context; /* kept alive (or None) */
+    PyObject *implicit_operators; /* kept alive (or None): the deformer
+                                     borrows the ssk_implicit_operators */
     PyObject *last_positions; /* the array of the last successful deform:
                                  the CPU backend reads it for normals and
                                  max_displacement */
@@ -181,6 +183,11 @@ extern PyTypeObject ssk_py_deformer_type;
 extern PyTypeObject ssk_py_pc2_writer_type;
 extern PyTypeObject ssk_py_abc_writer_type;
 extern PyTypeObject ssk_py_cor_state_type;
+/* implicit.c: springskin._core.ImplicitOperators (ssk_implicit_operators). */
+extern PyTypeObject ssk_py_implicit_operators_type;
+/* The ssk_implicit_operators of an ImplicitOperators object, or NULL with
+ * TypeError naming `name`. */
+const ssk_implicit_operators *ssk_py_implicit_operators_get(PyObject *obj, const char *name);
 /* cor.c: the centers and flags arrays a CorState keeps up to date, (V, 3)
  * float32 and (V,) uint8, borrowed from `obj`; 0, or -1 with TypeError when
  * `obj` is not a springskin._core.CorState. */

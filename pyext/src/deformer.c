@@ -90,13 +90,14 @@ static int parse_run_options(PyObject *method_obj, PyObject *backend_obj, PyObje
 
 static PyObject *deformer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"rig",        "method", "backend", "graph", "binding",
-                             "gl_context", "cor",    NULL};
+    static char *kwlist[] = {"rig",        "method", "backend",           "graph", "binding",
+                             "gl_context", "cor",    "implicit_operators", NULL};
     PyObject *rig_obj, *method_obj = NULL, *backend_obj = NULL, *graph_obj = Py_None,
-             *binding_obj = Py_None, *gl_obj = Py_None, *cor_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOO:Deformer", kwlist, &rig_obj,
+             *binding_obj = Py_None, *gl_obj = Py_None, *cor_obj = Py_None,
+             *implicit_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOOO:Deformer", kwlist, &rig_obj,
                                      &method_obj, &backend_obj, &graph_obj, &binding_obj,
-                                     &gl_obj, &cor_obj))
+                                     &gl_obj, &cor_obj, &implicit_obj))
         return NULL;
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
@@ -116,6 +117,11 @@ static PyObject *deformer_new(PyTypeObject *type, PyObject *args, PyObject *kwar
             return NULL;
         }
     }
+    if (implicit_obj != Py_None) {
+        desc.implicit_operators =
+            ssk_py_implicit_operators_get(implicit_obj, "implicit_operators");
+        if (!desc.implicit_operators) return NULL;
+    }
     ssk_py_deformer *self = (ssk_py_deformer *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     self->lock = PyThread_allocate_lock();
@@ -129,6 +135,8 @@ static PyObject *deformer_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     self->binding = binding_obj;
     Py_INCREF(gl_obj);
     self->gl_context = gl_obj;
+    Py_INCREF(implicit_obj);
+    self->implicit_operators = implicit_obj;
     self->vertex_count = ssk_rig_vertex_count(rig);
     self->bone_count = ssk_rig_bone_count(rig);
     self->mesh_count = ssk_rig_mesh_count(rig);
@@ -169,6 +177,7 @@ static void deformer_dealloc(ssk_py_deformer *self)
     Py_XDECREF(self->last_positions);
     Py_XDECREF(self->warning);
     Py_XDECREF(self->gl_context);
+    Py_XDECREF(self->implicit_operators);
     Py_XDECREF(self->binding);
     Py_XDECREF(self->rig);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -461,7 +470,8 @@ PyTypeObject ssk_py_deformer_type = {
     .tp_dealloc = (destructor)deformer_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Deformer(rig, method='lbs', backend='auto', graph=None, binding=None, "
-              "gl_context=None): an ssk_deformer (see springskin.Deformer).",
+              "gl_context=None, cor=None, implicit_operators=None): an ssk_deformer (see "
+              "springskin.Deformer).",
     .tp_methods = deformer_methods,
     .tp_getset = deformer_getset,
     .tp_new = deformer_new,

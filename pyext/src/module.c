@@ -383,7 +383,8 @@ PyMODINIT_FUNC PyInit__core(void)
         add_type(module, &ssk_py_deformer_type, "Deformer") < 0 ||
         add_type(module, &ssk_py_pc2_writer_type, "PointCacheWriter") < 0 ||
         add_type(module, &ssk_py_abc_writer_type, "AlembicWriter") < 0 ||
-        add_type(module, &ssk_py_cor_state_type, "CorState") < 0)
+        add_type(module, &ssk_py_cor_state_type, "CorState") < 0 ||
+        add_type(module, &ssk_py_implicit_operators_type, "ImplicitOperators") < 0)
         goto fail;
     if (add_object(module, "version", PyUnicode_FromString(ssk_version_string())) < 0 ||
         add_object(module, "methods", name_tuple(SSK_METHOD_COUNT, method_name_of)) < 0 ||

@@ -388,6 +388,72 @@ def _tube(name, with_armature=True, groups=("b0", "b1")):
     return obj, arm_obj
 
 
+def test_implicit_method_deforms_a_bent_limb_and_keeps_the_rest_pose():
+    """Method Implicit (issue #20): the rest pose gives the rest mesh, a bent
+    elbow a finite mesh that moved; one ImplicitOperators is built for the
+    session and shared by every implicit deformer; Edit as Graph makes
+    Skinning (DQS) -> Implicit and deforms as the method; a per-joint
+    operator reaches the live deformer's graph document; unregister frees
+    the operators."""
+    runtime = T.submodule("runtime")
+    obj, arm = _tube("Elbow")
+    diag = T.diagonal(obj)
+    rest = T.coords(obj.data)
+    result, err = T.call(bpy.ops.object.springskin_add, method="IMPLICIT")
+    assert result == {"FINISHED"}, err
+    assert obj.springskin.method == "IMPLICIT"
+    bpy.context.scene.frame_set(1)
+    err = np.abs(T.evaluated(obj) - rest).max() / diag
+    assert err <= 1e-5, "rest pose moved by %.3g of the diagonal" % err
+    ops = runtime._implicit_operators
+    assert ops is not None, "no session ImplicitOperators after an implicit deformer"
+    assert runtime.state_of(obj).deformer._implicit_operators is ops
+    arm.pose.bones["b1"].rotation_mode = "XYZ"
+    arm.pose.bones["b1"].rotation_euler = (0.0, 0.0, 2.0)   # about 115 degrees
+    bpy.context.evaluated_depsgraph_get().update()
+    bent = T.evaluated(obj)
+    assert np.isfinite(bent).all(), "non-finite positions"
+    assert np.abs(bent - rest).max() > 0.2 * diag, "the elbow did not bend the mesh"
+    np.testing.assert_allclose(bent, T.live_positions(obj), atol=1e-5 * diag)
+    # Edit as Graph: Skinning (DQS) -> Implicit -> Output, deforming as the method
+    T.activate(obj)
+    assert bpy.ops.object.springskin_edit_graph() == {"FINISHED"}
+    tree = obj.springskin.graph
+    kinds = sorted(n.bl_idname for n in tree.nodes)
+    assert "SpringSkinImplicitNode" in kinds, kinds
+    skin = next(n for n in tree.nodes if n.bl_idname == "SpringSkinSkinningNode")
+    assert skin.method == "DQS"
+    bpy.context.evaluated_depsgraph_get().update()
+    assert obj.springskin.method == "IMPLICIT", obj.springskin.method
+    state = runtime.state_of(obj)
+    assert state.what.startswith("graph "), state.what
+    np.testing.assert_allclose(T.evaluated(obj), bent, atol=1e-5 * diag)
+    # the per-joint operator reaches the deformer's graph
+    node = tree.nodes["Implicit"]
+    row = node.joint_operators.add()
+    row.bone, row.operator = "b1", "BULGE"
+    node.operator = "UNION"
+    bpy.context.evaluated_depsgraph_get().update()
+    doc = runtime.state_of(obj).deformer.graph.to_dict()
+    implicit = next(n for n in doc["nodes"] if n["type"] == "implicit")
+    assert implicit["operators"] == {"b1": "bulge"} and implicit["operator"] == "union", \
+        implicit
+    assert np.isfinite(T.evaluated(obj)).all()
+    # an unknown bone is refused, naming the node
+    row.bone = "nope"
+    result, err = T.call(bpy.ops.object.springskin_bind)
+    assert result is None and "unknown bone 'nope'" in err and "Implicit" in err, err
+    # a second implicit object (a new scene): the same operators, not new ones
+    other, _ = _tube("Knee")
+    assert bpy.ops.object.springskin_add(method="IMPLICIT") == {"FINISHED"}
+    assert runtime._implicit_operators is ops
+    assert runtime.state_of(other).deformer._implicit_operators is ops
+    # unregister frees the session's operators
+    T.disable_addon()
+    assert runtime._implicit_operators is None
+    T.enable_addon()
+
+
 def test_no_armature_is_reported():
     obj, _ = _tube("NoArm", with_armature=False)
     result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
@@ -587,6 +653,7 @@ def main():
                  test_non_manifold_meshes_are_reported_for_binding_methods,
                  test_invalid_graph_is_reported,
                  test_unstable_spring_parameters_are_reported,
+                 test_implicit_method_deforms_a_bent_limb_and_keeps_the_rest_pose,
                  test_linked_duplicates_deform_each_for_their_own_armature,
                  test_save_and_reload,
                  test_undo_and_redo_of_add):

@@ -310,6 +310,12 @@ DEFAULT_SPRING = {
     "mode": "frame_independent", "solver": "multilevel", "chebyshev_rho": 0.97,
     "attachment": "weights", "edits": []}
 
+#: ssk_implicit_params_default (core/graph/graph_implicit.c)
+DEFAULT_IMPLICIT = {
+    "id": "Implicit", "type": "implicit", "operator": "contact", "operators": {},
+    "iterations": 20, "sigma": 0.35, "contact_angle": 55.0, "smoothing_iterations": 3,
+    "diffusion_iterations": 3, "bulge": 1.0}
+
 
 def default_doc(method):
     skin = {"id": "Skinning", "type": "skinning", "method": method}
@@ -326,6 +332,11 @@ def default_doc(method):
         nodes.append(DEFAULT_SPRING)
         edges.append({"from": "Skinning", "to": "Spring", "input": "positions"})
         last = "Spring"
+    if method == "implicit":
+        skin["method"] = "dqs"
+        nodes.append(DEFAULT_IMPLICIT)
+        edges.append({"from": "Skinning", "to": "Implicit", "input": "positions"})
+        last = "Implicit"
     nodes += [{"id": "Normals", "type": "normals"}, {"id": "Output", "type": "output"}]
     edges += [{"from": last, "to": "Normals", "input": "positions"},
               {"from": last, "to": "Output", "input": "positions"},
@@ -343,7 +354,8 @@ def registration_is_idempotent():
     check("SPRINGSKIN_GRAPH_NODES" in nodeitems_utils._node_categories, "no Add menu categories")
     items = {item.nodetype for cat in nodes._categories for item in cat.items(None)}
     for idname in ("SpringSkinSkinningNode", "SpringSkinRadialNode", "SpringSkinSpringNode",
-                   "SpringSkinSurfaceEditNode", "SpringSkinNormalsNode", "SpringSkinOutputNode"):
+                   "SpringSkinImplicitNode", "SpringSkinSurfaceEditNode", "SpringSkinNormalsNode",
+                   "SpringSkinOutputNode"):
         check(idname in items, idname + " missing from the Add menu")
     check(bpy.app.handlers.load_post.count(nodes._on_load_post) == 1, "one load handler")
     nodes.unregister()
@@ -386,8 +398,10 @@ def sockets_have_distinct_colors():
 @test
 def default_trees_per_method():
     fresh()
-    for method in ("LBS", "DQS", "RIGID", "IRS", "COR", "SPRING"):
+    for method in ("LBS", "DQS", "RIGID", "IRS", "COR", "SPRING", "IMPLICIT"):
         tree = Ctx.nodes.new_graph_tree("Default " + method, method)
+        check(Ctx.nodes.graph_method(tree) == method,
+              "%s: graph_method %r" % (method, Ctx.nodes.graph_method(tree)))
         check(tree.bl_idname == "SpringSkinGraphTree" and tree.use_fake_user, method + " tree")
         doc = compile_(tree)
         same(doc, default_doc(method.lower()), method)
@@ -395,6 +409,8 @@ def default_trees_per_method():
         if core is not None:
             check([n["type"] for n in core["nodes"]] == [n["type"] for n in doc["nodes"]],
                   method + ": core node types")
+            if method == "IMPLICIT":
+                same(core["nodes"][1], DEFAULT_IMPLICIT, "core implicit defaults")
             if method == "SPRING":
                 spring = core["nodes"][1]
                 check(spring["stiffness"]["torsion"] == 18.0 and spring["max_iterations"] == 100,
@@ -405,6 +421,107 @@ def default_trees_per_method():
         check("SPRINGY" in str(exc), str(exc))
     else:
         raise AssertionError("unknown method accepted")
+
+
+IMPLICIT_PROPS = ("operator", "iterations", "sigma", "contact_angle", "smoothing_iterations",
+                  "diffusion_iterations", "bulge", "joint_operators")
+
+
+def _implicit_from_doc(node, entry):
+    """Set an Implicit node's properties from a document's implicit entry
+    (the reverse of the compilation, written here for the round trip)."""
+    node.operator = entry["operator"].upper()
+    for key in ("iterations", "sigma", "contact_angle", "smoothing_iterations",
+                "diffusion_iterations", "bulge"):
+        setattr(node, key, entry[key])
+    node.joint_operators.clear()
+    for bone, op in entry["operators"].items():
+        row = node.joint_operators.add()
+        row.bone, row.operator = bone, op.upper()
+
+
+@test
+def implicit_node_round_trips_through_the_graph_json():
+    """Every Implicit property, and the per-joint operators, reach the
+    document; the core parses it back to the same fields; a node set from
+    the core's document compiles to the same document again."""
+    fresh()
+    nodes = Ctx.nodes
+    tree = nodes.new_graph_tree("Implicit", "IMPLICIT")
+    node = tree.nodes["Implicit"]
+    check(node.bl_idname == "SpringSkinImplicitNode", node.bl_idname)
+    for prop in IMPLICIT_PROPS:
+        rna = node.bl_rna.properties[prop]
+        check(rna.description.strip(), "Implicit.%s has no description" % prop)
+        check(rna.name, "Implicit.%s has no name" % prop)
+    row_rna = nodes.SpringSkinImplicitJointOperator.bl_rna.properties
+    for prop in ("bone", "operator"):
+        check(row_rna[prop].description.strip(), "per-joint %s has no description" % prop)
+    check(all(item.description for item in node.bl_rna.properties["operator"].enum_items),
+          "an operator without a tooltip")
+    Ctx.runtime.calls.clear()
+    node.operator = "BULGE"
+    check(Ctx.runtime.calls == ["Implicit"], "property change not notified: %s"
+          % Ctx.runtime.calls)
+    node.iterations, node.sigma, node.contact_angle = 35, 0.5, 40.0
+    node.smoothing_iterations, node.diffusion_iterations, node.bulge = 5, 7, 0.25
+    assert bpy.ops.springskin.graph_implicit_joint_add(
+        tree_name=tree.name, node_name=node.name) == {"FINISHED"}
+    node.joint_operators[0].bone, node.joint_operators[0].operator = "Mid", "CONTACT"
+    row = node.joint_operators.add()
+    row.bone, row.operator = "Tip", "UNION"
+    expected = {"id": "Implicit", "type": "implicit", "operator": "bulge",
+                "operators": {"Mid": "contact", "Tip": "union"}, "iterations": 35,
+                "sigma": 0.5, "contact_angle": 40.0, "smoothing_iterations": 5,
+                "diffusion_iterations": 7, "bulge": 0.25}
+    doc = compile_(tree)
+    check([n["type"] for n in doc["nodes"]] == ["skinning", "implicit", "normals", "output"],
+          "node order %s" % [n["type"] for n in doc["nodes"]])
+    check(doc["nodes"][0]["method"] == "dqs", "first stage %r" % doc["nodes"][0])
+    same(doc["nodes"][1], expected, "implicit")
+    check({"from": "Skinning", "to": "Implicit", "input": "positions"} in doc["edges"],
+          "edge skinning -> implicit")
+    text = json.dumps(doc, allow_nan=False)
+    core = core_accepts(json.loads(text))
+    if core is not None:
+        same(core["nodes"][1], expected, "core implicit")
+        # back into a fresh node: the same document again
+        tree2 = nodes.new_graph_tree("Implicit Again", "IMPLICIT")
+        _implicit_from_doc(tree2.nodes["Implicit"], core["nodes"][1])
+        same(compile_(tree2)["nodes"][1], expected, "round trip")
+        core_rejects(dict(doc, nodes=[doc["nodes"][0], dict(expected, operator="squash"),
+                                      *doc["nodes"][2:]]), "operator")
+    # remove a row with the node's operator
+    assert bpy.ops.springskin.graph_implicit_joint_remove(
+        tree_name=tree.name, node_name=node.name, index=1) == {"FINISHED"}
+    same(compile_(tree)["nodes"][1]["operators"], {"Mid": "contact"}, "after remove")
+    # bad rows
+    node.joint_operators[0].bone = ""
+    raises(lambda: compile_(tree), "Implicit", "has no bone")
+    check("a per-joint operator has no bone" in nodes.node_problems(node, Ctx.obj),
+          nodes.node_problems(node, Ctx.obj))
+    node.joint_operators[0].bone = "Elbow"
+    raises(lambda: compile_(tree), "Implicit", "unknown bone 'Elbow'")
+    check("unknown bone: Elbow" in nodes.node_problems(node, Ctx.obj),
+          nodes.node_problems(node, Ctx.obj))
+    node.joint_operators[0].bone = "Mid"
+    row = node.joint_operators.add()
+    row.bone = "Mid"
+    raises(lambda: compile_(tree), "Implicit", "bone 'Mid' is listed twice")
+    node.joint_operators.remove(1)
+    # a muted Implicit node passes its positions through
+    node.mute = True
+    doc = compile_(tree)
+    check([n["type"] for n in doc["nodes"]] == ["skinning", "normals", "output"],
+          "muted implicit: %s" % [n["type"] for n in doc["nodes"]])
+    node.mute = False
+    # unconnected: reported in the node and by the compiler
+    for link_ in list(tree.links):
+        if link_.to_node == node:
+            tree.links.remove(link_)
+    check("Positions input not connected" in nodes.node_problems(node, Ctx.obj),
+          nodes.node_problems(node, Ctx.obj))
+    raises(lambda: compile_(tree), "Implicit", "Positions input is not connected")
 
 
 def build_full_tree():
@@ -873,6 +990,18 @@ def nodes_draw_their_settings_and_warnings():
           {"FINISHED"} and len(skin.joint_influences) == 2, "joint added")
     check(bpy.ops.springskin.graph_joint_remove(tree_name=tree.name, node_name="Skin", index=0)
           == {"FINISHED"} and [j.bone for j in skin.joint_influences] == [""], "joint removed")
+    # the Implicit node with a per-joint operator (drawn with its bone picker)
+    implicit = Ctx.nodes.new_graph_tree("Drawn", "IMPLICIT").nodes["Implicit"]
+    implicit.joint_operators.add().bone = "Mid"
+    for obj in (Ctx.obj, None):
+        for draw in (implicit.draw_buttons, implicit.draw_buttons_ext):
+            labels = []
+            draw(types.SimpleNamespace(object=obj), FakeLayout(labels))
+            check(not [t for t, icon in labels if icon == "ERROR"], "Implicit warns: %s" % labels)
+    implicit.joint_operators[0].bone = "Nope"
+    labels = []
+    implicit.draw_buttons_ext(types.SimpleNamespace(object=Ctx.obj), FakeLayout(labels))
+    check(("unknown bone: Nope", "ERROR") in labels, "warning drawn: %s" % labels)
 
 
 @test

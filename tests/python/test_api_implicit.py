@@ -1,0 +1,177 @@
+"""Implicit skinning in Python (issue #20, item 5): method "implicit" in any
+case, graphs with an implicit node, and the composition operators built
+once (springskin.ImplicitOperators) and shared by the deformers.
+
+References are independent of the feature under test: the rest mesh, a
+deformer that builds its own operators, the graph document written by hand.
+"""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import springskin
+from api_helpers import bend_pose, limb_arrays
+
+
+@pytest.fixture(scope="module")
+def ops():
+    return springskin.ImplicitOperators()   # the paper's 128^3, about 2 s
+
+
+@pytest.fixture(scope="module")
+def limb():
+    args = limb_arrays(rings=24, segments=16, bones=2)
+    return args, springskin.Rig(**args)
+
+
+def _rest(rig):
+    return np.repeat(np.eye(4, dtype=np.float32)[None], rig.bone_count, axis=0)
+
+
+def _diagonal(args):
+    return float(np.linalg.norm(np.ptp(np.asarray(args["positions"]), axis=0)))
+
+
+def test_implicit_is_a_method():
+    assert "implicit" in springskin.METHODS
+
+
+def test_rest_pose_gives_the_rest_mesh(ops, limb):
+    args, rig = limb
+    deformer = springskin.Deformer(rig, method="implicit", backend="cpu", implicit_operators=ops)
+    assert deformer.method == "implicit"
+    positions = deformer.deform(_rest(rig))
+    assert np.abs(positions - args["positions"]).max() <= 1e-5 * _diagonal(args)
+
+
+def test_bent_limb_is_finite_and_shared_operators_change_nothing(ops, limb):
+    args, rig = limb
+    pose = bend_pose(args, angle=1.2)
+    shared = springskin.Deformer(rig, method="implicit", backend="cpu", implicit_operators=ops)
+    bent = shared.deform(pose)
+    assert bent.shape == (rig.vertex_count, 3) and np.isfinite(bent).all()
+    dqs = springskin.Deformer(rig, method="dqs", backend="cpu").deform(pose)
+    assert np.abs(bent - np.asarray(args["positions"])).max() > 0.1 * _diagonal(args), \
+        "the limb did not bend"
+    # the tracking moved vertices off DQS (the fold at the inner elbow)
+    assert np.abs(bent - dqs).max() > 1e-4 * _diagonal(args)
+    own = springskin.Deformer(rig, method="implicit", backend="cpu").deform(pose)
+    np.testing.assert_array_equal(bent, own)
+
+
+def test_method_name_in_any_case(ops, limb):
+    args, rig = limb
+    pose = bend_pose(args, angle=0.8)
+    results = [springskin.Deformer(rig, method=name, backend="CPU",
+                                   implicit_operators=ops).deform(pose)
+               for name in ("implicit", "IMPLICIT", "Implicit")]
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])
+    assert springskin.Graph.from_method("Implicit", rig) is not None
+
+
+def test_graph_with_an_implicit_node(ops, limb):
+    args, rig = limb
+    doc = {"version": 1,
+           "nodes": [{"id": "skin", "type": "skinning", "method": "dqs"},
+                     {"id": "track", "type": "implicit", "operator": "union",
+                      "operators": {"b1": "bulge"}, "iterations": 12, "sigma": 0.5,
+                      "contact_angle": 40.0, "smoothing_iterations": 2,
+                      "diffusion_iterations": 4, "bulge": 0.5},
+                     {"id": "out", "type": "output"}],
+           "edges": [{"from": "skin", "to": "track", "input": "positions"},
+                     {"from": "track", "to": "out", "input": "positions"}]}
+    graph = springskin.Graph(doc, rig)
+    track = graph.to_dict()["nodes"][1]
+    assert track["type"] == "implicit" and track["operator"] == "union"
+    assert track["operators"] == {"b1": "bulge"}
+    assert (track["iterations"], track["smoothing_iterations"],
+            track["diffusion_iterations"]) == (12, 2, 4)
+    assert track["sigma"] == pytest.approx(0.5) and track["bulge"] == pytest.approx(0.5)
+    assert track["contact_angle"] == pytest.approx(40.0)
+    deformer = springskin.Deformer(rig, graph=graph, backend="cpu", implicit_operators=ops)
+    assert np.abs(deformer.deform(_rest(rig)) - args["positions"]).max() <= \
+        1e-5 * _diagonal(args)
+    assert np.isfinite(deformer.deform(bend_pose(args, angle=1.0))).all()
+    default = springskin.Graph.from_method("implicit", rig).to_dict()
+    assert [n["type"] for n in default["nodes"]] == ["skinning", "implicit", "output"]
+    assert default["nodes"][0]["method"] == "dqs"
+    assert default["nodes"][1]["operator"] == "contact" and default["nodes"][1]["operators"] == {}
+
+
+def test_bad_implicit_nodes_are_refused(limb):
+    _args, rig = limb
+
+    def doc(**fields):
+        return {"version": 1,
+                "nodes": [{"id": "skin", "type": "skinning", "method": "dqs"},
+                          dict({"id": "track", "type": "implicit"}, **fields),
+                          {"id": "out", "type": "output"}],
+                "edges": [{"from": "skin", "to": "track", "input": "positions"},
+                          {"from": "track", "to": "out", "input": "positions"}]}
+
+    with pytest.raises(ValueError, match="field 'operator'"):
+        springskin.Graph(doc(operator="squash"), rig)
+    with pytest.raises(ValueError, match="no bone 'elbow' in the rig"):
+        springskin.Graph(doc(operators={"elbow": "bulge"}), rig)
+    with pytest.raises(ValueError, match=r"field 'operators\.b1'"):
+        springskin.Graph(doc(operators={"b1": "squash"}), rig)
+    with pytest.raises(ValueError, match="field 'sigma'"):
+        springskin.Graph(doc(sigma=0.0), rig)
+    with pytest.raises(ValueError, match="field 'bulge'"):
+        springskin.Graph(doc(bulge=2.0), rig)
+
+
+def test_bad_operator_objects_are_refused(ops, limb):
+    _args, rig = limb
+    for bad in ("contact", 128, object(), ops._core):
+        with pytest.raises(TypeError, match="implicit_operators: expected a "
+                                            "springskin.ImplicitOperators, got "):
+            springskin.Deformer(rig, method="implicit", implicit_operators=bad)
+    # the private type checks its argument too
+    with pytest.raises(TypeError, match="implicit_operators: expected a "
+                                        "springskin._core.ImplicitOperators, got str"):
+        springskin._core.Deformer(rig._core, "implicit", "cpu", None, None, None, None, "x")
+    for bad in (True, 64.0, "64"):
+        with pytest.raises(TypeError, match="resolution: expected an integer, got "):
+            springskin.ImplicitOperators(bad)
+    for bad in (0, 7, 513, -1, 1 << 70):
+        with pytest.raises(ValueError, match=r"resolution: expected an integer in \[8, 512\]"):
+            springskin.ImplicitOperators(bad)
+    with pytest.raises(TypeError, match="resolution: expected an int, got float"):
+        springskin._core.ImplicitOperators(64.0)
+    with pytest.raises(ValueError, match=r"resolution: expected an integer in \[8, 512\], "
+                                         r"got 4"):
+        springskin._core.ImplicitOperators(4)
+
+
+def test_a_deformer_keeps_its_operators_alive(limb):
+    args, rig = limb
+    ops = springskin.ImplicitOperators(resolution=32)
+    assert ops.resolution == 32 and "32^3" in repr(ops)
+    core = weakref.ref(ops)
+    deformer = springskin.Deformer(rig, method="implicit", backend="cpu", implicit_operators=ops)
+    del ops
+    gc.collect()
+    positions = deformer.deform(bend_pose(args, angle=1.0))
+    assert np.isfinite(positions).all()
+    del deformer
+    gc.collect()
+    assert core() is None, "the operators outlived their last deformer"
+
+
+def test_gl_backend_tracks_on_the_cpu_with_the_same_result(ops, limb):
+    """The GL backend reads the DQS positions back and tracks on the CPU:
+    the same positions as the CPU backend (within float32 DQS differences)."""
+    args, rig = limb
+    pose = bend_pose(args, angle=1.2)
+    cpu = springskin.Deformer(rig, method="implicit", backend="cpu",
+                              implicit_operators=ops).deform(pose)
+    try:
+        gl = springskin.Deformer(rig, method="implicit", backend="gl", implicit_operators=ops)
+    except springskin.GLUnavailableError as exc:
+        pytest.skip(f"no GL context: {exc}")
+    assert np.abs(gl.deform(pose) - cpu).max() <= 1e-5 * _diagonal(args)
