@@ -110,7 +110,12 @@ MAX_CHEBYSHEV_RHO = 0.9999
 IMPLICIT_MAX_ITERATIONS = 1000
 DEFAULT_IMPLICIT = {"operator": "CONTACT", "iterations": 20, "sigma": 0.35,
                     "contact_angle": 55.0, "smoothing_iterations": 3,
-                    "diffusion_iterations": 3, "bulge": 1.0}
+                    "diffusion_iterations": 3, "bulge": 1.0, "tracking": "INDEPENDENT",
+                    "substep_angle": 15.0, "relaxation_iterations": 3}
+#: Elastic tracking's virtual frames: at most this many degrees of bone
+#: rotation each, (0, 180].
+MIN_SUBSTEP_ANGLE = 0.1
+MAX_SUBSTEP_ANGLE = 180.0
 MIN_SIGMA = 1e-3
 MIN_CONTACT_ANGLE = 0.1
 MAX_CONTACT_ANGLE = 179.9
@@ -657,6 +662,27 @@ class SpringSkinImplicitNode(_SpringSkinNode, Node):
         name="Bulge", description="Scale of the Bulge operator's controller d_b: 0 no bulge, "
                                   "1 the paper's",
         default=DEFAULT_IMPLICIT["bulge"], min=0.0, max=1.0, update=_on_property_update)
+    tracking: EnumProperty(
+        name="Tracking", items=(
+            ("INDEPENDENT", "Independent",
+             "Every frame from its first stage (implicit skinning, 4.6.2): frames in any "
+             "order, sharded bakes give the same result"),
+            ("ELASTIC", "Elastic",
+             "Every frame from the previous result through virtual frames, relaxed as an "
+             "elastic skin (elastic implicit skinning, 4.6.3): depends on the frame order"),
+        ), default=DEFAULT_IMPLICIT["tracking"],
+        description="How each frame's vertices find the implicit skin",
+        update=_on_property_update)
+    substep_angle: FloatProperty(
+        name="Substep Angle", description="Elastic: the largest bone rotation of one virtual "
+                                          "frame, in degrees",
+        default=DEFAULT_IMPLICIT["substep_angle"], min=MIN_SUBSTEP_ANGLE,
+        max=MAX_SUBSTEP_ANGLE, precision=1, update=_on_property_update)
+    relaxation_iterations: IntProperty(
+        name="Relaxation", description="Elastic: relaxation steps of the skin per virtual "
+                                       "frame (each a sparse solve and a projection)",
+        default=DEFAULT_IMPLICIT["relaxation_iterations"], min=0,
+        max=IMPLICIT_MAX_ITERATIONS, update=_on_property_update)
     joint_operators: CollectionProperty(
         type=SpringSkinImplicitJointOperator, name="Per-Joint Operators",
         description="The operator at some joints (a bone and its parent); the other joints "
@@ -677,6 +703,11 @@ class SpringSkinImplicitNode(_SpringSkinNode, Node):
         col.prop(self, "smoothing_iterations")
         col.prop(self, "diffusion_iterations")
         layout.prop(self, "bulge")
+        _labeled(layout, self, "tracking", "Tracking")
+        if self.tracking == "ELASTIC":
+            col = layout.column(align=True)
+            col.prop(self, "substep_angle")
+            col.prop(self, "relaxation_iterations")
         if not extended:
             if len(self.joint_operators):
                 layout.label(text="%d per-joint operator(s)" % len(self.joint_operators))
@@ -1301,7 +1332,9 @@ def _compile_implicit(node, obj):
     out = {"operator": node.operator.lower(), "iterations": node.iterations,
            "sigma": node.sigma, "contact_angle": node.contact_angle,
            "smoothing_iterations": node.smoothing_iterations,
-           "diffusion_iterations": node.diffusion_iterations, "bulge": node.bulge}
+           "diffusion_iterations": node.diffusion_iterations, "bulge": node.bulge,
+           "tracking": node.tracking.lower(), "substep_angle": node.substep_angle,
+           "relaxation_iterations": node.relaxation_iterations}
     operators = {}
     bones = _bone_names(obj) if len(node.joint_operators) else None
     for joint in node.joint_operators:

@@ -314,7 +314,8 @@ DEFAULT_SPRING = {
 DEFAULT_IMPLICIT = {
     "id": "Implicit", "type": "implicit", "operator": "contact", "operators": {},
     "iterations": 20, "sigma": 0.35, "contact_angle": 55.0, "smoothing_iterations": 3,
-    "diffusion_iterations": 3, "bulge": 1.0}
+    "diffusion_iterations": 3, "bulge": 1.0, "tracking": "independent", "substep_angle": 15.0,
+    "relaxation_iterations": 3}
 
 
 def default_doc(method):
@@ -424,15 +425,17 @@ def default_trees_per_method():
 
 
 IMPLICIT_PROPS = ("operator", "iterations", "sigma", "contact_angle", "smoothing_iterations",
-                  "diffusion_iterations", "bulge", "joint_operators")
+                  "diffusion_iterations", "bulge", "tracking", "substep_angle",
+                  "relaxation_iterations", "joint_operators")
 
 
 def _implicit_from_doc(node, entry):
     """Set an Implicit node's properties from a document's implicit entry
     (the reverse of the compilation, written here for the round trip)."""
     node.operator = entry["operator"].upper()
+    node.tracking = entry["tracking"].upper()
     for key in ("iterations", "sigma", "contact_angle", "smoothing_iterations",
-                "diffusion_iterations", "bulge"):
+                "diffusion_iterations", "bulge", "substep_angle", "relaxation_iterations"):
         setattr(node, key, entry[key])
     node.joint_operators.clear()
     for bone, op in entry["operators"].items():
@@ -465,6 +468,7 @@ def implicit_node_round_trips_through_the_graph_json():
           % Ctx.runtime.calls)
     node.iterations, node.sigma, node.contact_angle = 35, 0.5, 40.0
     node.smoothing_iterations, node.diffusion_iterations, node.bulge = 5, 7, 0.25
+    node.tracking, node.substep_angle, node.relaxation_iterations = "ELASTIC", 10.0, 4
     assert bpy.ops.springskin.graph_implicit_joint_add(
         tree_name=tree.name, node_name=node.name) == {"FINISHED"}
     node.joint_operators[0].bone, node.joint_operators[0].operator = "Mid", "CONTACT"
@@ -473,7 +477,8 @@ def implicit_node_round_trips_through_the_graph_json():
     expected = {"id": "Implicit", "type": "implicit", "operator": "bulge",
                 "operators": {"Mid": "contact", "Tip": "union"}, "iterations": 35,
                 "sigma": 0.5, "contact_angle": 40.0, "smoothing_iterations": 5,
-                "diffusion_iterations": 7, "bulge": 0.25}
+                "diffusion_iterations": 7, "bulge": 0.25, "tracking": "elastic",
+                "substep_angle": 10.0, "relaxation_iterations": 4}
     doc = compile_(tree)
     check([n["type"] for n in doc["nodes"]] == ["skinning", "implicit", "normals", "output"],
           "node order %s" % [n["type"] for n in doc["nodes"]])
