@@ -30,8 +30,9 @@
 /* At most this many names in one message. */
 #define SSK_CHECK_MAX_NAMES 6
 
-static const ssk_method check_methods[] = {SSK_METHOD_LBS,   SSK_METHOD_DQS,   SSK_METHOD_RIGID,
-                                           SSK_METHOD_IRS,   SSK_METHOD_SPRING, SSK_METHOD_COR};
+static const ssk_method check_methods[] = {SSK_METHOD_LBS,   SSK_METHOD_DQS,    SSK_METHOD_RIGID,
+                                           SSK_METHOD_IRS,   SSK_METHOD_SPRING, SSK_METHOD_COR,
+                                           SSK_METHOD_IMPLICIT};
 #define CHECK_METHOD_COUNT (sizeof check_methods / sizeof check_methods[0])
 
 void ssk_check_desc_default(ssk_check_desc *out)
@@ -381,6 +382,8 @@ static ssk_status check_methods_run(const ssk_scene *sc, const ssk_check_desc *d
     float *positions = malloc(((size_t)nv * 3 + 1) * sizeof(float));
     float *rigpos = malloc(((size_t)nv * 3 + 1) * sizeof(float));
     double *lbs_diag = malloc(((size_t)frame_count + 1) * sizeof(double));
+    /* the implicit method's composition operators, built once here */
+    ssk_implicit_operators *operators = NULL;
     ssk_status st = SSK_OK;
     if (!positions || !rigpos || !lbs_diag) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "check: out of memory");
@@ -397,6 +400,15 @@ static ssk_status check_methods_run(const ssk_scene *sc, const ssk_check_desc *d
         dd.backend = desc->backend;
         dd.gl_context = desc->gl_context;
         ssk_error derr = {0};
+        if (method == SSK_METHOD_IMPLICIT && !operators) {
+            ssk_status os = ssk_implicit_operators_create(&operators, 0, &derr);
+            if (os == SSK_ERROR_OUT_OF_MEMORY) goto oom;
+            if (os != SSK_OK) {
+                if (!add(r, SSK_CHECK_ERROR, topic, "cannot run: %s", derr.message)) goto oom;
+                continue;
+            }
+        }
+        dd.implicit_operators = operators;
         ssk_status ds = ssk_deformer_create(&d, rig, &dd, &derr);
         if (ds != SSK_OK) {
             if (!add(r, SSK_CHECK_ERROR, topic, "cannot run: %s", derr.message)) goto oom;
@@ -485,6 +497,7 @@ static ssk_status check_methods_run(const ssk_scene *sc, const ssk_check_desc *d
 oom:
     st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "check: out of memory");
 done:
+    ssk_implicit_operators_destroy(operators);
     free(positions);
     free(rigpos);
     free(lbs_diag);
