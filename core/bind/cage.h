@@ -1,0 +1,114 @@
+/*
+ * cage.h — coupled cages and skeletons (Corda et al. 2020,
+ * 003_3bdce6713f645d88.txt; issue #21): the pieces that bind a closed
+ * triangle cage to a rigged mesh and keep the cage, the skeleton and the
+ * skin in sync. Internal to the core. Double precision throughout (the
+ * coordinates feed square solves whose conditioning needs it).
+ *
+ * Who fills what:
+ * - bind/cage_mvc.c: ssk_cage_mvc (3D mean value coordinates, Ju, Schaefer
+ *   and Warren 2005, for triangle cages).
+ * - bind/cage_up.c: ssk_cage_maxvol and the cage updater of 4.1 (Eq. 8:
+ *   MaxVol rows, Thiery et al. 2012; the square system factorized once
+ *   with LAPACK, solved by back-substitution per frame).
+ * - bind/cage_skel.c: the skeleton updater of 4.2 (joint localization,
+ *   Eq. 9; maximum-entropy coordinates, Eq. 10-12, Hormann and Sukumar
+ *   2008; the joints' refit, Eq. 13).
+ *
+ * Matrices are dense and row-major.
+ */
+#ifndef SSK_BIND_CAGE_H
+#define SSK_BIND_CAGE_H
+
+#include "model/internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Mean value coordinates (Ju et al. 2005)                                   */
+/* ------------------------------------------------------------------------ */
+
+/* phi (count by cage_vertex_count, caller-owned) gets the 3D mean value
+ * coordinates of each point (count by 3) with respect to the closed,
+ * consistently oriented triangle cage (cage_vertex_count by 3 positions,
+ * cage_triangle_count by 3 vertex indices), any one space: every row sums
+ * to 1 and reproduces its point (linear precision), sum_k phi_ik c_k =
+ * p_i. A point on a cage face or vertex gets that face's barycentric
+ * coordinates (the limit); a point near one is handled without dividing by
+ * its vanishing distance. Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, a
+ * triangle index out of range, a degenerate cage: named), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_mvc(double *phi, const double *points, uint32_t count,
+                        const double *cage_vertices, uint32_t cage_vertex_count,
+                        const uint32_t *cage_triangles, uint32_t cage_triangle_count,
+                        ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Cage updater (4.1)                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* rows (c entries, caller-owned) gets c distinct row indices of the count
+ * by c matrix phi whose square submatrix has a (locally) maximal volume
+ * |det| (MaxVol, Goreinov et al.; as Thiery et al. 2012 use it).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, count < c, c = 0, phi of rank
+ * below c: named), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_maxvol(uint32_t *rows, const double *phi, uint32_t count, uint32_t c,
+                           ssk_error *err);
+
+/* The cage updater: the MaxVol rows of phi and the LU factors of the
+ * square system Phi~ C' = M~' (Eq. 8). Owned arrays (ssk_cage_up_free). */
+typedef struct ssk_cage_up {
+    uint32_t c;       /* cage vertices */
+    uint32_t *rows;   /* c: the mesh vertices (rows of phi) the cage is fitted to */
+    double *lu;       /* c by c: LAPACK dgetrf's factors of Phi~ (column-major) */
+    int *pivots;      /* c */
+} ssk_cage_up;
+
+/* Selects the rows (ssk_cage_maxvol) and factorizes Phi~ once.
+ * - out: zeroed on entry, the caller's (ssk_cage_up_free).
+ * Errors: those of ssk_cage_maxvol, SSK_ERROR_BIND (a singular Phi~). */
+ssk_status ssk_cage_up_create(ssk_cage_up *out, const double *phi, uint32_t count, uint32_t c,
+                              ssk_error *err);
+/* cage (c by 3, caller-owned) gets C' solving Phi~ C' = M~', posed_rows (c
+ * by 3) the posed positions of the mesh vertices up->rows, in order.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE. */
+ssk_status ssk_cage_up_solve(const ssk_cage_up *up, double *cage, const double *posed_rows,
+                             ssk_error *err);
+void ssk_cage_up_free(ssk_cage_up *up);
+
+/* ------------------------------------------------------------------------ */
+/* Skeleton updater (4.2)                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Eq. 9 with exponent s (the paper: 0.1): L (joint_count by count,
+ * caller-owned) gets L_ji = -1 + w_ij^s + (sum_{k != j} w_ik)^s, w the
+ * skin weights: count by joint_count dense, rows summing to 1 (or all 0:
+ * L = -1 + 0 + 0 is then clamped to 0, an unweighted vertex locates no
+ * joint). 0 in rigid regions, largest where w_ij is near 1/2. */
+void ssk_cage_joint_localization(double *L, const double *weights, uint32_t count,
+                                 uint32_t joint_count, double s);
+
+/* The maximum-entropy coordinates of Eq. 11 (Hormann and Sukumar 2008):
+ * psi (c, caller-owned) maximizing sum_k -psi_k ln(psi_k / m_k) subject to
+ * sum_k psi_k = 1 and sum_k psi_k c_k = point, for the prior masses m (c
+ * values >= 0, not all 0; normalized here) and the cage vertices (c by
+ * 3). Solved through its 3-variable dual (psi_k proportional to m_k
+ * exp(lambda . (c_k - point))) by a damped Newton method.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, no positive mass, the point
+ * outside the convex hull of the cage vertices with positive mass: no
+ * solution), SSK_ERROR_BIND (no convergence, with the residual). */
+ssk_status ssk_cage_max_entropy(double *psi, const double *prior, const double *cage_vertices,
+                                uint32_t c, const double point[3], ssk_error *err);
+
+/* Eq. 10-12 for every joint: psi (joint_count by c, caller-owned) row j =
+ * MEC(sum_i (mvc_ji L_ji) phi_i) for joint position joints[j], where mvc
+ * (joint_count by count) are the mean value coordinates of the joints with
+ * respect to the rest mesh (ssk_cage_mvc with the mesh as the cage), L the
+ * joint localization (joint_count by count) and phi (count by c) the mesh's
+ * cage coordinates. Negative masses (MVC may be negative) are clamped to
+ * 0 before MEC; a joint whose masses are all 0 falls back to the
+ * unlocalized sum (say so in the code).
+ * Errors: those of ssk_cage_max_entropy, naming the joint. */
+ssk_status ssk_cage_joint_coordinates(double *psi, const double *joints, uint32_t joint_count,
+                                      const double *mvc, const double *L, uint32_t count,
+                                      const double *phi, const double *cage_vertices, uint32_t c,
+                                      ssk_error *err);
+
+#endif /* SSK_BIND_CAGE_H */
