@@ -31,35 +31,14 @@ static void die(const char *what, const ssk_error *err)
     exit(1);
 }
 
-/* Median milliseconds per frame of `method` on `backend` (NULL out when
- * the backend cannot be had). */
+/* Median milliseconds per frame of `method` on `backend` (limb.h). */
 static double frame_ms(const ssk_rig *rig, ssk_method method, ssk_backend backend,
                        const ssk_implicit_operators *ops, ssk_gl_context *gl, int repeats,
                        double *create_s)
 {
     ssk_deformer_desc desc = {.method = method, .backend = backend, .gl_context = gl,
                               .implicit_operators = ops};
-    ssk_deformer *d = NULL;
-    ssk_error err = {0};
-    const double c0 = bench_now();
-    if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) die("deformer", &err);
-    if (create_s) *create_s = bench_now() - c0;
-    const uint32_t nv = ssk_rig_vertex_count(rig);
-    float *out = malloc(3 * (size_t)nv * sizeof(float));
-    double *t = malloc((size_t)repeats * sizeof(double));
-    float skin[16 * BENCH_LIMB_BONES];
-    for (int r = -1; r < repeats; ++r) {
-        bench_limb_pose(skin, 0.1 * (r + 1));
-        const double t0 = bench_now();
-        if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) die("deform", &err);
-        if (r >= 0) t[r] = bench_now() - t0;
-    }
-    qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
-    const double ms = 1e3 * t[repeats / 2];
-    free(out);
-    free(t);
-    ssk_deformer_destroy(d);
-    return ms;
+    return bench_limb_frame_ms(rig, &desc, repeats, create_s);
 }
 
 int main(int argc, char **argv)

@@ -186,3 +186,35 @@ void bench_limb_joint_pose(float skin[16 * BENCH_LIMB_BONES], int bone, int axis
             bench_identity(skin + 16 * b);
     }
 }
+
+double bench_limb_frame_ms(const ssk_rig *rig, const ssk_deformer_desc *desc, int repeats,
+                           double *create_s)
+{
+    ssk_deformer *d = NULL;
+    ssk_error err = {0};
+    const double c0 = bench_now();
+    if (ssk_deformer_create(&d, rig, desc, &err) != SSK_OK) {
+        fprintf(stderr, "bench: deformer: %s\n", err.message);
+        exit(1);
+    }
+    if (create_s) *create_s = bench_now() - c0;
+    const uint32_t nv = ssk_rig_vertex_count(rig);
+    float *out = malloc(3 * (size_t)nv * sizeof(float));
+    double *t = malloc((size_t)repeats * sizeof(double));
+    float skin[16 * BENCH_LIMB_BONES];
+    for (int r = -1; r < repeats; ++r) {
+        bench_limb_pose(skin, 0.1 * (r + 1));
+        const double t0 = bench_now();
+        if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
+            fprintf(stderr, "bench: deform: %s\n", err.message);
+            exit(1);
+        }
+        if (r >= 0) t[r] = bench_now() - t0;
+    }
+    qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
+    const double ms = 1e3 * t[repeats / 2];
+    free(out);
+    free(t);
+    ssk_deformer_destroy(d);
+    return ms;
+}

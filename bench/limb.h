@@ -73,4 +73,11 @@ void bench_limb_pose(float skin[16 * BENCH_LIMB_BONES], double phase);
  * bone's head. */
 void bench_limb_joint_pose(float skin[16 * BENCH_LIMB_BONES], int bone, int axis, double angle);
 
+/* Median milliseconds per frame of a deformer made from `desc` on `rig`,
+ * posed with bench_limb_pose(0.1 (r + 1)) for r = 0 .. repeats - 1 after
+ * one untimed frame; *create_s (may be NULL) gets the seconds
+ * ssk_deformer_create took. Prints the error and exits 1 on failure. */
+double bench_limb_frame_ms(const ssk_rig *rig, const ssk_deformer_desc *desc, int repeats,
+                           double *create_s);
+
 #endif

@@ -822,83 +822,78 @@ def _find_node(tree_name, node_name):
     return tree.nodes.get(node_name) if tree is not None else None
 
 
-class SPRINGSKIN_OT_graph_joint_add(Operator):
+class _NodeRowsOperator:
+    """A row added to / removed from a node's collection property (the
+    per-joint rows of the Skinning and Implicit nodes). Subclasses set
+    node_type (the node's bl_idname), rows (the collection) and what (the
+    row's name in messages)."""
+    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
+    node_type = ""
+    rows = ""
+    what = ""
+
+    tree_name: StringProperty(options={"HIDDEN"})
+    node_name: StringProperty(options={"HIDDEN"})
+
+    def _node(self):
+        node = _find_node(self.tree_name, self.node_name)
+        return node if node is not None and node.bl_idname == self.node_type else None
+
+
+class _NodeRowAdd(_NodeRowsOperator):
+    def execute(self, _context):
+        node = self._node()
+        if node is None:
+            self.report({"ERROR"}, "no %s node '%s'" % (self.kind, self.node_name))
+            return {"CANCELLED"}
+        getattr(node, self.rows).add()
+        _notify(node.id_data)
+        return {"FINISHED"}
+
+
+class _NodeRowRemove(_NodeRowsOperator):
+    index: IntProperty(options={"HIDDEN"})
+
+    def execute(self, _context):
+        node = self._node()
+        if node is None or not 0 <= self.index < len(getattr(node, self.rows)):
+            self.report({"ERROR"}, "no %s %d on '%s'" % (self.what, self.index, self.node_name))
+            return {"CANCELLED"}
+        getattr(node, self.rows).remove(self.index)
+        _notify(node.id_data)
+        return {"FINISHED"}
+
+
+class SPRINGSKIN_OT_graph_joint_add(_NodeRowAdd, Operator):
     """Add a per-joint override of the IRS influences"""
     bl_idname = "springskin.graph_joint_add"
     bl_label = "Add Joint Override"
-    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
-
-    tree_name: StringProperty(options={"HIDDEN"})
-    node_name: StringProperty(options={"HIDDEN"})
-
-    def execute(self, _context):
-        node = _find_node(self.tree_name, self.node_name)
-        if node is None or node.bl_idname != "SpringSkinSkinningNode":
-            self.report({"ERROR"}, "no skinning node '%s'" % self.node_name)
-            return {"CANCELLED"}
-        node.joint_influences.add()
-        _notify(node.id_data)
-        return {"FINISHED"}
+    node_type, kind = "SpringSkinSkinningNode", "skinning"
+    rows, what = "joint_influences", "joint override"
 
 
-class SPRINGSKIN_OT_graph_joint_remove(Operator):
+class SPRINGSKIN_OT_graph_joint_remove(_NodeRowRemove, Operator):
     """Remove this per-joint override"""
     bl_idname = "springskin.graph_joint_remove"
     bl_label = "Remove Joint Override"
-    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
-
-    tree_name: StringProperty(options={"HIDDEN"})
-    node_name: StringProperty(options={"HIDDEN"})
-    index: IntProperty(options={"HIDDEN"})
-
-    def execute(self, _context):
-        node = _find_node(self.tree_name, self.node_name)
-        if node is None or not 0 <= self.index < len(getattr(node, "joint_influences", ())):
-            self.report({"ERROR"}, "no joint override %d on '%s'" % (self.index, self.node_name))
-            return {"CANCELLED"}
-        node.joint_influences.remove(self.index)
-        _notify(node.id_data)
-        return {"FINISHED"}
+    node_type, kind = "SpringSkinSkinningNode", "skinning"
+    rows, what = "joint_influences", "joint override"
 
 
-class SPRINGSKIN_OT_graph_implicit_joint_add(Operator):
+class SPRINGSKIN_OT_graph_implicit_joint_add(_NodeRowAdd, Operator):
     """Add a per-joint operator to the Implicit node"""
     bl_idname = "springskin.graph_implicit_joint_add"
     bl_label = "Add Per-Joint Operator"
-    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
-
-    tree_name: StringProperty(options={"HIDDEN"})
-    node_name: StringProperty(options={"HIDDEN"})
-
-    def execute(self, _context):
-        node = _find_node(self.tree_name, self.node_name)
-        if node is None or node.bl_idname != "SpringSkinImplicitNode":
-            self.report({"ERROR"}, "no implicit node '%s'" % self.node_name)
-            return {"CANCELLED"}
-        node.joint_operators.add()
-        _notify(node.id_data)
-        return {"FINISHED"}
+    node_type, kind = "SpringSkinImplicitNode", "implicit"
+    rows, what = "joint_operators", "per-joint operator"
 
 
-class SPRINGSKIN_OT_graph_implicit_joint_remove(Operator):
+class SPRINGSKIN_OT_graph_implicit_joint_remove(_NodeRowRemove, Operator):
     """Remove this per-joint operator"""
     bl_idname = "springskin.graph_implicit_joint_remove"
     bl_label = "Remove Per-Joint Operator"
-    bl_options = {"REGISTER", "UNDO", "INTERNAL"}
-
-    tree_name: StringProperty(options={"HIDDEN"})
-    node_name: StringProperty(options={"HIDDEN"})
-    index: IntProperty(options={"HIDDEN"})
-
-    def execute(self, _context):
-        node = _find_node(self.tree_name, self.node_name)
-        if node is None or not 0 <= self.index < len(getattr(node, "joint_operators", ())):
-            self.report({"ERROR"}, "no per-joint operator %d on '%s'"
-                        % (self.index, self.node_name))
-            return {"CANCELLED"}
-        node.joint_operators.remove(self.index)
-        _notify(node.id_data)
-        return {"FINISHED"}
+    node_type, kind = "SpringSkinImplicitNode", "implicit"
+    rows, what = "joint_operators", "per-joint operator"
 
 
 # --- link validation ----------------------------------------------------------

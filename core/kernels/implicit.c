@@ -243,6 +243,28 @@ static int32_t compose(ssk_implicit *im, int32_t acc, int32_t sub, uint8_t op, i
     return add_node(im, -1, acc, sub, op, joint);
 }
 
+/* The skeleton's children as CSR (im->child_offsets, im->children). */
+static ssk_status build_children(ssk_implicit *im, ssk_error *err)
+{
+    const ssk_rig *rig = im->rig;
+    const uint32_t nb = rig->bone_count;
+    im->child_offsets = calloc((size_t)nb + 2, sizeof *im->child_offsets);
+    im->children = malloc(((size_t)nb + 1) * sizeof *im->children);
+    uint32_t *cursor = malloc(((size_t)nb + 1) * sizeof *cursor);
+    if (!im->child_offsets || !im->children || !cursor) {
+        free(cursor);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t b = 0; b < nb; ++b)
+        if (rig->bones[b].parent >= 0) im->child_offsets[rig->bones[b].parent + 1]++;
+    for (uint32_t b = 0; b < nb; ++b) im->child_offsets[b + 1] += im->child_offsets[b];
+    memcpy(cursor, im->child_offsets, (size_t)nb * sizeof *cursor);
+    for (uint32_t b = 0; b < nb; ++b)
+        if (rig->bones[b].parent >= 0) im->children[cursor[rig->bones[b].parent]++] = b;
+    free(cursor);
+    return SSK_OK;
+}
+
 /* The tree of 4.5 over the skeleton (see the top of the file). */
 static ssk_status build_tree(ssk_implicit *im, const uint8_t *joint_ops, ssk_error *err)
 {
@@ -250,29 +272,17 @@ static ssk_status build_tree(ssk_implicit *im, const uint8_t *joint_ops, ssk_err
     const uint32_t nb = rig->bone_count;
     int32_t *sub = malloc(((size_t)nb + 1) * sizeof *sub);
     uint32_t *order = malloc(((size_t)nb + 1) * sizeof *order);
-    uint32_t *child_offsets = calloc((size_t)nb + 2, sizeof *child_offsets);
-    uint32_t *children = malloc(((size_t)nb + 1) * sizeof *children);
     uint8_t *op_of = malloc((size_t)nb + 1);
     im->nodes = malloc((2 * (size_t)im->fit.field_count + 1) * sizeof *im->nodes);
+    const uint32_t *child_offsets = im->child_offsets, *children = im->children;
     ssk_status st = SSK_OK;
-    if (!sub || !order || !child_offsets || !children || !op_of || !im->nodes) {
+    if (!sub || !order || !op_of || !im->nodes) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
     for (uint32_t b = 0; b < nb; ++b) {
         const uint8_t o = joint_ops ? joint_ops[b] : SSK_IMPLICIT_OPERATOR_COUNT;
         op_of[b] = o < SSK_IMPLICIT_OPERATOR_COUNT ? o : (uint8_t)im->params.default_operator;
-        const int32_t p = rig->bones[b].parent;
-        if (p >= 0) child_offsets[p + 1]++;
-    }
-    for (uint32_t b = 0; b < nb; ++b) child_offsets[b + 1] += child_offsets[b];
-    {
-        uint32_t *fill = order; /* temporary cursor per parent */
-        memcpy(fill, child_offsets, (size_t)nb * sizeof *fill);
-        for (uint32_t b = 0; b < nb; ++b) {
-            const int32_t p = rig->bones[b].parent;
-            if (p >= 0) children[fill[p]++] = b;
-        }
     }
     /* post-order: repeatedly take the bones whose children are done (the
      * rig was validated acyclic) */
@@ -312,8 +322,6 @@ static ssk_status build_tree(ssk_implicit *im, const uint8_t *joint_ops, ssk_err
 done:
     free(sub);
     free(order);
-    free(child_offsets);
-    free(children);
     free(op_of);
     return st;
 }
@@ -384,27 +392,19 @@ static uint32_t mark_candidates(const ssk_implicit *im, const ssk_mesh *mesh, ui
 static ssk_status build_programs(ssk_implicit *im, ssk_error *err)
 {
     const ssk_rig *rig = im->rig;
-    const uint32_t nv = rig->vertex_count, nb = rig->bone_count, nf = im->fit.field_count;
+    const uint32_t nv = rig->vertex_count, nf = im->fit.field_count;
     uint32_t *candidate = calloc((size_t)nf + 1, sizeof *candidate);
     int32_t *slot = malloc(((size_t)im->node_count + 1) * sizeof *slot);
-    uint32_t *child_offsets = calloc((size_t)nb + 2, sizeof *child_offsets);
-    uint32_t *children = malloc(((size_t)nb + 1) * sizeof *children);
-    uint32_t *cursor = malloc(((size_t)nb + 1) * sizeof *cursor);
+    const uint32_t *child_offsets = im->child_offsets, *children = im->children;
     im->program_offsets = malloc(((size_t)nv + 1) * sizeof *im->program_offsets);
     im->max_step = malloc(((size_t)nv + 1) * sizeof *im->max_step);
     im->all_program = malloc(((size_t)im->node_count + 1) * sizeof *im->all_program);
     size_t capacity = (size_t)nv * 4 + 16;
     im->programs = malloc(capacity * sizeof *im->programs);
     ssk_status st = SSK_OK;
-    if (!candidate || !slot || !child_offsets || !children || !cursor || !im->program_offsets ||
-        !im->max_step || !im->all_program || !im->programs)
+    if (!candidate || !slot || !im->program_offsets || !im->max_step || !im->all_program ||
+        !im->programs)
         goto oom;
-    for (uint32_t b = 0; b < nb; ++b)
-        if (rig->bones[b].parent >= 0) child_offsets[rig->bones[b].parent + 1]++;
-    for (uint32_t b = 0; b < nb; ++b) child_offsets[b + 1] += child_offsets[b];
-    memcpy(cursor, child_offsets, (size_t)nb * sizeof *cursor);
-    for (uint32_t b = 0; b < nb; ++b)
-        if (rig->bones[b].parent >= 0) children[cursor[rig->bones[b].parent]++] = b;
     uint32_t stamp = 1;
     for (uint32_t f = 0; f < nf; ++f) candidate[f] = stamp;
     im->all_count = compile(im, candidate, stamp, slot, im->all_program, im->node_count + 1);
@@ -442,9 +442,6 @@ oom:
 done:
     free(candidate);
     free(slot);
-    free(child_offsets);
-    free(children);
-    free(cursor);
     return st;
 }
 
@@ -453,6 +450,8 @@ void ssk_implicit_destroy(ssk_implicit *im)
     if (!im) return;
     ssk_implicit_fit_free(&im->fit);
     free(im->nodes);
+    free(im->child_offsets);
+    free(im->children);
     free(im->program_offsets);
     free(im->programs);
     free(im->all_program);
@@ -553,7 +552,8 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto fail;
     }
-    st = build_tree(im, params->joint_operators, err);
+    st = build_children(im, err);
+    if (st == SSK_OK) st = build_tree(im, params->joint_operators, err);
     if (st == SSK_OK) st = build_programs(im, err);
     if (st != SSK_OK) goto fail;
     if (!(im->node_bend = calloc((size_t)im->node_count + 1, sizeof *im->node_bend))) {

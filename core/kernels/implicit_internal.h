@@ -46,6 +46,8 @@ struct ssk_implicit {
     const ssk_implicit_op *ops; /* SSK_IMPLICIT_OP_KIND_COUNT, borrowed */
     ssk_implicit_params params; /* joint_operators not kept */
     float cos_contact;
+    uint32_t *child_offsets;   /* #B + 1: the skeleton's children, CSR */
+    uint32_t *children;        /* #B */
     uint32_t node_count;
     tree_node *nodes;
     int32_t root;
