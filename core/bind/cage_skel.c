@@ -26,6 +26,12 @@
  * below that the step is lost in the roundoff of lambda). */
 #define SSK_MEC_BACKTRACK 0.5
 #define SSK_MEC_MAX_BACKTRACKS 60
+/* Longest first step |delta| of lambda (in units of 1 / h; |d_k| <= 1, so every
+ * exponent lambda . d_k moves by at most this many nats per step). Interior
+ * points of the tests take steps up to ~30. */
+#define SSK_MEC_MAX_STEP 64.0
+/* Growth of that cap after a capped step taken whole. */
+#define SSK_MEC_STEP_GROWTH 2.0
 /* Ridge added to the 3 by 3 Hessian, relative to its trace, and its growth
  * per failed Cholesky factorization (at most SSK_MEC_RIDGE_TRIES tries). */
 #define SSK_MEC_RIDGE 1e-14
@@ -291,6 +297,11 @@ ssk_status ssk_cage_max_entropy_counted(double *psi, const double *prior,
      * - damping: backtracking (Armijo) on F, which decreases monotonically;
      *   F is strictly convex and coercive for a point inside the hull, so
      *   the iteration converges from any start, quadratically at the end;
+ *   the step is capped first (SSK_MEC_MAX_STEP, grown while capped steps
+ *   are taken whole): a prior spanning many orders of magnitude makes H
+ *   nearly singular far from the solution, and its raw Newton step is too
+ *   long for any affordable backtracking; once F's decrease is below its
+ *   roundoff, the full step is judged by the residual instead;
      * - near the hull's boundary lambda grows like ln(1 / tol) / distance
      *   and H degenerates across the boundary: the exponents are shifted by
      *   their max (no overflow), H is the centered covariance (no
@@ -304,6 +315,7 @@ ssk_status ssk_cage_max_entropy_counted(double *psi, const double *prior,
     double lambda[3] = {0.0, 0.0, 0.0}, r[3], H[9];
     double F = mec_evaluate(&p, lambda, psi, r, H);
     double residual = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    double max_step = SSK_MEC_MAX_STEP;
     uint32_t it = 0;
     for (; it < SSK_MEC_MAX_ITERATIONS && !(residual <= SSK_MEC_TOLERANCE); ++it) {
         if (iterations) *iterations = it;
@@ -312,6 +324,14 @@ ssk_status ssk_cage_max_entropy_counted(double *psi, const double *prior,
             return mec_outside(err, point, "a plane separates them");
         double delta[3];
         if (!mec_newton_step(H, r, delta)) break;
+        /* A nearly singular H (psi concentrated on a few vertices, e.g.
+         * under a prior spanning many orders of magnitude) gives a huge
+         * Newton step along its flat direction that no affordable number
+         * of halvings brings back: the step is capped first. */
+        const double step = sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]);
+        const bool capped = step > max_step;
+        if (capped)
+            for (int a = 0; a < 3; ++a) delta[a] *= max_step / step;
         /* grad F . delta = -r . delta < 0 (delta = (H + mu I)^-1 r). */
         const double slope = -(r[0] * delta[0] + r[1] * delta[1] + r[2] * delta[2]);
         if (!(slope < 0.0)) break;
@@ -346,6 +366,10 @@ ssk_status ssk_cage_max_entropy_counted(double *psi, const double *prior,
             }
         }
         if (!accepted) break;
+        /* The cap grows while capped steps are taken whole (lambda on its
+         * way to infinity, as outside the hull: geometric growth keeps
+         * that detection fast) and falls back once one needs damping. */
+        max_step = capped && t == 1.0 ? SSK_MEC_STEP_GROWTH * max_step : SSK_MEC_MAX_STEP;
         memcpy(lambda, trial, sizeof lambda);
         F = mec_evaluate(&p, lambda, psi, r, H);
         residual = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
