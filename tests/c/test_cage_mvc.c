@@ -779,12 +779,6 @@ static void test_timings(void **state)
     double se, re;
     row_errors(phi, p, n, &cg, &se, &re);
     printf("timing points: |sum - 1| %.2e, |phi C - p| %.2e\n", se, re);
-    if (getenv("CAGE_DEBUG"))
-        for (uint32_t i = 0; i < n; ++i) {
-            double e1, e2;
-            row_errors(phi + (size_t)i * cg.c, p + 3 * i, 1, &cg, &e1, &e2);
-            if (e2 > 1e-11) printf("point %u (%.17g %.17g %.17g): %.2e\n", i, p[3*i], p[3*i+1], p[3*i+2], e2);
-        }
     assert_true(se <= SUM_TOL);
     assert_true(re <= REPRODUCE_TOL);
     ssk_cage_up up;
