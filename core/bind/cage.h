@@ -111,4 +111,65 @@ ssk_status ssk_cage_joint_coordinates(double *psi, const double *joints, uint32_
                                       const double *phi, const double *cage_vertices, uint32_t c,
                                       ssk_error *err);
 
+/* ------------------------------------------------------------------------ */
+/* A rig's cage binding and the reshaped skeleton (bind/cage_bind.c,         */
+/* bind/cage_skinning.c)                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* What binds a closed triangle cage to a rig at rest: every rig vertex's
+ * cage coordinates (Eq. 7, M = Phi C), the joints' (Eq. 12, A = Psi C; joint
+ * b is bone b's head), and the cage updater (4.1). Rig space. Owned arrays
+ * (ssk_cage_binding_free). */
+typedef struct ssk_cage_binding {
+    uint32_t vertex_count;      /* #V of the rig */
+    uint32_t cage_vertex_count; /* c */
+    uint32_t cage_triangle_count;
+    double *cage_rest;          /* c by 3: the rest cage C0 */
+    uint32_t *cage_triangles;   /* by 3 */
+    double *phi;                /* #V by c: ssk_cage_mvc of each rest vertex */
+    uint32_t joint_count;       /* #B */
+    double *psi;                /* #B by c: ssk_cage_joint_coordinates of the bone heads */
+    int joints_from_mesh_mvc;   /* 1: the joints' mvc_ji are mean value coordinates with
+                                   respect to the rest mesh (closed, consistently oriented);
+                                   0: the mesh is not, and a documented stand-in was used */
+    ssk_cage_up up;             /* the cage updater */
+} ssk_cage_binding;
+
+/* Binds the cage (cage_vertex_count by 3 rest positions in rig space,
+ * triangle indices) to `rig` at rest: phi of every vertex (each mesh's
+ * positions through its object matrix), the joint localization (Eq. 9,
+ * s = SSK_CAGE_LOCALIZATION_EXPONENT) from the skin weights, psi of every
+ * bone head (Eq. 10-12), and the cage updater over phi.
+ * - out: zeroed on entry, the caller's (ssk_cage_binding_free).
+ * Errors: those of ssk_cage_mvc (the cage), ssk_cage_joint_coordinates (a
+ * joint outside the cage, named) and ssk_cage_up_create. */
+#define SSK_CAGE_LOCALIZATION_EXPONENT 0.1
+ssk_status ssk_cage_binding_create(ssk_cage_binding *out, const ssk_rig *rig,
+                                   const double *cage_vertices, uint32_t cage_vertex_count,
+                                   const uint32_t *cage_triangles, uint32_t cage_triangle_count,
+                                   ssk_error *err);
+void ssk_cage_binding_free(ssk_cage_binding *cb);
+
+/* The rest shape under an edited rest cage (cage: c by 3, rig space):
+ * positions (#V by 3, rig space, caller-owned, may be NULL) = Phi C (Eq. 7)
+ * and heads (#B by 3, rig space, caller-owned, may be NULL) = Psi C
+ * (Eq. 13). */
+void ssk_cage_binding_reshape(const ssk_cage_binding *cb, const double *cage, float *positions,
+                              float *heads);
+
+/* The skinning matrices of a skeleton whose rest heads moved (4.2, "keeping
+ * its rotational component unchanged and recomputing its translational
+ * component according to the new joints rest-pose locations ... updating
+ * first all roots, and then processing children"): dst (#B by 16,
+ * caller-owned, row-major, rig space) from the frame's skinning matrices
+ * of the original skeleton (#B by 16), its rest heads (rig->bones[b].head)
+ * and the new rest heads (#B by 3). Each bone keeps its posed rotation;
+ * its posed head follows its parent's: h'_b = h'_p + R_p (a'_b - a'_p) +
+ * (h_b - h_p - R_p (a_b - a_p)), the last term the frame's own translation
+ * of the bone relative to its parent (0 for a rigid chain); a root's is
+ * S_root a'_root. With new_heads equal to the rest heads, dst equals
+ * skinning up to rounding. */
+void ssk_cage_skinning(float *dst, const ssk_rig *rig, const float *new_heads,
+                       const float *skinning);
+
 #endif /* SSK_BIND_CAGE_H */
