@@ -1653,6 +1653,30 @@ typedef struct ssk_scene ssk_scene;
  * with the path). Destroy with ssk_scene_destroy. */
 ssk_status ssk_scene_import(ssk_scene **out_scene, const char *path,
                             ssk_error *err);
+
+/* A cage for coupled cages and skeletons (Corda et al. 2020; issue #21): a
+ * closed triangle mesh in rig space. Owned arrays (ssk_cage_mesh_free). */
+typedef struct ssk_cage_mesh {
+    uint32_t vertex_count;   /* c */
+    uint32_t triangle_count;
+    float *vertices;         /* c by 3, rig space */
+    uint32_t *triangles;     /* triangle_count by 3 */
+} ssk_cage_mesh;
+
+/* Reads a cage from `path` with Assimp (OBJ, or any format it reads):
+ * every mesh of the file through its node's global matrix (the file's
+ * root space, the scene root space of the character the cage was made
+ * for), then into the rig space of `scene` (NULL: the file's root space is
+ * rig space); vertices at exactly the same position are merged (a cage is
+ * one closed surface; OBJ files repeat a corner per normal).
+ * - out: zeroed on entry, the caller's (ssk_cage_mesh_free).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, fewer than 4 vertices or
+ * triangles), SSK_ERROR_IMPORT (Assimp's message), SSK_ERROR_NONFINITE,
+ * SSK_ERROR_OUT_OF_MEMORY. Whether it is closed and consistently oriented
+ * is the cage binding's check. */
+ssk_status ssk_cage_mesh_import(ssk_cage_mesh *out, const char *path, const ssk_scene *scene,
+                                ssk_error *err);
+void ssk_cage_mesh_free(ssk_cage_mesh *mesh);
 void ssk_scene_destroy(ssk_scene *scene);
 
 /* The scene's rig, owned by the scene. */
