@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROGRAM "springskin"
@@ -163,6 +164,7 @@ static void print_bake_help(FILE *f)
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
           "                       [--verbose] [--spring-solver multilevel|chebyshev|jacobi]\n"
+          "                       [--cage C.obj --cage-edit E.obj]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -206,6 +208,12 @@ static void print_bake_help(FILE *f)
           "                     plus a coarse correction over slabs of each bone),\n"
           "                     chebyshev (the plain update accelerated) or jacobi (the\n"
           "                     paper's plain update)\n"
+          "  --cage C --cage-edit E\n"
+          "                     reshape the character with a cage (Corda et al. 2020):\n"
+          "                     C the rest cage, E the same cage edited at rest (closed\n"
+          "                     triangle meshes, OBJ or any format Assimp reads, in the\n"
+          "                     file's scene root space); the rest mesh and the joints\n"
+          "                     follow E and the animation plays on the reshaped rig\n"
           "  -h, --help         show this help\n"
           "\n"
           "The .pc2 file starts at frame A with a sample rate of 1 (one sample per\n"
@@ -222,7 +230,7 @@ static void print_preview_help(FILE *f)
     fputs("usage: " PROGRAM " preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]\n"
           "                          [--size WxH] [--fps FPS] [--animation N]\n"
           "                          [--backend auto|cpu|gl] [--focus BONE]\n"
-          "                          [--focus-radius F]\n"
+          "                          [--focus-radius F] [--cage C --cage-edit E]\n"
           "\n"
           "Renders one frame of the animation offscreen (headless OpenGL, no window):\n"
           "every skinned mesh deformed by each method, side by side, one labelled\n"
@@ -248,6 +256,8 @@ static void print_preview_help(FILE *f)
           "  --focus BONE       frame a close-up of BONE's posed head joint\n"
           "  --focus-radius F   half-size of that close-up over the rest bounding-box\n"
           "                     diagonal (default 0.12)\n"
+          "  --cage C --cage-edit E\n"
+          "                   show the character reshaped by an edited cage (as bake)\n"
           "  -h, --help         show this help\n"
           "\n"
           "Needs an OpenGL 4.3 context through EGL (a GPU, or Mesa's llvmpipe).\n"
@@ -695,6 +705,43 @@ static ssk_status bake_graph_and_binding(const ssk_rig *rig, ssk_method method,
     return s;
 }
 
+/* Seconds of CLOCK_MONOTONIC (differences only). */
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --cage / --cage-edit (issue #21): both cages read into the scene's rig
+ * space, the same topology checked, the rest cage bound to the rig. */
+static ssk_status cage_bind(ssk_cage **out, ssk_cage_mesh *cage, ssk_cage_mesh *edit,
+                            const ssk_scene *scene, const char *cage_path,
+                            const char *edit_path, ssk_error *err)
+{
+    ssk_status s = ssk_cage_mesh_import(cage, cage_path, scene, err);
+    if (s == SSK_OK) s = ssk_cage_mesh_import(edit, edit_path, scene, err);
+    if (s != SSK_OK) return s;
+    if (edit->vertex_count != cage->vertex_count || edit->triangle_count != cage->triangle_count ||
+        memcmp(edit->triangles, cage->triangles,
+               3 * (size_t)cage->triangle_count * sizeof *cage->triangles) != 0)
+    {
+        err->status = SSK_ERROR_INVALID_ARGUMENT;
+        snprintf(err->message, sizeof err->message,
+                 "--cage-edit %s: %u vertices and %u triangles, not the topology of --cage %s "
+                 "(%u vertices, %u triangles)",
+                 edit_path, edit->vertex_count, edit->triangle_count, cage_path,
+                 cage->vertex_count, cage->triangle_count);
+        return err->status;
+    }
+    const double t0 = now_seconds();
+    s = ssk_cage_create(out, ssk_scene_rig(scene), cage, err);
+    if (s == SSK_OK)
+        printf("cage: bound %u vertices to %u rig vertices in %.3f s\n", cage->vertex_count,
+               ssk_rig_vertex_count(ssk_scene_rig(scene)), now_seconds() - t0);
+    return s;
+}
+
 /* --verbose: one line per frame with its spring report. */
 static void print_frame_report(void *user, int32_t frame, const ssk_spring_report *report)
 {
@@ -709,7 +756,8 @@ static int command_bake(int argc, char **argv)
     const char *path = NULL, *output = NULL, *method_text = NULL, *fps_text = NULL,
                *frames_text = NULL, *backend_text = NULL, *animation_text = NULL,
                *graph_path = NULL, *binding_path = NULL, *verbose = OPTION_FLAG_UNSET,
-               *normals = OPTION_FLAG_UNSET, *spring_solver = NULL;
+               *normals = OPTION_FLAG_UNSET, *spring_solver = NULL, *cage_path = NULL,
+               *cage_edit_path = NULL;
     const option_spec specs[] = {
         {"output", 'o', &output},       {"method", 0, &method_text},
         {"fps", 0, &fps_text},          {"frames", 0, &frames_text},
@@ -717,6 +765,7 @@ static int command_bake(int argc, char **argv)
         {"graph", 0, &graph_path},      {"binding", 0, &binding_path},
         {"verbose", 0, &verbose},       {"normals", 0, &normals},
         {"spring-solver", 0, &spring_solver},
+        {"cage", 0, &cage_path},        {"cage-edit", 0, &cage_edit_path},
     };
     int r = parse_options("bake", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_bake_help);
@@ -728,6 +777,12 @@ static int command_bake(int argc, char **argv)
                                    "names its skinning method)");
     if (graph_path && !graph_path[0]) return usage_error("bake", "empty --graph path");
     if (binding_path && !binding_path[0]) return usage_error("bake", "empty --binding path");
+    if (!cage_path != !cage_edit_path)
+        return usage_error("bake", "--cage and --cage-edit go together (the rest cage and the "
+                                   "edited one)");
+    if (cage_path && binding_path)
+        return usage_error("bake", "--binding and --cage exclude each other (the binding is "
+                                   "made for the reshaped rig)");
 
     ssk_error err = {0};
     ssk_bake_desc desc = {0};
@@ -780,6 +835,17 @@ static int command_bake(int argc, char **argv)
     ssk_scene *scene = NULL;
     ssk_status s = ssk_scene_import(&scene, path, &err);
     if (s != SSK_OK) return runtime_error(&err, s);
+    ssk_cage_mesh cage = {0}, edit = {0};
+    ssk_cage *bound_cage = NULL;
+    if (cage_path) {
+        s = cage_bind(&bound_cage, &cage, &edit, scene, cage_path, cage_edit_path, &err);
+        if (s != SSK_OK) {
+            ssk_scene_destroy(scene);
+            return runtime_error(&err, s);
+        }
+        desc.cage = bound_cage;
+        desc.cage_edit = edit.vertices;
+    }
     ssk_graph *graph = NULL;
     ssk_binding *binding = NULL;
     s = bake_graph_and_binding(ssk_scene_rig(scene), desc.method, graph_path, spring_solver,
@@ -791,6 +857,9 @@ static int command_bake(int argc, char **argv)
     if (s == SSK_OK) s = ssk_scene_bake(scene, &desc, &stats, &err);
     ssk_binding_destroy(binding);
     ssk_graph_destroy(graph);
+    ssk_cage_destroy(bound_cage);
+    ssk_cage_mesh_free(&cage);
+    ssk_cage_mesh_free(&edit);
     ssk_scene_destroy(scene);
     if (progress.open_line) fputc('\n', stderr);
     if (s != SSK_OK) return runtime_error(&err, s);
@@ -978,8 +1047,10 @@ static int command_preview(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *frame_text = NULL, *methods_text = NULL,
                *size_text = NULL, *fps_text = NULL, *animation_text = NULL,
-               *backend_text = NULL, *focus = NULL, *focus_radius_text = NULL;
+               *backend_text = NULL, *focus = NULL, *focus_radius_text = NULL,
+               *cage_path = NULL, *cage_edit_path = NULL;
     const option_spec specs[] = {
+        {"cage", 0, &cage_path},       {"cage-edit", 0, &cage_edit_path},
         {"output", 'o', &output},      {"frame", 0, &frame_text},
         {"methods", 0, &methods_text}, {"size", 0, &size_text},
         {"fps", 0, &fps_text},         {"animation", 0, &animation_text},
@@ -991,6 +1062,9 @@ static int command_preview(int argc, char **argv)
     if (r != PARSE_CONTINUE) return r;
     if (!output) return usage_error("preview", "missing output: -o OUT.png");
     if (!output[0]) return usage_error("preview", "empty output path");
+    if (!cage_path != !cage_edit_path)
+        return usage_error("preview", "--cage and --cage-edit go together (the rest cage and "
+                                      "the edited one)");
 
     ssk_method methods[PREVIEW_MAX_METHODS] = {SSK_METHOD_LBS, SSK_METHOD_DQS};
     ssk_attachment_mode attachments[PREVIEW_MAX_METHODS] = {SSK_ATTACHMENT_WEIGHTS};
@@ -1073,7 +1147,17 @@ static int command_preview(int argc, char **argv)
         printf("frame auto: %d (largest %s-%s vertex distance %.6g)\n", (int)desc.frame,
                ssk_method_name(methods[0]), ssk_method_name(methods[1]), distance);
     }
-    s = ssk_scene_preview(scene, &desc, &err);
+    ssk_cage_mesh cage = {0}, edit = {0};
+    ssk_cage *bound_cage = NULL;
+    if (cage_path) {
+        s = cage_bind(&bound_cage, &cage, &edit, scene, cage_path, cage_edit_path, &err);
+        desc.cage = bound_cage;
+        desc.cage_edit = edit.vertices;
+    }
+    if (s == SSK_OK) s = ssk_scene_preview(scene, &desc, &err);
+    ssk_cage_destroy(bound_cage);
+    ssk_cage_mesh_free(&cage);
+    ssk_cage_mesh_free(&edit);
     ssk_scene_destroy(scene);
     if (s != SSK_OK) return runtime_error(&err, s);
     printf("rendered frame %d (t = %.4f s), %u panel%s (", (int)desc.frame,

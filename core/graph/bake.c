@@ -172,22 +172,37 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     const ssk_rig *rig = ssk_scene_rig(scene);
     if (!rig)
         return ssk_error_set(err, SSK_ERROR_NO_SKELETON, "bake: scene has no rig");
+    if (!desc->cage != !desc->cage_edit)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: cage and cage_edit go together (one is NULL)");
+
     uint32_t bones = ssk_rig_bone_count(rig);
     uint32_t meshes = ssk_rig_mesh_count(rig);
     uint32_t vertices = ssk_rig_vertex_count(rig);
     if (vertices == 0)
         return ssk_error_set(err, SSK_ERROR_EMPTY_MESH,
                              "bake: the rig has no vertex to write");
+    /* a cage edit: the rig it describes (Corda et al. 2020, 4.2), with the
+     * same meshes, bones and counts; each frame's skinning matrices carried
+     * over to it */
+    ssk_rig *reshaped = NULL;
+    if (desc->cage) {
+        s = ssk_cage_reshape(&reshaped, desc->cage, desc->cage_edit, err);
+        if (s != SSK_OK) return s;
+        rig = reshaped;
+    }
 
     /* +1: never malloc(0). */
     float *skinning = malloc(((size_t)bones * 16 + 1) * sizeof(float));
+    float *carried = desc->cage ? malloc(((size_t)bones * 16 + 1) * sizeof(float)) : NULL;
     float *objects = malloc(((size_t)meshes * 16 + 1) * sizeof(float));
     float *positions = malloc((size_t)vertices * 3 * sizeof(float));
     float *normals = desc->with_normals ? malloc((size_t)vertices * 3 * sizeof(float)) : NULL;
     ssk_deformer *deformer = NULL;
     ssk_pc2_writer *writer = NULL;
     ssk_abc_writer *abc = NULL;
-    if (!skinning || !objects || !positions || (desc->with_normals && !normals)) {
+    if (!skinning || !objects || !positions || (desc->with_normals && !normals) ||
+        (desc->cage && !carried)) {
         s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                           "bake: cannot allocate buffers for %u bones, %u "
                           "meshes, %u vertices",
@@ -226,9 +241,14 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
         double t = (double)frame / desc->fps;
         s = ssk_scene_sample(scene, desc->animation, t, skinning, objects, err);
         if (s != SSK_OK) goto done;
+        if (desc->cage) {
+            s = ssk_cage_pose(carried, desc->cage, skinning, err);
+            if (s != SSK_OK) goto done;
+        }
         double t0 = ssk_time_seconds();
         ssk_deformer_set_frame(deformer, (double)frame);
-        s = ssk_deformer_deform(deformer, positions, skinning, objects, err);
+        s = ssk_deformer_deform(deformer, positions, desc->cage ? carried : skinning, objects,
+                                err);
         deform_seconds += ssk_time_seconds() - t0;
         if (s != SSK_OK) goto done;
         ssk_spring_report report;
@@ -289,6 +309,8 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     s = ssk_error_ok(err);
 
 done:
+    free(carried);
+    ssk_rig_destroy(reshaped);
     ssk_pc2_writer_abort(writer);
     ssk_abc_writer_abort(abc);
     if (deformer) ssk_deformer_destroy(deformer);

@@ -1677,6 +1677,52 @@ typedef struct ssk_cage_mesh {
 ssk_status ssk_cage_mesh_import(ssk_cage_mesh *out, const char *path, const ssk_scene *scene,
                                 ssk_error *err);
 void ssk_cage_mesh_free(ssk_cage_mesh *mesh);
+
+/* A cage bound to a rig at rest (Corda et al. 2020, 3-4.2; issue #21):
+ * every rest vertex's 3D mean value coordinates Phi with respect to the
+ * cage (Ju et al. 2005; M = Phi C, Eq. 7), every bone head's coordinates
+ * Psi (Eq. 9-12: the skin weights' joint localization, s = 0.1, then
+ * maximum-entropy coordinates, Hormann and Sukumar 2008) and the cage
+ * updater's MaxVol rows and LU factors (4.1, Eq. 8). Opaque; the rig is
+ * borrowed and must outlive it. */
+typedef struct ssk_cage ssk_cage;
+
+/* Binds `cage` (closed, consistently oriented, rig space; borrowed during
+ * the call) to `rig`.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, an open or inconsistently
+ * oriented cage, a bone head outside it: named), SSK_ERROR_NONFINITE,
+ * SSK_ERROR_BIND (the cage updater's system is singular),
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_mesh *cage,
+                           ssk_error *err);
+void ssk_cage_destroy(ssk_cage *cage);
+/* c, the cage's vertex count (0 for NULL). */
+uint32_t ssk_cage_vertex_count(const ssk_cage *cage);
+
+/* The rig an edited rest cage describes: edited_vertices (c by 3, rig
+ * space, the cage's topology) gives the rest positions Phi C' (Eq. 7) and
+ * the bone heads Psi C' (Eq. 13); bind matrices keep their rest rotation
+ * with the new heads, a connected chain stays connected, meshes, weights
+ * and names are the rig's. *out is a new rig (ssk_rig_destroy). The heads
+ * are also kept in the cage for ssk_cage_pose. The rest cage itself gives
+ * the rig's rest shape back (within rounding: Phi reproduces it).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE, the rig
+ * creation errors, SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_reshape(ssk_rig **out, ssk_cage *cage, const float *edited_vertices,
+                            ssk_error *err);
+
+/* dst (#B by 16, caller-owned, not `skinning`) gets the skinning matrices
+ * of the last ssk_cage_reshape's rig for a frame whose skinning matrices
+ * of the original rig are `skinning` (#B by 16, rig space): rotations kept,
+ * translations recomputed down the hierarchy from the new heads (4.2).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE. */
+ssk_status ssk_cage_pose(float *dst, const ssk_cage *cage, const float *skinning, ssk_error *err);
+
+/* dst (c by 3, caller-owned) gets the posed cage C' fitted to deformed
+ * positions (#V by 3, rig space) of the rig: Phi~ C' = M~' at the MaxVol
+ * vertices (4.1, Eq. 8, back-substitution).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE. */
+ssk_status ssk_cage_fit(float *dst, const ssk_cage *cage, const float *positions, ssk_error *err);
 void ssk_scene_destroy(ssk_scene *scene);
 
 /* The scene's rig, owned by the scene. */
@@ -1952,6 +1998,14 @@ typedef struct ssk_bake_desc {
      * .abc only (SSK_ERROR_INVALID_ARGUMENT for .pc2, which has no place
      * for them). */
     int with_normals;
+    /* Coupled cage (Corda et al. 2020; issue #21): a cage bound to the
+     * scene's rig and its edited rest vertices (c by 3, rig space), both or
+     * neither. The bake deforms the rig the edit describes
+     * (ssk_cage_reshape: rest shape, joints) with each frame's skinning
+     * matrices carried over to it (ssk_cage_pose). The cage is updated by
+     * the bake (its heads); a binding given must be the reshaped rig's. */
+    ssk_cage *cage;
+    const float *cage_edit;
 } ssk_bake_desc;
 
 /* Unconverged spring frames a bake's stats name (ssk_bake_stats). */
@@ -2015,6 +2069,10 @@ typedef struct ssk_preview_desc {
      * bone's posed head (a close-up of one joint) */
     const char *focus_bone;
     float focus_radius;        /* > 0 with focus_bone (e.g. 0.12) */
+    /* a cage and its edited rest vertices, both or neither (as in
+     * ssk_bake_desc): every panel shows the reshaped rig */
+    ssk_cage *cage;
+    const float *cage_edit;
 } ssk_preview_desc;
 
 /* Renders every mesh of the scene, deformed by each method at the frame,

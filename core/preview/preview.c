@@ -802,6 +802,16 @@ static ssk_status build_topology(const ssk_rig *rig, uint32_t **out_indices,
     return SSK_OK;
 }
 
+/* The frame's skinning matrices for the panels: the sampled ones, or with
+ * a cage edit those carried over to the reshaped rig (ssk_cage_pose). */
+static ssk_status carry(float *dst, const ssk_preview_desc *desc, const float *skinning,
+                        uint32_t bones, ssk_error *err)
+{
+    if (desc->cage) return ssk_cage_pose(dst, desc->cage, skinning, err);
+    memcpy(dst, skinning, 16 * (size_t)bones * sizeof(float));
+    return SSK_OK;
+}
+
 ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *desc,
                              ssk_error *err)
 {
@@ -830,6 +840,18 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     if (vertices == 0)
         return ssk_error_set(err, SSK_ERROR_EMPTY_MESH, "preview: the rig has no vertex");
     size_t floats = (size_t)vertices * 3;
+    if (!desc->cage != !desc->cage_edit)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "preview: cage and cage_edit go together (one is NULL)");
+    /* a cage edit: every panel shows the rig it describes, each frame's
+     * skinning carried over (as ssk_scene_bake) */
+    ssk_rig *reshaped = NULL;
+    if (desc->cage) {
+        s = ssk_cage_reshape(&reshaped, desc->cage, desc->cage_edit, err);
+        if (s != SSK_OK) return s;
+        rig = reshaped;
+    }
+    float *carried = malloc(((size_t)bones * 16 + 1) * sizeof(float));
 
     /* +1: never malloc(0). */
     float *skinning = malloc(((size_t)bones * 16 + 1) * sizeof(float));
@@ -841,7 +863,7 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     uint32_t *indices = NULL;
     point_range *points = NULL;
     ssk_gl_context *own_context = NULL;
-    if (!skinning || !objects || !deformed || !positions || !normals || !pixels) {
+    if (!skinning || !objects || !deformed || !positions || !normals || !pixels || !carried) {
         s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                           "preview: cannot allocate buffers for %u vertices, %u "
                           "panels and a %ux%u image",
@@ -860,20 +882,22 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     bbox reference;
     bbox_empty(&reference);
     s = ssk_scene_sample(scene, desc->animation, 0.0, skinning, objects, err);
+    if (s == SSK_OK) s = carry(carried, desc, skinning, bones, err);
     if (s == SSK_OK)
         s = deform_to_rig(rig, desc->methods[0], panel_attachment(desc, 0), desc->backend,
-                          ctx, skinning, objects, deformed, positions, &reference, err);
+                          ctx, carried, objects, deformed, positions, &reference, err);
     if (s != SSK_OK) goto done;
 
     double t = (double)desc->frame / desc->fps;
     s = ssk_scene_sample(scene, desc->animation, t, skinning, objects, err);
+    if (s == SSK_OK) s = carry(carried, desc, skinning, bones, err);
     if (s != SSK_OK) goto done;
     bbox framed;
     bbox_empty(&framed);
     for (uint32_t p = 0; p < panels; ++p) {
         float *dst = positions + p * floats;
         s = deform_to_rig(rig, desc->methods[p], panel_attachment(desc, p), desc->backend,
-                          ctx, skinning, objects, deformed, dst, &framed, err);
+                          ctx, carried, objects, deformed, dst, &framed, err);
         if (s == SSK_OK) s = ssk_rig_normals(rig, normals + p * floats, dst, err);
         if (s != SSK_OK) goto done;
     }
@@ -885,7 +909,7 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     }
     if (focus >= 0) { /* a cube around the focused bone's posed head */
         float head[3];
-        ssk_mat4_transform_point(head, skinning + 16 * (size_t)focus, rig->bones[focus].head);
+        ssk_mat4_transform_point(head, carried + 16 * (size_t)focus, rig->bones[focus].head);
         float diag2 = 0.0f;
         for (int k = 0; k < 3; ++k)
             diag2 += (reference.hi[k] - reference.lo[k]) * (reference.hi[k] - reference.lo[k]);
@@ -946,5 +970,7 @@ done:
     free(deformed);
     free(objects);
     free(skinning);
+    free(carried);
+    ssk_rig_destroy(reshaped);
     return s;
 }

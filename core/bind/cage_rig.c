@@ -1,0 +1,232 @@
+/*
+ * cage_rig.c — the public face of coupled cages and skeletons (Corda et al.
+ * 2020; issue #21): ssk_cage (springskin.h) wraps the cage binding of
+ * bind/cage_bind.c, makes the rig an edited rest cage describes (its rest
+ * mesh by Eq. 7, its joints by Eq. 13) and carries each frame's skinning
+ * matrices over to it (4.2, bind/cage_skinning.c); the cage updater (4.1)
+ * fits the posed cage to a deformed mesh.
+ *
+ * The reshaped rig keeps everything but its rest shape: meshes (names,
+ * triangles, influences, weights, object matrices), bone names and
+ * parents. Its bones' heads are Psi C' (Eq. 13); a tail is its child's new
+ * head when the bone's rest tail was that child's rest head (a connected
+ * chain stays connected), else its rest tail moved by the head's move; its
+ * bind matrices keep their rest rotation and scale (4.2: "keeping its
+ * rotational component unchanged") and move by the head's move. The
+ * source files' own normals (hard edges) are not kept: shading welds by
+ * position only in the reshaped rig.
+ */
+#include "bind/cage.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A rest tail counts as its child's rest head within this fraction of the
+ * bone's length. */
+#define CAGE_CONNECTED_FRACTION 1e-4f
+
+struct ssk_cage {
+    const ssk_rig *rig;
+    ssk_cage_binding binding;
+    float *heads;     /* #B by 3: the heads of the last reshape */
+};
+
+ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_mesh *cage,
+                           ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out || !rig || !cage || !cage->vertices || !cage->triangles)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_create: NULL argument");
+    if (!ssk_floats_bounded(cage->vertices, 3 * (size_t)cage->vertex_count))
+        return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                             "cage: a vertex is not finite or beyond SSK_MAX_MAGNITUDE");
+    ssk_cage *c = calloc(1, sizeof *c);
+    double *vertices = malloc((3 * (size_t)cage->vertex_count + 1) * sizeof *vertices);
+    if (!c || !vertices) {
+        free(c);
+        free(vertices);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < 3 * (size_t)cage->vertex_count; ++i) vertices[i] = cage->vertices[i];
+    c->rig = rig;
+    ssk_status st = ssk_cage_binding_create(&c->binding, rig, vertices, cage->vertex_count,
+                                            cage->triangles, cage->triangle_count, err);
+    free(vertices);
+    c->heads = malloc((3 * (size_t)rig->bone_count + 1) * sizeof *c->heads);
+    if (st == SSK_OK && !c->heads)
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (st != SSK_OK) {
+        ssk_cage_destroy(c);
+        return st;
+    }
+    for (uint32_t b = 0; b < rig->bone_count; ++b)
+        memcpy(c->heads + 3 * (size_t)b, rig->bones[b].head, 3 * sizeof(float));
+    *out = c;
+    return ssk_error_ok(err);
+}
+
+void ssk_cage_destroy(ssk_cage *cage)
+{
+    if (!cage) return;
+    ssk_cage_binding_free(&cage->binding);
+    free(cage->heads);
+    free(cage);
+}
+
+uint32_t ssk_cage_vertex_count(const ssk_cage *cage)
+{
+    return cage ? cage->binding.cage_vertex_count : 0;
+}
+
+/* The new rig from the reshaped rest positions (rig space; NULL: the rig's
+ * own, unchanged) and heads. */
+static ssk_status reshaped_rig(ssk_rig **out, const ssk_rig *rig, const float *positions,
+                               const float *heads, ssk_error *err)
+{
+    const uint32_t nb = rig->bone_count, nm = rig->mesh_count;
+    const char **names = malloc(((size_t)nb + 1) * sizeof *names);
+    int32_t *parents = malloc(((size_t)nb + 1) * sizeof *parents);
+    float *bind = malloc((16 * (size_t)nb + 1) * sizeof *bind);
+    float *tails = malloc((3 * (size_t)nb + 1) * sizeof *tails);
+    ssk_mesh_desc *md = calloc((size_t)nm + 1, sizeof *md);
+    float *object_positions = malloc((3 * (size_t)rig->vertex_count + 1) * sizeof(float));
+    ssk_status st = SSK_OK;
+    if (!names || !parents || !bind || !tails || !md || !object_positions) {
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    for (uint32_t b = 0; b < nb; ++b) {
+        const ssk_bone *bone = &rig->bones[b];
+        names[b] = bone->name;
+        parents[b] = bone->parent;
+        memcpy(bind + 16 * (size_t)b, bone->bind_matrix, 16 * sizeof(float));
+        /* the bind matrix moves with the head (its rotation and scale kept) */
+        for (int r = 0; r < 3; ++r)
+            bind[16 * (size_t)b + 4 * r + 3] += heads[3 * (size_t)b + r] - bone->head[r];
+        float len2 = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            const float d = bone->tail[k] - bone->head[k];
+            len2 += d * d;
+            tails[3 * (size_t)b + k] = bone->tail[k] + heads[3 * (size_t)b + k] - bone->head[k];
+        }
+        /* a connected chain stays connected */
+        for (uint32_t c = 0; c < nb; ++c) {
+            if (rig->bones[c].parent != (int32_t)b) continue;
+            float gap2 = 0.0f;
+            for (int k = 0; k < 3; ++k) {
+                const float d = rig->bones[c].head[k] - bone->tail[k];
+                gap2 += d * d;
+            }
+            if (gap2 <= CAGE_CONNECTED_FRACTION * CAGE_CONNECTED_FRACTION * len2) {
+                memcpy(tails + 3 * (size_t)b, heads + 3 * (size_t)c, 3 * sizeof(float));
+                break;
+            }
+        }
+    }
+    for (uint32_t m = 0; m < nm; ++m) {
+        const ssk_mesh *mesh = &rig->meshes[m];
+        float inv[16];
+        if (!ssk_mat4_invert(inv, mesh->object_matrix)) {
+            st = ssk_error_set(err, SSK_ERROR_NONFINITE,
+                               "cage: mesh '%s' has a singular object matrix", mesh->name);
+            goto done;
+        }
+        float *p = object_positions + 3 * (size_t)mesh->first_vertex;
+        if (!positions)
+            memcpy(p, mesh->positions, 3 * (size_t)mesh->vertex_count * sizeof(float));
+        else
+            for (uint32_t i = 0; i < mesh->vertex_count; ++i)
+                ssk_mat4_transform_point(p + 3 * (size_t)i, inv,
+                                         positions + 3 * ((size_t)mesh->first_vertex + i));
+        md[m] = (ssk_mesh_desc){.name = mesh->name,
+                                .vertex_count = mesh->vertex_count,
+                                .positions = p,
+                                .triangle_count = mesh->triangle_count,
+                                .triangles = mesh->triangles,
+                                .influence_count = mesh->influence_count,
+                                .bone_indices = mesh->bone_indices,
+                                .weights = mesh->weights,
+                                .object_matrix = mesh->object_matrix};
+    }
+    const ssk_skeleton_desc sk = {nb, names, parents, bind, heads, tails};
+    st = ssk_rig_create(out, &sk, md, nm, err);
+done:
+    free(names);
+    free(parents);
+    free(bind);
+    free(tails);
+    free(md);
+    free(object_positions);
+    return st;
+}
+
+ssk_status ssk_cage_reshape(ssk_rig **out, ssk_cage *cage, const float *edited_vertices,
+                            ssk_error *err)
+{
+    if (out) *out = NULL;
+    if (!out || !cage || !edited_vertices)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_reshape: NULL argument");
+    const uint32_t c = cage->binding.cage_vertex_count;
+    if (!ssk_floats_bounded(edited_vertices, 3 * (size_t)c))
+        return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                             "cage edit: a vertex is not finite or beyond SSK_MAX_MAGNITUDE");
+    const ssk_rig *rig = cage->rig;
+    double *edit = malloc((3 * (size_t)c + 1) * sizeof *edit);
+    float *positions = malloc((3 * (size_t)rig->vertex_count + 1) * sizeof *positions);
+    if (!edit || !positions) {
+        free(edit);
+        free(positions);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    bool unedited = true;
+    for (size_t i = 0; i < 3 * (size_t)c; ++i) {
+        edit[i] = edited_vertices[i];
+        unedited = unedited && edit[i] == cage->binding.cage_rest[i];
+    }
+    if (unedited) {
+        /* the rest cage: the rig's own rest shape, bit for bit (Phi C0
+         * reproduces it only up to rounding) */
+        for (uint32_t b = 0; b < rig->bone_count; ++b)
+            memcpy(cage->heads + 3 * (size_t)b, rig->bones[b].head, 3 * sizeof(float));
+    } else {
+        ssk_cage_binding_reshape(&cage->binding, edit, positions, cage->heads);
+    }
+    ssk_status st = reshaped_rig(out, rig, unedited ? NULL : positions, cage->heads, err);
+    free(edit);
+    free(positions);
+    return st;
+}
+
+ssk_status ssk_cage_pose(float *dst, const ssk_cage *cage, const float *skinning, ssk_error *err)
+{
+    if (!dst || !cage || (!skinning && cage->rig->bone_count))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_pose: NULL argument");
+    ssk_cage_skinning(dst, cage->rig, cage->heads, skinning);
+    if (!ssk_floats_finite(dst, 16 * (size_t)cage->rig->bone_count))
+        return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                             "ssk_cage_pose: a skinning matrix is not finite");
+    return ssk_error_ok(err);
+}
+
+ssk_status ssk_cage_fit(float *dst, const ssk_cage *cage, const float *positions, ssk_error *err)
+{
+    if (!dst || !cage || !positions)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_fit: NULL argument");
+    const ssk_cage_up *up = &cage->binding.up;
+    double *rows = malloc((3 * (size_t)up->c + 1) * sizeof *rows);
+    double *out = malloc((3 * (size_t)up->c + 1) * sizeof *out);
+    if (!rows || !out) {
+        free(rows);
+        free(out);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t k = 0; k < up->c; ++k)
+        for (int a = 0; a < 3; ++a) rows[3 * (size_t)k + a] = positions[3 * (size_t)up->rows[k] + a];
+    ssk_status st = ssk_cage_up_solve(up, out, rows, err);
+    if (st == SSK_OK)
+        for (size_t i = 0; i < 3 * (size_t)up->c; ++i) dst[i] = (float)out[i];
+    free(rows);
+    free(out);
+    return st;
+}
