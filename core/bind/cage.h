@@ -14,6 +14,7 @@
  * - bind/cage_skel.c: the skeleton updater of 4.2 (joint localization,
  *   Eq. 9; maximum-entropy coordinates, Eq. 10-12, Hormann and Sukumar
  *   2008; the joints' refit, Eq. 13).
+ * - bind/cage_rev.c: the reverse cage deformer of 4.3 (Eq. 15-19).
  *
  * Matrices are dense and row-major.
  */
@@ -171,5 +172,40 @@ void ssk_cage_binding_reshape(const ssk_cage_binding *cb, const double *cage, fl
  * skinning up to rounding. */
 void ssk_cage_skinning(float *dst, const ssk_rig *rig, const float *new_heads,
                        const float *skinning);
+
+/* ------------------------------------------------------------------------ */
+/* Reverse cage deformer (4.3, bind/cage_rev.c)                              */
+/* ------------------------------------------------------------------------ */
+
+/* CageRev (Eq. 15-19): rest_offset (c by 3, rig space, caller-owned) gets
+ * the rest-cage offset dC whose reshape (ssk_cage_binding_reshape: rest
+ * rows Phi (C + dC), heads Psi (C + dC)), skinned with ssk_cage_skinning's
+ * carried matrices and LBS, and fitted by the cage updater at the MaxVol
+ * rows (ssk_cage_up_solve), moves the posed cage by posed_offset (c by 3,
+ * rig space: dC'). Solves the 3c by 3c system
+ *   (R~ Phi~ + Omega~ K Psi) dC = Phi~ dC'   (Eq. 19)
+ * with LAPACK dgesv, R~ the LBS blend of the skinning rotations at the
+ * MaxVol rows and K the map from rest-head offsets to skinning-translation
+ * offsets of ssk_cage_skinning (the paper's B_topo^-1 A_R; a root keeps its
+ * matrix, see cage_rev.c for this deviation from Eq. 16).
+ * - cb: the binding (phi, psi, the updater's rows);
+ * - rig: the rig the skinning belongs to and whose rest cage is cb's (after
+ *   a reshape, the reshaped rig: only its skin weights and parents are
+ *   read, which a reshape keeps), vertex and bone counts matching cb;
+ * - skinning: #B by 16, row-major, rig space, the current pose; only the
+ *   3x3 linear parts enter (translations and rest positions cancel).
+ * Exact for LBS, for any size of dC' (C' is affine in C for fixed
+ * rotations); for DQS and the other methods an approximation (the LBS
+ * matrix is used): the posed cage misses dC' by an amount proportional
+ * to dC' (first order, it does not vanish for small steps; test_cage_rev
+ * measures about 21% of dC' for DQS at a 75-degree bend of a 2-bone
+ * limb), each interactive step starting afresh from the refitted C'.
+ * Identity rotations (the rest pose) give dC = dC'.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, an empty cage),
+ * SSK_ERROR_BINDING_MISMATCH (counts differ), SSK_ERROR_NONFINITE (a
+ * skinning matrix, dC' or the result), SSK_ERROR_BIND (a singular
+ * system, with its reciprocal condition), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_rev_solve(double *rest_offset, const ssk_cage_binding *cb, const ssk_rig *rig,
+                              const float *skinning, const double *posed_offset, ssk_error *err);
 
 #endif /* SSK_BIND_CAGE_H */
