@@ -230,3 +230,26 @@ ssk_status ssk_cage_fit(float *dst, const ssk_cage *cage, const float *positions
     free(out);
     return st;
 }
+
+ssk_status ssk_cage_reverse(float *rest_offset, const ssk_cage *cage, const float *skinning,
+                            const float *posed_offset, ssk_error *err)
+{
+    if (!rest_offset || !cage || !posed_offset || (!skinning && cage->rig->bone_count))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_reverse: NULL argument");
+    const size_t n = 3 * (size_t)cage->binding.cage_vertex_count;
+    double *in = calloc(n + 1, sizeof *in), *out = malloc((n + 1) * sizeof *out);
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < n; ++i) in[i] = posed_offset[i];
+    /* the rotations are the original rig's and the reshaped rig's alike
+     * (ssk_cage_pose keeps them), and so are its weights and parents */
+    ssk_status st = ssk_cage_rev_solve(out, &cage->binding, cage->rig, skinning, in, err);
+    if (st == SSK_OK)
+        for (size_t i = 0; i < n; ++i) rest_offset[i] = (float)out[i];
+    free(in);
+    free(out);
+    return st;
+}
