@@ -13,7 +13,6 @@
 #include "common.h"
 
 #include <stdio.h>
-#include <string.h>
 
 typedef struct ssk_py_cage {
     PyObject_HEAD
