@@ -4,7 +4,8 @@ The Python API of the SpringSkin C core (``core/include/springskin.h``):
 import rigged files or build rigs from arrays, bind, deform with linear
 blend skinning, dual quaternion skinning, Toothman's rigid attachment,
 incremental rotation and spring deformers, centers of rotation, implicit
-skinning (:class:`ImplicitOperators`) or a deformer graph, on the CPU
+skinning (:class:`ImplicitOperators`) or a deformer graph, reshape a
+character with a cage (:class:`Cage`), on the CPU
 (the core's own thread pool: :func:`configure_threads`) or OpenGL compute
 shaders, and bake animations to point caches.
 
@@ -37,6 +38,7 @@ from ._core import GLError, GLUnavailableError, SpringDivergedError, SpringSkinE
 from ._core import version as _core_version
 from .bake import bake
 from .binding import Binding, load_binding
+from .cage import Cage
 from .cor import CorState
 from .deformer import Deformer, GLContext
 from .graph import Graph
@@ -119,7 +121,7 @@ def remove_temporary_files():
 
 
 __all__ = [
-    "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "CorState",
+    "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Cage", "CorState",
     "Deformer",
     "GLContext", "GLError", "GLUnavailableError", "Graph", "ImplicitOperators", "MAX_INFLUENCES", "METHODS", "Mesh",
     "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",

@@ -5,6 +5,7 @@ import os
 from . import _checks
 from . import _core
 from .binding import Binding, load_binding
+from .cage import Cage
 from .deformer import GLContext
 from .graph import Graph
 
@@ -37,7 +38,7 @@ def _frame_range(frames):
 
 
 def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto",
-         binding=None, animation=0, gl_context=None, normals=False):
+         binding=None, animation=0, gl_context=None, normals=False, cage=None, cage_edit=None):
     """Bake an animation of a loaded rig to a point cache.
 
     Samples the animation at ``t = frame / fps`` seconds for each frame,
@@ -80,6 +81,16 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
     normals : bool, default False
         Also write each frame's area-weighted vertex normals (object space)
         as Alembic ``N``; ``.abc`` only.
+    cage : Cage, optional
+        A cage bound to `rig` (coupled cages and skeletons, issue #21);
+        with `cage_edit`, both or neither. The bake deforms the rig the
+        edit describes (:meth:`Cage.reshape`: rest shape and joints) with
+        each frame's skinning matrices carried over to it
+        (:meth:`Cage.pose`); an unedited cage gives the plain bake's bytes.
+        The bake reshapes the cage (as :meth:`Cage.reshape` would). A
+        `binding` given must be the reshaped rig's.
+    cage_edit : array_like, (c, 3) float, optional
+        The edited rest cage, rig space, the cage's topology.
 
     Returns
     -------
@@ -100,7 +111,11 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
         :meth:`Deformer.deform`), no animation, `animation` out of range, a
         frame range outside ``0 .. frame_count(fps) - 1``, fps <= 0, an
         unknown extension, normals for a ``.pc2`` output, an invalid graph or
-        binding.
+        binding, `cage` without `cage_edit` (or the other way round), a cage
+        bound to another rig, a `cage_edit` of the wrong shape or not
+        finite.
+    TypeError
+        `cage` is not a Cage, `cage_edit` of the wrong dtype kind.
     SpringSkinError
         An output format the core does not support yet
         (``"SSK_ERROR_UNSUPPORTED"``).
@@ -137,9 +152,15 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
         _checks.instance(gl_context, "gl_context", GLContext)
     if not isinstance(normals, bool):
         raise TypeError(f"normals: expected a bool, got {type(normals).__name__}")
+    if (cage is None) != (cage_edit is None):
+        raise ValueError("cage, cage_edit: give both (a cage and its edited rest vertices) or "
+                         "neither")
+    if cage is not None:
+        _checks.instance(cage, "cage", Cage)
     stats = _core.bake(rig._scene, path, method or "lbs", backend, fps, animation, first, last,
                        core_graph, binding._core if binding is not None else None,
-                       gl_context._core if gl_context is not None else None, normals)
+                       gl_context._core if gl_context is not None else None, normals,
+                       cage._core if cage is not None else None, cage_edit)
     stats["path"] = path
     frames_baked = stats["frame_count"]
     stats["ms_per_frame"] = 1000.0 * stats["wall_seconds"] / frames_baked if frames_baked else 0.0

@@ -282,6 +282,13 @@ class Rig:
         self._setup(core, None)
 
     @classmethod
+    def _from_core(cls, core):
+        """A Rig around a ``_core.Rig`` that owns its ssk_rig (no scene)."""
+        rig = cls.__new__(cls)
+        rig._setup(core, None)
+        return rig
+
+    @classmethod
     def _from_scene(cls, scene):
         rig = cls.__new__(cls)
         rig._setup(scene.rig, scene)

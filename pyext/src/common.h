@@ -188,6 +188,16 @@ extern PyTypeObject ssk_py_implicit_operators_type;
 /* The ssk_implicit_operators of an ImplicitOperators object, or NULL with
  * TypeError naming `name`. */
 const ssk_implicit_operators *ssk_py_implicit_operators_get(PyObject *obj, const char *name);
+/* cage.c: springskin._core.Cage (ssk_cage; issue #21). */
+extern PyTypeObject ssk_py_cage_type;
+/* The ssk_cage of a Cage object and the ssk_rig it is bound to in *rig
+ * (may be NULL); NULL with TypeError naming `name` when `obj` is not a
+ * springskin._core.Cage. A call that changes the cage (a bake given it
+ * reshapes it) holds its lock: ssk_py_cage_lock (waits with the GIL
+ * released) and ssk_py_cage_release. */
+ssk_cage *ssk_py_cage_get(PyObject *obj, const char *name, const ssk_rig **rig);
+void ssk_py_cage_lock(PyObject *obj);
+void ssk_py_cage_release(PyObject *obj);
 /* cor.c: the centers and flags arrays a CorState keeps up to date, (V, 3)
  * float32 and (V,) uint8, borrowed from `obj`; 0, or -1 with TypeError when
  * `obj` is not a springskin._core.CorState. */
@@ -224,5 +234,8 @@ int ssk_py_parse_backend(PyObject *obj, const char *name, ssk_backend *out);
 
 /* The ssk_rig of a Rig object, or NULL with TypeError naming `name`. */
 const ssk_rig *ssk_py_rig_get(PyObject *obj, const char *name);
+/* A Rig object owning `rig` (destroyed with it); NULL with the exception
+ * set, `rig` then still the caller's. */
+PyObject *ssk_py_rig_own(ssk_rig *rig);
 
 #endif /* SSK_PYEXT_COMMON_H */

@@ -486,15 +486,17 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     (void)module;
     static char *kwlist[] = {"scene",  "path",  "method",  "backend", "fps",        "animation",
                              "first",  "last",  "graph",   "binding", "gl_context", "normals",
-                             NULL};
+                             "cage",   "cage_edit", NULL};
     PyObject *scene_obj, *path_obj, *method_obj = NULL, *backend_obj = NULL,
-             *graph_obj = Py_None, *binding_obj = Py_None, *gl_obj = Py_None;
+             *graph_obj = Py_None, *binding_obj = Py_None, *gl_obj = Py_None,
+             *cage_obj = Py_None, *cage_edit_obj = Py_None;
     double fps = 24.0;
     unsigned int animation = 0;
     int first = 0, last = -1, normals = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOp:bake", kwlist, &scene_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOpOO:bake", kwlist, &scene_obj,
                                      &path_obj, &method_obj, &backend_obj, &fps, &animation,
-                                     &first, &last, &graph_obj, &binding_obj, &gl_obj, &normals))
+                                     &first, &last, &graph_obj, &binding_obj, &gl_obj, &normals,
+                                     &cage_obj, &cage_edit_obj))
         return NULL;
     if (!PyObject_TypeCheck(scene_obj, &ssk_py_scene_type)) {
         PyErr_Format(PyExc_TypeError, "scene: expected a springskin._core.Scene, got %.100s",
@@ -512,16 +514,45 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     if (parse_run_options(method_obj, backend_obj, graph_obj, binding_obj, gl_obj, &desc.method,
                           &desc.backend, &desc.graph, &desc.binding, &desc.gl_context) != 0)
         return NULL;
-    PyObject *path = ssk_py_path(path_obj, "path");
-    if (!path) return NULL;
-    desc.output_path = PyBytes_AS_STRING(path);
     const ssk_scene *scene = ((ssk_py_scene *)scene_obj)->scene;
+    /* coupled cage (issue #21): both or neither, bound to this scene's rig */
+    PyArrayObject *cage_edit = NULL;
+    if ((cage_obj == Py_None) != (cage_edit_obj == Py_None)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "cage, cage_edit: give both (a cage and its edited rest vertices) or "
+                        "neither");
+        return NULL;
+    }
+    if (cage_obj != Py_None) {
+        const ssk_rig *cage_rig = NULL;
+        desc.cage = ssk_py_cage_get(cage_obj, "cage", &cage_rig);
+        if (!desc.cage) return NULL;
+        if (cage_rig != ssk_scene_rig(scene)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "cage: bound to another rig than the baked one (bind the cage "
+                            "to this rig)");
+            return NULL;
+        }
+        ssk_py_shape shape = {2, {"c", "3"}, {ssk_cage_vertex_count(desc.cage), 3}};
+        cage_edit = ssk_py_float_array(cage_edit_obj, "cage_edit", &shape);
+        if (!cage_edit) return NULL;
+        desc.cage_edit = PyArray_DATA(cage_edit);
+    }
+    PyObject *path = ssk_py_path(path_obj, "path");
+    if (!path) {
+        Py_XDECREF(cage_edit);
+        return NULL;
+    }
+    desc.output_path = PyBytes_AS_STRING(path);
     ssk_bake_stats stats;
     ssk_error err = {0};
     ssk_status status;
+    if (desc.cage) ssk_py_cage_lock(cage_obj);
     Py_BEGIN_ALLOW_THREADS
     status = ssk_scene_bake(scene, &desc, &stats, &err);
     Py_END_ALLOW_THREADS
+    if (desc.cage) ssk_py_cage_release(cage_obj);
+    Py_XDECREF(cage_edit);
     if (status != SSK_OK) {
         ssk_py_raise_output(&err, "bake: ", desc.output_path);
         Py_DECREF(path);

@@ -294,7 +294,8 @@ static PyMethodDef module_methods[] = {
      "graph_from_method(method, rig) -> Graph: ssk_graph_from_method."},
     {"bake", (PyCFunction)(void (*)(void))ssk_py_bake, METH_VARARGS | METH_KEYWORDS,
      "bake(scene, path, method='lbs', backend='auto', fps=24.0, animation=0, first=0, "
-     "last=-1, graph=None, binding=None, gl_context=None, normals=False) -> dict: "
+     "last=-1, graph=None, binding=None, gl_context=None, normals=False, cage=None, "
+     "cage_edit=None) -> dict: "
      "ssk_scene_bake."},
     {"status_message", py_status_message, METH_O,
      "status_message(name) -> str: the generic message of a status name."},
@@ -384,7 +385,8 @@ PyMODINIT_FUNC PyInit__core(void)
         add_type(module, &ssk_py_pc2_writer_type, "PointCacheWriter") < 0 ||
         add_type(module, &ssk_py_abc_writer_type, "AlembicWriter") < 0 ||
         add_type(module, &ssk_py_cor_state_type, "CorState") < 0 ||
-        add_type(module, &ssk_py_implicit_operators_type, "ImplicitOperators") < 0)
+        add_type(module, &ssk_py_implicit_operators_type, "ImplicitOperators") < 0 ||
+        add_type(module, &ssk_py_cage_type, "Cage") < 0)
         goto fail;
     if (add_object(module, "version", PyUnicode_FromString(ssk_version_string())) < 0 ||
         add_object(module, "methods", name_tuple(SSK_METHOD_COUNT, method_name_of)) < 0 ||

@@ -339,6 +339,14 @@ static PyObject *rig_wrap(ssk_rig *rig, PyObject *owner)
     return (PyObject *)self;
 }
 
+PyObject *ssk_py_rig_own(ssk_rig *rig)
+{
+    ssk_py_rig *self = (ssk_py_rig *)ssk_py_rig_type.tp_alloc(&ssk_py_rig_type, 0);
+    if (!self) return NULL;
+    self->rig = rig;
+    return (PyObject *)self;
+}
+
 static void rig_dealloc(ssk_py_rig *self)
 {
     if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
