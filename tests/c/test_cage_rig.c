@@ -10,6 +10,7 @@
  *   by the map, and at the rest pose the bake gives them;
  * - the cage updater fits the posed cage: with the reshaped rig at rest,
  *   ssk_cage_fit of its positions gives the edited cage back;
+ * - the reverse cage deformer at the rest pose gives the posed edit back;
  * - a single-handle edit (one corner moved) keeps every frame finite;
  * - the command line's --cage / --cage-edit and their errors.
  */
@@ -194,6 +195,15 @@ static void test_bcn_cage(void **state)
     for (int k = 0; k < 24; ++k) fit = fmax(fit, fabs(fitted[k] - edit.vertices[k]));
     printf("cage updater at rest: the edited cage within %.2e of the diagonal\n", fit / diag);
     assert_true(fit <= AFFINE_TOLERANCE * diag);
+
+    /* the reverse cage deformer through the public cage: at the rest pose
+     * (identity rotations) a posed edit is the rest edit (4.3) */
+    float offset[24], back[24];
+    for (int k = 0; k < 24; ++k) offset[k] = (float)(0.01 * diag * sin(1.0 + k));
+    assert_int_equal(ssk_cage_reverse(back, bound, identity, offset, &err), SSK_OK);
+    for (int k = 0; k < 24; ++k) assert_true(fabsf(back[k] - offset[k]) <= 1e-6f * (float)diag);
+    assert_int_equal(ssk_cage_reverse(NULL, bound, identity, offset, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
 
     /* a single handle: one corner moved; every frame finite */
     float handle[24];
