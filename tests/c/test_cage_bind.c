@@ -16,6 +16,7 @@
  * - bad input refused: NULL, an open cage, a cage that misses a joint
  *   (named in the message). */
 #include "testutil.h"
+#include "cage_fixture.h"
 
 #include "bind/cage.h"
 
@@ -57,32 +58,10 @@ static const double CAGE_Y[CAGE_RINGS] = {-0.25, 1.0, 2.25};
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* The bar's cage: ring r, corner s at angle 45 + 90 s degrees in XZ;
- * oriented as tu_make_limb's mesh (closed, consistent). */
+/* The bar's cage (cage_fixture.h): CAGE_RINGS rings at CAGE_Y[]. */
 static void bar_cage(double *v, uint32_t *t)
 {
-    static const double corner[CAGE_RING_SIZE][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
-    for (int r = 0; r < CAGE_RINGS; ++r)
-        for (int s = 0; s < CAGE_RING_SIZE; ++s) {
-            double *p = v + 3 * (r * CAGE_RING_SIZE + s);
-            p[0] = CAGE_HALF * corner[s][0];
-            p[1] = CAGE_Y[r];
-            p[2] = CAGE_HALF * corner[s][1];
-        }
-    uint32_t f = 0;
-    for (uint32_t r = 0; r + 1 < CAGE_RINGS; ++r)
-        for (uint32_t s = 0; s < CAGE_RING_SIZE; ++s) {
-            const uint32_t a = r * CAGE_RING_SIZE + s, b = r * CAGE_RING_SIZE + (s + 1) % CAGE_RING_SIZE;
-            const uint32_t c = a + CAGE_RING_SIZE, d = b + CAGE_RING_SIZE;
-            uint32_t *q = t + 3 * f++;
-            q[0] = a, q[1] = c, q[2] = b;
-            q = t + 3 * f++;
-            q[0] = b, q[1] = c, q[2] = d;
-        }
-    const uint32_t top = (CAGE_RINGS - 1) * CAGE_RING_SIZE;
-    const uint32_t caps[4][3] = {{0, 1, 2}, {0, 2, 3}, {top, top + 2, top + 1},
-                                 {top, top + 3, top + 2}};
-    memcpy(t + 3 * f, caps, sizeof caps);
+    tu_tube_cage(v, t, CAGE_RINGS, CAGE_Y[0], CAGE_Y[CAGE_RINGS - 1], CAGE_HALF);
 }
 
 static ssk_rig *make_bar(void)

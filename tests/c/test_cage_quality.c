@@ -33,6 +33,7 @@
  * as in the paper's figure. Prints a table.
  */
 #include "testutil.h"
+#include "cage_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -82,33 +83,12 @@ static const double BEND_DEGREES[] = {45.0, 90.0, 135.0};
 #define UNREFIT_FACTOR 4.0
 #define TEST_PI 3.14159265358979323846
 
-/* The cage around the bar: ring r, corner s at angle 45 + 90 s degrees in
- * XZ; triangles oriented as tu_make_limb's mesh (closed, consistent). */
+/* The cage around the bar (cage_fixture.h), as floats. */
 static void bar_cage(float *v, uint32_t *t)
 {
-    static const float corner[CAGE_RING_SIZE][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
-    for (int r = 0; r < CAGE_RINGS; ++r)
-        for (int s = 0; s < CAGE_RING_SIZE; ++s) {
-            float *p = v + 3 * (r * CAGE_RING_SIZE + s);
-            p[0] = CAGE_HALF * corner[s][0];
-            p[1] = CAGE_Y[r];
-            p[2] = CAGE_HALF * corner[s][1];
-        }
-    uint32_t f = 0;
-    for (uint32_t r = 0; r + 1 < CAGE_RINGS; ++r)
-        for (uint32_t s = 0; s < CAGE_RING_SIZE; ++s) {
-            const uint32_t a = r * CAGE_RING_SIZE + s;
-            const uint32_t b = r * CAGE_RING_SIZE + (s + 1) % CAGE_RING_SIZE;
-            const uint32_t c = a + CAGE_RING_SIZE, d = b + CAGE_RING_SIZE;
-            uint32_t *q = t + 3 * f++;
-            q[0] = a, q[1] = c, q[2] = b;
-            q = t + 3 * f++;
-            q[0] = b, q[1] = c, q[2] = d;
-        }
-    const uint32_t top = (CAGE_RINGS - 1) * CAGE_RING_SIZE;
-    const uint32_t caps[4][3] = {{0, 1, 2}, {0, 2, 3}, {top, top + 2, top + 1},
-                                 {top, top + 3, top + 2}};
-    memcpy(t + 3 * f, caps, sizeof caps);
+    double d[3 * CAGE_VERTICES];
+    tu_tube_cage(d, t, CAGE_RINGS, CAGE_Y[0], CAGE_Y[CAGE_RINGS - 1], CAGE_HALF);
+    for (int k = 0; k < 3 * CAGE_VERTICES; ++k) v[k] = (float)d[k];
 }
 
 typedef enum edit_kind { EDIT_ISOTROPIC, EDIT_ANISOTROPIC, EDIT_SINGLE_HANDLE, EDIT_COUNT } edit_kind;

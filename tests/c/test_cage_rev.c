@@ -20,6 +20,7 @@
  * - bad input refused: NULL, counts that differ, a non-finite dC'.
  * Notation as in cage_rev.c: C the rest cage, C' the posed one. */
 #include "testutil.h"
+#include "cage_fixture.h"
 
 #include "bind/cage.h"
 
@@ -86,33 +87,12 @@ static double rand_sym(uint64_t *state, double h)
  * (rings - 1) + 4 triangles. */
 static void tube_cage(double *v, uint32_t *t, uint32_t rings, double y0, double y1)
 {
-    static const double corner[CAGE_RING_SIZE][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
-    for (uint32_t r = 0; r < rings; ++r)
-        for (uint32_t s = 0; s < CAGE_RING_SIZE; ++s) {
-            double *p = v + 3 * (r * CAGE_RING_SIZE + s);
-            p[0] = CAGE_HALF * corner[s][0];
-            p[1] = y0 + (y1 - y0) * (double)r / (double)(rings - 1);
-            p[2] = CAGE_HALF * corner[s][1];
-        }
-    uint32_t f = 0;
-    for (uint32_t r = 0; r + 1 < rings; ++r)
-        for (uint32_t s = 0; s < CAGE_RING_SIZE; ++s) {
-            const uint32_t a = r * CAGE_RING_SIZE + s, b = r * CAGE_RING_SIZE + (s + 1) % CAGE_RING_SIZE;
-            const uint32_t c = a + CAGE_RING_SIZE, d = b + CAGE_RING_SIZE;
-            uint32_t *q = t + 3 * f++;
-            q[0] = a, q[1] = c, q[2] = b;
-            q = t + 3 * f++;
-            q[0] = b, q[1] = c, q[2] = d;
-        }
-    const uint32_t top = (rings - 1) * CAGE_RING_SIZE;
-    const uint32_t caps[4][3] = {{0, 1, 2}, {0, 2, 3}, {top, top + 2, top + 1},
-                                 {top, top + 3, top + 2}};
-    memcpy(t + 3 * f, caps, sizeof caps);
+    tu_tube_cage(v, t, rings, y0, y1, CAGE_HALF);
 }
 
 static uint32_t tube_triangles(uint32_t rings)
 {
-    return 2 * CAGE_RING_SIZE * (rings - 1) + 4;
+    return tu_tube_cage_triangles(rings);
 }
 
 /* A limb, its cage (rings square rings around it) and its binding. */
