@@ -8,7 +8,14 @@ The character: Rigify's human metarig (159 bones, all deforming) with the
 metaball body and bone-heat weights of blender_testlib.rigify_body,
 exported with the FBX exporter's defaults (as tests/blender/corpus.py's
 ``fbx_default``: the root nodes carry ``Rx(-90) S(100)``, so the file's
-scene root space is Blender's world turned Y up, in centimetres).
+scene root space is Blender's world turned Y up, in centimetres; the
+rig space springskin reads is Blender's world again, in metres). The 65
+bones whose heads lie outside the metaball body (face, fingers, heels)
+are deleted first, their weights added to their nearest kept ancestor's
+(trim_to_skin): springskin gives a joint cage coordinates from the skin
+around it (Eq. 9-12), and binding the whole metarig fails at thumb.02.R
+("outside the convex hull of the cage vertices with positive mass"), a
+joint with no skin around it. 94 bones remain.
 
 The cage, made here in Blender from a copy of the body mesh:
 
