@@ -419,6 +419,10 @@ static bool joint_masses(double *masses, const double *mvc_row, const double *L_
     return positive;
 }
 
+/* The floor mass of a joint outside the hull of its localized masses, per
+ * unit of their largest (ssk_cage_joint_coordinates). */
+#define JOINT_MASS_FLOOR 1e-6
+
 ssk_status ssk_cage_joint_coordinates(double *psi, const double *joints, uint32_t joint_count,
                                       const double *mvc, const double *L, uint32_t count,
                                       const double *phi, const double *cage_vertices, uint32_t c,
@@ -453,6 +457,21 @@ ssk_status ssk_cage_joint_coordinates(double *psi, const double *joints, uint32_
         ssk_error inner;
         st = ssk_cage_max_entropy(psi + (size_t)j * c, masses, cage_vertices, c,
                                   joints + 3 * (size_t)j, &inner);
+        if (st == SSK_ERROR_INVALID_ARGUMENT) {
+            /* The joint lies outside the hull of the cage vertices its
+             * masses reach (a joint outside the skin, as a metarig's face
+             * and finger joints in a body without them: no skin around it
+             * to localize). Not in the paper: every cage vertex gets a
+             * floor mass, JOINT_MASS_FLOOR of the largest, so the hull is
+             * the whole cage's; the result stays as close to the localized
+             * masses as reproducing the joint allows (Eq. 11 minimizes the
+             * divergence from them). */
+            double largest = 0.0;
+            for (uint32_t k = 0; k < c; ++k) largest = fmax(largest, masses[k]);
+            for (uint32_t k = 0; k < c; ++k) masses[k] += JOINT_MASS_FLOOR * largest;
+            st = ssk_cage_max_entropy(psi + (size_t)j * c, masses, cage_vertices, c,
+                                      joints + 3 * (size_t)j, &inner);
+        }
         if (st != SSK_OK)
             ssk_error_set(err, st, "ssk_cage_joint_coordinates: joint %u: %s", j, inner.message);
     }

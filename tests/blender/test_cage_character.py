@@ -9,13 +9,11 @@ metaball body and bone-heat weights of blender_testlib.rigify_body,
 exported with the FBX exporter's defaults (as tests/blender/corpus.py's
 ``fbx_default``: the root nodes carry ``Rx(-90) S(100)``, so the file's
 scene root space is Blender's world turned Y up, in centimetres; the
-rig space springskin reads is Blender's world again, in metres). The 65
-bones whose heads lie outside the metaball body (face, fingers, heels)
-are deleted first, their weights added to their nearest kept ancestor's
-(trim_to_skin): springskin gives a joint cage coordinates from the skin
-around it (Eq. 9-12), and binding the whole metarig fails at thumb.02.R
-("outside the convex hull of the cage vertices with positive mass"), a
-joint with no skin around it. 94 bones remain.
+rig space springskin reads is Blender's world again, in metres). All 159
+bones are kept: 65 of their heads (face, fingers, heels) lie outside the
+metaball body, with no skin around them to localize their cage
+coordinates, and springskin gives them a floor mass on every cage vertex
+(core/bind/cage_skel.c; before it, binding failed at thumb.02.R).
 
 The cage, made here in Blender from a copy of the body mesh:
 
@@ -199,55 +197,12 @@ def body_triangles(body):
     return V, F
 
 
-def trim_to_skin(body, arm):
-    """Delete the bones whose heads lie outside the body mesh (the face,
-    the fingers and the heels: the metaball body has none), their weights
-    added to their nearest kept ancestor's. Returns the names deleted.
-
-    springskin gives a joint cage coordinates from the skin around it
-    (Eq. 9-12); a joint outside the skin has no such skin (binding the
-    whole metarig fails at thumb.02.R: outside the hull of its masses)."""
-    V, F = body_triangles(body)
-    heads = np.array([tuple(arm.matrix_world @ b.head_local) for b in arm.data.bones])
-    outside = winding_numbers(heads, V, F) < 0.5
-    gone = {b.name for b, o in zip(arm.data.bones, outside) if o}
-    keep_of = {}
-    for b in arm.data.bones:
-        a = b
-        while a is not None and a.name in gone:
-            a = a.parent
-        keep_of[b.name] = a.name if a is not None else None
-    groups = body.vertex_groups
-    for v in body.data.vertices:
-        moved = {}
-        for g in v.groups:
-            name = groups[g.group].name
-            if name in gone and keep_of.get(name) and g.weight > 0.0:
-                moved[keep_of[name]] = moved.get(keep_of[name], 0.0) + g.weight
-        for name, w in moved.items():
-            target = groups.get(name) or groups.new(name=name)
-            target.add([v.index], w, "ADD")
-    for name in gone:
-        if groups.get(name):
-            groups.remove(groups[name])
-    T.activate(arm)
-    bpy.ops.object.mode_set(mode="EDIT")
-    for name in gone:
-        arm.data.edit_bones.remove(arm.data.edit_bones[name])
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return sorted(gone)
-
-
 class Scene:
     """Built once: the body, its FBX, the cage and its OBJ, springskin's
     rig and cage."""
 
     def __init__(self):
         self.body, self.arm, _ = T.rigify_body()
-        bones = len(self.arm.data.bones)
-        gone = trim_to_skin(self.body, self.arm)
-        print("  %d of the metarig's %d bones have their heads outside the body (face, "
-              "fingers, heels): deleted, their weights to their parents" % (len(gone), bones))
         bpy.context.scene.frame_set(1)
         self.fbx = os.path.join(T.TMP, "rigify_body.fbx")
         result = bpy.ops.export_scene.fbx(filepath=self.fbx)
