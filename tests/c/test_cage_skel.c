@@ -519,6 +519,38 @@ static void test_joint_coordinates_bar(void **state)
     free(bone_L);
 }
 
+/* A joint outside the hull of its localized masses but inside the cage
+ * (a joint outside the skin: no skin around it): every cage vertex gets a
+ * floor mass and the joint is reproduced; a joint outside the cage is
+ * still refused. The unit cube; one mesh vertex near the corner (0, 0, 0)
+ * whose cage coordinates weight the corners around it only. */
+static void test_joint_outside_its_masses(void **state)
+{
+    (void)state;
+    double cube[24];
+    for (int k = 0; k < 8; ++k)
+        for (int r = 0; r < 3; ++r) cube[3 * k + r] = (k >> r) & 1;
+    double phi[8] = {0.7, 0.1, 0.1, 0.0, 0.1, 0.0, 0.0, 0.0}; /* around (0, 0, 0) */
+    const double mvc[1] = {1.0}, L[1] = {1.0};
+    const double inside[3] = {0.8, 0.8, 0.8}, outside[3] = {1.5, 0.5, 0.5};
+    double psi[8];
+    ssk_error err = {0};
+    /* the masses alone cannot reach (0.8, 0.8, 0.8): MEC refuses it */
+    assert_int_equal(ssk_cage_max_entropy(psi, phi, cube, 8, inside, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(ssk_cage_joint_coordinates(psi, inside, 1, mvc, L, 1, phi, cube, 8, &err),
+                     SSK_OK);
+    double sum = 0.0, p[3] = {0, 0, 0};
+    for (int k = 0; k < 8; ++k) {
+        sum += psi[k];
+        for (int r = 0; r < 3; ++r) p[r] += psi[k] * cube[3 * k + r];
+    }
+    assert_true(fabs(sum - 1.0) < 1e-10);
+    for (int r = 0; r < 3; ++r) assert_true(fabs(p[r] - inside[r]) < 1e-9);
+    assert_int_equal(ssk_cage_joint_coordinates(psi, outside, 1, mvc, L, 1, phi, cube, 8, &err),
+                     SSK_ERROR_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -530,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_mec_outside_is_refused),
         cmocka_unit_test(test_mec_irregular_cage),
         cmocka_unit_test(test_joint_coordinates_bar),
+        cmocka_unit_test(test_joint_outside_its_masses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
