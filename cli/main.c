@@ -449,6 +449,46 @@ static bool parse_frames(int32_t *first, int32_t *last, const char *text)
 /* info                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* The rest shape's bounding box in rig space and in the file's scene root
+ * space (where --cage files are given). */
+static void print_bounding_boxes(const ssk_scene *scene)
+{
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    float to_scene[16];
+    ssk_scene_rest_rig_matrix(scene, to_scene);
+    double lo[2][3], hi[2][3];
+    for (int s = 0; s < 2; ++s)
+        for (int r = 0; r < 3; ++r) {
+            lo[s][r] = INFINITY;
+            hi[s][r] = -INFINITY;
+        }
+    for (uint32_t m = 0; m < ssk_rig_mesh_count(rig); ++m) {
+        ssk_mesh_view mv;
+        if (ssk_rig_mesh(rig, m, &mv, NULL) != SSK_OK) continue;
+        for (uint32_t i = 0; i < mv.vertex_count; ++i) {
+            const float *p = mv.positions + 3 * (size_t)i;
+            double q[3], w[3];
+            for (int r = 0; r < 3; ++r)
+                q[r] = (double)mv.object_matrix[4 * r] * p[0] + mv.object_matrix[4 * r + 1] * p[1] +
+                       mv.object_matrix[4 * r + 2] * p[2] + mv.object_matrix[4 * r + 3];
+            for (int r = 0; r < 3; ++r)
+                w[r] = to_scene[4 * r] * q[0] + to_scene[4 * r + 1] * q[1] +
+                       to_scene[4 * r + 2] * q[2] + to_scene[4 * r + 3];
+            for (int r = 0; r < 3; ++r) {
+                lo[0][r] = fmin(lo[0][r], q[r]);
+                hi[0][r] = fmax(hi[0][r], q[r]);
+                lo[1][r] = fmin(lo[1][r], w[r]);
+                hi[1][r] = fmax(hi[1][r], w[r]);
+            }
+        }
+    }
+    static const char *const space[2] = {"rig space", "scene root space (--cage files)"};
+    for (int s = 0; s < 2; ++s)
+        if (lo[s][0] <= hi[s][0])
+            printf("bounding box, %s: (%.6g, %.6g, %.6g) to (%.6g, %.6g, %.6g)\n", space[s],
+                   lo[s][0], lo[s][1], lo[s][2], hi[s][0], hi[s][1], hi[s][2]);
+}
+
 static int command_info(int argc, char **argv)
 {
     const char *fps_text = NULL, *path = NULL, *backend_text = NULL;
@@ -508,6 +548,7 @@ static int command_info(int argc, char **argv)
     const char *armature = ssk_scene_armature_name(scene);
     if (armature) printf("rig space: armature node '%s'\n", armature);
     else printf("rig space: the file's root space\n");
+    print_bounding_boxes(scene);
     ssk_weld_view weld;
     if (ssk_rig_weld(rig, &weld, &err) == SSK_OK)
         printf("welded: %u groups of coincident vertices (%u vertices joined, %u groups "

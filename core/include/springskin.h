@@ -1805,6 +1805,13 @@ ssk_status ssk_scene_sample(const ssk_scene *scene, uint32_t animation,
 ssk_status ssk_scene_rig_matrix(const ssk_scene *scene, uint32_t animation,
                                 double time_seconds, float dst[16], ssk_error *err);
 
+/* Rig space -> the file's scene root space at rest (the nodes' static
+ * transforms, no animation): the space cage files (ssk_cage_mesh_import)
+ * and `springskin info`'s scene bounding box are in. dst: 16 floats,
+ * row-major; the identity for a NULL scene or a rig without an armature
+ * node. */
+void ssk_scene_rest_rig_matrix(const ssk_scene *scene, float dst[16]);
+
 /* ------------------------------------------------------------------------ */
 /* Check: what a rigger runs on a file before trusting a bake.               */
 /* ------------------------------------------------------------------------ */

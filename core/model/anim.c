@@ -362,3 +362,13 @@ ssk_status ssk_scene_rig_matrix(const ssk_scene *scene, uint32_t animation, doub
     to_float(dst, g);
     return ssk_error_ok(err);
 }
+
+void ssk_scene_rest_rig_matrix(const ssk_scene *scene, float dst[16])
+{
+    if (!dst) return;
+    if (!scene) {
+        ssk_mat4_identity(dst);
+        return;
+    }
+    to_float(dst, scene->rig_to_scene);
+}

@@ -210,6 +210,20 @@ static void test_info(void **state)
     assert_non_null(strstr(r.out, expect));
     snprintf(expect, sizeof expect, "%u frames", (unsigned)fx->frame_count);
     assert_non_null(strstr(r.out, expect));
+    /* the rest shape's bounding boxes (issue #21: the space of --cage
+     * files); BCN's rig space is its scene root space */
+    const char *rig_box = strstr(r.out, "bounding box, rig space: ");
+    const char *scene_box = strstr(r.out, "bounding box, scene root space (--cage files): ");
+    assert_non_null(rig_box);
+    assert_non_null(scene_box);
+    double a[6], b[6];
+    assert_int_equal(sscanf(strstr(rig_box, ": (") + 2, "(%lf, %lf, %lf) to (%lf, %lf, %lf)", &a[0],
+                            &a[1], &a[2], &a[3], &a[4], &a[5]),
+                     6);
+    assert_int_equal(sscanf(strstr(scene_box, ": (") + 2, "(%lf, %lf, %lf) to (%lf, %lf, %lf)", &b[0],
+                            &b[1], &b[2], &b[3], &b[4], &b[5]),
+                     6);
+    for (int k = 0; k < 6; ++k) assert_true(fabs(a[k] - b[k]) < 1e-5 && (k >= 3 || a[k] < a[k + 3]));
     tu_cli_result_free(&r);
 
     /* --fps changes the frame count. */
