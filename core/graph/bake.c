@@ -211,7 +211,8 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     }
     ssk_deformer_desc ddesc = {.method = desc->method, .backend = desc->backend,
                                .gl_context = desc->gl_context, .graph = desc->graph,
-                               .binding = desc->binding};
+                               .binding = desc->binding,
+                               .implicit_operators = desc->implicit_operators};
     s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     if (s != SSK_OK) goto done;
     /* An AUTO fallback leaves SSK_OK with a warning in the message. */

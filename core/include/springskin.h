@@ -2027,6 +2027,9 @@ typedef struct ssk_bake_desc {
      * the bake (its heads); a binding given must be the reshaped rig's. */
     ssk_cage *cage;
     const float *cage_edit;
+    /* Implicit nodes' composition operators (borrowed), or NULL to build
+     * them for this bake (ssk_deformer_desc.implicit_operators). */
+    const ssk_implicit_operators *implicit_operators;
 } ssk_bake_desc;
 
 /* Unconverged spring frames a bake's stats name (ssk_bake_stats). */

@@ -486,17 +486,17 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     (void)module;
     static char *kwlist[] = {"scene",  "path",  "method",  "backend", "fps",        "animation",
                              "first",  "last",  "graph",   "binding", "gl_context", "normals",
-                             "cage",   "cage_edit", NULL};
+                             "cage",   "cage_edit", "implicit_operators", NULL};
     PyObject *scene_obj, *path_obj, *method_obj = NULL, *backend_obj = NULL,
              *graph_obj = Py_None, *binding_obj = Py_None, *gl_obj = Py_None,
-             *cage_obj = Py_None, *cage_edit_obj = Py_None;
+             *cage_obj = Py_None, *cage_edit_obj = Py_None, *implicit_obj = Py_None;
     double fps = 24.0;
     unsigned int animation = 0;
     int first = 0, last = -1, normals = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOpOO:bake", kwlist, &scene_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOpOOO:bake", kwlist, &scene_obj,
                                      &path_obj, &method_obj, &backend_obj, &fps, &animation,
                                      &first, &last, &graph_obj, &binding_obj, &gl_obj, &normals,
-                                     &cage_obj, &cage_edit_obj))
+                                     &cage_obj, &cage_edit_obj, &implicit_obj))
         return NULL;
     if (!PyObject_TypeCheck(scene_obj, &ssk_py_scene_type)) {
         PyErr_Format(PyExc_TypeError, "scene: expected a springskin._core.Scene, got %.100s",
@@ -514,6 +514,10 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     if (parse_run_options(method_obj, backend_obj, graph_obj, binding_obj, gl_obj, &desc.method,
                           &desc.backend, &desc.graph, &desc.binding, &desc.gl_context) != 0)
         return NULL;
+    if (implicit_obj != Py_None) {
+        desc.implicit_operators = ssk_py_implicit_operators_get(implicit_obj, "implicit_operators");
+        if (!desc.implicit_operators) return NULL;
+    }
     const ssk_scene *scene = ((ssk_py_scene *)scene_obj)->scene;
     /* coupled cage (issue #21): both or neither, bound to this scene's rig */
     PyArrayObject *cage_edit = NULL;

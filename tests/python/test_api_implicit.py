@@ -163,8 +163,8 @@ def test_a_deformer_keeps_its_operators_alive(limb):
     assert core() is None, "the operators outlived their last deformer"
 
 
-def test_gl_backend_tracks_on_the_cpu_with_the_same_result(ops, limb):
-    """The GL backend reads the DQS positions back and tracks on the CPU:
+def test_gl_backend_gives_the_cpu_result(ops, limb):
+    """The GL backend tracks in compute shaders with the CPU's arithmetic:
     the same positions as the CPU backend (within float32 DQS differences)."""
     args, rig = limb
     pose = bend_pose(args, angle=1.2)
@@ -175,3 +175,18 @@ def test_gl_backend_tracks_on_the_cpu_with_the_same_result(ops, limb):
     except springskin.GLUnavailableError as exc:
         pytest.skip(f"no GL context: {exc}")
     assert np.abs(gl.deform(pose) - cpu).max() <= 1e-5 * _diagonal(args)
+
+
+def test_bake_with_shared_operators(ops, tmp_path):
+    """springskin.bake(implicit_operators=...) uses the given operators: the
+    same bytes as a bake that builds its own; anything else is refused."""
+    rig = springskin.load("/usr/share/assimp/models/X/BCN_Epileptic.X")
+    own, shared = tmp_path / "own.pc2", tmp_path / "shared.pc2"
+    springskin.bake(rig, own, frames=(0, 2), method="implicit", backend="cpu")
+    springskin.bake(rig, shared, frames=(0, 2), method="implicit", backend="cpu",
+                    implicit_operators=ops)
+    assert own.read_bytes() == shared.read_bytes()
+    with pytest.raises(TypeError, match="implicit_operators: expected a "
+                                        "springskin.ImplicitOperators, got int"):
+        springskin.bake(rig, tmp_path / "bad.pc2", frames=(0, 1), method="implicit",
+                        implicit_operators=3)
