@@ -51,6 +51,7 @@
  */
 #include "backends/backend.h"
 #include "backends/gl.h"
+#include "backends/gl_profile.h"
 #include "kernels/implicit.h"
 #include "kernels/spring.h"
 
@@ -162,6 +163,8 @@ typedef enum gl_program {
     PROG_SPRING_ML,
     PROG_SPRING_ML_COARSE,
     PROG_IMPLICIT,
+    PROG_SPRING_ML_RESTRICT,
+    PROG_SPRING_ML_COARSE_WIDE,
     PROG_COUNT
 } gl_program;
 
@@ -170,7 +173,8 @@ static const char *const program_files[PROG_COUNT] = {
     "backends_max_displacement.comp", "kernels_rigid.comp", "kernels_irs.comp", "kernels_radial.comp",
     "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
     "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp",
-    "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp"};
+    "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp",
+    "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp"};
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -480,6 +484,8 @@ typedef struct gl_state {
     GLuint programs[PROG_COUNT];   /* compiled on first use */
     GLuint local_size[PROG_COUNT]; /* queried GL_COMPUTE_WORK_GROUP_SIZE x */
     uint32_t max_groups;           /* GL_MAX_COMPUTE_WORK_GROUP_COUNT x */
+    bool ml_wide;                  /* the multilevel correction's programs for
+                                      hardware GPUs (ml_wide) */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
@@ -614,6 +620,26 @@ static void dispatch_strided(const gl_state *s, gl_program p, uint32_t count)
     glUniform1ui(LOC_BASE, 0);
     glUniform1ui(LOC_STRIDE, (GLuint)(groups * local));
     glDispatchCompute((GLuint)groups, 1, 1);
+}
+
+/* Which programs run the spring solver's multilevel correction: on
+ * hardware GPUs ("wide") RESTRICT a work group per slab
+ * (kernels_spring_ml_restrict.comp) and the coarse step in 1024
+ * invocations (kernels_spring_ml_coarse_wide.comp); on software renderers
+ * ("narrow") an invocation per slab (kernels_spring_multilevel.comp) and 64
+ * invocations (kernels_spring_ml_coarse.comp), since a work group's
+ * barriers cost more there than the idle lanes (on llvmpipe at 10k
+ * vertices the wide RESTRICT took 20-34 ms a pass against 0.6-1.7). On an
+ * H200 at 100k vertices the wide programs took 36 and 178 us a pass
+ * against 2500 and 660. SSK_GL_SPRING_ML = "wide" or "narrow" overrides
+ * the choice (the tests run both on llvmpipe). */
+#define SSK_GL_SPRING_ML_ENV "SSK_GL_SPRING_ML"
+static bool ml_wide(const ssk_gl_info *info)
+{
+    const char *env = getenv(SSK_GL_SPRING_ML_ENV);
+    if (env && strcmp(env, "wide") == 0) return true;
+    if (env && strcmp(env, "narrow") == 0) return false;
+    return info->hardware != 0;
 }
 
 /* Reads `bytes` of a buffer into dst after the kernels that wrote it. */
@@ -1345,14 +1371,17 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_ML_F]);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(g->ml_off[ML_OFF_FRAME] * sizeof(float)),
                     (GLsizeiptr)(9 * (size_t)ml->node_count * sizeof(float)), ml->node_frame);
-    glUseProgram(s->programs[PROG_SPRING_ML]);
-    glUniform1f(LOC_SPRING_ML_DT, sp->params.dt);
-    glUniform1f(LOC_SPRING_ML_KD, sp->params.stiffness[SSK_FORCE_DETAIL]);
-    glUniform1ui(LOC_SPRING_ML_MAP,
-                 sp->maps[SSK_FORCE_DETAIL] ? g->map_offset[SSK_FORCE_DETAIL] + 1u : 0u);
-    glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
-    glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
-    glUseProgram(s->programs[PROG_SPRING_ML_COARSE]);
+    const gl_program per_row[] = {PROG_SPRING_ML, PROG_SPRING_ML_RESTRICT};
+    for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; ++i) {
+        glUseProgram(s->programs[per_row[i]]);
+        glUniform1f(LOC_SPRING_ML_DT, sp->params.dt);
+        glUniform1f(LOC_SPRING_ML_KD, sp->params.stiffness[SSK_FORCE_DETAIL]);
+        glUniform1ui(LOC_SPRING_ML_MAP,
+                     sp->maps[SSK_FORCE_DETAIL] ? g->map_offset[SSK_FORCE_DETAIL] + 1u : 0u);
+        glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
+        glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
+    }
+    glUseProgram(s->programs[s->ml_wide ? PROG_SPRING_ML_COARSE_WIDE : PROG_SPRING_ML_COARSE]);
     glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
@@ -1360,12 +1389,23 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
 }
 
+/* Phases of a spring solve for SSK_GL_PROFILE (gl_profile.h). */
+enum {
+    SPRING_PROF_START, SPRING_PROF_SETUP, SPRING_PROF_RECORDS, SPRING_PROF_STEP,
+    SPRING_PROF_RESTRICT, SPRING_PROF_COARSE, SPRING_PROF_PROLONG, SPRING_PROF_REDUCE,
+    SPRING_PROF_FINISH, SPRING_PROF_COUNT
+};
+static const char *const spring_prof_names[SPRING_PROF_COUNT] = {
+    "start", "setup", "records", "step", "ml-restrict", "ml-coarse", "ml-prolong",
+    "reduce+readback", "finish"};
+
 /* The multilevel correction of the pass that wrote `next` (blended with
  * x_{k-1} = prev at weight omega): restriction per slab (an invocation
  * each), the coarse step
  * in one work group, prolongation per vertex (kernels_spring_multilevel.comp);
  * the step's scratch then holds the corrected moves. */
-static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint prev, float omega)
+static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint prev, float omega,
+                              ssk_gl_profile *prof)
 {
     const ssk_spring_ml *ml = g->sp->ml;
     glUseProgram(s->programs[PROG_SPRING_ML]);
@@ -1377,21 +1417,37 @@ static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     bind(SPRING_ML_NEXT, next);
     bind(SPRING_ML_RECORDS, g->buffers[SB_RECORDS]);
     bind(SPRING_ML_AUX, omega != 1.0f ? prev : next);
-    glUniform1f(LOC_SPRING_ML_OMEGA, omega);
-    glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_RESTRICT);
-    glUniform1ui(LOC_COUNT, ml->local_count);
-    dispatch(s, PROG_SPRING_ML, ml->local_count);
+    glUniform1f(LOC_SPRING_ML_OMEGA, omega); /* RESTRICT and PROLONG */
+    if (s->ml_wide) {
+        /* a work group per slab (kernels_spring_ml_restrict.comp) */
+        glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
+        glUniform1f(LOC_SPRING_ML_OMEGA, omega);
+        glUniform1ui(LOC_COUNT, ml->local_count);
+        for (uint32_t base = 0; base < ml->local_count; base += s->max_groups) {
+            const uint32_t groups = ml->local_count - base < s->max_groups
+                                        ? ml->local_count - base : s->max_groups;
+            glUniform1ui(LOC_BASE, base);
+            glDispatchCompute(groups, 1, 1);
+        }
+    } else {
+        glUniform1ui(LOC_COUNT, ml->local_count);
+        glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_RESTRICT);
+        dispatch(s, PROG_SPRING_ML, ml->local_count);
+    }
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    glUseProgram(s->programs[PROG_SPRING_ML_COARSE]);
+    ssk_gl_profile_mark(prof, SPRING_PROF_RESTRICT);
+    glUseProgram(s->programs[s->ml_wide ? PROG_SPRING_ML_COARSE_WIDE : PROG_SPRING_ML_COARSE]);
     glUniform1f(LOC_SPRING_ML_THETA, ml->theta * ml->scale);
     glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    ssk_gl_profile_mark(prof, SPRING_PROF_COARSE);
     glUseProgram(s->programs[PROG_SPRING_ML]);
     bind(SPRING_ML_AUX, g->buffers[SB_SCRATCH]);
     glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_PROLONG);
     glUniform1ui(LOC_COUNT, g->sp->vertex_count);
     dispatch(s, PROG_SPRING_ML, g->sp->vertex_count);
     spring_barrier();
+    ssk_gl_profile_mark(prof, SPRING_PROF_PROLONG);
 }
 
 /* The spring node: ssk_spring_solve on the device (see above), input and
@@ -1408,7 +1464,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     if (call->report) memset(call->report, 0, sizeof *call->report);
     const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
                                    PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML,
-                                   PROG_SPRING_ML_COARSE};
+                                   PROG_SPRING_ML_COARSE, PROG_SPRING_ML_RESTRICT,
+                                   PROG_SPRING_ML_COARSE_WIDE};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         ssk_status st = program(s, programs[i], err);
         if (st != SSK_OK) return st;
@@ -1419,6 +1476,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     const ssk_spring_params *p = &sp->params;
     const bool semi = p->integrator == SSK_SPRING_SEMI_IMPLICIT;
     const size_t bytes = 3 * nv * sizeof(float);
+    ssk_gl_profile prof;
+    ssk_gl_profile_begin(&prof, spring_prof_names, SPRING_PROF_COUNT);
 
     /* The frame: anchors, their bone directions, edit targets and roles
      * (the CPU solver's own set-up, ssk_spring_prepare_frame). */
@@ -1484,13 +1543,17 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
     ssk_spring_watch w;
     ssk_spring_watch_begin(&w);
+    ssk_gl_profile_mark(&prof, SPRING_PROF_SETUP);
     for (uint32_t k = 1; k <= p->max_iterations; ++k) {
         spring_records(s, g, cx);
+        ssk_gl_profile_mark(&prof, SPRING_PROF_RECORDS);
         const float omega = ssk_spring_watch_omega(&w, sp, k);
         spring_step(s, g, nx, true, omega != 1.0f ? px : 0, omega);
-        if (sp->ml) spring_ml_correct(s, g, nx, px, omega);
+        ssk_gl_profile_mark(&prof, SPRING_PROF_STEP);
+        if (sp->ml) spring_ml_correct(s, g, nx, px, omega, &prof);
         ssk_spring_pass r;
         st = spring_reduce(s, g, &r, err);
+        ssk_gl_profile_mark(&prof, SPRING_PROF_REDUCE);
         if (st != SSK_OK) return st;
         if (sp->ml) ssk_spring_ml_watch(sp->ml, r.max_disp2, &ml_growth, &ml_last);
         const unsigned act = ssk_spring_watch_pass(&w, sp, k, &r);
@@ -1530,6 +1593,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         }
     }
     if (w.diverged && semi) clear_buffer(g->buffers[SB_VELOCITY]);
+    ssk_gl_profile_mark(&prof, SPRING_PROF_FINISH);
+    ssk_gl_profile_report(&prof, "spring solve");
     st = ssk_gl_check("spring solve", err);
     if (st != SSK_OK) return st;
     return ssk_spring_watch_finish(&w, sp, call->report, err);
@@ -2128,6 +2193,7 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
     s->max_groups = s->info->max_work_group_count[0] > 0
                         ? (uint32_t)s->info->max_work_group_count[0]
                         : GL_MIN_MAX_GROUP_COUNT;
+    s->ml_wide = ml_wide(s->info);
     s->meshes = calloc(rig->mesh_count ? rig->mesh_count : 1, sizeof *s->meshes);
     if (!s->meshes) {
         free(s);

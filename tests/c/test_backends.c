@@ -378,12 +378,17 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
                                     : SPRING_ENERGY_TOL * fabs(rc.energy) + SPRING_ENERGY_FLOOR;
     if (!(fabs(rc.energy - rg.energy) <= energy_tol))
         fail_msg("%s: energy CPU %.17g, GL %.17g", what, rc.energy, rg.energy);
-    /* off the bitwise path the force scheme's residual, the largest force
-     * near its threshold, is a difference of nearly equal terms: it agrees
-     * relatively (SPRING_RESIDUAL_REL), not within a length */
+    /* off llvmpipe's bitwise path the force scheme's residual, the largest
+     * force near its threshold, is a difference of nearly equal terms: it
+     * agrees relatively (SPRING_RESIDUAL_REL), not within a length. A
+     * diverged solve's residual is the last pass's, of an iterate growing
+     * without bound, where rounding differences grow with it (on an NVIDIA
+     * H200: 42.0 against 26.8 after 56 Chebyshev passes, the kept iterates
+     * within 1e-6 of the diagonal): compared only where the arithmetic is
+     * the CPU's. */
     const double residual_tol =
-        PARITY_TOL * diag + (p->bitwise ? 0.0 : SPRING_RESIDUAL_REL * fmax(rc.residual, rg.residual));
-    if (!(fabs(rc.residual - rg.residual) <= residual_tol))
+        PARITY_TOL * diag + (exact ? 0.0 : SPRING_RESIDUAL_REL * fmax(rc.residual, rg.residual));
+    if ((exact || sc == SSK_OK) && !(fabs(rc.residual - rg.residual) <= residual_tol))
         fail_msg("%s: residual CPU %g, GL %g", what, rc.residual, rg.residual);
     return rg;
 }
@@ -504,19 +509,26 @@ static void test_spring_parity_chebyshev(void **state)
     (void)state;
     need_gl();
     ssk_rig *rig = tu_make_limb(60, 16, 2, 2.0f, 0.25f, 0.5f, 4);
-    static const char *const solvers[2] = {"chebyshev", "multilevel"};
-    for (int v = 0; v < 2; ++v) {
+    /* multilevel twice: the GL programs of hardware GPUs ("wide") and of
+     * software renderers ("narrow"), whichever this renderer is
+     * (SSK_GL_SPRING_ML, core/backends/gl_backend.c ml_wide) */
+    static const char *const solvers[3] = {"chebyshev", "multilevel", "multilevel"};
+    static const char *const programs[3] = {NULL, "narrow", "wide"};
+    for (int v = 0; v < 3; ++v) {
         char members[160], what[64];
         snprintf(members, sizeof members,
                  "\"convergence\": \"iterations\", \"max_iterations\": 30, "
                  "\"chebyshev_rho\": 0.99, \"solver\": \"%s\"",
                  solvers[v]);
+        if (programs[v]) setenv("SSK_GL_SPRING_ML", programs[v], 1);
         ssk_graph *g = spring_graph(rig, members);
         spring_pair p = spring_pair_make(rig, g);
+        unsetenv("SSK_GL_SPRING_ML");
         assert_int_equal(p.bitwise, v == 0);
         float skin[32];
         pose_chain(skin, 2, 1.0f, 1.2f);
-        snprintf(what, sizeof what, "limb, %s", solvers[v]);
+        snprintf(what, sizeof what, "limb, %s%s%s", solvers[v], programs[v] ? ", GL " : "",
+                 programs[v] ? programs[v] : "");
         assert_int_equal(spring_compare(&p, skin, NULL, 0.0, what).iterations, 30);
         spring_pair_free(&p);
         ssk_graph_destroy(g);
@@ -524,15 +536,18 @@ static void test_spring_parity_chebyshev(void **state)
     ssk_rig_destroy(rig);
 
     bcn b = bcn_load();
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < 3; ++v) {
         char members[160], what[64];
         snprintf(members, sizeof members,
                  "\"max_iterations\": 400, \"chebyshev_rho\": 0.99, \"solver\": \"%s\"",
                  solvers[v]);
+        if (programs[v]) setenv("SSK_GL_SPRING_ML", programs[v], 1);
         ssk_graph *g = spring_graph(b.rig, members);
         spring_pair p = spring_pair_make(b.rig, g);
+        unsetenv("SSK_GL_SPRING_ML");
         bcn_sample(&b, 12);
-        snprintf(what, sizeof what, "BCN frame 12, %s", solvers[v]);
+        snprintf(what, sizeof what, "BCN frame 12, %s%s%s", solvers[v], programs[v] ? ", GL " : "",
+                 programs[v] ? programs[v] : "");
         const ssk_spring_report r = spring_compare(&p, b.skin, b.obj, 12.0, what);
         assert_true(r.converged && r.iterations > SSK_SPRING_CHEBYSHEV_WARMUP);
         spring_pair_free(&p);

@@ -1,0 +1,178 @@
+// kernels_spring_ml_coarse_lib.glsl - the coarse step of the spring solver's
+// multilevel correction (COARSE of kernels_spring_multilevel.comp, whose
+// header has the buffers' layout; core/kernels/spring_multilevel.c
+// ssk_spring_ml_correct is the CPU twin): one work group, its invocations
+// over the local nodes of each level (finest to coarsest), then the global
+// nodes, then the local nodes of each level again (coarsest to finest),
+// with a barrier after each level. (An invocation per bone walking its
+// levels in turn left the group's other invocations idle: 0.66 ms per pass
+// on an H200 at 100k vertices.)
+//
+// Included by kernels_spring_ml_coarse.comp (64 invocations: software
+// renderers, where each invocation of a program with barriers is a
+// coroutine) and kernels_spring_ml_coarse_wide.comp (1024: hardware GPUs,
+// where the invocations hide each other's memory latency), each of which
+// declares its work group size first.
+
+layout(std430, binding = SSK_SPRING_ML_U) readonly buffer MlU { uint mu[]; };
+layout(std430, binding = SSK_SPRING_ML_F) readonly buffer MlF { float mf[]; };
+// coherent: the invocations read each other's writes within the group
+layout(std430, binding = SSK_SPRING_ML_W) coherent buffer MlW { float mwc[]; };
+
+layout(location = SSK_LOC_SPRING_ML_BONES) uniform uint u_bones;
+layout(location = SSK_LOC_SPRING_ML_NODES) uniform uint u_nodes;
+layout(location = SSK_LOC_SPRING_ML_THETA) uniform float u_theta; // theta x this solve's scale
+layout(location = SSK_LOC_SPRING_ML_TRUST) uniform float u_trust;
+layout(location = SSK_LOC_SPRING_ML_MAX_LEVELS) uniform uint u_max_levels;
+layout(location = SSK_LOC_SPRING_ML_OFF) uniform uint u_off[SSK_ML_OFF_COUNT];
+
+#define MOM 12
+#define UNK 9
+
+uint loc_first(uint b, uint l) { return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l]; }
+
+void sync()
+{
+    memoryBarrierBuffer();
+    barrier();
+}
+
+void coarse()
+{
+    uint lanes = gl_WorkGroupSize.x;
+    uint lane = gl_LocalInvocationID.x;
+    uint LOC = u_off[SSK_ML_OFF_LOCAL], SL = u_off[SSK_ML_OFF_SLAB_SUMS];
+    // Per bone, the finest local moments (A_k + B_(k-1)), then the coarser
+    // levels, finest first, each level after a barrier: within a level the
+    // items (bone, node k, moment c) are shared by all invocations (a level
+    // gathers from the finer one, so no two invocations write one value).
+    // Every value is added in the order of the CPU's loops
+    // (core/kernels/spring_multilevel.c), which these loops only
+    // reorganize, so the results are the same bit for bit.
+    for (uint b = 0u; b < u_bones; ++b) {
+        uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
+        if (levels == 0u) continue;
+        uint lf = levels - 1u, n = 1u << lf, base = loc_first(b, lf);
+        for (uint i = lane; i < (n + 1u) * MOM; i += lanes) {
+            uint k = i / MOM, c = i % MOM;
+            float x = 0.0;
+            if (k < n) x += mwc[SL + (base + k) * 24u + c];
+            if (k > 0u) x += mwc[SL + (base + k - 1u) * 24u + MOM + c];
+            mwc[LOC + (base + k) * MOM + c] = x;
+        }
+    }
+    sync();
+    for (int l = int(u_max_levels) - 2; l >= 0; --l) {
+        for (uint b = 0u; b < u_bones; ++b) {
+            int levels = int(mu[u_off[SSK_ML_OFF_LEVELS] + b]);
+            if (l > levels - 2) continue;
+            uint fine = loc_first(b, uint(l) + 1u), crs = loc_first(b, uint(l));
+            uint kn = 1u << uint(l), fn = 2u * kn;
+            for (uint i = lane; i < (kn + 1u) * MOM; i += lanes) {
+                uint k = i / MOM, c = i % MOM;
+                float x = mwc[LOC + (fine + 2u * k) * MOM + c];
+                if (k > 0u) x += 0.5 * mwc[LOC + (fine + 2u * k - 1u) * MOM + c];
+                if (2u * k + 1u <= fn) x += 0.5 * mwc[LOC + (fine + 2u * k + 1u) * MOM + c];
+                mwc[LOC + (crs + k) * MOM + c] = x;
+            }
+        }
+        sync();
+    }
+    // per global node: moments, step, map
+    for (uint n = lane; n < u_nodes; n += lanes) {
+        float g[MOM];
+        for (uint c = 0u; c < MOM; ++c) g[c] = 0.0;
+        uint a0 = mu[u_off[SSK_ML_OFF_G2L] + n], a1 = mu[u_off[SSK_ML_OFF_G2L] + n + 1u];
+        for (uint j = a0; j < a1; ++j) {
+            uint lo = mu[u_off[SSK_ML_OFF_G2L_LIST] + j];
+            for (uint c = 0u; c < MOM; ++c) g[c] += mwc[LOC + lo * MOM + c];
+        }
+        float F[9];
+        for (uint c = 0u; c < 9u; ++c) F[c] = mf[u_off[SSK_ML_OFF_FRAME] + n * 9u + c];
+        vec2 cn = vec2(mf[u_off[SSK_ML_OFF_CENTER] + 2u * n], mf[u_off[SSK_ML_OFF_CENTER] + 2u * n + 1u]);
+        float r[UNK];
+        for (int a = 0; a < 3; ++a) r[a] = F[a] * g[0] + F[3 + a] * g[1] + F[6 + a] * g[2];
+        float P[6]; // P[a][b], a < 3, b < 2
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 2; ++b) {
+                float x = 0.0;
+                for (int c = 0; c < 3; ++c) {
+                    float mfc = g[3 + 3 * c] * F[b] + g[4 + 3 * c] * F[3 + b] + g[5 + 3 * c] * F[6 + b];
+                    x += F[3 * c + a] * mfc;
+                }
+                P[2 * a + b] = x - r[a] * cn[b];
+            }
+        // generators (core/kernels/spring_multilevel.c): scale, twist, two tilts, two ovalizations
+        r[3] = P[0] + P[3];
+        r[4] = -P[1] + P[2];
+        r[5] = P[4];
+        r[6] = P[5];
+        r[7] = P[0] - P[3];
+        r[8] = P[1] + P[2];
+        float d[UNK];
+        float d2 = 0.0;
+        for (int a = 0; a < UNK; ++a) {
+            float x = 0.0;
+            for (int c = 0; c < UNK; ++c) x += mf[u_off[SSK_ML_OFF_KINV] + n * 81u + uint(a * UNK + c)] * r[c];
+            d[a] = u_theta * x;
+            d2 += d[a] * d[a];
+        }
+        float cap = u_trust * mf[u_off[SSK_ML_OFF_RADIUS] + n];
+        if (d2 > cap * cap) {
+            float f = cap / sqrt(d2);
+            for (int a = 0; a < UNK; ++a) d[a] *= f;
+        }
+        // L = sum_j d_j G_j (3 by 2)
+        float L[6] = float[6](d[3] + d[7], -d[4] + d[8], d[4] + d[8], d[3] - d[7], d[5], d[6]);
+        float t[3];
+        for (int a = 0; a < 3; ++a) t[a] = d[a] - (L[2 * a] * cn.x + L[2 * a + 1] * cn.y);
+        uint M = u_off[SSK_ML_OFF_NODE_MAP] + n * MOM;
+        for (int c = 0; c < 3; ++c) mwc[M + uint(c)] = F[3 * c] * t[0] + F[3 * c + 1] * t[1] + F[3 * c + 2] * t[2];
+        for (int c = 0; c < 3; ++c)
+            for (int e = 0; e < 3; ++e) {
+                float x = 0.0;
+                for (int a = 0; a < 3; ++a)
+                    x += F[3 * c + a] * (L[2 * a] * F[3 * e] + L[2 * a + 1] * F[3 * e + 1]);
+                mwc[M + 3u + uint(3 * c + e)] = x;
+            }
+    }
+    sync();
+    // Per bone, every level's maps from the nodes, then prolonged to the
+    // finest, coarsest first: level l + 1 gathers from level l (an even
+    // node k' = 2k adds x_k, an odd one 0.5 x_k then 0.5 x_(k+1), the
+    // CPU's order).
+    for (uint b = 0u; b < u_bones; ++b) {
+        uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
+        for (uint l = 0u; l < levels; ++l) {
+            uint base = loc_first(b, l);
+            for (uint i = lane; i < ((1u << l) + 1u) * MOM; i += lanes) {
+                uint k = i / MOM, c = i % MOM;
+                uint n = mu[u_off[SSK_ML_OFF_L2G] + base + k];
+                mwc[LOC + (base + k) * MOM + c] = mwc[u_off[SSK_ML_OFF_NODE_MAP] + n * MOM + c];
+            }
+        }
+    }
+    sync();
+    for (uint l = 0u; l + 1u < u_max_levels; ++l) {
+        for (uint b = 0u; b < u_bones; ++b) {
+            uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
+            if (l + 1u >= levels) continue;
+            uint crs = loc_first(b, l), fine = loc_first(b, l + 1u);
+            uint fn = 2u << l;
+            for (uint i = lane; i < (fn + 1u) * MOM; i += lanes) {
+                uint j = i / MOM, c = i % MOM;
+                float y = mwc[LOC + (fine + j) * MOM + c];
+                if ((j & 1u) == 0u) {
+                    y += mwc[LOC + (crs + j / 2u) * MOM + c];
+                } else {
+                    y += 0.5 * mwc[LOC + (crs + (j - 1u) / 2u) * MOM + c];
+                    y += 0.5 * mwc[LOC + (crs + (j + 1u) / 2u) * MOM + c];
+                }
+                mwc[LOC + (fine + j) * MOM + c] = y;
+            }
+        }
+        sync();
+    }
+}
+
+void main() { coarse(); }

@@ -1,0 +1,13 @@
+#version 430 core
+// kernels_spring_ml_coarse_wide.comp - the coarse step of the spring
+// solver's multilevel correction (kernels_spring_ml_coarse_lib.glsl) in one
+// work group of 1024 invocations, for hardware GPUs: a level's items (a few
+// thousand at 100k vertices) in one or two rounds, the invocations hiding
+// each other's memory latency.
+#include "kernels_skinning_lib.glsl"
+#include "kernels_attach_lib.glsl"
+#include "kernels_spring_lib.glsl"
+
+layout(local_size_x = 1024) in;
+
+#include "kernels_spring_ml_coarse_lib.glsl"

@@ -1,0 +1,94 @@
+// kernels_spring_ml_lib.glsl - what the per-vertex programs of the spring
+// solver's multilevel correction share (kernels_spring_multilevel.comp,
+// whose header describes the buffers, and kernels_spring_ml_restrict.comp):
+// the buffers, the uniforms and the per-row helpers. Included after
+// kernels_spring_lib.glsl.
+
+layout(std430, binding = SSK_SPRING_ML_VERTEX) readonly buffer Vertices { uvec4 vdata[]; };
+layout(std430, binding = SSK_SPRING_ML_U) readonly buffer MlU { uint mu[]; };
+layout(std430, binding = SSK_SPRING_ML_F) readonly buffer MlF { float mf[]; };
+layout(std430, binding = SSK_SPRING_ML_W) buffer MlW { float mw[]; };
+layout(std430, binding = SSK_SPRING_ML_SCALARS) readonly buffer Scalars { uint scalars[]; };
+layout(std430, binding = SSK_SPRING_ML_NEXT) buffer Next { float next[]; };
+layout(std430, binding = SSK_SPRING_ML_RECORDS) readonly buffer Records { vec4 records[]; };
+// RESTRICT: the iterate before the current one (Chebyshev); PROLONG: the
+// step's scratch (vec4 per vertex, .x rewritten)
+layout(std430, binding = SSK_SPRING_ML_AUX) buffer Aux { float aux[]; };
+
+layout(location = SSK_LOC_BASE) uniform uint u_base;
+layout(location = SSK_LOC_COUNT) uniform uint u_count; // #V (PROLONG), slabs (RESTRICT)
+layout(location = SSK_LOC_SPRING_ML_MODE) uniform uint u_mode;
+layout(location = SSK_LOC_SPRING_ML_BONES) uniform uint u_bones;
+layout(location = SSK_LOC_SPRING_ML_NODES) uniform uint u_nodes;
+layout(location = SSK_LOC_SPRING_ML_OMEGA) uniform float u_omega;
+layout(location = SSK_LOC_SPRING_ML_THETA) uniform float u_theta; // theta x this solve's scale
+layout(location = SSK_LOC_SPRING_ML_DT) uniform float u_dt;
+layout(location = SSK_LOC_SPRING_ML_KD) uniform float u_kd;
+layout(location = SSK_LOC_SPRING_ML_MAP) uniform uint u_map; // detail map offset + 1, or 0
+layout(location = SSK_LOC_SPRING_ML_TRUST) uniform float u_trust;
+layout(location = SSK_LOC_SPRING_ML_MAX_LEVELS) uniform uint u_max_levels;
+layout(location = SSK_LOC_SPRING_ML_OFF) uniform uint u_off[SSK_ML_OFF_COUNT];
+
+#define MOM 12
+#define UNK 9
+
+
+uint role_of(uint v) { return (scalars[v >> 2u] >> (8u * (v & 3u))) & 255u; }
+
+bool takes_part(uint v)
+{
+    if (role_of(v) != SSK_ROLE_FREE) return false;
+    if (u_off[SSK_ML_OFF_FROZEN_WORDS] == 0u) return true;
+    uint word = mu[u_off[SSK_ML_OFF_FROZEN] + (v >> 2u)];
+    return ((word >> (8u * (v & 3u))) & 255u) == 0u;
+}
+
+// 1 / p of a row that takes part (core/kernels/spring_multilevel.c row_q)
+float row_q(uint v)
+{
+    uvec4 d = vdata[v];
+    if (d.y <= d.x) return 1.0 / u_dt;
+    float map = u_map != 0u ? uintBitsToFloat(scalars[u_map - 1u + v]) : 1.0;
+    return (1.0 + u_dt * u_kd * map) / u_dt;
+}
+
+// the finest local node k (the slab) of row v and its upper weight
+uint row_key(uint v, out float up)
+{
+    uint b = vdata[v].z;
+    uint l = mu[u_off[SSK_ML_OFF_LEVELS] + b] - 1u;
+    uint segments = 1u << l;
+    float t = clamp(mf[u_off[SSK_ML_OFF_T] + v], 0.0, 1.0);
+    float u = t * float(segments);
+    uint k = min(uint(u), segments - 1u);
+    up = u - float(k);
+    return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l] + k;
+}
+
+// s~ of row v from the records of the current iterate
+vec3 row_offset(uint v)
+{
+    vec4 r1 = records[2u * v + 1u];
+    float r = mf[u_off[SSK_ML_OFF_INV_RADIUS] + vdata[v].z];
+    return r * records[2u * v].w * r1.xyz;
+}
+
+// the restriction's moments of row v, which takes part: m = (f, f s~^T) with
+// f = (g / p) the pass's force from its step g (unblended: with the
+// Chebyshev weight w != 1, g = (next - prev) / w + prev - cur), s~ = (x -
+// a') / r_b; `up` the upper node's hat weight
+void row_moments(uint v, out float up, out float m[MOM])
+{
+    row_key(v, up);
+    vec3 cur = records[2u * v].xyz;
+    vec3 nx = SSK_LOAD3(next, v);
+    vec3 g = nx - cur;
+    if (u_omega != 1.0) {
+        vec3 pv = SSK_LOAD3(aux, v);
+        g = (nx - pv) / u_omega + pv - cur;
+    }
+    vec3 f = row_q(v) * g;
+    vec3 s = row_offset(v);
+    m = float[MOM](f.x, f.y, f.z, f.x * s.x, f.x * s.y, f.x * s.z, f.y * s.x, f.y * s.y,
+                   f.y * s.z, f.z * s.x, f.z * s.y, f.z * s.z);
+}
