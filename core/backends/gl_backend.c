@@ -309,8 +309,8 @@ _Static_assert(SPRING_FLAG_MAP0 << SSK_FORCE_COUNT <= SPRING_FLAG_CHEBYSHEV,
  * vertices. Every work group costs its shared-memory reduction, and on a
  * CPU device a group's barriers cost far more than its additions
  * (llvmpipe, 100k vertices: 46 ms per iteration with one vertex per
- * invocation, 391 groups; 8 ms with 64 groups); on a GPU 25..1024 groups of
- * 256 invocations still read the 16 bytes per vertex at full speed. */
+ * invocation, 391 groups; 8 ms with 64 groups). Software renderers only:
+ * hardware GPUs take a vertex per invocation (spring_reduce). */
 #define SPRING_REDUCE_ITEMS_PER_INVOCATION 16u
 /* Roles packed per uint of the scalars buffer (one byte each). */
 #define SPRING_ROLES_PER_WORD 4u
@@ -484,8 +484,8 @@ typedef struct gl_state {
     GLuint programs[PROG_COUNT];   /* compiled on first use */
     GLuint local_size[PROG_COUNT]; /* queried GL_COMPUTE_WORK_GROUP_SIZE x */
     uint32_t max_groups;           /* GL_MAX_COMPUTE_WORK_GROUP_COUNT x */
-    bool ml_wide;                  /* the multilevel correction's programs for
-                                      hardware GPUs (ml_wide) */
+    bool ml_wide;                  /* the spring solver's programs and work
+                                      sizes for hardware GPUs (ml_wide) */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
@@ -1329,7 +1329,10 @@ static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out,
 {
     const uint32_t nv = s->rig->vertex_count;
     const GLuint local = s->local_size[PROG_SPRING_REDUCE];
-    const uint64_t per_group = (uint64_t)local * SPRING_REDUCE_ITEMS_PER_INVOCATION;
+    /* a vertex per invocation on hardware GPUs (25 work groups of 16 each
+     * left most of an H200 idle: 60-100 us a pass at 100k vertices) */
+    const uint64_t per_group =
+        (uint64_t)local * (s->ml_wide ? 1u : SPRING_REDUCE_ITEMS_PER_INVOCATION);
     uint64_t groups = ((uint64_t)nv + per_group - 1) / per_group;
     if (groups > GL_REDUCTION_MAX_GROUPS) groups = GL_REDUCTION_MAX_GROUPS;
     if (groups > s->max_groups) groups = s->max_groups;
