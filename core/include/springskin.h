@@ -2184,7 +2184,8 @@ typedef struct ssk_stroke_desc {
 
 /* Reduces (RDP) and builds the curve. Errors: SSK_ERROR_INVALID_ARGUMENT
  * (NULL, N < 2, dimension not 2 or 3, epsilon negative other than AUTO,
- * scene_size negative, fewer than 2 distinct points), SSK_ERROR_NONFINITE,
+ * scene_size negative, fewer than 2 distinct points), SSK_ERROR_NONFINITE
+ * (a point or time not finite or beyond SSK_MAX_MAGNITUDE),
  * SSK_ERROR_OUT_OF_MEMORY. Destroy with ssk_stroke_destroy. */
 ssk_status ssk_stroke_create(ssk_stroke **out, const ssk_stroke_desc *desc, ssk_error *err);
 void ssk_stroke_destroy(ssk_stroke *stroke); /* NULL allowed */
@@ -2205,13 +2206,14 @@ double ssk_stroke_length(const ssk_stroke *stroke);
 /* 1 when no sample of the curve is curved (see the frame rule). */
 int ssk_stroke_is_straight(const ssk_stroke *stroke);
 /* Queries at t in [0, 1] (clamped; NaN is taken as 0): position (3),
- * timestamp, frame (3 by 3, rows T, N, B). */
+ * timestamp, frame (3 by 3, rows T, N, B). A NULL stroke gives NaN. */
 void ssk_stroke_position(const ssk_stroke *stroke, double t, double dst[3]);
 double ssk_stroke_time(const ssk_stroke *stroke, double t);
 void ssk_stroke_frame(const ssk_stroke *stroke, double t, double dst[9]);
 /* t of the curve point closest to `point` (3), and that distance when
  * `distance` is not NULL: the nearest of the arc samples, refined by
- * Newton steps on the Bezier parameter within its neighboring chords. */
+ * Newton steps on the Bezier parameter within its neighboring chords.
+ * NaN for a NULL stroke or point. */
 double ssk_stroke_closest(const ssk_stroke *stroke, const double point[3], double *distance);
 
 /* Line-of-action posing of joints (7.2). For each joint j whose distance

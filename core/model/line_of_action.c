@@ -66,9 +66,11 @@ ssk_status ssk_pose_joints(double *dst, uint8_t *selected, const double *joints,
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "pose_joints: radius must be a finite number > 0, got %g", radius);
     for (size_t i = 0; i < 3 * (size_t)joint_count; ++i)
-        if (!isfinite(joints[i]))
+        if (!(fabs(joints[i]) <= SSK_MAX_MAGNITUDE))
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                 "pose_joints: joint %zu has a non-finite coordinate", i / 3);
+                                 "pose_joints: joint %zu has a coordinate %g that is not finite "
+                                 "or beyond SSK_MAX_MAGNITUDE (1e15)",
+                                 i / 3, joints[i]);
     const int straight_b = ssk_stroke_is_straight(baseline);
     const int straight_o = ssk_stroke_is_straight(offset);
     for (uint32_t j = 0; j < joint_count; ++j) {
@@ -123,9 +125,10 @@ ssk_status ssk_pose_from_strokes(float *dst, uint8_t *selected, const ssk_rig *r
     if (!dst || !rig || !skinning || !baseline || !offset)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "pose_from_strokes: NULL argument");
     const uint32_t nb = rig->bone_count;
-    if (!ssk_floats_finite(skinning, 16 * (size_t)nb))
+    if (!ssk_floats_bounded(skinning, 16 * (size_t)nb))
         return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                             "pose_from_strokes: a skinning matrix has a non-finite value");
+                             "pose_from_strokes: a skinning matrix has a value that is not "
+                             "finite or beyond SSK_MAX_MAGNITUDE");
     /* joints: heads (rows 0..B-1) then tails (B..2B-1), posed */
     double *joints = malloc(2 * 3 * ((size_t)nb + 1) * sizeof *joints);
     double *target = malloc(2 * 3 * ((size_t)nb + 1) * sizeof *target);

@@ -285,21 +285,26 @@ ssk_status ssk_stroke_create(ssk_stroke **out, const ssk_stroke_desc *desc, ssk_
     if (n < 2)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "stroke: at least 2 points are needed, got %u", n);
+    /* finite and within SSK_MAX_MAGNITUDE (squares stay far from overflow) */
     for (size_t i = 0; i < (size_t)n * dim; ++i)
-        if (!isfinite(desc->points[i]))
+        if (!(fabs(desc->points[i]) <= SSK_MAX_MAGNITUDE))
             return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                 "stroke: point %zu has a non-finite coordinate", i / dim);
+                                 "stroke: point %zu has a coordinate %g that is not finite or "
+                                 "beyond SSK_MAX_MAGNITUDE (1e15)",
+                                 i / dim, desc->points[i]);
     if (desc->times)
         for (uint32_t i = 0; i < n; ++i)
-            if (!isfinite(desc->times[i]))
+            if (!(fabs(desc->times[i]) <= SSK_MAX_MAGNITUDE))
                 return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                                     "stroke: timestamp %u is not finite", i);
+                                     "stroke: timestamp %u (%g) is not finite or beyond "
+                                     "SSK_MAX_MAGNITUDE (1e15)",
+                                     i, desc->times[i]);
     const double eps_in = desc->epsilon;
     if (!(eps_in >= 0.0 || eps_in == SSK_STROKE_EPSILON_AUTO) || !isfinite(eps_in))
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "stroke: epsilon must be >= 0 (or SSK_STROKE_EPSILON_AUTO), got %g",
                              eps_in);
-    if (!(desc->scene_size >= 0.0) || !isfinite(desc->scene_size))
+    if (!(desc->scene_size >= 0.0 && desc->scene_size <= SSK_MAX_MAGNITUDE))
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "stroke: scene_size must be >= 0, got %g", desc->scene_size);
 
@@ -423,6 +428,10 @@ int ssk_stroke_is_straight(const ssk_stroke *st) { return st ? st->straight : 1;
 
 void ssk_stroke_position(const ssk_stroke *st, double t, double dst[3])
 {
+    if (!st || !dst) {
+        if (dst) dst[0] = dst[1] = dst[2] = NAN;
+        return;
+    }
     uint32_t seg, below;
     double u;
     locate(st, t, &seg, &u, &below);
@@ -431,6 +440,7 @@ void ssk_stroke_position(const ssk_stroke *st, double t, double dst[3])
 
 double ssk_stroke_time(const ssk_stroke *st, double t)
 {
+    if (!st) return NAN;
     uint32_t seg, below;
     double u;
     locate(st, t, &seg, &u, &below);
@@ -439,6 +449,10 @@ double ssk_stroke_time(const ssk_stroke *st, double t)
 
 void ssk_stroke_frame(const ssk_stroke *st, double t, double dst[9])
 {
+    if (!st || !dst) {
+        for (int k = 0; dst && k < 9; ++k) dst[k] = NAN;
+        return;
+    }
     uint32_t seg, below;
     double u, p[3], k[3];
     locate(st, t, &seg, &u, &below);
@@ -485,6 +499,10 @@ static double refine(const ssk_stroke *st, uint32_t seg, double u0, double u1, c
 
 double ssk_stroke_closest(const ssk_stroke *st, const double point[3], double *distance)
 {
+    if (!st || !point) {
+        if (distance) *distance = NAN;
+        return NAN;
+    }
     uint32_t nearest = 0;
     double best = INFINITY;
     for (uint32_t g = 0; g < st->sample_count; ++g) {

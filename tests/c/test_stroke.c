@@ -103,6 +103,11 @@ static void test_stroke_errors(void **state)
     assert_int_equal(ssk_stroke_create(&s, &d, &err), SSK_ERROR_NONFINITE);
     const double ok[] = {0, 0, 1, 1};
     d.points = ok;
+    const double huge[] = {0, 0, 1e300, 1};
+    d.points = huge;
+    assert_int_equal(ssk_stroke_create(&s, &d, &err), SSK_ERROR_NONFINITE);
+    assert_non_null(strstr(err.message, "point 1"));
+    d.points = ok;
     d.dimension = 4;
     assert_int_equal(ssk_stroke_create(&s, &d, &err), SSK_ERROR_INVALID_ARGUMENT);
     d.dimension = 2;
@@ -112,6 +117,10 @@ static void test_stroke_errors(void **state)
     d.point_count = 1;
     assert_int_equal(ssk_stroke_create(&s, &d, &err), SSK_ERROR_INVALID_ARGUMENT);
     ssk_stroke_destroy(NULL);
+    double x[3];
+    ssk_stroke_position(NULL, 0.5, x);
+    assert_true(isnan(x[0]));
+    assert_true(isnan(ssk_stroke_closest(NULL, x, NULL)));
 }
 
 static double dot(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
