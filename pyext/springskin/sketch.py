@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _checks
 from . import _core
+from .binding import Binding
 
 __all__ = ["Stroke", "pose_joints", "pose_from_strokes", "surface_points", "surface_roi",
            "edit_from_stroke", "STROKE_EPSILON_WINDOW_PX", "STROKE_EPSILON_RELATIVE"]
@@ -135,9 +136,14 @@ class Stroke:
 
 
 def _stroke(value, name):
+    """The core stroke of a Stroke, or of Stroke(value) for points, errors
+    naming `name`."""
     if isinstance(value, Stroke):
         return value._core
-    return Stroke(value)._core
+    try:
+        return Stroke(value)._core
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from None
 
 
 def pose_joints(joints, baseline, offset, radius, return_selected=False):
@@ -322,6 +328,8 @@ def edit_from_stroke(rig, binding, stroke, rings=4, bulge=0.25, stiffness=1.0, k
         ``keys``; JSON-ready lists.
     """
     _checks.rig(rig)
+    if not isinstance(binding, Binding):
+        raise TypeError(f"binding: expected a springskin.Binding, got {type(binding).__name__}")
     if isinstance(stroke, dict):
         try:
             triangles, barycentric = stroke["triangles"], stroke["barycentric"]

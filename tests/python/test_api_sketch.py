@@ -108,6 +108,10 @@ def test_pose_joints_puts_a_straight_chain_on_the_arc():
         springskin.pose_joints(joints, baseline, offset, 0.0)
     with pytest.raises(ValueError, match=r"joints: expected shape \(J, 3\)"):
         springskin.pose_joints(joints[:, :2], baseline, offset, 1.0)
+    with pytest.raises(TypeError, match=r"^baseline: points: expected real numbers"):
+        springskin.pose_joints(joints, "abc", offset, 1.0)
+    with pytest.raises(ValueError, match=r"^offset: .*2 distinct points"):
+        springskin.pose_joints(joints, baseline, [[0, 0, 0], [0, 0, 0]], 1.0)
 
 
 def test_pose_from_strokes_bends_a_limb_along_the_arc():
@@ -260,5 +264,9 @@ def test_bulge_edit_through_the_spring_node_moves_only_its_region(bcn):
     along = np.einsum("ij,ij->i", (out - base)[kin], offsets)
     assert along[ratio > 0.2].min() > 0
     # keyed: weight 0 at frame 0 is no edit at all
+    with pytest.raises(TypeError, match="binding: expected a springskin.Binding"):
+        springskin.edit_from_stroke(bcn, None, (rows, bary))
+    with pytest.raises(ValueError, match="triangle row 99999 out of range"):
+        springskin.edit_from_stroke(bcn, binding, ([99999], [[1, 0, 0]]))
     edited0 = springskin.Deformer(bcn, graph=graph([edit]), binding=binding, backend="cpu")
     np.testing.assert_allclose(edited0.deform(rest, frame=0), base, atol=1e-6)
