@@ -272,41 +272,29 @@ static void set_role(uint8_t *roles, uint32_t v, uint8_t role)
     if (ssk_spring_role_rank(role) > ssk_spring_role_rank(roles[v])) roles[v] = role;
 }
 
-/* Regions of interest (5.2): multi-source breadth-first search over mesh
- * edges from each edit's kinematic set; rings 1..grow passive, ring
- * grow + 1 static. Records each region's members and their roles
- * (roi_member_*), and merges them into `roles`. dist and queue are #V
- * scratch, dist all UINT32_MAX on entry and on return. */
-static ssk_status build_regions(ssk_spring *sp, const ssk_spring_edit *edits,
+/* Regions of interest (5.2): multi-source breadth-first search over the
+ * welded mesh edges (the springs' adjacency) from each edit's kinematic
+ * set (ssk_weld_rings, shared with the strokes' regions of
+ * ssk_rig_surface_roi); rings 1..grow passive, ring grow + 1 static.
+ * Records each region's members and their roles (roi_member_*), and merges
+ * them into `roles`. dist and queue are #V scratch, dist all UINT32_MAX on
+ * entry and on return. */
+static ssk_status build_regions(ssk_spring *sp, const ssk_weld *weld, const ssk_spring_edit *edits,
                                 uint32_t edit_count, uint32_t *dist, uint32_t *queue,
                                 ssk_error *err)
 {
     size_t capacity = 0, used = 0;
     for (uint32_t r = 0; r < edit_count; ++r) {
         const ssk_spring_edit *e = &edits[r];
-        uint32_t head = 0, tail = 0;
         ssk_status st = SSK_OK;
-        for (uint32_t k = 0; k < e->kinematic_count; ++k) {
-            const uint32_t v = e->kinematic[k];
-            if (dist[v] == 0) {
-                st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                                   "surface edit %u: vertex %u is listed twice", r, v);
-                break;
-            }
-            dist[v] = 0;
-            queue[tail++] = v;
-        }
-        while (st == SSK_OK && head < tail) {
-            const uint32_t v = queue[head++];
-            const uint32_t d = dist[v];
-            if (d > e->grow) continue; /* the static ring ends the region */
-            for (uint32_t n = sp->offsets[v]; n < sp->offsets[v + 1]; ++n) {
-                const uint32_t w = sp->edges[n].neighbor;
-                if (dist[w] != UINT32_MAX) continue;
-                dist[w] = d + 1;
-                queue[tail++] = w;
-            }
-        }
+        uint32_t duplicate;
+        const uint32_t tail =
+            ssk_weld_rings(weld, e->kinematic, e->kinematic_count, e->grow, dist, queue,
+                           &duplicate);
+        if (duplicate != UINT32_MAX)
+            st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                               "surface edit %u: vertex %u is listed twice", r,
+                               e->kinematic[duplicate]);
         if (st == SSK_OK && used + tail > capacity) {
             size_t cap = capacity ? 2 * capacity : 1024;
             while (cap < used + tail) cap *= 2;
@@ -769,7 +757,8 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
             }
         }
         for (uint32_t i = 0; i < nv; ++i) dist[i] = UINT32_MAX;
-        if ((st = build_regions(sp, edits, edit_count, dist, queue, err)) != SSK_OK) goto fail;
+        if ((st = build_regions(sp, weld, edits, edit_count, dist, queue, err)) != SSK_OK)
+            goto fail;
         uint32_t unique = 0;
         for (uint32_t i = 0; i < nv; ++i) unique += sp->roles[i] == SSK_ROLE_KINEMATIC;
         sp->edit_unique = spring_alloc(sp, unique, sizeof(uint32_t));

@@ -2113,6 +2113,194 @@ typedef struct ssk_preview_desc {
 ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *desc,
                              ssk_error *err);
 
+/* ------------------------------------------------------------------------ */
+/* Strokes and sketch posing (Toothman 2020, ch. 7; issue #22).              */
+/* ------------------------------------------------------------------------ */
+
+/* A stroke (7.1): the points of an input device reduced by Ramer-Douglas-
+ * Peucker and interpolated by a composite cubic Bezier curve.
+ * - Numbers are float64 (a stroke is small; its queries feed rotations),
+ *   in the input's units and space (window pixels, or rig/world space).
+ *   2D points get z = 0.
+ * - Reduction (core/model/stroke_reduce.c): consecutive repeated points are
+ *   dropped, then RDP keeps the first and last point and, recursively, the
+ *   point farthest from the segment (not the infinite line) between two
+ *   kept points when that distance is > epsilon.
+ * - Curve (core/model/stroke.c): the C2 interpolating cubic spline through
+ *   the kept points (knots), chord-length parameterized, with Bessel ends
+ *   (the end tangent is that of the parabola through the first, resp.
+ *   last, three knots), written as one cubic Bezier per knot
+ *   interval: tangents match at the joins (C1, and curvature too, C2, as
+ *   7.1 asks: "curvature at the end of one segment coincides with the
+ *   next"). The tangent at knot i is the spline's derivative m_i: control
+ *   points P_i + h_i m_i / 3 and P_{i+1} - h_i m_{i+1} / 3, h_i = |P_{i+1} -
+ *   P_i|. Two knots give a straight segment.
+ * - Parameter t in [0, 1]: the fraction of arc length, the arc length
+ *   measured over SSK_STROKE_ARC_SAMPLES chords per Bezier segment and t
+ *   linear in the Bezier parameter between them (so position and closest
+ *   are exact inverses). Out-of-range t is clamped.
+ * - Timestamps: linear in the Bezier parameter between the knots' times
+ *   (the input times of the kept points); without times, the input point
+ *   index (0 .. N-1) stands for the time.
+ * - Frame: rows tangent T, normal N, binormal B = T x N (right-handed,
+ *   orthonormal). The Frenet frame where the curvature times the stroke's
+ *   length exceeds SSK_STROKE_STRAIGHT_EPSILON; elsewhere (straight parts)
+ *   N is parallel-transported (rotation-minimizing: the smallest rotation
+ *   taking one tangent to the next, sample by sample) from the nearest
+ *   curved sample before, or, before the first curved sample, back from
+ *   it. A stroke with no curved sample at all (a straight line) takes N
+ *   from the world axis least aligned with its tangent, made perpendicular
+ *   (ssk_stroke_is_straight says so). Note that Frenet normals flip at an
+ *   inflection of a planar S curve (the curvature changes side). */
+typedef struct ssk_stroke ssk_stroke;
+
+/* Pass as ssk_stroke_desc.epsilon for the defaults of 7.1:
+ * SSK_STROKE_EPSILON_WINDOW_PX for 2D (window) strokes, and
+ * SSK_STROKE_EPSILON_RELATIVE of the bounding size for 3D strokes. */
+#define SSK_STROKE_EPSILON_AUTO (-1.0)
+#define SSK_STROKE_EPSILON_WINDOW_PX 8.0
+#define SSK_STROKE_EPSILON_RELATIVE 0.01
+/* Chords per Bezier segment measuring arc length (and closest's search). */
+#define SSK_STROKE_ARC_SAMPLES 64
+/* Curvature x stroke length below which a sample counts as straight. */
+#define SSK_STROKE_STRAIGHT_EPSILON 1e-6
+/* Consecutive points closer than this fraction of the stroke's bounding
+ * diagonal are one point. */
+#define SSK_STROKE_REPEAT_EPSILON 1e-12
+
+typedef struct ssk_stroke_desc {
+    uint32_t point_count;   /* N >= 2 (at least 2 distinct points) */
+    uint32_t dimension;     /* 2 or 3 */
+    const double *points;   /* N by dimension, finite */
+    const double *times;    /* N timestamps (any units, finite), or NULL */
+    /* RDP tolerance in the points' units, >= 0 (0 keeps every point that
+     * is not exactly on the segment between its kept neighbors), or
+     * SSK_STROKE_EPSILON_AUTO */
+    double epsilon;
+    /* 3D with SSK_STROKE_EPSILON_AUTO: the scene's bounding size (e.g. the
+     * rest bounding-box diagonal); 0: the stroke's own bounding diagonal */
+    double scene_size;
+} ssk_stroke_desc;
+
+/* Reduces (RDP) and builds the curve. Errors: SSK_ERROR_INVALID_ARGUMENT
+ * (NULL, N < 2, dimension not 2 or 3, epsilon negative other than AUTO,
+ * scene_size negative, fewer than 2 distinct points), SSK_ERROR_NONFINITE
+ * (a point or time not finite or beyond SSK_MAX_MAGNITUDE),
+ * SSK_ERROR_OUT_OF_MEMORY. Destroy with ssk_stroke_destroy. */
+ssk_status ssk_stroke_create(ssk_stroke **out, const ssk_stroke_desc *desc, ssk_error *err);
+void ssk_stroke_destroy(ssk_stroke *stroke); /* NULL allowed */
+
+/* RDP alone (7.1), as the stroke uses it: writes to `keep` (N bytes) 1 for
+ * the kept points; returns how many. points: N by dimension (2 or 3);
+ * epsilon >= 0 in their units. No repeated-point removal. Returns 0 on NULL
+ * or N < 1; never fails otherwise (an explicit stack, no recursion). */
+uint32_t ssk_polyline_reduce(uint8_t *keep, const double *points, uint32_t point_count,
+                             uint32_t dimension, double epsilon);
+
+/* The kept points: K and K by 3 (owned by the stroke); the epsilon used. */
+uint32_t ssk_stroke_knot_count(const ssk_stroke *stroke);
+const double *ssk_stroke_knots(const ssk_stroke *stroke);
+double ssk_stroke_epsilon(const ssk_stroke *stroke);
+/* Arc length (the sum of the chords measured, as t). */
+double ssk_stroke_length(const ssk_stroke *stroke);
+/* 1 when no sample of the curve is curved (see the frame rule). */
+int ssk_stroke_is_straight(const ssk_stroke *stroke);
+/* Queries at t in [0, 1] (clamped; NaN is taken as 0): position (3),
+ * timestamp, frame (3 by 3, rows T, N, B). A NULL stroke gives NaN. */
+void ssk_stroke_position(const ssk_stroke *stroke, double t, double dst[3]);
+double ssk_stroke_time(const ssk_stroke *stroke, double t);
+void ssk_stroke_frame(const ssk_stroke *stroke, double t, double dst[9]);
+/* t of the curve point closest to `point` (3), and that distance when
+ * `distance` is not NULL: the nearest of the arc samples, refined by
+ * Newton steps on the Bezier parameter within its neighboring chords.
+ * NaN for a NULL stroke or point. */
+double ssk_stroke_closest(const ssk_stroke *stroke, const double point[3], double *distance);
+
+/* Line-of-action posing of joints (7.2). For each joint j whose distance
+ * to the baseline curve is < radius: t_j = ssk_stroke_closest(baseline,
+ * j), d_j = j - b(t_j), R_j = F(o, t_j) F(b, t_j)^-1 (frames as
+ * ssk_stroke_frame), and the posed joint is o(t_j) + R_j d_j; other joints
+ * are copied unchanged. Frames of a straight stroke are ambiguous about
+ * the roll, so when exactly one of the two strokes is straight
+ * (ssk_stroke_is_straight) its N and B are taken from the other's B made
+ * perpendicular to its own T (a drawing plane shared by both strokes then
+ * gives the in-plane rotation); when both are straight R_j is the
+ * smallest rotation taking T(b, t_j) to T(o, t_j).
+ * - dst: J by 3, may be `joints`; selected: J bytes (1: posed) or NULL;
+ *   joints: J by 3, in the strokes' space; radius > 0, the strokes' units.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, radius not > 0),
+ * SSK_ERROR_NONFINITE (a joint). */
+ssk_status ssk_pose_joints(double *dst, uint8_t *selected, const double *joints,
+                           uint32_t joint_count, const ssk_stroke *baseline,
+                           const ssk_stroke *offset, double radius, ssk_error *err);
+
+/* A bone's head counts as connected to its parent's tail when their rest
+ * distance is at most this fraction of the parent's length. */
+#define SSK_BONE_CONNECTED_FRACTION 1e-4
+/* Line-of-action posing of a skeleton (7.2): the joints are every bone's
+ * posed head and tail (S_b head_b, S_b tail_b, rig space), posed by
+ * ssk_pose_joints; then, root first (each parent before its children,
+ * children following their parents' change as in a hierarchy), a bone
+ * whose head is not connected to its parent's tail (roots included) and
+ * whose head was selected is translated to its head's target, and a bone
+ * whose tail was selected is rotated about its (new) head by the smallest
+ * rotation taking its direction to the tail's target; connected bones only
+ * rotate. Bones with nothing selected follow their parent. Bone lengths
+ * are kept, so targets are followed in direction, not distance.
+ * - dst: #B by 16 row-major posed skinning matrices (rig space); may be
+ *   `skinning`. skinning: #B by 16 of the pose to start from (identity:
+ *   the rest pose). Strokes in rig space.
+ * - selected: #B bytes or NULL: bit 0 head selected, bit 1 tail selected.
+ * Errors: as ssk_pose_joints, SSK_ERROR_NONFINITE (a matrix). */
+ssk_status ssk_pose_from_strokes(float *dst, uint8_t *selected, const ssk_rig *rig,
+                                 const float *skinning, const ssk_stroke *baseline,
+                                 const ssk_stroke *offset, double radius, ssk_error *err);
+
+/* Points on the surface (7.4): the stroke stays attached through
+ * whole-rig triangle rows (the meshes' triangles concatenated in mesh
+ * order) and barycentric coordinates. dst: N by 3 float64 = sum_k
+ * bary_k x_k over the triangle's corners, with x the rig-space rest
+ * positions when `positions` is NULL, else `positions` (#V by 3 whole-rig
+ * rows, any one space: the result is in it). Errors:
+ * SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_TRIANGLE_INDEX (a row out of
+ * range), SSK_ERROR_NONFINITE (a barycentric coordinate). */
+ssk_status ssk_rig_surface_points(double *dst, const ssk_rig *rig, const uint32_t *triangles,
+                                  const double *barycentric, uint32_t count,
+                                  const float *positions, ssk_error *err);
+
+/* A stroke's region of interest (7.4, 5.2): the vertices of the listed
+ * triangles (whole-rig rows, repeats allowed) are kinematic; a
+ * breadth-first search over the welded mesh edges (ssk_rig_weld) marks
+ * rings 1..grow passive and ring grow + 1 static, as the spring node
+ * builds its edits' regions (core/bind/spring_rest.c shares the search).
+ * Coincident (welded) vertices take their group's role; the kinematic
+ * set's distinct representatives (ascending) are the rows a spring edit
+ * lists. roles: #V bytes (SSK_ROLE_*). kinematic: #V rows capacity or
+ * NULL; *kinematic_count gets the count (may be NULL).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, no triangle, grow >
+ * SSK_ROI_GROW_LIMIT), SSK_ERROR_TRIANGLE_INDEX, SSK_ERROR_OUT_OF_MEMORY. */
+#define SSK_ROI_GROW_LIMIT 1000
+ssk_status ssk_rig_surface_roi(uint8_t *roles, uint32_t *kinematic, uint32_t *kinematic_count,
+                               const ssk_rig *rig, const uint32_t *triangles,
+                               uint32_t triangle_count, uint32_t grow, ssk_error *err);
+
+/* The parabolic bulge along a stroke (5.1 Eq. 24 with -(0.5 - t)^2 + 1.25,
+ * placed by the stroke's parameter as 7.4 says): each kinematic vertex v
+ * gets the bind-space offset amount x 4 t_v (1 - t_v) x s_v, with s_v its
+ * bind scale vector (ssk_binding_view) and t_v = ssk_stroke_closest of its
+ * rig-space rest position, so |s_v| grows by the factor 1 + amount x 4t(1 -
+ * t): 1 at both ends of the stroke, 1 + amount in the middle (amount 0.25
+ * is the paper's formula). The spring node's edit target is a'_v + R (s_v
+ * + offset_v): the edit is stored on the scale vector and follows the
+ * skeleton (docs/deformer-graph.md, Surface edits).
+ * - dst: count by 3 float32 offsets (the edit's "offsets");
+ *   kinematic: count whole-rig rows; stroke: rig space, at rest.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, a row out of range),
+ * SSK_ERROR_BINDING_MISMATCH, SSK_ERROR_NONFINITE (amount). */
+ssk_status ssk_stroke_bulge_offsets(float *dst, const ssk_rig *rig, const ssk_binding *binding,
+                                    const ssk_stroke *stroke, const uint32_t *kinematic,
+                                    uint32_t count, double amount, ssk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -75,6 +75,16 @@ void ssk_weld_free(ssk_weld *weld);
 void ssk_weld_apply(const ssk_weld *weld, float *positions, const float *objects,
                     const float *post);
 
+/* Breadth-first rings over the welded adjacency from `seeds` (surface_roi.c;
+ * the regions of interest of 5.2 / 7.4): dist[v] = edge count from the
+ * nearest seed for every vertex reached, the search stopping past ring
+ * grow + 1; queue gets the reached vertices in order, and the count is
+ * returned. dist (#V, all UINT32_MAX on entry) and queue (#V) are the
+ * caller's; the caller resets dist over queue[0..count). A seed listed
+ * twice stops the search: *duplicate is its index (else UINT32_MAX). */
+uint32_t ssk_weld_rings(const ssk_weld *weld, const uint32_t *seeds, uint32_t seed_count,
+                        uint32_t grow, uint32_t *dist, uint32_t *queue, uint32_t *duplicate);
+
 typedef struct ssk_bone {
     char *name;
     int32_t parent;
@@ -111,6 +121,12 @@ void ssk_orthogonalize_keep_y(float axes[3][3], const float m[16]);
  * are axes[0..2] (Shepperd's method, in double; hand-written on purpose,
  * see rotation.c). */
 void ssk_axes_to_quat(float q[4], const float axes[3][3]);
+
+/* v rotated by the smallest rotation taking unit a to unit b (Rodrigues;
+ * opposite vectors: a half turn about an axis normal to a). dst may be v.
+ * In double (stroke.c). */
+#define SSK_TRANSPORT_OPPOSITE_EPSILON 1e-12
+void ssk_transport3(double dst[3], const double v[3], const double a[3], const double b[3]);
 
 /* Determinant magnitude below which a matrix counts as singular. */
 #define SSK_SINGULAR_EPSILON 1e-20

@@ -44,6 +44,8 @@ from .deformer import Deformer, GLContext
 from .graph import Graph
 from .implicit import ImplicitOperators
 from .rig import Animation, Bones, Mesh, Rig, load
+from .sketch import (Stroke, edit_from_stroke, pose_from_strokes, pose_joints, surface_points,
+                     surface_roi)
 from .writers import AlembicWriter, PointCacheWriter
 
 __version__ = _core_version
@@ -124,7 +126,9 @@ __all__ = [
     "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Cage", "CorState",
     "Deformer",
     "GLContext", "GLError", "GLUnavailableError", "Graph", "ImplicitOperators", "MAX_INFLUENCES", "METHODS", "Mesh",
-    "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",
+    "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "Stroke",
+    "WEIGHT_EPSILON",
     "remove_temporary_files",
-    "bake", "configure_threads", "load", "load_binding",
+    "bake", "configure_threads", "edit_from_stroke", "load", "load_binding",
+    "pose_from_strokes", "pose_joints", "surface_points", "surface_roi",
 ]

@@ -87,6 +87,10 @@ typedef struct ssk_py_shape {
  * reference or NULL. */
 PyArrayObject *ssk_py_float_array(PyObject *obj, const char *name, ssk_py_shape *shape);
 
+/* As ssk_py_float_array, to native C-contiguous float64 without narrowing
+ * (strokes, issue #22); integer arrays are accepted too (window pixels). */
+PyArrayObject *ssk_py_double_array(PyObject *obj, const char *name, ssk_py_shape *shape);
+
 /* As ssk_py_float_array for integer index arrays (int8..int64, uint8..uint64,
  * any strides and byte order), converted to C-contiguous int64; no range
  * check (the caller checks against its own bounds). TypeError for floats,
@@ -188,6 +192,14 @@ extern PyTypeObject ssk_py_implicit_operators_type;
 /* The ssk_implicit_operators of an ImplicitOperators object, or NULL with
  * TypeError naming `name`. */
 const ssk_implicit_operators *ssk_py_implicit_operators_get(PyObject *obj, const char *name);
+/* stroke.c: springskin._core.Stroke (ssk_stroke; issue #22) and the
+ * sketch functions below. */
+extern PyTypeObject ssk_py_stroke_type;
+PyObject *ssk_py_pose_joints(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *ssk_py_pose_from_strokes(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *ssk_py_surface_points(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *ssk_py_surface_roi(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *ssk_py_bulge_offsets(PyObject *self, PyObject *args, PyObject *kwargs);
 /* cage.c: springskin._core.Cage (ssk_cage; issue #21). */
 extern PyTypeObject ssk_py_cage_type;
 /* The ssk_cage of a Cage object and the ssk_rig it is bound to in *rig

@@ -198,6 +198,35 @@ fail:
     return NULL;
 }
 
+PyArrayObject *ssk_py_double_array(PyObject *obj, const char *name, ssk_py_shape *shape)
+{
+    PyArrayObject *array = as_array(obj, name, shape), *converted = NULL;
+    if (!array) return NULL;
+    const char kind = PyArray_DESCR(array)->kind;
+    if (kind != 'f' && kind != 'i' && kind != 'u') {
+        dtype_error(obj, array, name, "real numbers (float or integer)");
+        goto fail;
+    }
+    if (check_shape(array, name, shape) != 0) goto fail;
+    converted = (PyArrayObject *)PyArray_FROM_OTF(
+        (PyObject *)array, NPY_FLOAT64,
+        NPY_ARRAY_IN_ARRAY | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
+    if (!converted) goto fail;
+    const double *data = PyArray_DATA(converted);
+    const npy_intp count = PyArray_SIZE(converted);
+    for (npy_intp i = 0; i < count; ++i)
+        if (!(fabs(data[i]) <= SSK_MAX_MAGNITUDE)) {
+            non_finite_error(name, converted, i, data[i], isfinite(data[i]));
+            goto fail;
+        }
+    Py_DECREF(array);
+    return converted;
+fail:
+    Py_XDECREF(converted);
+    Py_DECREF(array);
+    return NULL;
+}
+
 PyArrayObject *ssk_py_index_array(PyObject *obj, const char *name, ssk_py_shape *shape)
 {
     PyArrayObject *array = as_array(obj, name, shape), *converted = NULL;

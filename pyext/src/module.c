@@ -297,6 +297,17 @@ static PyMethodDef module_methods[] = {
      "last=-1, graph=None, binding=None, gl_context=None, normals=False, cage=None, "
      "cage_edit=None) -> dict: "
      "ssk_scene_bake."},
+    {"pose_joints", (PyCFunction)(void (*)(void))ssk_py_pose_joints,
+     METH_VARARGS | METH_KEYWORDS, "pose_joints(joints, baseline, offset, radius) (7.2)."},
+    {"pose_from_strokes", (PyCFunction)(void (*)(void))ssk_py_pose_from_strokes,
+     METH_VARARGS | METH_KEYWORDS,
+     "pose_from_strokes(rig, skinning, baseline, offset, radius) (7.2)."},
+    {"surface_points", (PyCFunction)(void (*)(void))ssk_py_surface_points,
+     METH_VARARGS | METH_KEYWORDS, "surface_points(rig, triangles, barycentric, positions)."},
+    {"surface_roi", (PyCFunction)(void (*)(void))ssk_py_surface_roi,
+     METH_VARARGS | METH_KEYWORDS, "surface_roi(rig, triangles, grow) (7.4)."},
+    {"bulge_offsets", (PyCFunction)(void (*)(void))ssk_py_bulge_offsets,
+     METH_VARARGS | METH_KEYWORDS, "bulge_offsets(rig, binding, stroke, kinematic, amount)."},
     {"status_message", py_status_message, METH_O,
      "status_message(name) -> str: the generic message of a status name."},
     {NULL, NULL, 0, NULL},
@@ -386,7 +397,8 @@ PyMODINIT_FUNC PyInit__core(void)
         add_type(module, &ssk_py_abc_writer_type, "AlembicWriter") < 0 ||
         add_type(module, &ssk_py_cor_state_type, "CorState") < 0 ||
         add_type(module, &ssk_py_implicit_operators_type, "ImplicitOperators") < 0 ||
-        add_type(module, &ssk_py_cage_type, "Cage") < 0)
+        add_type(module, &ssk_py_cage_type, "Cage") < 0 ||
+        add_type(module, &ssk_py_stroke_type, "Stroke") < 0)
         goto fail;
     if (add_object(module, "version", PyUnicode_FromString(ssk_version_string())) < 0 ||
         add_object(module, "methods", name_tuple(SSK_METHOD_COUNT, method_name_of)) < 0 ||
@@ -396,7 +408,12 @@ PyMODINIT_FUNC PyInit__core(void)
         add_object(module, "radial_profiles",
                    name_tuple(SSK_RADIAL_PROFILE_COUNT, profile_name_of)) < 0 ||
         PyModule_AddIntConstant(module, "MAX_INFLUENCES", SSK_MAX_INFLUENCES) < 0 ||
-        add_object(module, "WEIGHT_EPSILON", PyFloat_FromDouble(SSK_WEIGHT_EPSILON)) < 0)
+        add_object(module, "WEIGHT_EPSILON", PyFloat_FromDouble(SSK_WEIGHT_EPSILON)) < 0 ||
+        add_object(module, "STROKE_EPSILON_WINDOW_PX",
+                   PyFloat_FromDouble(SSK_STROKE_EPSILON_WINDOW_PX)) < 0 ||
+        add_object(module, "STROKE_EPSILON_RELATIVE",
+                   PyFloat_FromDouble(SSK_STROKE_EPSILON_RELATIVE)) < 0 ||
+        PyModule_AddIntConstant(module, "ROI_GROW_LIMIT", SSK_ROI_GROW_LIMIT) < 0)
         goto fail;
     return module;
 fail:

@@ -132,3 +132,36 @@ def test_rig_creation_and_views():
             rig.normals(limb["positions"])
 
     check(loop, limb["positions"], limb["triangles"], rig)
+
+
+def test_sketch_functions():
+    """Strokes and the sketch functions (issue #22), success and errors."""
+    limb, rig, _ = make_setup()
+    points = np.c_[np.zeros(6), np.linspace(0, 3, 6), np.linspace(0, 0.5, 6) ** 2]
+    offset = np.c_[np.linspace(0, -1, 6), np.linspace(0, 3, 6), np.zeros(6)]
+    joints = np.array(limb["heads"])
+    rest = rig.rest_pose()
+    triangles = np.array([0, 1, 2])
+    bad = np.zeros((3, 4))
+
+    def loop():
+        for _ in range(CALLS // 10):
+            stroke = springskin.Stroke(points, times=np.arange(6.0), epsilon=0.0)
+            stroke.knots
+            stroke.position(np.linspace(0, 1, 3))
+            stroke.frame(0.5)
+            stroke.time(0.2)
+            stroke.closest(points, return_distance=True)
+            springskin.pose_joints(joints, stroke, offset, 0.5, return_selected=True)
+            springskin.pose_from_strokes(rig, rest, stroke, offset, 0.5)
+            springskin.surface_roi(rig, triangles, rings=2)
+            springskin.surface_points(rig, triangles, np.full((3, 3), 1 / 3))
+            for call in (lambda: springskin.Stroke(bad),
+                         lambda: springskin.pose_joints(bad, stroke, offset, 0.5),
+                         lambda: springskin.surface_roi(rig, [10 ** 6])):
+                try:
+                    call()
+                except ValueError:
+                    pass
+
+    check(loop, rig, points, joints)
