@@ -1737,6 +1737,35 @@ ssk_status ssk_cage_fit(float *dst, const ssk_cage *cage, const float *positions
  * SSK_ERROR_OUT_OF_MEMORY. */
 ssk_status ssk_cage_reverse(float *rest_offset, const ssk_cage *cage, const float *skinning,
                             const float *posed_offset, ssk_error *err);
+
+/* Centers of rotation repositioning (Corda et al. 2020, Eq. 14: CoRs =
+ * Lambda C): binds the rig's own centers of rotation (centers: #V by 3,
+ * rig space; flags: #V, 1 with a center; as ssk_cor_precompute or a
+ * binding's ssk_binding_view writes them for the cage's rig, borrowed
+ * during the call) to the cage: Lambda (#V by c, kept in the cage) gets
+ * each center's mean value coordinates with respect to the rest cage (the
+ * paper's Lambda = Phi_CoRs Phi would express the center through the mesh
+ * rows of Eq. 5; the center's own coordinates reproduce it as exactly:
+ * core/bind/cage_rig.c says where they differ), and a vertex without a
+ * center its own Phi row. Precomputed once, replacing any earlier.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, a center the cage's mean
+ * value coordinates cannot take), SSK_ERROR_NONFINITE (a flagged center),
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t *flags,
+                             ssk_error *err);
+/* dst_centers (#V by 3, rig space) and dst_flags (#V), caller-owned, get
+ * the centers of rotation of the last ssk_cage_reshape's rig by Eq. 14,
+ * Lambda C' (C' that reshape's edited rest cage; the rest cage, or no
+ * reshape yet, gives the bound centers bit for bit). Without
+ * ssk_cage_bind_cor first, binds the rig's centers from
+ * ssk_cor_precompute (ssk_cor_params_default, CPU) once.
+ * Errors: those of ssk_cor_precompute and ssk_cage_bind_cor,
+ * SSK_ERROR_NONFINITE. */
+ssk_status ssk_cage_cor_centers(float *dst_centers, uint8_t *dst_flags, ssk_cage *cage,
+                                ssk_error *err);
+/* 1 when edited_vertices (c by 3) are the cage's rest vertices exactly
+ * (an edit that changes nothing), else 0 (also for NULL). */
+int ssk_cage_is_rest(const ssk_cage *cage, const float *edited_vertices);
 void ssk_scene_destroy(ssk_scene *scene);
 
 /* The scene's rig, owned by the scene. */
