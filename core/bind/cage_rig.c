@@ -32,8 +32,9 @@ struct ssk_cage {
     float *heads;     /* #B by 3: the heads of the last reshape */
     double *edit;     /* c by 3: the rest cage of the last reshape (C') */
     bool unedited;    /* the last reshape's cage was the rest cage (or none yet) */
+    float *positions; /* #V by 3: the last edited reshape's rest positions (Phi C'), or NULL */
     /* Eq. 14 (ssk_cage_bind_cor): NULL until bound */
-    double *lambda;   /* #V by c: each center's cage coordinates */
+    double *lambda;   /* flagged by c: the cage coordinates of each center, in vertex order */
     float *cor_centers; /* #V by 3: the rig's own centers (rig space) */
     uint8_t *cor_flags; /* #V */
 };
@@ -81,6 +82,7 @@ void ssk_cage_destroy(ssk_cage *cage)
     ssk_cage_binding_free(&cage->binding);
     free(cage->heads);
     free(cage->edit);
+    free(cage->positions);
     free(cage->lambda);
     free(cage->cor_centers);
     free(cage->cor_flags);
@@ -209,6 +211,11 @@ ssk_status ssk_cage_reshape(ssk_rig **out, ssk_cage *cage, const float *edited_v
     if (st == SSK_OK) {
         memcpy(cage->edit, edit, 3 * (size_t)c * sizeof *edit);
         cage->unedited = unedited;
+        if (!unedited) { /* kept: Eq. 14's centers of the vertices without one */
+            free(cage->positions);
+            cage->positions = positions;
+            positions = NULL;
+        }
     }
     free(edit);
     free(positions);
@@ -289,7 +296,8 @@ ssk_status ssk_cage_reverse(float *rest_offset, const ssk_cage *cage, const floa
  * Phi_CoRs Phi would take Eq. 4's integration with a c-vector per cell
  * (cor_precompute.c sums cells of weight space, not mesh rows). A vertex
  * without a center (flag 0) has its own rest position as center
- * (ssk_cor_precompute), so its row is its own Phi row. */
+ * (ssk_cor_precompute), so its center follows it: Phi C', the reshape's
+ * rest position, which Lambda need not hold. */
 ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t *flags,
                              ssk_error *err)
 {
@@ -305,13 +313,12 @@ ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t
                                  v);
     uint32_t flagged = 0;
     for (uint32_t v = 0; v < nv; ++v) flagged += flags[v] != 0;
-    double *lambda = malloc(((size_t)nv * c + 1) * sizeof *lambda);
     double *points = malloc((3 * (size_t)flagged + 1) * sizeof *points);
-    double *rows = malloc(((size_t)flagged * c + 1) * sizeof *rows);
+    double *lambda = malloc(((size_t)flagged * c + 1) * sizeof *lambda);
     float *own = malloc((3 * (size_t)nv + 1) * sizeof *own);
     uint8_t *own_flags = malloc((size_t)nv + 1);
     ssk_status st = SSK_OK;
-    if (!lambda || !points || !rows || !own || !own_flags) {
+    if (!lambda || !points || !own || !own_flags) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
@@ -320,14 +327,10 @@ ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t
         for (int a = 0; a < 3; ++a) points[3 * (size_t)k + a] = centers[3 * (size_t)v + a];
         ++k;
     }
-    st = ssk_cage_mvc(rows, points, flagged, cb->cage_rest, c, cb->cage_triangles,
+    st = ssk_cage_mvc(lambda, points, flagged, cb->cage_rest, c, cb->cage_triangles,
                       cb->cage_triangle_count, err);
     if (st != SSK_OK) goto done;
-    for (uint32_t v = 0, k = 0; v < nv; ++v) {
-        const double *src = flags[v] ? rows + (size_t)k++ * c : cb->phi + (size_t)v * c;
-        memcpy(lambda + (size_t)v * c, src, c * sizeof *lambda);
-        own_flags[v] = flags[v] ? 1 : 0;
-    }
+    for (uint32_t v = 0; v < nv; ++v) own_flags[v] = flags[v] ? 1 : 0;
     memcpy(own, centers, 3 * (size_t)nv * sizeof *own);
     free(cage->lambda);
     free(cage->cor_centers);
@@ -342,7 +345,6 @@ ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t
 done:
     free(lambda);
     free(points);
-    free(rows);
     free(own);
     free(own_flags);
     return st;
@@ -377,11 +379,20 @@ ssk_status ssk_cage_cor_centers(float *dst_centers, uint8_t *dst_flags, ssk_cage
         memcpy(dst_centers, cage->cor_centers, 3 * (size_t)nv * sizeof *dst_centers);
         return ssk_error_ok(err);
     }
-    for (uint32_t v = 0; v < nv; ++v) {
-        const double *row = cage->lambda + (size_t)v * c;
+    for (uint32_t v = 0, row_index = 0; v < nv; ++v) {
+        if (!cage->cor_flags[v]) {
+            memcpy(dst_centers + 3 * (size_t)v, cage->positions + 3 * (size_t)v,
+                   3 * sizeof *dst_centers);
+            continue;
+        }
+        const double *row = cage->lambda + (size_t)row_index++ * c;
         double p[3] = {0.0, 0.0, 0.0};
-        for (uint32_t k = 0; k < c; ++k)
-            for (int a = 0; a < 3; ++a) p[a] += row[k] * cage->edit[3 * (size_t)k + a];
+        for (uint32_t k = 0; k < c; ++k) {
+            const double *q = cage->edit + 3 * (size_t)k;
+            p[0] += row[k] * q[0];
+            p[1] += row[k] * q[1];
+            p[2] += row[k] * q[2];
+        }
         for (int a = 0; a < 3; ++a) dst_centers[3 * (size_t)v + a] = (float)p[a];
     }
     if (!ssk_floats_finite(dst_centers, 3 * (size_t)nv))

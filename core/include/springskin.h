@@ -1757,12 +1757,13 @@ ssk_status ssk_cage_reverse(float *rest_offset, const ssk_cage *cage, const floa
  * Lambda C): binds the rig's own centers of rotation (centers: #V by 3,
  * rig space; flags: #V, 1 with a center; as ssk_cor_precompute or a
  * binding's ssk_binding_view writes them for the cage's rig, borrowed
- * during the call) to the cage: Lambda (#V by c, kept in the cage) gets
- * each center's mean value coordinates with respect to the rest cage (the
- * paper's Lambda = Phi_CoRs Phi would express the center through the mesh
- * rows of Eq. 5; the center's own coordinates reproduce it as exactly:
- * core/bind/cage_rig.c says where they differ), and a vertex without a
- * center its own Phi row. Precomputed once, replacing any earlier.
+ * during the call) to the cage: Lambda (a row of c per vertex with a
+ * center, kept in the cage) gets each center's mean value coordinates
+ * with respect to the rest cage (the paper's Lambda = Phi_CoRs Phi would
+ * express the center through the mesh rows of Eq. 5; the center's own
+ * coordinates reproduce it as exactly: core/bind/cage_rig.c says where
+ * they differ); a vertex without a center keeps its own rest position as
+ * center, the reshape's Phi C'. Precomputed once, replacing any earlier.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, a center the cage's mean
  * value coordinates cannot take), SSK_ERROR_NONFINITE (a flagged center),
  * SSK_ERROR_OUT_OF_MEMORY. */
