@@ -18,7 +18,8 @@
  *   byte-identical to bakes of the graph without it (LBS, DQS, CoR, rigid);
  * - an edited cage node equals the --cage / --cage-edit path: the bytes of
  *   ssk_scene_bake with the node and with ssk_bake_desc.cage, and of the
- *   command line with --graph and with --cage / --cage-edit (LBS and CoR).
+ *   command line with --graph and with --cage / --cage-edit (LBS and CoR);
+ * - the GL backend equals the CPU with an edited cage node (LBS and CoR).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -485,6 +486,60 @@ static void test_graph_node_edited(void **state)
     fixture_close(&fx);
 }
 
+/* The GL backend runs the reshaped rig (with Eq. 14's centers for CoR)
+ * as the CPU does: equal within GL_TOLERANCE of the diagonal (float
+ * arithmetic in another order). Skipped without a GL context. */
+#define GL_TOLERANCE 1e-5
+static void test_graph_node_gl(void **state)
+{
+    (void)state;
+    ssk_gl_context *gl = NULL;
+    ssk_error err = {0};
+    if (ssk_gl_context_create(&gl, &err) != SSK_OK) {
+        print_message("GL case skipped: %s\n", err.message);
+        skip();
+    }
+    fixture fx;
+    fixture_open(&fx);
+    const uint32_t c = fx.rest.vertex_count, t = fx.rest.triangle_count;
+    const uint32_t nv = ssk_rig_vertex_count(fx.rig), nb = ssk_rig_bone_count(fx.rig);
+    const uint32_t nm = ssk_rig_mesh_count(fx.rig);
+    const double handle[3] = {0.1 * fx.diagonal, 0.0, 0.05 * fx.diagonal};
+    float *edit = edited_cage(&fx, STRETCH, SHIFT, 3, handle);
+    float *skin = malloc(16 * nb * sizeof *skin), *objects = malloc(16 * nm * sizeof *objects);
+    float *cpu = malloc(3 * nv * sizeof *cpu), *on_gl = malloc(3 * nv * sizeof *on_gl);
+    assert_int_equal(ssk_scene_sample(fx.scene, 0, 1.0, skin, objects, &err), SSK_OK);
+    const char *methods[] = {"lbs", "cor"};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; ++m) {
+        char *json = graph_json(&fx.rest, c, t, edit, c, methods[m], false);
+        ssk_graph *g = NULL;
+        assert_int_equal(ssk_graph_parse(&g, json, fx.rig, &err), SSK_OK);
+        float *out[2] = {cpu, on_gl};
+        for (int b = 0; b < 2; ++b) {
+            ssk_deformer *d = NULL;
+            ssk_deformer_desc desc = {.graph = g, .gl_context = gl,
+                                      .backend = b ? SSK_BACKEND_GL : SSK_BACKEND_CPU};
+            if (ssk_deformer_create(&d, fx.rig, &desc, &err) != SSK_OK)
+                fail_msg("%s", err.message);
+            assert_int_equal(ssk_deformer_deform(d, out[b], skin, objects, &err), SSK_OK);
+            ssk_deformer_destroy(d);
+        }
+        const double diff = tu_max_abs_diff(cpu, on_gl, 3 * (size_t)nv) / fx.diagonal;
+        printf("edited cage node, %s: GL against the CPU %.2e of the diagonal\n", methods[m],
+               diff);
+        assert_true(diff <= GL_TOLERANCE);
+        ssk_graph_destroy(g);
+        free(json);
+    }
+    free(skin);
+    free(objects);
+    free(cpu);
+    free(on_gl);
+    free(edit);
+    fixture_close(&fx);
+    ssk_gl_context_destroy(gl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_graph_node_parse),
         cmocka_unit_test(test_graph_node_unedited),
         cmocka_unit_test(test_graph_node_edited),
+        cmocka_unit_test(test_graph_node_gl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
