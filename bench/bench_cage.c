@@ -30,6 +30,11 @@
  * - reshape: ssk_cage_reshape of an edited cage (ring CAGE_RINGS / 2
  *   scaled by EDIT_SCALE in X and Z: Phi C', Psi C', the new rig); the
  *   paper has no column for it;
+ * - Lambda: ssk_cage_bind_cor, Eq. 14's Lambda from the rig's centers of
+ *   rotation (ssk_cor_precompute, not timed: the paper's CoR precompute
+ *   is no column of its Table 1 either), and CoR update:
+ *   ssk_cage_cor_centers after the reshape (Lambda C'), against the
+ *   paper's CoR update column (<= 1 ms for these models);
  * - frame: ssk_cage_pose (the frame's skinning matrices carried over to
  *   the reshaped rig) + ssk_deformer_deform with LBS on the reshaped rig
  *   (the CPU backend), against the paper's LBS frame;
@@ -188,7 +193,7 @@ static double median(double *t, int n)
 
 typedef struct case_result {
     uint32_t vertices, cage_vertices, boundary;
-    double bind_ms, reshape_ms, frame_ms, pose_ms, fit_ms;
+    double bind_ms, reshape_ms, frame_ms, pose_ms, fit_ms, lambda_ms, cor_update_ms;
 } case_result;
 
 static case_result run_case(const bench_case *bc, int repeats, int bind_repeats)
@@ -234,6 +239,31 @@ static case_result run_case(const bench_case *bc, int repeats, int bind_repeats)
         t[r] = bench_now() - t0;
     }
     res.reshape_ms = 1e3 * median(t, bind_repeats);
+
+    /* Eq. 14: Lambda from the rig's centers, then Lambda C' */
+    float *centers = checked_malloc(3 * (size_t)res.vertices * sizeof(float));
+    uint8_t *flags = checked_malloc(res.vertices);
+    ssk_cor_params cor_params;
+    ssk_cor_params_default(&cor_params);
+    if (ssk_cor_precompute(centers, flags, rig, &cor_params, SSK_BACKEND_CPU, NULL, NULL, &err) !=
+        SSK_OK)
+        die("ssk_cor_precompute", &err);
+    for (int r = 0; r < bind_repeats; ++r) {
+        const double t0 = bench_now();
+        if (ssk_cage_bind_cor(cage, centers, flags, &err) != SSK_OK)
+            die("ssk_cage_bind_cor", &err);
+        t[r] = bench_now() - t0;
+    }
+    res.lambda_ms = 1e3 * median(t, bind_repeats);
+    for (int r = 0; r < repeats; ++r) {
+        const double t0 = bench_now();
+        if (ssk_cage_cor_centers(centers, flags, cage, &err) != SSK_OK)
+            die("ssk_cage_cor_centers", &err);
+        t[r] = bench_now() - t0;
+    }
+    res.cor_update_ms = 1e3 * median(t, repeats);
+    free(centers);
+    free(flags);
 
     /* frames: pose + LBS, then the cage fit */
     ssk_deformer *d = NULL;
@@ -314,17 +344,18 @@ int main(int argc, char **argv)
 
     printf("| case | vertices (paper) | cage (paper) | bind ms: MVC + SkelUp + CageUp | paper "
            "SkelUp + CageUp ms | ratio | reshape ms | frame ms: pose + LBS | paper LBS frame "
-           "ms | ratio | of which pose ms | cage fit ms |\n"
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "ms | ratio | of which pose ms | cage fit ms | Lambda ms (Eq. 14) | CoR update ms "
+           "(paper <= 1) |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t k = 0; k < CASE_COUNT; ++k) {
         const paper_row *p = &CASES[k].paper;
         const double paper_bind = p->skel_up_ms + p->cage_up_ms;
         printf("| %s | %u (%u) | %u (%u) | %.2f | %.0f | %.3g | %.3f | %.4f | %.2f | %.3g | "
-               "%.4f | %.4f |\n",
+               "%.4f | %.4f | %.2f | %.3f |\n",
                CASES[k].name, res[k].vertices, p->vertices, res[k].cage_vertices, p->handles,
                res[k].bind_ms, paper_bind, res[k].bind_ms / paper_bind, res[k].reshape_ms,
                res[k].frame_ms, p->lbs_frame_ms, res[k].frame_ms / p->lbs_frame_ms,
-               res[k].pose_ms, res[k].fit_ms);
+               res[k].pose_ms, res[k].fit_ms, res[k].lambda_ms, res[k].cor_update_ms);
     }
     printf("\nratio: ours / the paper's (below 1: faster here). Joints' mvc_ji (Eq. 10): ");
     for (size_t k = 0; k < CASE_COUNT; ++k)

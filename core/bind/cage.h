@@ -41,6 +41,15 @@ ssk_status ssk_cage_mvc(double *phi, const double *points, uint32_t count,
                         const uint32_t *cage_triangles, uint32_t cage_triangle_count,
                         ssk_error *err);
 
+/* The checks ssk_cage_mvc makes of a cage, alone: at least 4 vertices and
+ * 4 triangles, finite vertices, indices in range, no repeated corner or
+ * zero-area triangle, closed and consistently oriented (every directed
+ * edge once, and its reverse once). Errors: SSK_ERROR_INVALID_ARGUMENT
+ * with ssk_cage_mvc's message, SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_check(const double *cage_vertices, uint32_t cage_vertex_count,
+                          const uint32_t *cage_triangles, uint32_t cage_triangle_count,
+                          ssk_error *err);
+
 /* ------------------------------------------------------------------------ */
 /* Cage updater (4.1)                                                        */
 /* ------------------------------------------------------------------------ */

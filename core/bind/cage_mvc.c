@@ -311,6 +311,18 @@ static ssk_status check_cage(const double *cage, uint32_t c, const uint32_t *tri
     return check_closed(tris, t, err);
 }
 
+ssk_status ssk_cage_check(const double *cage_vertices, uint32_t cage_vertex_count,
+                          const uint32_t *cage_triangles, uint32_t cage_triangle_count,
+                          ssk_error *err)
+{
+    if (!cage_vertices || !cage_triangles)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_mvc: NULL cage");
+    double size = 0.0;
+    ssk_status st = check_cage(cage_vertices, cage_vertex_count, cage_triangles,
+                               cage_triangle_count, &size, err);
+    return st == SSK_OK ? ssk_error_ok(err) : st;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entry point                                                               */
 /* ------------------------------------------------------------------------ */

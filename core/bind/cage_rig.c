@@ -30,6 +30,13 @@ struct ssk_cage {
     const ssk_rig *rig;
     ssk_cage_binding binding;
     float *heads;     /* #B by 3: the heads of the last reshape */
+    double *edit;     /* c by 3: the rest cage of the last reshape (C') */
+    bool unedited;    /* the last reshape's cage was the rest cage (or none yet) */
+    float *positions; /* #V by 3: the last edited reshape's rest positions (Phi C'), or NULL */
+    /* Eq. 14 (ssk_cage_bind_cor): NULL until bound */
+    double *lambda;   /* flagged by c: the cage coordinates of each center, in vertex order */
+    float *cor_centers; /* #V by 3: the rig's own centers (rig space) */
+    uint8_t *cor_flags; /* #V */
 };
 
 ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_mesh *cage,
@@ -54,7 +61,9 @@ ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_me
                                             cage->triangles, cage->triangle_count, err);
     free(vertices);
     c->heads = malloc((3 * (size_t)rig->bone_count + 1) * sizeof *c->heads);
-    if (st == SSK_OK && !c->heads)
+    c->edit = malloc((3 * (size_t)cage->vertex_count + 1) * sizeof *c->edit);
+    c->unedited = true;
+    if (st == SSK_OK && (!c->heads || !c->edit))
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     if (st != SSK_OK) {
         ssk_cage_destroy(c);
@@ -62,6 +71,7 @@ ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_me
     }
     for (uint32_t b = 0; b < rig->bone_count; ++b)
         memcpy(c->heads + 3 * (size_t)b, rig->bones[b].head, 3 * sizeof(float));
+    memcpy(c->edit, c->binding.cage_rest, 3 * (size_t)cage->vertex_count * sizeof *c->edit);
     *out = c;
     return ssk_error_ok(err);
 }
@@ -71,6 +81,11 @@ void ssk_cage_destroy(ssk_cage *cage)
     if (!cage) return;
     ssk_cage_binding_free(&cage->binding);
     free(cage->heads);
+    free(cage->edit);
+    free(cage->positions);
+    free(cage->lambda);
+    free(cage->cor_centers);
+    free(cage->cor_flags);
     free(cage);
 }
 
@@ -193,6 +208,15 @@ ssk_status ssk_cage_reshape(ssk_rig **out, ssk_cage *cage, const float *edited_v
         ssk_cage_binding_reshape(&cage->binding, edit, positions, cage->heads);
     }
     ssk_status st = reshaped_rig(out, rig, unedited ? NULL : positions, cage->heads, err);
+    if (st == SSK_OK) {
+        memcpy(cage->edit, edit, 3 * (size_t)c * sizeof *edit);
+        cage->unedited = unedited;
+        if (!unedited) { /* kept: Eq. 14's centers of the vertices without one */
+            free(cage->positions);
+            cage->positions = positions;
+            positions = NULL;
+        }
+    }
     free(edit);
     free(positions);
     return st;
@@ -252,4 +276,135 @@ ssk_status ssk_cage_reverse(float *rest_offset, const ssk_cage *cage, const floa
     free(in);
     free(out);
     return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Centers of rotation (Eq. 14)                                              */
+/* ------------------------------------------------------------------------ */
+
+/* The paper: "CoRs = Phi_CoRs M ... we can precompute the matrix Lambda :=
+ * Phi_CoRs Phi when computing the centers of rotation, and reposition them
+ * at run time using CoRs = Lambda C (Eq. 14)". Here Lambda's row for a
+ * vertex with a center is the center's own mean value coordinates with
+ * respect to the rest cage (ssk_cage_mvc), not Phi_CoRs Phi: the centers
+ * are points, and any row that reproduces the center from the rest cage
+ * serves (the paper's assumption is the same: it keeps Eq. 5's area terms
+ * of the rest mesh). Both rows reproduce the center exactly at rest and
+ * move it by the map for an affine cage edit (the two are then equal);
+ * they differ for a non-affine edit, where both differ from centers
+ * recomputed on the reshaped mesh (test_cage_cor measures by how much).
+ * Phi_CoRs Phi would take Eq. 4's integration with a c-vector per cell
+ * (cor_precompute.c sums cells of weight space, not mesh rows). A vertex
+ * without a center (flag 0) has its own rest position as center
+ * (ssk_cor_precompute), so its center follows it: Phi C', the reshape's
+ * rest position, which Lambda need not hold. */
+ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t *flags,
+                             ssk_error *err)
+{
+    if (!cage || (cage->rig->vertex_count && (!centers || !flags)))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_bind_cor: NULL argument");
+    const ssk_cage_binding *cb = &cage->binding;
+    const uint32_t nv = cage->rig->vertex_count, c = cb->cage_vertex_count;
+    for (uint32_t v = 0; v < nv; ++v)
+        if (flags[v] && !ssk_floats_bounded(centers + 3 * (size_t)v, 3))
+            return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                                 "ssk_cage_bind_cor: center %u is not finite or beyond "
+                                 "SSK_MAX_MAGNITUDE",
+                                 v);
+    uint32_t flagged = 0;
+    for (uint32_t v = 0; v < nv; ++v) flagged += flags[v] != 0;
+    double *points = malloc((3 * (size_t)flagged + 1) * sizeof *points);
+    double *lambda = malloc(((size_t)flagged * c + 1) * sizeof *lambda);
+    float *own = malloc((3 * (size_t)nv + 1) * sizeof *own);
+    uint8_t *own_flags = malloc((size_t)nv + 1);
+    ssk_status st = SSK_OK;
+    if (!lambda || !points || !own || !own_flags) {
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    for (uint32_t v = 0, k = 0; v < nv; ++v) {
+        if (!flags[v]) continue;
+        for (int a = 0; a < 3; ++a) points[3 * (size_t)k + a] = centers[3 * (size_t)v + a];
+        ++k;
+    }
+    st = ssk_cage_mvc(lambda, points, flagged, cb->cage_rest, c, cb->cage_triangles,
+                      cb->cage_triangle_count, err);
+    if (st != SSK_OK) goto done;
+    for (uint32_t v = 0; v < nv; ++v) own_flags[v] = flags[v] ? 1 : 0;
+    memcpy(own, centers, 3 * (size_t)nv * sizeof *own);
+    free(cage->lambda);
+    free(cage->cor_centers);
+    free(cage->cor_flags);
+    cage->lambda = lambda;
+    cage->cor_centers = own;
+    cage->cor_flags = own_flags;
+    lambda = NULL;
+    own = NULL;
+    own_flags = NULL;
+    st = ssk_error_ok(err);
+done:
+    free(lambda);
+    free(points);
+    free(own);
+    free(own_flags);
+    return st;
+}
+
+ssk_status ssk_cage_cor_centers(float *dst_centers, uint8_t *dst_flags, ssk_cage *cage,
+                                ssk_error *err)
+{
+    if (!cage || (cage->rig->vertex_count && (!dst_centers || !dst_flags)))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_cage_cor_centers: NULL argument");
+    const ssk_rig *rig = cage->rig;
+    const uint32_t nv = rig->vertex_count, c = cage->binding.cage_vertex_count;
+    if (!cage->lambda) {
+        /* the rig's own centers, computed once, as a deformer computes them */
+        float *centers = malloc((3 * (size_t)nv + 1) * sizeof *centers);
+        uint8_t *flags = malloc((size_t)nv + 1);
+        ssk_cor_params params;
+        ssk_cor_params_default(&params);
+        ssk_status st = centers && flags
+                            ? ssk_cor_precompute(centers, flags, rig, &params, SSK_BACKEND_CPU,
+                                                 NULL, NULL, err)
+                            : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        if (st == SSK_OK) st = ssk_cage_bind_cor(cage, centers, flags, err);
+        free(centers);
+        free(flags);
+        if (st != SSK_OK) return st;
+    }
+    memcpy(dst_flags, cage->cor_flags, nv);
+    if (cage->unedited) {
+        /* the rest cage: the rig's own centers, bit for bit */
+        memcpy(dst_centers, cage->cor_centers, 3 * (size_t)nv * sizeof *dst_centers);
+        return ssk_error_ok(err);
+    }
+    for (uint32_t v = 0, row_index = 0; v < nv; ++v) {
+        if (!cage->cor_flags[v]) {
+            memcpy(dst_centers + 3 * (size_t)v, cage->positions + 3 * (size_t)v,
+                   3 * sizeof *dst_centers);
+            continue;
+        }
+        const double *row = cage->lambda + (size_t)row_index++ * c;
+        double p[3] = {0.0, 0.0, 0.0};
+        for (uint32_t k = 0; k < c; ++k) {
+            const double *q = cage->edit + 3 * (size_t)k;
+            p[0] += row[k] * q[0];
+            p[1] += row[k] * q[1];
+            p[2] += row[k] * q[2];
+        }
+        for (int a = 0; a < 3; ++a) dst_centers[3 * (size_t)v + a] = (float)p[a];
+    }
+    if (!ssk_floats_finite(dst_centers, 3 * (size_t)nv))
+        return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                             "ssk_cage_cor_centers: a center is not finite");
+    return ssk_error_ok(err);
+}
+
+int ssk_cage_is_rest(const ssk_cage *cage, const float *edited_vertices)
+{
+    if (!cage || !edited_vertices) return 0;
+    for (size_t i = 0; i < 3 * (size_t)cage->binding.cage_vertex_count; ++i)
+        if ((double)edited_vertices[i] != cage->binding.cage_rest[i]) return 0;
+    return 1;
 }

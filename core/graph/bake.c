@@ -13,6 +13,7 @@
  * Everything that can be checked is checked before the output is created,
  * so a bad request never touches the disk; a failure during the bake aborts
  * the writer, which removes its temporary file. */
+#include "graph/graph.h"
 #include "model/internal.h"
 #include "model/scene.h"
 
@@ -175,6 +176,11 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     if (!desc->cage != !desc->cage_edit)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "bake: cage and cage_edit go together (one is NULL)");
+    if (desc->cage && ssk_graph_cage_node(desc->graph))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: a cage (--cage) and a graph with a cage node ('%s'): give "
+                             "one of them",
+                             ssk_graph_cage_node(desc->graph)->id);
 
     uint32_t bones = ssk_rig_bone_count(rig);
     uint32_t meshes = ssk_rig_mesh_count(rig);
@@ -186,10 +192,27 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
      * same meshes, bones and counts; each frame's skinning matrices carried
      * over to it */
     ssk_rig *reshaped = NULL;
+    float *cor_centers = NULL;
+    uint8_t *cor_flags = NULL;
     if (desc->cage) {
         s = ssk_cage_reshape(&reshaped, desc->cage, desc->cage_edit, err);
         if (s != SSK_OK) return s;
         rig = reshaped;
+        /* CoR nodes: the centers repositioned by Eq. 14 (as a graph's cage
+         * node does; they take the place of a binding's) */
+        if (desc->graph ? ssk_graph_needs_cor(desc->graph) : desc->method == SSK_METHOD_COR) {
+            cor_centers = malloc((3 * (size_t)vertices + 1) * sizeof *cor_centers);
+            cor_flags = malloc((size_t)vertices + 1);
+            s = cor_centers && cor_flags
+                    ? ssk_cage_cor_centers(cor_centers, cor_flags, desc->cage, err)
+                    : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+            if (s != SSK_OK) {
+                free(cor_centers);
+                free(cor_flags);
+                ssk_rig_destroy(reshaped);
+                return s;
+            }
+        }
     }
 
     /* +1: never malloc(0). */
@@ -212,8 +235,14 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     ssk_deformer_desc ddesc = {.method = desc->method, .backend = desc->backend,
                                .gl_context = desc->gl_context, .graph = desc->graph,
                                .binding = desc->binding,
+                               .cor_centers = cor_centers,
+                               .cor_flags = cor_flags,
                                .implicit_operators = desc->implicit_operators};
     s = ssk_deformer_create(&deformer, rig, &ddesc, err);
+    free(cor_centers);
+    free(cor_flags);
+    cor_centers = NULL;
+    cor_flags = NULL;
     if (s != SSK_OK) goto done;
     /* An AUTO fallback leaves SSK_OK with a warning in the message. */
     char warning[SSK_ERROR_MESSAGE_SIZE] = "";
@@ -311,6 +340,8 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
 
 done:
     free(carried);
+    free(cor_centers);
+    free(cor_flags);
     ssk_rig_destroy(reshaped);
     ssk_pc2_writer_abort(writer);
     ssk_abc_writer_abort(abc);

@@ -11,6 +11,18 @@
  * the binding; when the binding has none, or when no binding is given and
  * no attachment node needs one, the deformer computes them once at
  * creation (ssk_cor_precompute, default parameters, CPU) and keeps them.
+ *
+ * A cage node (Corda et al. 2020; graph_cage.c) is no plan step: at
+ * creation the deformer binds its rest cage to the rig it is given
+ * (ssk_cage_create: the binding's errors, e.g. a joint outside the cage,
+ * are the deformer's) and, when the edited cage differs from it, runs
+ * every node on the rig the edit describes (ssk_cage_reshape: rest mesh by
+ * Eq. 7, joints by Eq. 13) with each frame's skinning matrices carried
+ * over to it (ssk_cage_pose, 4.2) and, for CoR nodes, the centers of
+ * rotation repositioned by Eq. 14 (ssk_cage_cor_centers: Lambda from the
+ * caller's cor_centers, which are then the given rig's, or from
+ * ssk_cor_precompute on it). An unedited cage leaves the rig, the matrices
+ * and the centers as they are: the same bytes as the graph without it.
  */
 #include "backends/backend.h"
 #include "bind/implicit_bind.h"
@@ -40,6 +52,9 @@ struct ssk_deformer {
     bool has_cor;                 /* binding.cor_centers/cor_flags are set */
     float *own_cor_centers;       /* computed here when the binding has none */
     uint8_t *own_cor_flags;
+    ssk_cage *cage;               /* the cage node's, when its edit changes the rig */
+    ssk_rig *reshaped;            /* the rig that edit describes (then d->rig) */
+    float *carried;               /* #B by 16: the frame's matrices carried to it */
 
     plan_step *steps;
     uint32_t step_count;
@@ -377,6 +392,7 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
                 node->input_normals >= 0 ? d->node_buffer[node->input_normals] : -1;
             continue;
         }
+        if (node->type == SSK_NODE_CAGE) continue; /* applied at creation (apply_cage) */
         ssk_kernel_call call = {0};
         call.input = -1;
         switch (node->type) {
@@ -491,6 +507,53 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
     return SSK_OK;
 }
 
+/* The graph's cage node (Corda et al. 2020): binds its rest cage to the
+ * given rig (errors named after the node); when its edit changes the
+ * cage, d->cage, d->reshaped (the rig the edit describes) and d->carried,
+ * and for a CoR graph Eq. 14's centers in *centers, *flags (malloc'ed,
+ * the caller's) set as local's cor_centers, cor_flags. */
+static ssk_status apply_cage(ssk_deformer *d, const ssk_rig *rig, const ssk_deformer_desc *desc,
+                             ssk_deformer_desc *local, float **centers, uint8_t **flags,
+                             ssk_error *err)
+{
+    const ssk_graph_node *node = desc->graph ? ssk_graph_cage_node(desc->graph) : NULL;
+    if (!node) return SSK_OK;
+    const ssk_cage_mesh mesh = {.vertex_count = node->cage_vertex_count,
+                                .triangle_count = node->cage_triangle_count,
+                                .vertices = node->cage_rest,
+                                .triangles = node->cage_triangles};
+    ssk_status st = ssk_cage_create(&d->cage, rig, &mesh, err);
+    if (st == SSK_OK && ssk_cage_is_rest(d->cage, node->cage_edited)) {
+        ssk_cage_destroy(d->cage); /* bound (checked); the rig stays as it is */
+        d->cage = NULL;
+        return SSK_OK;
+    }
+    if (st == SSK_OK) st = ssk_cage_reshape(&d->reshaped, d->cage, node->cage_edited, err);
+    if (st == SSK_OK && !(d->carried = malloc((16 * (size_t)rig->bone_count + 1) * sizeof(float))))
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (st == SSK_OK && ssk_graph_needs_cor(desc->graph)) {
+        if (!desc->cor_centers != !desc->cor_flags)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "ssk_deformer_desc: cor_centers and cor_flags go together (one "
+                                 "is NULL)");
+        *centers = malloc((3 * (size_t)rig->vertex_count + 1) * sizeof **centers);
+        *flags = malloc((size_t)rig->vertex_count + 1);
+        if (!*centers || !*flags)
+            return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        if (desc->cor_centers)
+            st = ssk_cage_bind_cor(d->cage, desc->cor_centers, desc->cor_flags, err);
+        if (st == SSK_OK) st = ssk_cage_cor_centers(*centers, *flags, d->cage, err);
+        local->cor_centers = *centers;
+        local->cor_flags = *flags;
+    }
+    if (st != SSK_OK && st != SSK_ERROR_OUT_OF_MEMORY && err) {
+        char message[SSK_ERROR_MESSAGE_SIZE];
+        snprintf(message, sizeof message, "%s", err->message);
+        ssk_error_set(err, st, "cage node '%s': %s", node->id, message);
+    }
+    return st;
+}
+
 ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
                                const ssk_deformer_desc *desc, ssk_error *err)
 {
@@ -510,6 +573,19 @@ ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
                              desc->graph->bone_count, rig->bone_count);
     ssk_deformer *d = calloc(1, sizeof *d);
     if (!d) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    /* a cage node: the rig its edit describes, and Eq. 14's centers */
+    ssk_deformer_desc local = *desc;
+    float *cage_centers = NULL;
+    uint8_t *cage_flags = NULL;
+    ssk_status cst = apply_cage(d, rig, desc, &local, &cage_centers, &cage_flags, err);
+    if (cst != SSK_OK) {
+        free(cage_centers);
+        free(cage_flags);
+        ssk_deformer_destroy(d);
+        return cst;
+    }
+    desc = &local;
+    if (d->reshaped) rig = d->reshaped;
     d->rig = rig;
     d->output_positions = d->output_normals = d->scratch_normals = -1;
     const size_t nb = (size_t)rig->bone_count + 1, nm = rig->mesh_count;
@@ -532,6 +608,8 @@ ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
                                 : ssk_graph_from_method(&d->graph, desc->method, rig, err);
     d->implicit_operators = desc->implicit_operators;
     if (st == SSK_OK) st = resolve_binding(d, desc, err);
+    free(cage_centers);
+    free(cage_flags);
     if (st != SSK_OK) {
         ssk_deformer_destroy(d);
         return st;
@@ -583,6 +661,9 @@ void ssk_deformer_destroy(ssk_deformer *d)
     free(d->node_buffer);
     ssk_graph_destroy(d->graph);
     ssk_binding_destroy(d->owned_binding);
+    ssk_cage_destroy(d->cage);
+    ssk_rig_destroy(d->reshaped);
+    free(d->carried);
     free(d->lbs_matrices);
     free(d->bind);
     free(d->dual_quats);
@@ -700,6 +781,12 @@ ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
     if (object_matrices) {
         st = ssk_matrices_validate(object_matrices, rig->mesh_count, "object matrices", err);
         if (st != SSK_OK) return st;
+    }
+    if (d->cage) {
+        /* a cage node's edit: the matrices carried over to the reshaped rig */
+        st = ssk_cage_pose(d->carried, d->cage, skinning_matrices, err);
+        if (st != SSK_OK) return st;
+        skinning_matrices = d->carried;
     }
     const double t0 = ssk_time_seconds();
     st = prepare_frame(d, skinning_matrices, object_matrices, err);

@@ -50,7 +50,7 @@
 #define INTEGRAL_FIXED_LIMIT 1e15f
 
 static const char *const node_type_names[SSK_NODE_TYPE_COUNT] = {
-    "skinning", "radial", "normals", "output", "spring", "arap", "implicit"};
+    "skinning", "radial", "normals", "output", "spring", "arap", "implicit", "cage"};
 
 /* Input slots of a node, by name. */
 typedef enum graph_input { INPUT_POSITIONS = 0, INPUT_NORMALS, INPUT_COUNT } graph_input;
@@ -67,6 +67,9 @@ static void node_free(ssk_graph_node *node)
     free(node->bone_mask);
     free(node->keys);
     free(node->joint_operators);
+    free(node->cage_rest);
+    free(node->cage_triangles);
+    free(node->cage_edited);
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) free(node->stiffness_maps[f]);
     if (node->edits)
         for (uint32_t e = 0; e < node->edit_count; ++e) {
@@ -195,6 +198,7 @@ ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err)
             goto oom;
         if (ssk_graph_spring_copy(d, s, src->vertex_count) != SSK_OK) goto oom;
         if (ssk_graph_implicit_copy(d, s, src->bone_count) != SSK_OK) goto oom;
+        if (ssk_graph_cage_copy(d, s) != SSK_OK) goto oom;
     }
     *out = g;
     return ssk_error_ok(err);
@@ -221,6 +225,14 @@ int ssk_graph_needs_binding(const ssk_graph *graph)
             return 1;
     }
     return 0;
+}
+
+const ssk_graph_node *ssk_graph_cage_node(const ssk_graph *g)
+{
+    if (!g) return NULL;
+    for (uint32_t i = 0; i < g->node_count; ++i)
+        if (g->nodes[i].type == SSK_NODE_CAGE) return &g->nodes[i];
+    return NULL;
 }
 
 int ssk_graph_needs_cor(const ssk_graph *graph)
@@ -415,6 +427,7 @@ static bool field_allowed(ssk_node_type type, bool irs, bool attach, const char 
             if (strcmp(field, spring[i]) == 0) return true;
     if (type == SSK_NODE_ARAP && strcmp(field, "regularization") == 0) return true;
     if (type == SSK_NODE_IMPLICIT) return ssk_graph_implicit_field(field);
+    if (type == SSK_NODE_CAGE) return ssk_graph_cage_field(field);
     return false;
 }
 
@@ -669,6 +682,7 @@ static ssk_status parse_node(ssk_graph *g, id_table *ids, uint32_t index, json_o
     case SSK_NODE_SPRING: return ssk_graph_parse_spring(g, n, obj, err);
     case SSK_NODE_ARAP: return parse_arap(n, obj, err);
     case SSK_NODE_IMPLICIT: return ssk_graph_parse_implicit(g, n, obj, err);
+    case SSK_NODE_CAGE: return ssk_graph_parse_cage(g, n, obj, err);
     default: return SSK_OK;
     }
 }
@@ -761,6 +775,10 @@ static ssk_status parse_edge(ssk_graph *g, const id_table *ids, size_t index, js
                                index, from_id, to_id, input_name);
     }
     ssk_graph_node *src = &g->nodes[from], *dst = &g->nodes[to];
+    if (src->type == SSK_NODE_CAGE || dst->type == SSK_NODE_CAGE)
+        return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): node '%s' is a cage node, which takes no "
+                           "edge (it reshapes the rig of every node after it in 'nodes')",
+                           index, from_id, to_id, src->type == SSK_NODE_CAGE ? from_id : to_id);
     if (dst->type == SSK_NODE_SKINNING)
         return GRAPH_ERROR("edge #%zu ('%s' -> '%s'): node '%s' is a skinning node, a source "
                            "that takes no incoming edge",
@@ -854,10 +872,32 @@ static ssk_status check_structure(ssk_graph *g, ssk_error *err)
     }
     if (g->output_node < 0)
         return GRAPH_ERROR("no output node (a graph has exactly one node of type 'output')");
+    /* a cage node (at most one) reshapes the rig the sources bind: it comes
+     * before every skinning and arap node in the document */
+    int32_t cage = -1;
+    for (uint32_t i = 0; i < n; ++i) {
+        const ssk_graph_node *node = &g->nodes[i];
+        if (node->type == SSK_NODE_CAGE) {
+            if (cage >= 0)
+                return GRAPH_ERROR("node '%s': a second cage node (node '%s' is one; a graph "
+                                   "has at most one)",
+                                   node->id, g->nodes[cage].id);
+            cage = (int32_t)i;
+        }
+    }
+    for (uint32_t i = 0; cage >= 0 && i < (uint32_t)cage; ++i) {
+        const ssk_graph_node *node = &g->nodes[i];
+        if (node->type == SSK_NODE_SKINNING || node->type == SSK_NODE_ARAP)
+            return GRAPH_ERROR("node '%s' (cage) comes after %s node '%s': a cage node reshapes "
+                               "the rig (rest mesh, joints, centers of rotation) that skinning "
+                               "runs on, so it comes before every skinning and arap node in "
+                               "'nodes'",
+                               g->nodes[cage].id, node_type_names[node->type], node->id);
+    }
     for (uint32_t i = 0; i < n; ++i) {
         const ssk_graph_node *node = &g->nodes[i];
         if (node->type != SSK_NODE_SKINNING && node->type != SSK_NODE_ARAP &&
-            node->input_positions < 0)
+            node->type != SSK_NODE_CAGE && node->input_positions < 0)
             return GRAPH_ERROR("node '%s' (%s): its positions input is not connected",
                                node->id, node_type_names[node->type]);
     }
@@ -895,7 +935,7 @@ static ssk_status check_structure(ssk_graph *g, ssk_error *err)
         if (node->input_normals >= 0) reaches[node->input_normals] = 1;
     }
     for (uint32_t i = 0; i < n; ++i)
-        if (!reaches[i]) {
+        if (!reaches[i] && g->nodes[i].type != SSK_NODE_CAGE) {
             free(reaches);
             return GRAPH_ERROR("node '%s' does not reach the output node '%s' (its result "
                                "would be unused)",
@@ -1324,6 +1364,7 @@ static json_object *node_to_json(const ssk_graph *g, const ssk_graph_node *n)
     if (ok && n->type == SSK_NODE_ARAP)
         ok = ssk_json_put(o, "regularization", ssk_json_new_float(n->arap.regularization));
     if (ok && n->type == SSK_NODE_IMPLICIT) ok = ssk_graph_implicit_to_json(g, n, o);
+    if (ok && n->type == SSK_NODE_CAGE) ok = ssk_graph_cage_to_json(n, o);
     if (!ok) {
         json_object_put(o);
         return NULL;

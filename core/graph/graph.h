@@ -23,6 +23,8 @@ typedef enum ssk_node_type {
     SSK_NODE_ARAP,         /* source: positions out (ARAP on scale vectors) */
     SSK_NODE_IMPLICIT,     /* positions in (the first stage), positions out
                               (implicit skinning, Vaillant 2015) */
+    SSK_NODE_CAGE,         /* no edges: reshapes the rig of the nodes after it
+                              (coupled cages and skeletons, Corda et al. 2020) */
     SSK_NODE_TYPE_COUNT
 } ssk_node_type;
 
@@ -64,6 +66,12 @@ typedef struct ssk_graph_node {
      * default operator; NULL when every joint takes the default) */
     ssk_implicit_params implicit;
     uint8_t *joint_operators;
+    /* CAGE (graph_cage.c): the rest cage and its edit, owned, rig space */
+    uint32_t cage_vertex_count;   /* c */
+    uint32_t cage_triangle_count;
+    float *cage_rest;             /* c by 3 */
+    uint32_t *cage_triangles;     /* cage_triangle_count by 3 */
+    float *cage_edited;           /* c by 3, the same topology */
     /* inputs: index of the node feeding them, -1 when not connected */
     int32_t input_positions;
     int32_t input_normals;
@@ -201,5 +209,25 @@ ssk_status ssk_graph_implicit_copy(ssk_graph_node *d, const ssk_graph_node *s,
 /* Adds the node's fields to `o`, all written; false when out of memory. */
 bool ssk_graph_implicit_to_json(const ssk_graph *g, const ssk_graph_node *n,
                                 struct json_object *o);
+
+/* Cage node (graph_cage.c; Corda et al. 2020; issue #21). Whether `field`
+ * is one of its fields ("vertices", "triangles", "edited"). */
+bool ssk_graph_cage_field(const char *field);
+/* The fields of cage node `n` from `obj`, all required: "vertices" (c
+ * [x, y, z], rig space), "triangles" ([a, b, c] indices below c) and
+ * "edited" (c [x, y, z]); the rest cage checked closed, consistently
+ * oriented and free of degenerate triangles (ssk_cage_check).
+ * SSK_ERROR_GRAPH (naming the node and field), SSK_ERROR_OUT_OF_MEMORY; on
+ * failure `n` owns what was parsed. */
+ssk_status ssk_graph_parse_cage(ssk_graph *g, ssk_graph_node *n, struct json_object *obj,
+                                ssk_error *err);
+/* Deep copy of a cage node's arrays into `d` (a shallow copy of `s`;
+ * nothing for other types). SSK_ERROR_OUT_OF_MEMORY (no message) or
+ * SSK_OK; on failure `d` owns what was copied. */
+ssk_status ssk_graph_cage_copy(ssk_graph_node *d, const ssk_graph_node *s);
+/* Adds the node's fields to `o`; false when out of memory. */
+bool ssk_graph_cage_to_json(const ssk_graph_node *n, struct json_object *o);
+/* The graph's cage node, or NULL (graph.c; a graph has at most one). */
+const ssk_graph_node *ssk_graph_cage_node(const ssk_graph *g);
 
 #endif /* SSK_GRAPH_H */

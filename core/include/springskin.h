@@ -1327,9 +1327,14 @@ void ssk_implicit_params_default(ssk_implicit_params *out);
  * "parent_influence", "child_influence", "length_adjust"), "radial"
  * (positions in; "bones", "profile", "amount", "keys"), "normals"
  * (positions in, normals out), "output" (positions in, optional normals
- * in). Validation: exactly one output; acyclic; every input connected
- * once to an output of the right kind; every node reaches the output; no
- * unknown type, parameter or bone name. */
+ * in), "spring", "arap", "implicit", and "cage" (no edges; "vertices",
+ * "triangles", "edited": a closed rest cage and its edit, rig space; it
+ * reshapes the rig every node runs on, Corda et al. 2020, and comes before
+ * every skinning and arap node). Validation: exactly one output; acyclic;
+ * every input connected once to an output of the right kind; every node
+ * but a cage node reaches the output; at most one cage node, closed and
+ * consistently oriented, its edit of the same size; no unknown type,
+ * parameter or bone name. */
 typedef struct ssk_graph ssk_graph;
 
 /* Limits of a graph document (issue #19), enforced before and while it
@@ -1519,6 +1524,9 @@ typedef struct ssk_deformer_desc {
      * them for this rig. Borrowed during ssk_deformer_create only (copied);
      * they take the place of the binding's centers, so a CoR graph can
      * follow an incremental update (issue #18) without binding again.
+     * With a graph whose cage node edits the cage, they are the given
+     * rig's centers, which the cage node repositions by Eq. 14
+     * (ssk_cage_bind_cor); without them it repositions ssk_cor_precompute's.
      * Errors: SSK_ERROR_INVALID_ARGUMENT when only one is given or a
      * flagged center is not finite. */
     const float *cor_centers;
@@ -1534,8 +1542,15 @@ typedef struct ssk_deformer_desc {
  * uploaded. AUTO takes GL when the context's renderer is a hardware GPU and
  * the CPU otherwise; when GL cannot be had, AUTO falls back to the CPU and
  * sets `err` to SSK_OK with a warning in err->message (status SSK_OK).
- * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, method/backend out of range),
- * SSK_ERROR_OUT_OF_MEMORY, and for GL the context and shader errors
+ * A graph with a cage node whose edit changes the cage: the deformer binds
+ * the cage to `rig` (ssk_cage_create), runs every node on the rig the edit
+ * describes (ssk_cage_reshape) and carries each frame's skinning matrices
+ * of `rig` over to it (ssk_cage_pose), CoR nodes with Eq. 14's centers; a
+ * binding given must be that reshaped rig's. An unedited cage node is
+ * bound (checked) and changes nothing.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, method/backend out of range;
+ * a cage node's cage that does not enclose the joints, named after the
+ * node), SSK_ERROR_OUT_OF_MEMORY, and for GL the context and shader errors
  * (SSK_ERROR_GL_UNAVAILABLE, SSK_ERROR_GL_SHADER with the GLSL log,
  * SSK_ERROR_GL). */
 ssk_status ssk_deformer_create(ssk_deformer **out, const ssk_rig *rig,
@@ -1737,6 +1752,36 @@ ssk_status ssk_cage_fit(float *dst, const ssk_cage *cage, const float *positions
  * SSK_ERROR_OUT_OF_MEMORY. */
 ssk_status ssk_cage_reverse(float *rest_offset, const ssk_cage *cage, const float *skinning,
                             const float *posed_offset, ssk_error *err);
+
+/* Centers of rotation repositioning (Corda et al. 2020, Eq. 14: CoRs =
+ * Lambda C): binds the rig's own centers of rotation (centers: #V by 3,
+ * rig space; flags: #V, 1 with a center; as ssk_cor_precompute or a
+ * binding's ssk_binding_view writes them for the cage's rig, borrowed
+ * during the call) to the cage: Lambda (a row of c per vertex with a
+ * center, kept in the cage) gets each center's mean value coordinates
+ * with respect to the rest cage (the paper's Lambda = Phi_CoRs Phi would
+ * express the center through the mesh rows of Eq. 5; the center's own
+ * coordinates reproduce it as exactly: core/bind/cage_rig.c says where
+ * they differ); a vertex without a center keeps its own rest position as
+ * center, the reshape's Phi C'. Precomputed once, replacing any earlier.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, a center the cage's mean
+ * value coordinates cannot take), SSK_ERROR_NONFINITE (a flagged center),
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t *flags,
+                             ssk_error *err);
+/* dst_centers (#V by 3, rig space) and dst_flags (#V), caller-owned, get
+ * the centers of rotation of the last ssk_cage_reshape's rig by Eq. 14,
+ * Lambda C' (C' that reshape's edited rest cage; the rest cage, or no
+ * reshape yet, gives the bound centers bit for bit). Without
+ * ssk_cage_bind_cor first, binds the rig's centers from
+ * ssk_cor_precompute (ssk_cor_params_default, CPU) once.
+ * Errors: those of ssk_cor_precompute and ssk_cage_bind_cor,
+ * SSK_ERROR_NONFINITE. */
+ssk_status ssk_cage_cor_centers(float *dst_centers, uint8_t *dst_flags, ssk_cage *cage,
+                                ssk_error *err);
+/* 1 when edited_vertices (c by 3) are the cage's rest vertices exactly
+ * (an edit that changes nothing), else 0 (also for NULL). */
+int ssk_cage_is_rest(const ssk_cage *cage, const float *edited_vertices);
 void ssk_scene_destroy(ssk_scene *scene);
 
 /* The scene's rig, owned by the scene. */
@@ -2023,8 +2068,12 @@ typedef struct ssk_bake_desc {
      * scene's rig and its edited rest vertices (c by 3, rig space), both or
      * neither. The bake deforms the rig the edit describes
      * (ssk_cage_reshape: rest shape, joints) with each frame's skinning
-     * matrices carried over to it (ssk_cage_pose). The cage is updated by
-     * the bake (its heads); a binding given must be the reshaped rig's. */
+     * matrices carried over to it (ssk_cage_pose), and CoR skinning nodes
+     * take the centers of rotation repositioned by Eq. 14
+     * (ssk_cage_cor_centers, in place of a binding's). The cage is updated
+     * by the bake (its heads, its Lambda); a binding given must be the
+     * reshaped rig's. A graph with a cage node and a cage here:
+     * SSK_ERROR_INVALID_ARGUMENT (give one of them). */
     ssk_cage *cage;
     const float *cage_edit;
     /* Implicit nodes' composition operators (borrowed), or NULL to build
@@ -2094,7 +2143,8 @@ typedef struct ssk_preview_desc {
     const char *focus_bone;
     float focus_radius;        /* > 0 with focus_bone (e.g. 0.12) */
     /* a cage and its edited rest vertices, both or neither (as in
-     * ssk_bake_desc): every panel shows the reshaped rig */
+     * ssk_bake_desc): every panel shows the reshaped rig (CoR panels with
+     * the centers of Eq. 14) */
     ssk_cage *cage;
     const float *cage_edit;
 } ssk_preview_desc;

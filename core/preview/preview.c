@@ -739,15 +739,18 @@ static ssk_status paper_graph(ssk_graph **out, const ssk_rig *rig, ssk_method me
 static ssk_status deform_to_rig(const ssk_rig *rig, ssk_method method,
                                 ssk_attachment_mode attachment, ssk_backend backend,
                                 ssk_gl_context *gl, const float *skinning,
-                                const float *objects, float *deformed, float *dst, bbox *box,
+                                const float *objects, const float *cor_centers,
+                                const uint8_t *cor_flags, float *deformed, float *dst, bbox *box,
                                 ssk_error *err)
 {
     ssk_deformer *deformer = NULL;
     ssk_graph *graph = NULL;
     ssk_status s = paper_graph(&graph, rig, method, attachment, err);
     if (s != SSK_OK) return s;
+    const bool cor = method == SSK_METHOD_COR && cor_centers;
     ssk_deformer_desc ddesc = {.method = method, .backend = backend, .gl_context = gl,
-                               .graph = graph};
+                               .graph = graph, .cor_centers = cor ? cor_centers : NULL,
+                               .cor_flags = cor ? cor_flags : NULL};
     s = ssk_deformer_create(&deformer, rig, &ddesc, err);
     ssk_graph_destroy(graph);
     if (s != SSK_OK) return s;
@@ -846,10 +849,28 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     /* a cage edit: every panel shows the rig it describes, each frame's
      * skinning carried over (as ssk_scene_bake) */
     ssk_rig *reshaped = NULL;
+    float *cor_centers = NULL;
+    uint8_t *cor_flags = NULL;
     if (desc->cage) {
         s = ssk_cage_reshape(&reshaped, desc->cage, desc->cage_edit, err);
         if (s != SSK_OK) return s;
         rig = reshaped;
+        /* CoR panels: the centers repositioned by Eq. 14 */
+        bool cor = false;
+        for (uint32_t p = 0; p < panels; ++p) cor |= desc->methods[p] == SSK_METHOD_COR;
+        if (cor) {
+            cor_centers = malloc((floats + 1) * sizeof *cor_centers);
+            cor_flags = malloc((size_t)vertices + 1);
+            s = cor_centers && cor_flags
+                    ? ssk_cage_cor_centers(cor_centers, cor_flags, desc->cage, err)
+                    : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+            if (s != SSK_OK) {
+                free(cor_centers);
+                free(cor_flags);
+                ssk_rig_destroy(reshaped);
+                return s;
+            }
+        }
     }
     float *carried = malloc(((size_t)bones * 16 + 1) * sizeof(float));
 
@@ -885,7 +906,8 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     if (s == SSK_OK) s = carry(carried, desc, skinning, bones, err);
     if (s == SSK_OK)
         s = deform_to_rig(rig, desc->methods[0], panel_attachment(desc, 0), desc->backend,
-                          ctx, carried, objects, deformed, positions, &reference, err);
+                          ctx, carried, objects, cor_centers, cor_flags, deformed, positions,
+                          &reference, err);
     if (s != SSK_OK) goto done;
 
     double t = (double)desc->frame / desc->fps;
@@ -897,7 +919,7 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     for (uint32_t p = 0; p < panels; ++p) {
         float *dst = positions + p * floats;
         s = deform_to_rig(rig, desc->methods[p], panel_attachment(desc, p), desc->backend,
-                          ctx, carried, objects, deformed, dst, &framed, err);
+                          ctx, carried, objects, cor_centers, cor_flags, deformed, dst, &framed, err);
         if (s == SSK_OK) s = ssk_rig_normals(rig, normals + p * floats, dst, err);
         if (s != SSK_OK) goto done;
     }
@@ -971,6 +993,8 @@ done:
     free(objects);
     free(skinning);
     free(carried);
+    free(cor_centers);
+    free(cor_flags);
     ssk_rig_destroy(reshaped);
     return s;
 }

@@ -26,8 +26,9 @@ def _json_default(value):
 class Graph:
     """A deformer graph, validated against a rig.
 
-    Nodes (skinning with a method, radial, spring, normals, output) and
-    edges, as the JSON document of ``docs/deformer-graph.md``; bone names
+    Nodes (skinning with a method, radial, spring, arap, implicit,
+    normals, output, and a cage that reshapes the rig the others run on)
+    and edges, as the JSON document of ``docs/deformer-graph.md``; bone names
     and vertex rows refer to the rig, so a graph is parsed against one.
 
     Parameters

@@ -1456,7 +1456,7 @@ static void test_load(void **state)
     assert_non_null(strstr(err.message, path));
     assert_non_null(strstr(err.message, "unknown node type 'cloth'"));
     assert_non_null(
-        strstr(err.message, "skinning, radial, normals, output, spring, arap or implicit"));
+        strstr(err.message, "skinning, radial, normals, output, spring, arap, implicit or cage"));
     snprintf(path, sizeof path, "%s/missing.json", fx->dir);
     assert_int_equal(ssk_graph_load(&g, path, fx->limb, &err), SSK_ERROR_IO);
     assert_non_null(strstr(err.message, "missing.json"));

@@ -312,6 +312,54 @@ def test_bake_with_an_edit_matches_reshape_and_pose(bcn, tmp_path):
     cage.reshape(cage.vertices)
 
 
+def _cage_graph(cage, edited, method):
+    """The graph {cage node, skinning with `method`, output} as a dict with
+    numpy arrays (docs/deformer-graph.md: the cage node)."""
+    return {"version": 1,
+            "nodes": [{"id": "reshape", "type": "cage", "vertices": cage.vertices,
+                       "triangles": cage.triangles, "edited": edited},
+                      {"id": "skin", "type": "skinning", "method": method},
+                      {"id": "out", "type": "output"}],
+            "edges": [{"from": "skin", "to": "out"}]}
+
+
+@pytest.mark.parametrize("method", ["lbs", "cor"])
+def test_graph_cage_node(bcn, method):
+    """A cage node in a graph dict: unedited, the plain deformer's bytes;
+    edited, the reshaped rig deformed with the carried matrices (and, for
+    CoR, Eq. 14's centers, as bake(cage=) uses them) exactly."""
+    rig, cage, corners = bcn
+    skinning, objects = rig.sample(frame=4)
+    plain = springskin.Deformer(rig, method=method, backend="cpu").deform(skinning, objects)
+    unedited = springskin.Deformer(rig, graph=_cage_graph(cage, cage.vertices, method),
+                                   backend="cpu").deform(skinning, objects)
+    assert np.array_equal(plain, unedited)
+    edited = _affine(corners)
+    got = springskin.Deformer(rig, graph=_cage_graph(cage, edited, method),
+                              backend="cpu").deform(skinning, objects)
+    assert not np.allclose(got, plain)
+    if method == "lbs":
+        want = springskin.Deformer(cage.reshape(edited), method="lbs", backend="cpu").deform(
+            cage.pose(skinning), objects)
+        cage.reshape(cage.vertices)
+        assert np.array_equal(got, want)
+
+
+def test_graph_cage_node_errors(bcn):
+    rig, cage, corners = bcn
+    with pytest.raises(ValueError, match=r"keeps the cage's topology\), got 7$"):
+        springskin.Graph(_cage_graph(cage, corners[:7], "lbs"), rig)
+    graph = _cage_graph(cage, corners, "lbs")
+    graph["nodes"].reverse()
+    with pytest.raises(ValueError, match=r"node 'reshape' \(cage\) comes after skinning "
+                                         r"node 'skin'"):
+        springskin.Graph(graph, rig)
+    graph = _cage_graph(cage, corners, "lbs")
+    graph["nodes"][0]["triangles"] = cage.triangles[:-1]
+    with pytest.raises(ValueError, match=r"not a valid cage: .*not closed"):
+        springskin.Graph(graph, rig)
+
+
 def test_bake_cage_errors(bcn, tmp_path):
     rig, cage, corners = bcn
     out = tmp_path / "x.pc2"
