@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rows of Lambda per block (ssk_cage: lambda). */
+#define CAGE_COR_BLOCK 8u
+
 /* A rest tail counts as its child's rest head within this fraction of the
  * bone's length. */
 #define CAGE_CONNECTED_FRACTION 1e-4f
@@ -33,8 +36,15 @@ struct ssk_cage {
     double *edit;     /* c by 3: the rest cage of the last reshape (C') */
     bool unedited;    /* the last reshape's cage was the rest cage (or none yet) */
     float *positions; /* #V by 3: the last edited reshape's rest positions (Phi C'), or NULL */
-    /* Eq. 14 (ssk_cage_bind_cor): NULL until bound */
-    double *lambda;   /* flagged by c: the cage coordinates of each center, in vertex order */
+    /* Eq. 14 (ssk_cage_bind_cor): NULL until bound. Lambda's rows (the cage
+     * coordinates of each flagged vertex's center, in vertex order) in
+     * blocks of CAGE_COR_BLOCK rows, each block c by CAGE_COR_BLOCK (k
+     * major: the block's rows side by side, padded with zero rows), so
+     * that an update streams Lambda once and adds a block's rows in SIMD
+     * lanes (cage_cor_update) */
+    float *lambda;
+    uint32_t *lambda_vertex; /* flagged: the vertex of each row */
+    uint32_t lambda_rows;    /* flagged */
     float *cor_centers; /* #V by 3: the rig's own centers (rig space) */
     uint8_t *cor_flags; /* #V */
 };
@@ -84,6 +94,7 @@ void ssk_cage_destroy(ssk_cage *cage)
     free(cage->edit);
     free(cage->positions);
     free(cage->lambda);
+    free(cage->lambda_vertex);
     free(cage->cor_centers);
     free(cage->cor_flags);
     free(cage);
@@ -317,6 +328,8 @@ ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t
     double *lambda = malloc(((size_t)flagged * c + 1) * sizeof *lambda);
     float *own = malloc((3 * (size_t)nv + 1) * sizeof *own);
     uint8_t *own_flags = malloc((size_t)nv + 1);
+    float *blocks = NULL;
+    uint32_t *rows = NULL;
     ssk_status st = SSK_OK;
     if (!lambda || !points || !own || !own_flags) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -332,22 +345,74 @@ ssk_status ssk_cage_bind_cor(ssk_cage *cage, const float *centers, const uint8_t
     if (st != SSK_OK) goto done;
     for (uint32_t v = 0; v < nv; ++v) own_flags[v] = flags[v] ? 1 : 0;
     memcpy(own, centers, 3 * (size_t)nv * sizeof *own);
+    blocks = malloc(((size_t)(flagged + CAGE_COR_BLOCK - 1) / CAGE_COR_BLOCK * c * CAGE_COR_BLOCK +
+                     1) * sizeof *blocks);
+    rows = malloc(((size_t)flagged + 1) * sizeof *rows);
+    if (!blocks || !rows) {
+        st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    for (uint32_t r0 = 0; r0 < flagged; r0 += CAGE_COR_BLOCK) {
+        float *blk = blocks + (size_t)r0 * c;
+        for (uint32_t k = 0; k < c; ++k)
+            for (uint32_t i = 0; i < CAGE_COR_BLOCK; ++i)
+                blk[(size_t)k * CAGE_COR_BLOCK + i] =
+                    r0 + i < flagged ? (float)lambda[(size_t)(r0 + i) * c + k] : 0.0f;
+    }
+    for (uint32_t v = 0, k = 0; v < nv; ++v)
+        if (flags[v]) rows[k++] = v;
     free(cage->lambda);
+    free(cage->lambda_vertex);
     free(cage->cor_centers);
     free(cage->cor_flags);
-    cage->lambda = lambda;
+    cage->lambda = blocks;
+    cage->lambda_vertex = rows;
+    cage->lambda_rows = flagged;
     cage->cor_centers = own;
     cage->cor_flags = own_flags;
-    lambda = NULL;
+    blocks = NULL;
+    rows = NULL;
     own = NULL;
     own_flags = NULL;
     st = ssk_error_ok(err);
 done:
     free(lambda);
+    free(blocks);
+    free(rows);
     free(points);
     free(own);
     free(own_flags);
     return st;
+}
+
+/* Eq. 14's centers Lambda C' of the flagged vertices into dst (#V by 3),
+ * C' the last reshape's cage: per block of CAGE_COR_BLOCK rows, each row's
+ * sum over the cage vertices in their order, in float (Lambda's entries,
+ * the rows of mean value coordinates, are stored in float), the block's
+ * rows in the lanes of SIMD vectors (the loop over i), Lambda read once.
+ * On this 2-core machine (bench_cage, one thread, 7.5k centers, an
+ * 88-vertex cage): 0.47 ms a row at a time in double from a double Lambda,
+ * 0.19 ms so (back-to-back runs). */
+static void cage_cor_update(float *dst, const ssk_cage *cage)
+{
+    const uint32_t c = cage->binding.cage_vertex_count, n = cage->lambda_rows;
+    for (uint32_t r0 = 0; r0 < n; r0 += CAGE_COR_BLOCK) {
+        const float *blk = cage->lambda + (size_t)r0 * c;
+        float acc[3][CAGE_COR_BLOCK] = {{0.0f}};
+        for (uint32_t k = 0; k < c; ++k) {
+            const double *q = cage->edit + 3 * (size_t)k;
+            const float q0 = (float)q[0], q1 = (float)q[1], q2 = (float)q[2];
+            const float *l = blk + (size_t)k * CAGE_COR_BLOCK;
+            for (uint32_t i = 0; i < CAGE_COR_BLOCK; ++i) {
+                acc[0][i] += l[i] * q0;
+                acc[1][i] += l[i] * q1;
+                acc[2][i] += l[i] * q2;
+            }
+        }
+        for (uint32_t i = 0; i < CAGE_COR_BLOCK && r0 + i < n; ++i)
+            for (int a = 0; a < 3; ++a)
+                dst[3 * (size_t)cage->lambda_vertex[r0 + i] + a] = acc[a][i];
+    }
 }
 
 ssk_status ssk_cage_cor_centers(float *dst_centers, uint8_t *dst_flags, ssk_cage *cage,
@@ -357,7 +422,7 @@ ssk_status ssk_cage_cor_centers(float *dst_centers, uint8_t *dst_flags, ssk_cage
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "ssk_cage_cor_centers: NULL argument");
     const ssk_rig *rig = cage->rig;
-    const uint32_t nv = rig->vertex_count, c = cage->binding.cage_vertex_count;
+    const uint32_t nv = rig->vertex_count;
     if (!cage->lambda) {
         /* the rig's own centers, computed once, as a deformer computes them */
         float *centers = malloc((3 * (size_t)nv + 1) * sizeof *centers);
@@ -379,22 +444,11 @@ ssk_status ssk_cage_cor_centers(float *dst_centers, uint8_t *dst_flags, ssk_cage
         memcpy(dst_centers, cage->cor_centers, 3 * (size_t)nv * sizeof *dst_centers);
         return ssk_error_ok(err);
     }
-    for (uint32_t v = 0, row_index = 0; v < nv; ++v) {
-        if (!cage->cor_flags[v]) {
+    for (uint32_t v = 0; v < nv; ++v)
+        if (!cage->cor_flags[v])
             memcpy(dst_centers + 3 * (size_t)v, cage->positions + 3 * (size_t)v,
                    3 * sizeof *dst_centers);
-            continue;
-        }
-        const double *row = cage->lambda + (size_t)row_index++ * c;
-        double p[3] = {0.0, 0.0, 0.0};
-        for (uint32_t k = 0; k < c; ++k) {
-            const double *q = cage->edit + 3 * (size_t)k;
-            p[0] += row[k] * q[0];
-            p[1] += row[k] * q[1];
-            p[2] += row[k] * q[2];
-        }
-        for (int a = 0; a < 3; ++a) dst_centers[3 * (size_t)v + a] = (float)p[a];
-    }
+    cage_cor_update(dst_centers, cage);
     if (!ssk_floats_finite(dst_centers, 3 * (size_t)nv))
         return ssk_error_set(err, SSK_ERROR_NONFINITE,
                              "ssk_cage_cor_centers: a center is not finite");
