@@ -68,6 +68,39 @@ def _wrapped(layout, text, icon="NONE", width=70):
         col.label(text=line, icon=icon if first else "BLANK1")
 
 
+def _draw_cage(layout, obj, settings, state):
+    """The cage (issue #21): the Cage field, Bind Cage, Edit in Pose and
+    what the cage does now."""
+    from . import cage as cagemod
+    box = layout.box()
+    col = box.column()
+    col.use_property_split = True
+    col.prop(settings, "cage", icon="MESH_CUBE")
+    row = box.row(align=True)
+    bound = settings.cage_bound and cagemod.bound_name(obj) is not None
+    row.operator("object.springskin_bind_cage", text="Rebind Cage" if bound else "Bind Cage",
+                 icon="FILE_REFRESH" if bound else "LINKED")
+    sub = row.row(align=True)
+    sub.enabled = bound
+    sub.operator("object.springskin_cage_edit_in_pose", text="Edit in Pose",
+                 icon="POSE_HLT", depress=settings.cage_edit_in_pose)
+    if state is not None and state.cage is not None:
+        if state.cage_edit is None:
+            text = "Cage %d vertices: at rest" % state.cage.vertex_count
+        else:
+            moved = state.cage_edit - state.cage.vertices
+            text = "Cage %d vertices: %d edited, reshaped in %.1f ms" % (
+                state.cage.vertex_count, int((abs(moved) > 0).any(axis=1).sum()),
+                state.cage_ms)
+        _wrapped(box, text, icon="MOD_MESHDEFORM", width=LINE_WIDTH)
+        if settings.cage_edit_in_pose:
+            copy = cagemod.posed_copy(obj)
+            _wrapped(box, "Edit '%s' (exact for Linear Blend)" % (copy.name if copy else "?"),
+                     icon="POSE_HLT", width=LINE_WIDTH)
+    if state is not None and state.cage_error:
+        _wrapped(box, state.cage_error, icon="ERROR", width=LINE_WIDTH)
+
+
 class SPRINGSKIN_PT_modifier(Panel):
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
@@ -136,6 +169,8 @@ class SPRINGSKIN_PT_modifier(Panel):
             _wrapped(col, "Takes over '%s' (disabled) of armature '%s'"
                      % (settings.armature_modifier, settings.armature_object),
                      icon="MODIFIER_OFF", width=LINE_WIDTH)
+
+        _draw_cage(layout, obj, settings, state)
 
         box = layout.box()
         if state is not None and state.deformer is not None:
