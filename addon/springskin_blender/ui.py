@@ -85,10 +85,10 @@ def _draw_cage(layout, obj, settings, state):
     sub.operator("object.springskin_cage_edit_in_pose", text="Edit in Pose",
                  icon="POSE_HLT", depress=settings.cage_edit_in_pose)
     if state is not None and state.cage is not None:
-        if state.cage_edit is None:
+        if state.cage_edit is None or state.cage_seen is None:
             text = "Cage %d vertices: at rest" % state.cage.vertex_count
         else:
-            moved = state.cage_edit - state.cage.vertices
+            moved = state.cage_seen - state.cage_rest  # cage mesh space, as stored
             text = "Cage %d vertices: %d edited, reshaped in %.1f ms" % (
                 state.cage.vertex_count, int((abs(moved) > 0).any(axis=1).sum()),
                 state.cage_ms)

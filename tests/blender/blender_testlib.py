@@ -287,3 +287,38 @@ def call(op, **kwargs):
         return op(**kwargs), None
     except RuntimeError as exc:
         return None, str(exc)
+
+
+# --- the panel ------------------------------------------------------------------------
+
+class RecordingLayout:
+    """Stands in for a UILayout: every call returns another layout; labels
+    and operators are recorded."""
+
+    def __init__(self, log):
+        self.log = log
+        self.use_property_split = False
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            if name in ("label", "operator", "prop", "prop_search", "menu"):
+                self.log.append((name, kwargs.get("text") or (args[1] if len(args) > 1
+                                                              else args[0] if args else "")))
+            return RecordingLayout(self.log)
+        return call
+
+
+def draw_panel(obj):
+    """The Spring Skin panel's labels, operators and properties for `obj`,
+    joined by " | " (asserts the panel polls for it)."""
+    panel_cls = submodule("ui").SPRINGSKIN_PT_modifier
+
+    class Context:
+        pass
+
+    log = []
+    ctx = Context()
+    ctx.object = obj
+    panel_cls.draw(type("P", (), {"layout": RecordingLayout(log)})(), ctx)
+    assert panel_cls.poll(ctx)
+    return " | ".join(str(t) for _, t in log)

@@ -220,9 +220,13 @@ class Scene:
 
     def reference(self, ref_cage, edited_rig):
         """What springskin gives directly for the cage edited to `edited_rig`
-        at the current frame (object space of the bar)."""
+        at the current frame (object space of the bar); the binding methods
+        bind the reshaped rig with the panel's default settings."""
         reshaped = ref_cage.reshape(edited_rig)
-        deformer = ss.Deformer(reshaped, method=self.method.lower(), backend="cpu")
+        binding = reshaped.bind(method="auto", smooth_iterations=6) \
+            if self.method in ("RIGID", "IRS", "SPRING") else None
+        deformer = ss.Deformer(reshaped, method=self.method.lower(), backend="cpu",
+                               binding=binding)
         return deformer.deform(ref_cage.pose(self.skinning()))
 
     def to_rig(self, positions):
@@ -299,6 +303,23 @@ def test_rest_edit_matches_springskin():
     assert s.err(T.live_positions(s.bar), reshaped.rest_positions()) <= TOLERANCE
     # the joint was refitted: Bone1's head moved with the cage (the far ring moved +Y)
     assert abs(reshaped.bones.heads[1][1] - 1.0) > 1e-3, reshaped.bones.heads
+
+
+def test_rest_edit_with_dqs_and_irs():
+    """Other methods play on the reshaped rest too (IRS binds the reshaped
+    rig again)."""
+    cagemod.UPDATE_INTERVAL = 0.0
+    for method in ("DQS", "IRS"):
+        s = Scene(method)
+        ref_cage = _bind_cage(s)
+        s.set_cage_rig(_thicker(s.cage_rig()))
+        s.update()
+        for frame in (POSED_FRAME, OTHER_FRAME):
+            bpy.context.scene.frame_set(frame)
+            err = s.err(T.live_positions(s.bar), s.reference(ref_cage, s.cage_rig()))
+            print("  rest edit, %s, frame %d: addon vs springskin.Cage %.2e of the diagonal"
+                  % (method, frame, err))
+            assert err <= TOLERANCE, err
 
 
 def test_edit_mode_edits_are_live():
@@ -511,6 +532,35 @@ def test_blend_file_keeps_the_cage():
     np.testing.assert_array_equal(T.live_positions(bar), edited)
 
 
+def test_panel_shows_the_cage():
+    cagemod.UPDATE_INTERVAL = 0.0
+    s = Scene()
+
+    def flat():
+        return T.draw_panel(s.bar).replace(" | ", " ")
+
+    text = flat()
+    assert "Bind Cage" in text and "Edit in Pose" in text and "cage" in text, text
+    _bind_cage(s)
+    text = flat()
+    assert "Rebind Cage" in text and "Cage 12 vertices: at rest" in text, text
+    s.set_cage_rig(_thicker(s.cage_rig()))
+    s.update()
+    assert "Cage 12 vertices: 8 edited, reshaped in" in flat(), flat()
+    T.activate(s.bar)
+    assert bpy.ops.object.springskin_cage_edit_in_pose() == {"FINISHED"}
+    assert "Edit 'Cage Posed' (exact for Linear Blend)" in flat(), flat()
+    assert bpy.ops.object.springskin_cage_edit_in_pose() == {"FINISHED"}
+    bm = bmesh.new()
+    bm.from_mesh(s.cage.data)
+    bmesh.ops.subdivide_edges(bm, edges=bm.edges[:1], cuts=1, use_grid_fill=False)
+    bmesh.ops.triangulate(bm, faces=[f for f in bm.faces if len(f.verts) > 3])
+    bm.to_mesh(s.cage.data)
+    bm.free()
+    s.update()
+    assert "changed since Bind Cage" in flat() and "rebind with Bind Cage" in flat(), flat()
+
+
 def test_edits_are_throttled():
     s = Scene()
     _bind_cage(s)
@@ -533,10 +583,11 @@ def test_edits_are_throttled():
 def main():
     runner = T.Runner("the cage in the Spring Skin modifier")
     for test in (test_unedited_cage_changes_nothing, test_rest_edit_matches_springskin,
+                 test_rest_edit_with_dqs_and_irs,
                  test_edit_mode_edits_are_live, test_quad_cage_binds,
                  test_pose_time_edit_closes_the_loop_with_lbs, test_wrong_states_are_reported,
                  test_cage_field_poll, test_blend_file_keeps_the_cage,
-                 test_edits_are_throttled):
+                 test_panel_shows_the_cage, test_edits_are_throttled):
         runner.run(test)
     runner.finish()
 
