@@ -94,26 +94,36 @@ def cage_poll(settings, obj):
 # --- reading a cage ------------------------------------------------------------------
 
 def read_cage(obj):
-    """(coordinates (c, 3) float64 in the object's mesh space, faces: list of
-    vertex index tuples) of mesh object `obj`; the Edit-mode mesh while it
-    is in Edit mode (live edits)."""
+    """(coordinates (c, 3) float64 in the object's mesh space, polygon
+    sizes (P,) int64, polygon corners (sum of sizes,) int64, polygon after
+    polygon) of mesh object `obj`; the Edit-mode mesh while it is in Edit
+    mode (live edits)."""
     if obj.mode == "EDIT" and obj.data.is_editmode:
         bm = bmesh.from_edit_mesh(obj.data)
         bm.verts.index_update()
         co = np.array([tuple(v.co) for v in bm.verts], dtype=np.float64).reshape(-1, 3)
-        faces = [tuple(v.index for v in f.verts) for f in bm.faces]
-        return co, faces
+        sizes = np.array([len(f.verts) for f in bm.faces], dtype=np.int64)
+        corners = np.array([v.index for f in bm.faces for v in f.verts], dtype=np.int64)
+        return co, sizes, corners
     me = obj.data
-    co = np.empty(3 * len(me.vertices), dtype=np.float32)
-    me.vertices.foreach_get("co", co)
-    faces = [tuple(p.vertices) for p in me.polygons]
-    return co.reshape(-1, 3).astype(np.float64), faces
+    n = len(me.polygons)
+    sizes = np.empty(n, dtype=np.int32)
+    starts = np.empty(n, dtype=np.int32)
+    me.polygons.foreach_get("loop_total", sizes)
+    me.polygons.foreach_get("loop_start", starts)
+    loops = np.empty(len(me.loops), dtype=np.int32)
+    me.loops.foreach_get("vertex_index", loops)
+    sizes = sizes.astype(np.int64)
+    first = np.cumsum(sizes) - sizes
+    index = np.repeat(starts.astype(np.int64) - first, sizes) + np.arange(int(sizes.sum()))
+    return _coordinates(obj), sizes, loops[index].astype(np.int64)
 
 
 def _coordinates(obj):
-    """Only the coordinates of read_cage (cheaper outside Edit mode)."""
+    """The vertex coordinates of read_cage alone, (c, 3) float64."""
     if obj.mode == "EDIT" and obj.data.is_editmode:
-        return read_cage(obj)[0]
+        bm = bmesh.from_edit_mesh(obj.data)
+        return np.array([tuple(v.co) for v in bm.verts], dtype=np.float64).reshape(-1, 3)
     me = obj.data
     co = np.empty(3 * len(me.vertices), dtype=np.float32)
     me.vertices.foreach_get("co", co)
@@ -135,20 +145,23 @@ def write_coordinates(obj, co):
     obj.data.update()
 
 
-def triangulate(faces, name):
-    """(t, 3) int32 triangles of triangle and quad `faces` (quads split
-    along their first diagonal, keeping the winding); raises CageError for
-    other faces."""
-    tris = []
-    for f in faces:
-        if len(f) == 3:
-            tris.append(f)
-        elif len(f) == 4:
-            tris += [(f[0], f[1], f[2]), (f[0], f[2], f[3])]
-        else:
-            raise CageError("the cage '%s' has a face of %d vertices: a cage is made of "
-                            "triangles and quads (Triangulate the n-gons)" % (name, len(f)))
-    return np.array(tris, dtype=np.int32).reshape(-1, 3)
+def triangulate(sizes, corners, name):
+    """(t, 3) int32 triangles of polygons given by `sizes` and `corners`
+    (read_cage), in polygon order: triangles as they are, quads split along
+    their first diagonal keeping the winding; raises CageError for other
+    polygons."""
+    bad = sizes[~np.isin(sizes, CAGE_FACE_SIZES)]
+    if len(bad):
+        raise CageError("the cage '%s' has a face of %d vertices: a cage is made of "
+                        "triangles and quads (Triangulate the n-gons)" % (name, int(bad[0])))
+    first = np.cumsum(sizes) - sizes
+    tri, quad = np.flatnonzero(sizes == 3), np.flatnonzero(sizes == 4)
+    at = first[tri, None] + np.arange(3)
+    aq = first[quad, None] + np.arange(4)
+    parts = [corners[at], corners[aq[:, [0, 1, 2]]], corners[aq[:, [0, 2, 3]]]]
+    order = np.concatenate([2 * tri, 2 * quad, 2 * quad + 1])
+    out = np.concatenate(parts)[np.argsort(order, kind="stable")]
+    return out.astype(np.int32).reshape(-1, 3)
 
 
 def closed_error(triangles, vertex_count, name):
@@ -199,30 +212,31 @@ def _from_rig(matrix, co):
     return co @ inv[:3, :3].T + inv[:3, 3]
 
 
-def topology_error(obj):
-    """Why the cage picked for `obj` cannot be used with the stored binding
-    (no cage, not bound, topology changed since Bind Cage), or None."""
+def topology_error(obj, state=None):
+    """Why the cage picked for `obj` cannot be used with its binding (no
+    cage, not bound, topology changed since Bind Cage), or None. The bound
+    triangles are `state`'s cage's when given, else the stored ones."""
     settings = obj.springskin
     cage = settings.cage
-    stored = _stored(obj)
     if cage is None:
         return "no cage: pick a closed mesh in the Cage field and Bind Cage"
-    if stored is None or not settings.cage_bound:
-        return "the cage '%s' is not bound: Bind Cage" % cage.name
-    co, faces = read_cage(cage)
-    rest, tris, _ = stored
-    try:
-        now = triangulate(faces, cage.name)
-    except CageError as exc:
-        now = None
-        detail = str(exc)
+    if state is not None and getattr(state, "cage", None) is not None:
+        c, tris = state.cage.vertex_count, state.cage.triangles
     else:
-        detail = None
-    if len(co) != len(rest) or now is None or now.shape != tris.shape or \
+        stored = _stored(obj)
+        if stored is None or not settings.cage_bound:
+            return "the cage '%s' is not bound: Bind Cage" % cage.name
+        c, tris = len(stored[0]), stored[1]
+    co, sizes, corners = read_cage(cage)
+    try:
+        now = triangulate(sizes, corners, cage.name)
+    except CageError as exc:
+        now, detail = None, str(exc)
+    if len(co) != c or now is None or now.shape != tris.shape or \
             not np.array_equal(now, tris):
         return ("the topology of the cage '%s' changed since Bind Cage (%d vertices, %d "
                 "triangles bound; now %d vertices%s): rebind with Bind Cage"
-                % (cage.name, len(rest), len(tris), len(co),
+                % (cage.name, c, len(tris), len(co),
                    ", %d triangles" % len(now) if now is not None else "; " + detail))
     return None
 
@@ -240,8 +254,8 @@ def bind(obj, state, arm):
                         % obj.name)
     if cage.type != "MESH":
         raise CageError("the cage '%s' is a %s, not a mesh" % (cage.name, cage.type.lower()))
-    co, faces = read_cage(cage)
-    tris = triangulate(faces, cage.name)
+    co, sizes, corners = read_cage(cage)
+    tris = triangulate(sizes, corners, cage.name)
     problem = closed_error(tris, len(co), cage.name)
     if problem:
         raise CageError(problem)
@@ -307,7 +321,7 @@ def attach(obj, state):
         state.cage_error = "the stored cage no longer binds: %s (Bind Cage again)" % exc
         return
     _install(state, bound, matrix, rest)
-    if settings.cage is not None and topology_error(obj) is None:
+    if settings.cage is not None and topology_error(obj, state) is None:
         co = _coordinates(settings.cage)
         state.cage_seen = co
         try:
@@ -355,7 +369,7 @@ def sync(obj, state, rebuild, force=False):
     if getattr(state, "cage", None) is None or settings.cage is None:
         return False
     cage = settings.cage
-    problem = topology_error(obj)
+    problem = topology_error(obj, state)
     if problem:
         if state.cage_error != problem:
             print("Spring Skin: '%s': %s" % (obj.name, problem))

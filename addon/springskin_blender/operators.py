@@ -349,7 +349,7 @@ class OBJECT_OT_springskin_cage_edit_in_pose(Operator):
                         % obj.springskin.cage.name if obj.springskin.cage else "Edit in Pose "
                         "ended")
             return {"FINISHED"}
-        problem = cagemod.topology_error(obj) or state.cage_error
+        problem = cagemod.topology_error(obj, state) or state.cage_error
         if problem:
             return _fail(self, problem)
         copy = cagemod.set_edit_in_pose(obj, True, context.scene.collection)
