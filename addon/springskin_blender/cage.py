@@ -52,7 +52,8 @@ from . import native
 from . import rig as rigmod
 
 __all__ = ["MATRIX_KEY", "REST_KEY", "TRIANGLES_KEY", "UPDATE_INTERVAL", "CageError",
-           "after_frame", "attach", "bind", "cage_poll", "clear", "flush", "posed_copy",
+           "after_frame", "attach", "bind", "binding_changed", "cage_poll", "clear", "flush",
+           "posed_copy",
            "read_cage", "set_edit_in_pose", "sync", "topology_error"]
 
 #: ID properties of the character object (see the module docstring).
@@ -281,6 +282,17 @@ def bind(obj, state, arm):
     return seconds
 
 
+def binding_changed(obj, state):
+    """Whether `obj`'s stored cage binding (after an undo or redo) is not
+    the one `state` uses."""
+    stored = _stored(obj) if obj.springskin.cage_bound else None
+    if stored is None or state.cage is None:
+        return (stored is None) != (state.cage is None)
+    rest, tris, matrix = stored
+    return not (np.array_equal(rest, state.cage_rest) and np.array_equal(matrix, state.cage_matrix)
+                and np.array_equal(tris, state.cage.triangles))
+
+
 def clear(obj):
     """Forget `obj`'s bound cage (the stored rest too)."""
     set_edit_in_pose(obj, False)
@@ -359,12 +371,13 @@ def posed_copy(obj):
     return copy if copy is not None and copy.type == "MESH" else None
 
 
-def sync(obj, state, rebuild, force=False):
+def sync(obj, state, rebuild, force=False, posed=True):
     """Bring `state` up to date with the cage of `obj` (before a frame is
     computed): an edit of the posed copy becomes a rest-cage edit (CageRev),
     a rest-cage edit reshapes the rig and `rebuild(state)` remakes the
-    deformer. Throttled (UPDATE_INTERVAL) unless `force`. Returns True when
-    the rig changed."""
+    deformer. Throttled (UPDATE_INTERVAL) unless `force`; `posed` False
+    leaves the posed copy alone (a render thread). Returns True when the
+    rig changed."""
     settings = obj.springskin
     if getattr(state, "cage", None) is None or settings.cage is None:
         return False
@@ -379,7 +392,7 @@ def sync(obj, state, rebuild, force=False):
         state.cage_error = None
     copy = posed_copy(obj)
     posed_now = None
-    if copy is not None and state.pose_base is not None:
+    if posed and copy is not None and state.pose_base is not None:
         posed_now = _to_rig(state.cage_matrix, _coordinates(copy))
         if len(posed_now) != len(state.pose_base["posed"]) or \
                 np.array_equal(posed_now, state.pose_base["seen"]):

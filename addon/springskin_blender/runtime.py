@@ -663,8 +663,9 @@ def _compute(obj, arm, state, depsgraph, scene, force=False):
     state.deform_ms = 1e3 * (t2 - t1)
     state.last_ms = 1e3 * (time.perf_counter() - t0)
     state.frames += 1
-    cagemod.after_frame(obj, state, original, rd.object_matrix if objects is None else premat,
-                        key[:3])
+    if depsgraph.mode != "RENDER":  # the posed copy is the viewport's (main thread)
+        cagemod.after_frame(obj, state, original,
+                            rd.object_matrix if objects is None else premat, key[:3])
     return True
 
 
@@ -675,10 +676,11 @@ def _report(obj, state, message):
         state.printed = message
 
 
-def _prepare(obj, scene, cage_force=False):
+def _prepare(obj, scene, cage_force=False, render=False):
     """The object's up-to-date state, rebuilding what changed (the cage's
     edits too: cage.sync, throttled unless `cage_force`); None when it
-    cannot be deformed now (the reason is kept in the state)."""
+    cannot be deformed now (the reason is kept in the state). A `render`
+    depsgraph reads the cage but leaves the posed copy alone."""
     arm = _armature_of(obj)
     state = _states.get(obj.name)
     if arm is None:
@@ -717,7 +719,8 @@ def _prepare(obj, scene, cage_force=False):
             state.failed_config = _config(obj)
             _report(obj, state, str(exc))  # keeps the last good deformer
     try:
-        cagemod.sync(obj, state, lambda st: _rebuild_for_cage(obj, st, scene), force=cage_force)
+        cagemod.sync(obj, state, lambda st: _rebuild_for_cage(obj, st, scene), force=cage_force,
+                     posed=not render)
     except (rigmod.SetupError, native.NativeUnavailable) as exc:
         _report(obj, state, "after the cage edit: %s" % exc)
     return arm, state
@@ -729,7 +732,8 @@ def evaluate(obj, depsgraph, scene, force=False, cage_force=False):
     apply a cage edit now, not throttled."""
     with _lock:
         try:
-            arm, state = _prepare(obj, scene, cage_force=cage_force)
+            arm, state = _prepare(obj, scene, cage_force=cage_force,
+                                  render=depsgraph is not None and depsgraph.mode == "RENDER")
         except Exception as exc:  # never let a handler raise into Blender
             state = _states.setdefault(obj.name, ObjectState())
             _report(obj, state, "%s: %s" % (type(exc).__name__, exc))
@@ -906,8 +910,17 @@ def on_load_post(_dummy=None):
 def on_undo_redo_post(_scene=None, _dummy=None):
     """Undo/redo restore an older step's data but not the live files: write
     again."""
-    for state in _states.values():
+    for name, state in _states.items():
         state.last_key = None
+        obj = bpy.data.objects.get(name)
+        if obj is not None and state.base_rig is not None and cagemod.binding_changed(obj, state):
+            # Bind Cage (or the Cage field) undone or redone: the cage the
+            # file now holds
+            state.rig = state.base_rig
+            cagemod.attach(obj, state)
+            state.binding, state.binding_key = None, None
+            state.cor_state, state.cor_note = None, ""
+            state.config = None  # the deformer is remade by _prepare
 
 
 # --- operators' entry points --------------------------------------------------

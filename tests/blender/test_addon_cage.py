@@ -532,6 +532,39 @@ def test_blend_file_keeps_the_cage():
     np.testing.assert_array_equal(T.live_positions(bar), edited)
 
 
+def test_undo_and_redo_of_bind_cage():
+    cagemod.UPDATE_INTERVAL = 0.0
+    s = Scene()
+    plain = T.live_positions(s.bar).copy()
+    rest = s.cage_rig()
+    T.activate(s.bar)
+    s.bar.springskin.cage = s.cage
+    bpy.ops.ed.undo_push(message="cage picked")
+    # ('EXEC_DEFAULT', True): with an undo push, as from the UI
+    assert bpy.ops.object.springskin_bind_cage("EXEC_DEFAULT", True) == {"FINISHED"}
+    s.set_cage_rig(_thicker(rest))
+    s.update()
+    bpy.ops.ed.undo_push(message="cage edited")
+    edited = T.live_positions(s.bar).copy()
+    assert s.err(edited, plain) > 100 * TOLERANCE
+    assert bpy.ops.ed.undo() == {"FINISHED"}   # the edit
+    assert bpy.ops.ed.undo() == {"FINISHED"}   # Bind Cage
+    bar = bpy.data.objects["Bar"]
+    assert not bar.springskin.cage_bound and cagemod.REST_KEY not in bar
+    bpy.context.scene.frame_set(OTHER_FRAME)
+    bpy.context.scene.frame_set(POSED_FRAME)
+    assert runtime.state_of(bar).cage is None
+    np.testing.assert_array_equal(T.live_positions(bar), plain)
+    assert bpy.ops.ed.redo() == {"FINISHED"}
+    assert bpy.ops.ed.redo() == {"FINISHED"}
+    bar = bpy.data.objects["Bar"]
+    assert bar.springskin.cage_bound
+    bpy.context.scene.frame_set(OTHER_FRAME)
+    bpy.context.scene.frame_set(POSED_FRAME)
+    assert runtime.state_of(bar).cage is not None
+    np.testing.assert_array_equal(T.live_positions(bar), edited)
+
+
 def test_panel_shows_the_cage():
     cagemod.UPDATE_INTERVAL = 0.0
     s = Scene()
@@ -587,7 +620,8 @@ def main():
                  test_edit_mode_edits_are_live, test_quad_cage_binds,
                  test_pose_time_edit_closes_the_loop_with_lbs, test_wrong_states_are_reported,
                  test_cage_field_poll, test_blend_file_keeps_the_cage,
-                 test_panel_shows_the_cage, test_edits_are_throttled):
+                 test_undo_and_redo_of_bind_cage, test_panel_shows_the_cage,
+                 test_edits_are_throttled):
         runner.run(test)
     runner.finish()
 
