@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bmesh  # noqa: E402
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
-from mathutils import Euler, Matrix  # noqa: E402
+from mathutils import Euler  # noqa: E402
 
 import blender_testlib as T  # noqa: E402
 
@@ -215,8 +215,9 @@ class Scene:
     def skinning(self):
         depsgraph = bpy.context.evaluated_depsgraph_get()
         arm = self.arm.evaluated_get(depsgraph)
-        return np.array([np.array(arm.pose.bones[b.name].matrix) @ np.array(b.matrix_local.inverted())
-                         for b in self.arm.data.bones], dtype=np.float32)
+        return np.array([np.array(arm.pose.bones[b.name].matrix)
+                         @ np.array(b.matrix_local.inverted()) for b in self.arm.data.bones],
+                        dtype=np.float32)
 
     def reference(self, ref_cage, edited_rig):
         """What springskin gives directly for the cage edited to `edited_rig`
