@@ -7,8 +7,9 @@ meshes with a Spring Skin or an Armature modifier: bind state, method or
 graph, backend and the device it resolved to (the GL renderer or the CPU
 with its threads), the last frame's times, and errors (a missing native
 module, a failed bind, an invalid graph), a stale binding, unconverged
-spring frames, what happened to an applied or deleted modifier, and a
-bake in progress.
+spring frames, what happened to an applied or deleted modifier, the cage
+(its field, Bind Cage, Edit in Pose and its state), and a bake in
+progress.
 """
 
 import bpy
@@ -170,8 +171,6 @@ class SPRINGSKIN_PT_modifier(Panel):
                      % (settings.armature_modifier, settings.armature_object),
                      icon="MODIFIER_OFF", width=LINE_WIDTH)
 
-        _draw_cage(layout, obj, settings, state)
-
         box = layout.box()
         if state is not None and state.deformer is not None:
             _wrapped(box, "Deforming with %s" % state.what, icon="MOD_ARMATURE",
@@ -213,6 +212,10 @@ class SPRINGSKIN_PT_modifier(Panel):
             if cache is not None:
                 _wrapped(box, "Disabled: baked to %s" % bpy.path.basename(cache.filepath),
                          icon="FILE_CACHE", width=LINE_WIDTH)
+
+        # the cage below the state (which tests/gui/test_blender_window.py
+        # reads in a default-size window)
+        _draw_cage(layout, obj, settings, state)
 
         from . import operators
         bake = operators.active_bake
