@@ -53,8 +53,7 @@ from . import rig as rigmod
 
 __all__ = ["MATRIX_KEY", "REST_KEY", "TRIANGLES_KEY", "UPDATE_INTERVAL", "CageError",
            "after_frame", "attach", "bind", "binding_changed", "cage_poll", "clear", "flush",
-           "posed_copy",
-           "read_cage", "set_edit_in_pose", "sync", "topology_error"]
+           "posed_copy", "read_cage", "set_edit_in_pose", "sync", "topology_error"]
 
 #: ID properties of the character object (see the module docstring).
 REST_KEY = "springskin_cage_rest"
@@ -466,6 +465,7 @@ def set_edit_in_pose(obj, on, collection=None):
     if not on:
         name = obj.get(POSED_KEY)
         copy = bpy.data.objects.get(name) if name else None
+        was_on = settings.cage_edit_in_pose or copy is not None
         if copy is not None:
             me = copy.data
             bpy.data.objects.remove(copy)
@@ -476,7 +476,7 @@ def set_edit_in_pose(obj, on, collection=None):
         if settings.cage_edit_in_pose:
             settings.cage_edit_in_pose = False
         bound = bpy.data.objects.get(bound_name(obj) or "")
-        for shown in {c for c in (cage, bound) if c is not None}:
+        for shown in {c for c in (cage, bound) if c is not None and was_on}:
             try:
                 shown.hide_set(False)
             except RuntimeError:

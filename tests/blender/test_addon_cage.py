@@ -376,6 +376,7 @@ def test_pose_time_edit_closes_the_loop_with_lbs():
     assert error is None, error
     copy = cagemod.posed_copy(s.bar)
     assert copy is not None and copy.name == "Cage Posed" and copy.hide_render
+    assert s.cage.hide_get(), "the rest cage is shown over the posed character"
     # the copy shows the posed cage (the cage updater's fit of the frame)
     posed = s.cage_rig(copy)
     fitted = ref_cage.fit(s.to_rig(T.live_positions(s.bar)))
@@ -408,7 +409,7 @@ def test_pose_time_edit_closes_the_loop_with_lbs():
     result, error = T.call(bpy.ops.object.springskin_cage_edit_in_pose)
     assert error is None, error
     assert cagemod.posed_copy(s.bar) is None and "Cage Posed" not in bpy.data.objects
-    assert not s.bar.springskin.cage_edit_in_pose
+    assert not s.bar.springskin.cage_edit_in_pose and not s.cage.hide_get()
     np.testing.assert_allclose(s.cage_rig(), rest_after, atol=TOLERANCE * s.diagonal)
 
 
