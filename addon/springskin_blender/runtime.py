@@ -41,6 +41,11 @@ signature, :func:`rig.signature`), when the object leaves Edit or Weight
 Paint mode (weights may have changed), after a file load, and when the
 deformer configuration changes (the node tree's revision, bumped by
 :func:`graph_changed`, which the node tree calls on every edit).
+
+A bound cage (``cage.py``, issue #21) is synced before every frame: an
+edited cage replaces the state's rig by the reshaped one (``state.rig``;
+the rig read from Blender stays in ``state.base_rig``) and the frame's
+skinning matrices are carried over to it.
 """
 
 import atexit
@@ -909,7 +914,7 @@ def on_load_post(_dummy=None):
 @persistent
 def on_undo_redo_post(_scene=None, _dummy=None):
     """Undo/redo restore an older step's data but not the live files: write
-    again."""
+    again; a cage binding the step changed is taken from the file again."""
     for name, state in _states.items():
         state.last_key = None
         obj = bpy.data.objects.get(name)
