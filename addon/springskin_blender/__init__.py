@@ -14,8 +14,8 @@ Modules: ``native`` (lazy import of the compiled ``springskin`` package),
 ``properties`` (``Object.springskin``), ``rig`` (reading the rig from
 Blender), ``runtime`` (the Mesh Cache modifier and its live files,
 handlers, per-object state),
-``operators``, ``ui`` (the panel) and ``nodes`` (the deformer graph node
-tree).
+``operators``, ``ui`` (the panel), ``nodes`` (the deformer graph node
+tree) and ``cage`` (a cage that reshapes the character, issue #21).
 
 The native module is imported on first use, never at register time: a
 missing or broken build is reported in the panel and by the operators.
@@ -36,13 +36,13 @@ bl_info = {
 
 if "bpy" in locals():  # Reload Scripts (F3 > Reload Scripts): reload the submodules
     import importlib
-    for _name in ("native", "rig", "properties", "nodes", "runtime", "operators", "ui"):
+    for _name in ("native", "rig", "properties", "nodes", "cage", "runtime", "operators", "ui"):
         if _name in locals():
             importlib.reload(locals()[_name])
 
 import bpy
 
-from . import native, nodes, operators, properties, rig, runtime, ui
+from . import cage, native, nodes, operators, properties, rig, runtime, ui
 
 #: Registered in this order, unregistered in reverse.
 classes = properties.classes + operators.classes + ui.classes

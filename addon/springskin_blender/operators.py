@@ -7,6 +7,10 @@
   graph "<object> Spring Skin" and deform with it.
 - ``object.springskin_bind()``: read the rig from Blender again and bind.
 - ``object.springskin_unbind()``.
+- ``object.springskin_bind_cage()``: bind the cage picked in the Cage field
+  (its current coordinates are the rest cage; issue #21, ``cage.py``).
+- ``object.springskin_cage_edit_in_pose()``: toggle Edit in Pose (a posed
+  copy of the cage whose edits reach the rest cage through CageRev).
 - ``object.springskin_remove()``: remove the modifier and give the mesh
   back to its Armature modifier; the object's graph goes too when no other
   object uses it.
@@ -32,6 +36,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy.types import Operator
 from bpy_extras.io_utils import ExportHelper
 
+from . import cage as cagemod
 from . import native
 from . import rig as rigmod
 from . import runtime
@@ -107,6 +112,8 @@ def _bind(op, context, obj):
         progress.end()
     for warning in state.warnings:
         op.report({"WARNING"}, warning)
+    if state.cage_error:
+        op.report({"WARNING"}, "cage: %s" % state.cage_error)
     op.report({"INFO"}, _summary(obj, state))
     return state
 
@@ -250,6 +257,119 @@ class OBJECT_OT_springskin_unbind(Operator):
         return {"FINISHED"}
 
 
+def _cage_state(op, context):
+    """(object, state) of the active object for the cage operators, or
+    (None, error result) after reporting why not."""
+    obj = context.active_object
+    if runtime.has_spring_skin(obj) is None:
+        return None, _fail(op, "'%s' has no Spring Skin modifier: Add Spring Skin first (a cage "
+                               "reshapes a character deformed by Spring Skin)" % obj.name)
+    if not obj.springskin.bound:
+        return None, _fail(op, "'%s' is not bound: Bind first" % obj.name)
+    try:
+        native.require()
+    except native.NativeUnavailable as exc:
+        return None, _fail(op, str(exc))
+    state = runtime.evaluate(obj, context.evaluated_depsgraph_get(), context.scene)
+    if state is None or state.base_rig is None:
+        current = runtime.state_of(obj)
+        return None, _fail(op, "'%s' cannot be deformed now: %s" % (
+            obj.name, (current.error if current is not None else None) or "unknown reason"))
+    return obj, state
+
+
+class OBJECT_OT_springskin_bind_cage(Operator):
+    """Bind the cage picked in the Cage field: its current vertex coordinates become the rest
+    cage (stored in the .blend); moving them afterwards reshapes the character and refits
+    its joints (coupled cages and skeletons, Corda et al. 2020)"""
+
+    bl_idname = "object.springskin_bind_cage"
+    bl_label = "Bind Cage"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context)
+
+    def execute(self, context):
+        obj, state = _cage_state(self, context)
+        if obj is None:
+            return state
+        settings = obj.springskin
+        if settings.cage is None:
+            return _fail(self, "no cage: pick a closed triangle or quad mesh in the Cage field "
+                               "of '%s' first" % obj.name)
+        if settings.cage_edit_in_pose:
+            cagemod.set_edit_in_pose(obj, False)
+        arm = rigmod.armature_of(obj)
+        try:
+            seconds = cagemod.bind(obj, state, arm)
+        except cagemod.CageError as exc:
+            return _fail(self, str(exc))
+        runtime.evaluate(obj, context.evaluated_depsgraph_get(), context.scene, force=True,
+                         cage_force=True)
+        cage = state.cage
+        self.report({"INFO"}, "cage '%s' bound to '%s': %d vertices, %d triangles in %.0f ms; "
+                    "move its vertices to reshape the character"
+                    % (settings.cage.name, obj.name, cage.vertex_count, cage.triangle_count,
+                       1e3 * seconds))
+        return {"FINISHED"}
+
+
+class OBJECT_OT_springskin_cage_edit_in_pose(Operator):
+    """Edit the cage in the current pose: a posed copy of the cage ("<cage> Posed") follows
+    the frame, and moving its vertices moves the rest cage by CageRev (Corda et al. 2020,
+    Eq. 19). Exact for Linear Blend; for the other methods an approximation (the linear blend
+    system is used). Press again to end"""
+
+    bl_idname = "object.springskin_cage_edit_in_pose"
+    bl_label = "Edit in Pose"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def description(cls, context, _properties):
+        obj = context.active_object if context is not None else None
+        text = cls.__doc__
+        if obj is not None and obj.type == "MESH" and obj.springskin.method != "LBS":
+            text += (". Method %s: the edit is an approximation here (the posed cage misses "
+                     "the edit by a fraction of it at strong bends)" % obj.springskin.method)
+        return text
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context)
+
+    def execute(self, context):
+        obj, state = _cage_state(self, context)
+        if obj is None:
+            return state
+        if obj.springskin.cage_edit_in_pose:
+            cagemod.set_edit_in_pose(obj, False)
+            self.report({"INFO"}, "Edit in Pose ended: the cage '%s' holds the rest cage"
+                        % obj.springskin.cage.name if obj.springskin.cage else "Edit in Pose "
+                        "ended")
+            return {"FINISHED"}
+        problem = cagemod.topology_error(obj, state) or state.cage_error
+        if problem:
+            return _fail(self, problem)
+        copy = cagemod.set_edit_in_pose(obj, True, context.scene.collection)
+        state.pose_base = None
+        runtime.evaluate(obj, context.evaluated_depsgraph_get(), context.scene, force=True,
+                         cage_force=True)
+        if state.pose_base is None:
+            cagemod.set_edit_in_pose(obj, False)
+            return _fail(self, "the posed cage of '%s' could not be made: %s"
+                         % (obj.name, state.error or state.cage_error or "unknown reason"))
+        if obj.springskin.method != "LBS" or obj.springskin.graph is not None:
+            self.report({"WARNING"}, "CageRev is exact for Linear Blend only: with %s the "
+                        "character's posed cage follows the edits approximately"
+                        % ("the graph" if obj.springskin.graph is not None
+                           else obj.springskin.method))
+        self.report({"INFO"}, "edit '%s' at frame %g: its edits move the rest cage"
+                    % (copy.name, context.scene.frame_current))
+        return {"FINISHED"}
+
+
 class OBJECT_OT_springskin_remove(Operator):
     """Remove the Spring Skin modifier and give the mesh back to its Armature modifier (its
     armature object restored, enabled in viewport and render); its graph goes too unless
@@ -268,6 +388,7 @@ class OBJECT_OT_springskin_remove(Operator):
         settings = obj.springskin
         arm = rigmod.armature_of(obj)
         arm_mod = rigmod.armature_modifier(obj, settings.armature_modifier)
+        runtime.drop_cage(obj)
         runtime.unbind(obj)
         runtime.remove_modifier(obj)
         if arm_mod is not None:
@@ -581,6 +702,8 @@ classes = (
     OBJECT_OT_springskin_edit_graph,
     OBJECT_OT_springskin_bind,
     OBJECT_OT_springskin_unbind,
+    OBJECT_OT_springskin_bind_cage,
+    OBJECT_OT_springskin_cage_edit_in_pose,
     OBJECT_OT_springskin_remove,
     OBJECT_OT_springskin_bake_mesh_cache,
     OBJECT_OT_springskin_bake_alembic,

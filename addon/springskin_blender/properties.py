@@ -51,6 +51,20 @@ def _changed(self, _context):
         runtime.settings_changed(obj)
 
 
+def _cage_poll(self, obj):
+    from . import cage
+    return cage.cage_poll(self, obj)
+
+
+def _cage_changed(self, _context):
+    """Another cage picked (or the field cleared): the binding of the
+    previous one is forgotten (Bind Cage binds the new one)."""
+    from . import runtime
+    obj = self.id_data
+    if isinstance(obj, bpy.types.Object):
+        runtime.cage_changed(obj)
+
+
 def _graph_name_changed(self, context):
     """A graph picked (or cleared): the Method field follows the graph's
     skinning node, so clearing the graph later keeps deforming with what
@@ -99,6 +113,20 @@ class SpringSkinSettings(PropertyGroup):
         description="When the skin weights change outside Weight Paint and Edit mode (Vertex "
                     "Groups > Limit Total, Normalize All, a script), read them and bind again "
                     "at once; off: keep the binding and mark it stale in the panel")
+    cage: PointerProperty(
+        type=bpy.types.Object, name="Cage", poll=_cage_poll, update=_cage_changed,
+        description="A closed triangle or quad mesh around the character (coupled cages and "
+                    "skeletons, Corda et al. 2020): after Bind Cage, moving its vertices "
+                    "reshapes the character's rest shape and refits the joints, live; the "
+                    "animation plays on the reshaped rest")
+    cage_bound: BoolProperty(
+        name="Cage Bound", default=False, options={"HIDDEN"},
+        description="The cage was bound (Bind Cage): its rest coordinates, triangles and "
+                    "matrix are stored on the object")
+    cage_edit_in_pose: BoolProperty(
+        name="Edit in Pose", default=False, options={"HIDDEN"},
+        description="A posed copy of the cage is shown at the current frame; its edits are "
+                    "mapped back to the rest cage (CageRev). Set by the Edit in Pose button")
     bound: BoolProperty(
         name="Bound", default=False, options={"HIDDEN"},
         description="The object was bound (Bind) and is deformed by the Spring Skin modifier; "

@@ -41,6 +41,11 @@ signature, :func:`rig.signature`), when the object leaves Edit or Weight
 Paint mode (weights may have changed), after a file load, and when the
 deformer configuration changes (the node tree's revision, bumped by
 :func:`graph_changed`, which the node tree calls on every edit).
+
+A bound cage (``cage.py``, issue #21) is synced before every frame: an
+edited cage replaces the state's rig by the reshaped one (``state.rig``;
+the rig read from Blender stays in ``state.base_rig``) and the frame's
+skinning matrices are carried over to it.
 """
 
 import atexit
@@ -56,11 +61,13 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+from . import cage as cagemod
 from . import native
 from . import nodes
 from . import rig as rigmod
 
-__all__ = ["MODIFIER_NAME", "ObjectState", "bind", "cache_path", "evaluate", "graph_changed",
+__all__ = ["MODIFIER_NAME", "ObjectState", "bind", "cache_path", "cage_changed", "drop_cage",
+           "evaluate", "graph_changed",
            "has_spring_skin", "register", "shared_implicit_operators", "state_of", "unbind",
            "unregister"]
 
@@ -135,6 +142,18 @@ class ObjectState:
         self.cor_state = None       # springskin.CorState of CoR skinning nodes, kept across
                                     # weight edits (incremental update, issue #18)
         self.cor_note = ""          # how the centers of rotation were last made (panel)
+        # the cage (cage.py, issue #21): `rig` is `base_rig` (read from
+        # Blender) or the rig an edited cage describes
+        self.base_rig = None
+        self.cage = None            # springskin.Cage bound to base_rig, or None
+        self.cage_matrix = None     # (4, 4) cage mesh space -> rig space, from Bind Cage
+        self.cage_rest = None       # (c, 3) the bound rest cage, cage mesh space
+        self.cage_seen = None       # (c, 3) the cage coordinates last applied
+        self.cage_edit = None       # (c, 3) rig space: the applied edit; None: unedited
+        self.cage_error = None      # why the cage is not used now (topology changed, ...)
+        self.pose_base = None       # Edit in Pose: the frame's skinning, posed and rest cages
+        self.cage_time = 0.0        # perf_counter of the last applied cage edit
+        self.cage_ms = 0.0          # its reshape and rebuild
 
 
 def state_of(obj):
@@ -573,6 +592,9 @@ def _build(obj, arm, scene, progress=None, previous=None):
         progress(0.7)
     state.rig_data = rd
     state.signature = rigmod.signature(obj, arm)
+    cagemod.attach(obj, state)
+    if previous is not None and not _same_cage_edit(previous, state):
+        previous = None  # its centers of rotation belong to another reshaped rig
     _build_deformer(obj, state, scene,
                     progress=(lambda f: progress(0.7 + 0.25 * f)) if progress else None,
                     previous=previous)
@@ -589,6 +611,20 @@ def _build(obj, arm, scene, progress=None, previous=None):
     return state
 
 
+def _same_cage_edit(a, b):
+    ea, eb = a.cage_edit, b.cage_edit
+    return (ea is None and eb is None) or (ea is not None and eb is not None
+                                           and np.array_equal(ea, eb))
+
+
+def _rebuild_for_cage(obj, state, scene):
+    """The cage reshaped `state.rig`: a binding or centers of rotation of
+    the previous rig do not fit it; remake the deformer."""
+    state.binding, state.binding_key = None, None
+    state.cor_state, state.cor_note = None, ""
+    _build_deformer(obj, state, scene)
+
+
 # --- per frame ----------------------------------------------------------------------
 
 def _armature_of(obj):
@@ -602,8 +638,9 @@ def _compute(obj, arm, state, depsgraph, scene, force=False):
     arm_eval = arm.evaluated_get(depsgraph)
     obj_eval = obj.evaluated_get(depsgraph)
     rd = state.rig_data
-    skinning, raw = rigmod.pose_matrices(arm_eval, rd)
-    skinning, objects, premat = rigmod.frame_matrices(obj_eval, arm_eval, rd, skinning)
+    original, raw = rigmod.pose_matrices(arm_eval, rd)
+    skinning, objects, premat = rigmod.frame_matrices(obj_eval, arm_eval, rd,
+                                                      cagemod.carried(state, original))
     frame = scene.frame_current + scene.frame_subframe
     key = (frame, hash(raw.tobytes()), hash(premat.tobytes()), state.config, state.build_id)
     if key == state.last_key and not force:
@@ -631,6 +668,9 @@ def _compute(obj, arm, state, depsgraph, scene, force=False):
     state.deform_ms = 1e3 * (t2 - t1)
     state.last_ms = 1e3 * (time.perf_counter() - t0)
     state.frames += 1
+    if depsgraph.mode != "RENDER":  # the posed copy is the viewport's (main thread)
+        cagemod.after_frame(obj, state, original,
+                            rd.object_matrix if objects is None else premat, key[:3])
     return True
 
 
@@ -641,9 +681,11 @@ def _report(obj, state, message):
         state.printed = message
 
 
-def _prepare(obj, scene):
-    """The object's up-to-date state, rebuilding what changed; None when it
-    cannot be deformed now (the reason is kept in the state)."""
+def _prepare(obj, scene, cage_force=False, render=False):
+    """The object's up-to-date state, rebuilding what changed (the cage's
+    edits too: cage.sync, throttled unless `cage_force`); None when it
+    cannot be deformed now (the reason is kept in the state). A `render`
+    depsgraph reads the cage but leaves the posed copy alone."""
     arm = _armature_of(obj)
     state = _states.get(obj.name)
     if arm is None:
@@ -681,15 +723,22 @@ def _prepare(obj, scene):
         except (rigmod.SetupError, native.NativeUnavailable) as exc:
             state.failed_config = _config(obj)
             _report(obj, state, str(exc))  # keeps the last good deformer
+    try:
+        cagemod.sync(obj, state, lambda st: _rebuild_for_cage(obj, st, scene), force=cage_force,
+                     posed=not render)
+    except (rigmod.SetupError, native.NativeUnavailable) as exc:
+        _report(obj, state, "after the cage edit: %s" % exc)
     return arm, state
 
 
-def evaluate(obj, depsgraph, scene, force=False):
+def evaluate(obj, depsgraph, scene, force=False, cage_force=False):
     """Bring `obj`'s positions up to date for `depsgraph`; returns its state
-    (positions of the frame in ``state.positions``) or None."""
+    (positions of the frame in ``state.positions``) or None. `cage_force`:
+    apply a cage edit now, not throttled."""
     with _lock:
         try:
-            arm, state = _prepare(obj, scene)
+            arm, state = _prepare(obj, scene, cage_force=cage_force,
+                                  render=depsgraph is not None and depsgraph.mode == "RENDER")
         except Exception as exc:  # never let a handler raise into Blender
             state = _states.setdefault(obj.name, ObjectState())
             _report(obj, state, "%s: %s" % (type(exc).__name__, exc))
@@ -865,9 +914,18 @@ def on_load_post(_dummy=None):
 @persistent
 def on_undo_redo_post(_scene=None, _dummy=None):
     """Undo/redo restore an older step's data but not the live files: write
-    again."""
-    for state in _states.values():
+    again; a cage binding the step changed is taken from the file again."""
+    for name, state in _states.items():
         state.last_key = None
+        obj = bpy.data.objects.get(name)
+        if obj is not None and state.base_rig is not None and cagemod.binding_changed(obj, state):
+            # Bind Cage (or the Cage field) undone or redone: the cage the
+            # file now holds
+            state.rig = state.base_rig
+            cagemod.attach(obj, state)
+            state.binding, state.binding_key = None, None
+            state.cor_state, state.cor_note = None, ""
+            state.config = None  # the deformer is remade by _prepare
 
 
 # --- operators' entry points --------------------------------------------------
@@ -935,6 +993,34 @@ def graph_changed(tree):
             if method is not None and settings.method != method:
                 settings.method = method
             obj.update_tag(refresh={"OBJECT"})
+
+
+def cage_changed(obj):
+    """The Cage field of `obj` changed: a cage other than the bound one (or
+    none) forgets the binding, and the character gets the rest shape read
+    from Blender back (Bind Cage binds the picked cage)."""
+    cage = obj.springskin.cage
+    if cage is not None and cage.name == cagemod.bound_name(obj):
+        return
+    drop_cage(obj)
+
+
+def drop_cage(obj):
+    """Forget `obj`'s cage binding (stored and live); the deformer is remade
+    for the rig read from Blender at the next update."""
+    if obj.get(cagemod.REST_KEY) is None and not obj.springskin.cage_bound:
+        return
+    cagemod.clear(obj)
+    state = _states.get(obj.name)
+    if state is not None and state.base_rig is not None:
+        state.cage = state.cage_edit = state.cage_error = state.pose_base = None
+        if state.rig is not state.base_rig:
+            state.rig = state.base_rig
+            state.binding, state.binding_key = None, None
+            state.cor_state, state.cor_note = None, ""
+            state.config = None  # remade by _prepare
+    if obj.type == "MESH":
+        obj.update_tag(refresh={"OBJECT"})
 
 
 def settings_changed(obj):
@@ -1071,6 +1157,7 @@ def register():
 
 def unregister():
     global _gl_context, _gl_error, _implicit_operators
+    cagemod.unregister()
     nodes.remove_change_listener(graph_changed)
     bpy.msgbus.clear_by_owner(_MSGBUS_OWNER)
     _remove_handlers()

@@ -7,8 +7,9 @@ meshes with a Spring Skin or an Armature modifier: bind state, method or
 graph, backend and the device it resolved to (the GL renderer or the CPU
 with its threads), the last frame's times, and errors (a missing native
 module, a failed bind, an invalid graph), a stale binding, unconverged
-spring frames, what happened to an applied or deleted modifier, and a
-bake in progress.
+spring frames, what happened to an applied or deleted modifier, the cage
+(its field, Bind Cage, Edit in Pose and its state), and a bake in
+progress.
 """
 
 import bpy
@@ -66,6 +67,39 @@ def _wrapped(layout, text, icon="NONE", width=70):
             line = (line + " " + word).strip()
     if line:
         col.label(text=line, icon=icon if first else "BLANK1")
+
+
+def _draw_cage(layout, obj, settings, state):
+    """The cage (issue #21): the Cage field, Bind Cage, Edit in Pose and
+    what the cage does now."""
+    from . import cage as cagemod
+    box = layout.box()
+    col = box.column()
+    col.use_property_split = True
+    col.prop(settings, "cage", icon="MESH_CUBE")
+    row = box.row(align=True)
+    bound = settings.cage_bound and cagemod.bound_name(obj) is not None
+    row.operator("object.springskin_bind_cage", text="Rebind Cage" if bound else "Bind Cage",
+                 icon="FILE_REFRESH" if bound else "LINKED")
+    sub = row.row(align=True)
+    sub.enabled = bound
+    sub.operator("object.springskin_cage_edit_in_pose", text="Edit in Pose",
+                 icon="POSE_HLT", depress=settings.cage_edit_in_pose)
+    if state is not None and state.cage is not None:
+        if state.cage_edit is None or state.cage_seen is None:
+            text = "Cage %d vertices: at rest" % state.cage.vertex_count
+        else:
+            moved = state.cage_seen - state.cage_rest  # cage mesh space, as stored
+            text = "Cage %d vertices: %d edited, reshaped in %.1f ms" % (
+                state.cage.vertex_count, int((abs(moved) > 0).any(axis=1).sum()),
+                state.cage_ms)
+        _wrapped(box, text, icon="MOD_MESHDEFORM", width=LINE_WIDTH)
+        if settings.cage_edit_in_pose:
+            copy = cagemod.posed_copy(obj)
+            _wrapped(box, "Edit '%s' (exact for Linear Blend)" % (copy.name if copy else "?"),
+                     icon="POSE_HLT", width=LINE_WIDTH)
+    if state is not None and state.cage_error:
+        _wrapped(box, state.cage_error, icon="ERROR", width=LINE_WIDTH)
 
 
 class SPRINGSKIN_PT_modifier(Panel):
@@ -178,6 +212,10 @@ class SPRINGSKIN_PT_modifier(Panel):
             if cache is not None:
                 _wrapped(box, "Disabled: baked to %s" % bpy.path.basename(cache.filepath),
                          icon="FILE_CACHE", width=LINE_WIDTH)
+
+        # the cage below the state (which tests/gui/test_blender_window.py
+        # reads in a default-size window)
+        _draw_cage(layout, obj, settings, state)
 
         from . import operators
         bake = operators.active_bake

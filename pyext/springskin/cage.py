@@ -19,7 +19,8 @@ class Cage:
     :meth:`reshape` gives the rig the edited cage describes (rest positions
     ``Phi C'``, bone heads ``Psi C'``), :meth:`pose` carries the original
     rig's skinning matrices over to it, and :meth:`fit` gives the posed
-    cage of deformed positions. :func:`bake` takes ``cage=`` and
+    cage of deformed positions and :meth:`reverse` maps an edit of the
+    posed cage back to the rest cage (CageRev). :func:`bake` takes ``cage=`` and
     ``cage_edit=`` to bake the reshaped character.
 
     Parameters
@@ -217,6 +218,41 @@ class Cage:
             A wrong dtype kind, shape or a non-finite value.
         """
         return self._core.fit(positions)
+
+    def reverse(self, skinning_matrices, posed_offset):
+        """The rest-cage offset that moves the posed cage by `posed_offset`
+        (``ssk_cage_reverse``; CageRev, 4.3, Eq. 19).
+
+        For a pose with skinning matrices S, the offset dC of the rest cage
+        such that reshaping by ``C + dC`` (:meth:`reshape`), carrying S over
+        (:meth:`pose`), skinning by LBS and fitting the cage (:meth:`fit`)
+        moves the posed cage by exactly ``posed_offset`` (the loop C' -> C
+        -> S -> S' -> C'). Linear in `posed_offset` and independent of the
+        current rest cage (only the rotations of S enter). Exact for LBS;
+        for the other methods an approximation (the LBS system is used:
+        about 21% of the offset off with DQS at a 75-degree bend).
+
+        Parameters
+        ----------
+        skinning_matrices : array_like, (B, 4, 4) float32 or float64
+            The pose, rig space: the original rig's (:meth:`Rig.skinning_matrices`)
+            or :meth:`pose`'s (the same rotations).
+        posed_offset : array_like, (c, 3) float32 or float64
+            dC', the edit made on the posed cage, rig space.
+
+        Returns
+        -------
+        numpy.ndarray, (c, 3) float32
+            dC, the offset of the rest cage, rig space.
+
+        Raises
+        ------
+        TypeError, ValueError
+            A wrong dtype kind, shape (``posed_offset: expected shape
+            (c, 3) = (8, 3), got (7, 3)``), NaN or infinity; a singular
+            system (``status`` ``"SSK_ERROR_BIND"``).
+        """
+        return self._core.reverse(skinning_matrices, posed_offset)
 
     def __repr__(self):
         return (f"<springskin.Cage: {self.vertex_count} vertices, {self.triangle_count} "

@@ -310,6 +310,46 @@ static PyObject *cage_fit(ssk_py_cage *self, PyObject *args, PyObject *kwargs)
     return (PyObject *)out;
 }
 
+/* reverse(skinning_matrices, posed_offset) -> (c, 3): CageRev (Eq. 19) */
+static PyObject *cage_reverse(ssk_py_cage *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"skinning_matrices", "posed_offset", NULL};
+    PyObject *skin_obj, *offset_obj, *result = NULL;
+    PyArrayObject *skinning = NULL, *offset = NULL, *out = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:reverse", kwlist, &skin_obj, &offset_obj))
+        return NULL;
+    const npy_intp B = ssk_rig_bone_count(((ssk_py_rig *)self->rig)->rig);
+    const npy_intp c = ssk_cage_vertex_count(self->cage);
+    ssk_py_shape sshape = {3, {"B", "4", "4"}, {B, 4, 4}};
+    ssk_py_shape oshape = {2, {"c", "3"}, {c, 3}};
+    skinning = ssk_py_float_array(skin_obj, "skinning_matrices", &sshape);
+    if (!skinning) goto fail;
+    offset = ssk_py_float_array(offset_obj, "posed_offset", &oshape);
+    if (!offset) goto fail;
+    const npy_intp dims[2] = {c, 3};
+    out = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    if (!out) goto fail;
+    ssk_error err = {0};
+    ssk_status status;
+    cage_lock(self);
+    Py_BEGIN_ALLOW_THREADS
+    status = ssk_cage_reverse(PyArray_DATA(out), self->cage, PyArray_DATA(skinning),
+                              PyArray_DATA(offset), &err);
+    Py_END_ALLOW_THREADS
+    PyThread_release_lock(self->lock);
+    if (status != SSK_OK) {
+        ssk_py_raise(&err, "reverse: ", NULL);
+        goto fail;
+    }
+    result = (PyObject *)out;
+    out = NULL;
+fail:
+    Py_XDECREF(skinning);
+    Py_XDECREF(offset);
+    Py_XDECREF(out);
+    return result;
+}
+
 static PyObject *cage_vertex_count(ssk_py_cage *self, void *closure)
 {
     (void)closure;
@@ -352,6 +392,8 @@ static PyMethodDef cage_methods[] = {
      "pose(skinning_matrices) -> (B, 4, 4) or (F, B, 4, 4) float32: ssk_cage_pose."},
     {"fit", (PyCFunction)(void (*)(void))cage_fit, METH_VARARGS | METH_KEYWORDS,
      "fit(positions) -> (c, 3) float32: ssk_cage_fit."},
+    {"reverse", (PyCFunction)(void (*)(void))cage_reverse, METH_VARARGS | METH_KEYWORDS,
+     "reverse(skinning_matrices, posed_offset) -> (c, 3) float32: ssk_cage_reverse."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -233,6 +233,37 @@ def _key_poses(arm):
         forearm.keyframe_insert("scale", frame=frame)
 
 
+def make_cage(body, offset, voxel, target):
+    """A cage around mesh object `body` made with Blender (issue #21), world
+    space: Displace `offset` along the normals, voxel Remesh (`voxel`
+    metres: a closed manifold), Decimate (collapse) to about `target`
+    vertices, Displace `offset` again, Triangulate. Returns (vertices (c, 3)
+    float64, triangles (t, 3) int64, the mesh datablock "Cage", the remesh's
+    vertex count)."""
+    cage = bpy.data.objects.new("CageWork", body.data.copy())
+    bpy.context.scene.collection.objects.link(cage)
+    cage.matrix_world = body.matrix_world
+    grow = cage.modifiers.new("Grow", "DISPLACE")
+    grow.direction, grow.mid_level, grow.strength = "NORMAL", 0.0, offset
+    remesh = cage.modifiers.new("Remesh", "REMESH")
+    remesh.mode, remesh.voxel_size = "VOXEL", voxel
+    remeshed = len(cage.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices)
+    decimate = cage.modifiers.new("Decimate", "DECIMATE")
+    decimate.decimate_type, decimate.ratio = "COLLAPSE", target / remeshed
+    push = cage.modifiers.new("Push", "DISPLACE")
+    push.direction, push.mid_level, push.strength = "NORMAL", 0.0, offset
+    cage.modifiers.new("Triangulate", "TRIANGULATE")
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    me = bpy.data.meshes.new_from_object(cage.evaluated_get(depsgraph))
+    world = cage.matrix_world.copy()
+    bpy.data.objects.remove(cage)
+    me.transform(world)
+    me.name = "Cage"
+    V = coords(me).astype(np.float64)
+    F = np.array([tuple(p.vertices) for p in me.polygons], dtype=np.int64)
+    return V, F, me, remeshed
+
+
 def reference_copy(obj, name=None):
     """A copy of `obj` with its own mesh data, keeping Blender's Armature
     modifier (made before the addon touches `obj`)."""
@@ -287,3 +318,38 @@ def call(op, **kwargs):
         return op(**kwargs), None
     except RuntimeError as exc:
         return None, str(exc)
+
+
+# --- the panel ------------------------------------------------------------------------
+
+class RecordingLayout:
+    """Stands in for a UILayout: every call returns another layout; labels
+    and operators are recorded."""
+
+    def __init__(self, log):
+        self.log = log
+        self.use_property_split = False
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            if name in ("label", "operator", "prop", "prop_search", "menu"):
+                self.log.append((name, kwargs.get("text") or (args[1] if len(args) > 1
+                                                              else args[0] if args else "")))
+            return RecordingLayout(self.log)
+        return call
+
+
+def draw_panel(obj):
+    """The Spring Skin panel's labels, operators and properties for `obj`,
+    joined by " | " (asserts the panel polls for it)."""
+    panel_cls = submodule("ui").SPRINGSKIN_PT_modifier
+
+    class Context:
+        pass
+
+    log = []
+    ctx = Context()
+    ctx.object = obj
+    panel_cls.draw(type("P", (), {"layout": RecordingLayout(log)})(), ctx)
+    assert panel_cls.poll(ctx)
+    return " | ".join(str(t) for _, t in log)

@@ -135,33 +135,6 @@ def diagonal(points):
 
 # --- the scene --------------------------------------------------------------------
 
-def make_cage(body, offset):
-    """(vertices world (c, 3), triangles (t, 3), mesh datablock, remesh
-    vertex count): the cage of the docstring, modifiers applied."""
-    cage = bpy.data.objects.new("CageWork", body.data.copy())
-    bpy.context.scene.collection.objects.link(cage)
-    cage.matrix_world = body.matrix_world
-    grow = cage.modifiers.new("Grow", "DISPLACE")
-    grow.direction, grow.mid_level, grow.strength = "NORMAL", 0.0, offset
-    remesh = cage.modifiers.new("Remesh", "REMESH")
-    remesh.mode, remesh.voxel_size = "VOXEL", VOXEL
-    remeshed = len(cage.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices)
-    decimate = cage.modifiers.new("Decimate", "DECIMATE")
-    decimate.decimate_type, decimate.ratio = "COLLAPSE", CAGE_TARGET / remeshed
-    push = cage.modifiers.new("Push", "DISPLACE")
-    push.direction, push.mid_level, push.strength = "NORMAL", 0.0, offset
-    cage.modifiers.new("Triangulate", "TRIANGULATE")
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    me = bpy.data.meshes.new_from_object(cage.evaluated_get(depsgraph))
-    world = cage.matrix_world.copy()
-    bpy.data.objects.remove(cage)
-    me.transform(world)
-    me.name = "Cage"
-    V = T.coords(me).astype(np.float64)
-    F = np.array([tuple(p.vertices) for p in me.polygons], dtype=np.int64)
-    return V, F, me, remeshed
-
-
 def check_closed_manifold(me):
     bm = bmesh.new()
     bm.from_mesh(me)
@@ -225,7 +198,7 @@ class Scene:
         rest_world = (self.rest - self.t) @ inv.T
         offset = OFFSET
         while True:
-            V, F, me, self.remeshed = make_cage(self.body, offset)
+            V, F, me, self.remeshed = T.make_cage(self.body, offset, VOXEL, CAGE_TARGET)
             heads_out = int((winding_numbers(self.heads_world, V, F) < 0.5).sum())
             rest_out = int((winding_numbers(rest_world, V, F) < 0.5).sum())
             print("  cage at offset %.2f m: %d remeshed vertices, %d/%d cage vertices/"

@@ -421,3 +421,56 @@ def test_no_leaks_over_many_calls():
         assert grown <= 256 * 1024
     finally:
         tracemalloc.stop()
+
+
+LOOP_TOLERANCE = 1e-5     # of the box diagonal: C' -> C -> S -> S' -> C' with LBS
+
+
+def _posed_cage(rig, cage, edited, skinning):
+    """fit(LBS of the rig `edited` describes, posed by `skinning` carried over)."""
+    reshaped = cage.reshape(edited)
+    deformer = springskin.Deformer(reshaped, method="lbs", backend="cpu")
+    posed = deformer.deform(cage.pose(skinning))
+    return cage.fit(_rig_space(reshaped, posed)).astype(np.float64)
+
+
+def test_reverse_at_rest_is_the_offset(bcn):
+    rig, cage, corners = bcn
+    offset = np.random.default_rng(3).uniform(-0.05, 0.05, (8, 3)) * _diagonal(corners)
+    identity = np.tile(np.eye(4, dtype=np.float32), (rig.bone_count, 1, 1))
+    back = cage.reverse(identity, offset)
+    assert back.shape == (8, 3) and back.dtype == np.float32
+    assert np.abs(back - offset).max() <= AFFINE_TOLERANCE * _diagonal(corners)
+
+
+def test_reverse_closes_the_loop_with_lbs(bcn):
+    """A posed-cage edit dC' mapped back (CageRev, Eq. 19) and played
+    forward moves the fitted posed cage by dC' (the core's test_cage_rev
+    on BCN through the Python API)."""
+    rig, cage, corners = bcn
+    skinning = rig.skinning_matrices(frame=10)
+    before = _posed_cage(rig, cage, cage.vertices, skinning)
+    posed_offset = np.random.default_rng(5).uniform(-0.03, 0.03, (8, 3)) * _diagonal(corners)
+    rest_offset = cage.reverse(skinning, posed_offset)
+    after = _posed_cage(rig, cage, cage.vertices + rest_offset, skinning)
+    miss = np.abs(after - before - posed_offset).max() / _diagonal(corners)
+    assert miss <= LOOP_TOLERANCE, miss
+    # not the identity away from the rest pose (else the test proves nothing)
+    assert np.abs(rest_offset - posed_offset).max() > 100 * LOOP_TOLERANCE * _diagonal(corners)
+    cage.reshape(cage.vertices)
+
+
+def test_reverse_bad_arguments(bcn):
+    rig, cage, corners = bcn
+    skinning = rig.skinning_matrices(frame=0)
+    with pytest.raises(ValueError, match=r"^posed_offset: expected shape \(c, 3\) = "
+                                         r"\(8, 3\), got \(7, 3\)$"):
+        cage.reverse(skinning, np.zeros((7, 3)))
+    with pytest.raises(ValueError, match=r"^skinning_matrices: expected shape"):
+        cage.reverse(skinning[:-1], np.zeros((8, 3)))
+    bad = np.zeros((8, 3))
+    bad[1, 2] = np.inf
+    with pytest.raises(ValueError, match=r"non-finite|not finite"):
+        cage.reverse(skinning, bad)
+    with pytest.raises(TypeError, match=r"^posed_offset: expected"):
+        cage.reverse(skinning, np.zeros((8, 3), dtype=np.int64))
