@@ -135,12 +135,11 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->velocity);
     free(sp->prev_output);
     free(sp->prev_skinning);
-    free(sp->bone_dir);
     free(sp->bone_inv);
     free(sp->anchor);
     free(sp->scale_defined);
     free(sp->vertex_dir);
-    free(sp->rest_attach);
+    free(sp->rest_segment);
     free(sp->detail);
     free(sp->chunk_results);
     ssk_spring_ml_destroy(sp->ml);
@@ -572,8 +571,6 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     for (int k = 0; k < 3; ++k) sp->pos[k] = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
     sp->good = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
     sp->rec = spring_alloc(sp, 8 * (size_t)nv, sizeof(float));
-    sp->bone_dir = spring_alloc(sp, 4 * (size_t)nb, sizeof(float));
-    sp->bone_inv = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
     sp->anchor = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     sp->vertex_dir = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     sp->scale_defined = spring_alloc(sp, nv, sizeof(uint8_t));
@@ -587,22 +584,23 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
         params->attachment == SSK_ATTACHMENT_WEIGHTS && ssk_rig_deforming_bone_count(rig) > 0;
     if (per_weight) {
         sp->weights_rig = rig;
-        sp->rest_attach = spring_alloc(sp, nb, sizeof(ssk_attach_bone));
+        sp->rest_segment = spring_alloc(sp, 8 * (size_t)nb, sizeof(float));
     }
     if (params->integrator == SSK_SPRING_SEMI_IMPLICIT)
         sp->velocity = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
     if (params->mode == SSK_SPRING_FRAME_DEPENDENT) {
         sp->prev_output = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
         sp->prev_skinning = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
+        sp->bone_inv = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
     }
     bool ok = sp->offsets && sp->edges && sp->rest_bone_angle && sp->rest_scale_length &&
               sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
-              sp->good && sp->rec && sp->bone_dir && sp->bone_inv && sp->anchor &&
+              sp->good && sp->rec && sp->anchor &&
               sp->scale_defined && sp->detail && sp->chunk_results &&
-              sp->vertex_dir && (!per_weight || sp->rest_attach) &&
+              sp->vertex_dir && (!per_weight || sp->rest_segment) &&
               (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
               (params->mode != SSK_SPRING_FRAME_DEPENDENT ||
-               (sp->prev_output && sp->prev_skinning));
+               (sp->prev_output && sp->prev_skinning && sp->bone_inv));
     for (int f = 0; f < SSK_FORCE_COUNT && ok; ++f) {
         sp->params.stiffness_maps[f] = NULL;
         if (!params->stiffness_maps[f]) continue;
@@ -644,7 +642,10 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     }
     if (per_weight) {
         /* the rig's rest positions; the rest bones of the anchors */
-        memcpy(sp->rest_attach, rest_bones, (size_t)nb * sizeof *rest_bones);
+        for (uint32_t b = 0; b < nb; ++b) {
+            memcpy(sp->rest_segment + 8 * (size_t)b, rest_bones[b].head, 4 * sizeof(float));
+            memcpy(sp->rest_segment + 8 * (size_t)b + 4, rest_bones[b].tail, 4 * sizeof(float));
+        }
         for (uint32_t m = 0; m < rig->mesh_count; ++m) {
             const ssk_mesh *mesh = &rig->meshes[m];
             const size_t v0 = mesh->first_vertex;

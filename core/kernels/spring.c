@@ -897,15 +897,19 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
     int32_t dominant = sp->bones[i];
     if (!(sum > SSK_WEIGHT_EPSILON)) { /* no skin weight: the binding's attachment */
         ssk_am_attachment(acc, &bones[dominant], sp->t[i]);
-        memcpy(dir, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+        float u[4];
+        ssk_spring_bone_direction(u, bones[dominant].head, bones[dominant].tail);
+        memcpy(dir, u, 3 * sizeof(float));
     } else {
         for (uint32_t j = 0; j < k; ++j) {
             const float w = weights[j] / sum;
             if (!(w > 0.0f)) continue;
             const int32_t b = idx[j];
             float p[3];
-            ssk_am_attachment(p, &bones[b], ssk_am_project_t(&sp->rest_attach[b], x));
-            const float *u = sp->bone_dir + 4 * (size_t)b;
+            const float *rest = sp->rest_segment + 8 * (size_t)b;
+            ssk_am_attachment(p, &bones[b], ssk_am_project_t_segment(rest, rest + 4, x));
+            float u[4];
+            ssk_spring_bone_direction(u, bones[b].head, bones[b].tail);
             for (int c = 0; c < 3; ++c) {
                 acc[c] += w * p[c];
                 dir[c] += w * u[c];
@@ -920,7 +924,7 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
     if (len > SSK_SPRING_DIRECTION_EPSILON) {
         for (int c = 0; c < 3; ++c) d[c] = dir[c] / len;
     } else { /* opposite bones cancel: the largest weight's bone */
-        memcpy(d, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+        ssk_spring_bone_direction(d, bones[dominant].head, bones[dominant].tail);
     }
     d[3] = 0.0f;
     memcpy(a, acc, sizeof acc);
@@ -936,8 +940,9 @@ static void binding_anchors_chunk(void *ctx, int64_t begin, int64_t end, uint32_
     const ssk_attach_bone *bones = j->bones;
     for (int64_t i = begin; i < end; ++i) {
         float *a = sp->anchor + 4 * i, *d = sp->vertex_dir + 4 * i;
-        ssk_am_attachment(a, &bones[sp->bones[i]], sp->t[i]);
-        memcpy(d, sp->bone_dir + 4 * (size_t)sp->bones[i], 4 * sizeof(float));
+        const ssk_attach_bone *bone = &bones[sp->bones[i]];
+        ssk_am_attachment(a, bone, sp->t[i]);
+        ssk_spring_bone_direction(d, bone->head, bone->tail);
         a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
     }
 }
@@ -968,8 +973,6 @@ static void weights_anchors_chunk(void *ctx, int64_t begin, int64_t end, uint32_
 
 void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
 {
-    for (uint32_t b = 0; b < sp->bone_count; ++b)
-        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
     const ssk_rig *rig = sp->weights_rig;
     if (!rig) { /* the binding's bone */
         rows_job j = {.sp = sp, .bones = bones};

@@ -70,8 +70,12 @@
  *   prev_output  #V by 3, frame-dependent mode only (else NULL): the last
  *                solve's result; prev_skinning #B by 16 its matrices
  *   edit_target  #V by 4 when there are edits (else NULL)
- *   bone_dir     #B by 4 posed unit bone directions (c' - p')/|c' - p'|
- *   bone_inv     #B by 16 scratch for the differential transforms
+ *   bone_inv     #B by 16 scratch for the differential transforms,
+ *                frame-dependent mode only (else NULL)
+ * Nothing else is kept per bone: the posed unit bone directions (c' -
+ * p')/|c' - p'| are computed where the anchors read them (issue #16's
+ * 256 bytes per vertex, which a rig of many bones and few vertices spent
+ * on per-bone arrays).
  */
 #ifndef SSK_SPRING_H
 #define SSK_SPRING_H
@@ -178,8 +182,7 @@ struct ssk_spring {
     float *prev_skinning;    /* #B by 16, NULL unless frame-dependent */
     double prev_frame;
     int has_prev;            /* prev_output/prev_skinning hold a result */
-    float *bone_dir;         /* #B by 4 */
-    float *bone_inv;         /* #B by 16 */
+    float *bone_inv;         /* #B by 16, NULL unless frame-dependent */
 
     /* anchors (spring.c "Anchors"): per vertex the posed attachment point
      * a'_i and the unit bone direction of its bone springs, written by
@@ -198,12 +201,15 @@ struct ssk_spring {
     /* the attachment per skin weight influence (spring.c "Anchors"): the
      * rig (borrowed; its rest positions, object matrices, skin weights and
      * bone indices are read every frame) and its rest bones (#B, the
-     * identity pose), or NULL for the binding's anchors. Nothing per
+     * identity pose: only its segments are kept), or NULL for the binding's
+     * anchors. Nothing per
      * vertex and influence is stored: t_k is the rest position's
      * projection onto rest bone k, computed again each frame (issue #16's
      * bound of 256 bytes per vertex; slot records took 32 per influence) */
     const ssk_rig *weights_rig;
-    ssk_attach_bone *rest_attach;
+    float *rest_segment;     /* #B by 8: each rest bone's head[4] and tail[4]
+                                of its ssk_attach_bone (head[3] = 1 / |tail -
+                                head|^2), what ssk_am_project_t reads */
 
     /* the detail force (spring.c "The detail force"): per solve, the first
      * stage's differential coordinates f_i - mean_j f_j */
@@ -382,8 +388,7 @@ static inline bool ssk_spring_cluster_mean(float mean[3], const uint32_t *block,
  * the same decisions from the same reductions ------------------------- */
 
 /* Per-frame state of a solve from the frame's posed attachment bones
- * (#B, ssk_attach_prepare): sp->bone_dir (#B by 4, the unit posed bone
- * directions, ssk_spring_bone_direction), the anchors sp->anchor and
+ * (#B, ssk_attach_prepare): the anchors sp->anchor and
  * sp->vertex_dir (#V by 4 each, spring.c "Anchors") and, with surface edits,
  * sp->edit_target (#V by 4, target xyz and K_i at `frame`: see "Surface
  * edits" above). Returns the roles of the frame: sp->roles when every ROI's
@@ -392,7 +397,7 @@ static inline bool ssk_spring_cluster_mean(float mean[3], const uint32_t *block,
 const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
                                         double frame);
 
-/* sp->bone_dir, sp->anchor and sp->vertex_dir of the posed bones (the
+/* sp->anchor and sp->vertex_dir of the posed bones (the
  * first part of ssk_spring_prepare_frame; spring_rest.c calls it with the
  * rest bones so that the rest pose is an equilibrium bit for bit). */
 void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones);
