@@ -308,10 +308,17 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     for (int l = 0; l < 8 && uniform; ++l)
         uniform = a->bones[v0 + l] == b0 && role[l] == SSK_ROLE_FREE && degv[l] > 0 &&
                   !(frozen && frozen[v0 + l]);
+    if (uniform && ml->bone_levels[b0] == 0) { /* rows that take no part: a run ends */
+        ml_flush(acc);
+        return;
+    }
     float upf[8];
     uint32_t keys[8];
+    bool on[8];
     for (int l = 0; l < n; ++l) {
-        keys[l] = ssk_spring_ml_finest(ml, (uint32_t)a->bones[v0 + l], a->t[v0 + l], &upf[l]);
+        const int32_t b = a->bones[v0 + l];
+        on[l] = ml->bone_levels[b] > 0;
+        keys[l] = on[l] ? ssk_spring_ml_finest(ml, (uint32_t)b, a->t[v0 + l], &upf[l]) : UINT32_MAX;
         uniform &= keys[l] == keys[0];
     }
     if (uniform) {
@@ -333,7 +340,7 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     }
     for (int l = 0; l < n; ++l) {
         const int64_t i = v0 + l;
-        if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i])) continue;
+        if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i]) || !on[l]) continue;
         const float r = ml->inv_radius[a->bones[i]] * li[l];
         const float s[3] = {r * ux[l], r * uy[l], r * uz[l]}, f[3] = {fx[l], fy[l], fz[l]};
         float *m = acc->ml_buf + (size_t)(keys[l] - acc->ml_base) * MOM;
@@ -1362,6 +1369,17 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     free(blocks);
     free(own);
     free(scratch);
+    /* the solve's layout: the active nodes only (spring.h "Two layouts") */
+    if (!ssk_spring_ml_compact(ml, sp)) {
+        free(free_roles);
+        free(x0);
+        free(g0);
+        free(probe);
+        free(g);
+        ssk_spring_ml_destroy(ml);
+        sp->ml = NULL;
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
     /* theta: the coarse steps' scale that keeps B A's largest eigenvalue
      * below SSK_SPRING_ML_LAMBDA_TARGET */
     ml->theta = 0.0f;
@@ -1380,7 +1398,7 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     free(g0);
     free(probe);
     free(g);
-    sp->bytes += ssk_spring_ml_bytes(ml, sp->bone_count);
+    sp->bytes += ssk_spring_ml_bytes(ml, sp->bone_count, sp->vertex_count);
     return ssk_error_ok(err);
 }
 

@@ -507,9 +507,21 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
  * distance from its axis: SSK_SPRING_ML_MODES = 12
  * modes (3 translations, 9 linear maps: scale, twist, shear, ovalize).
  *
- * Node numbering: global nodes (shared at joints) for the coarse solve;
- * local nodes per (bone, level), loc_first[b * MAX_LEVELS + l] + k,
- * k = 0 .. 2^l, for the transfers between levels within a bone. */
+ * Node numbering: nodes (shared at joints) for the coarse solve; local
+ * nodes per (bone, level), ssk_spring_ml_loc(ml, b, l) + k, k = 0 .. 2^l,
+ * for the transfers between levels within a bone; node_of maps a local
+ * node to its node.
+ *
+ * Two layouts (issue #16: the state within 256 bytes per vertex).
+ * ssk_spring_ml_create makes every node of every bone with vertices (the
+ * probing reads them all); after the curvatures are inverted,
+ * ssk_spring_ml_compact keeps only the nodes whose inverse block is not
+ * zero (the active nodes: enough hat weight, SSK_SPRING_ML_NODE_WEIGHT)
+ * and one zero node (all its data 0) that the local nodes of the others
+ * map to; a bone none of whose local nodes maps to an active node gets no
+ * levels (its rows take no part: their correction was 0) and no local
+ * nodes. The blocks are symmetric (ssk_spring_ml_invert), so only their
+ * upper triangles are kept. The solve reads only the compact layout. */
 #define SSK_SPRING_ML_MAX_LEVELS 8
 #define SSK_SPRING_ML_MODES 9
 /* Per node and vertex sums of an iteration: sum w f (3), sum w f s~^T (9). */
@@ -545,43 +557,62 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
 
 typedef struct ssk_spring_ml {
     uint32_t levels;          /* largest levels[b] */
-    uint32_t node_count;      /* global nodes */
+    uint32_t node_count;      /* nodes (see "Two layouts" below) */
     uint32_t local_count;     /* local nodes */
-    uint8_t *bone_levels;     /* #B */
-    uint32_t *head_node;      /* #B * MAX_LEVELS: global node of k = 0 */
-    uint32_t *node_first;     /* #B * MAX_LEVELS: global node of k = 1 (k = 1 .. 2^l consecutive) */
-    uint32_t *loc_first;      /* #B * MAX_LEVELS: local node of k = 0 */
-    uint8_t *node_level;      /* #nodes */
-    uint8_t *node_color;      /* #nodes: probing colors (no two nodes of a color
-                                 reach a common vertex or mesh edge) */
+    uint8_t *bone_levels;     /* #B: levels of bone b (0: its rows take no part) */
+    uint32_t *bone_loc;       /* #B: local node of (b, level 0, k = 0); level l's
+                                 2^l + 1 nodes start at ssk_spring_ml_loc(ml, b, l) */
+    uint32_t *node_of;        /* #local: the node of each local node */
+    uint8_t *node_level;      /* #nodes, create time only: a node's level */
+    uint8_t *node_color;      /* #nodes, create time only: probing colors (no two
+                                 nodes of a color reach a common vertex or mesh edge) */
     uint32_t color_count[SSK_SPRING_ML_MAX_LEVELS];
     float *inv_radius;        /* #B: 1 / r_b (0: no linear modes) */
-    float *kinv;              /* #nodes by 81: inverse coarse curvature block, rest frame */
+    float *kinv;              /* inverse coarse curvature blocks, rest frame: create
+                                 time #nodes by 81; solving #nodes by 45 (the upper
+                                 triangle, row by row: ssk_spring_ml_kinv_index) */
     float *node_basis;        /* #nodes by 9: rest basis (u, v across the node's rest axis, w along) */
     float *node_center;       /* #nodes by 2: rest mean offset (u, v) of the node's vertices */
-    float *node_weight;       /* #nodes: sum of the hat weights of its vertices */
+    float *node_weight;       /* #nodes, create time only: sum of the hat weights of its vertices */
     float *node_radius;       /* #nodes: largest r_b of its bones, model units */
     uint8_t *frozen;          /* #V (+ 8 padding) or NULL without stiffness maps: 1 where
                                  every stiffness times its map is 0 */
     float *node_frame;        /* #nodes by 9: posed basis F = E B (row-major) of the frame being solved */
-    float *node_moment;       /* #nodes by 12 */
-    float *node_map;          /* #nodes by 12: the iteration's translation and 3 by 3 map */
+    float *node_moment;       /* #nodes by 12: an iteration's moments, then (in place)
+                                 its translation and 3 by 3 map */
     float *local;             /* #local by 12: moments, then maps */
     /* the restriction per chunk of SSK_PARALLEL_GRAIN rows (the force
      * pass's chunks, model/parallel.h), summed in chunk order: the same
      * bits with any thread count. Chunk c adds into the local nodes
      * chunk_key[c] .. chunk_key[c] + (chunk_offset[c + 1] - chunk_offset[c])
      * - 1 (the finest nodes its rows reach), stored at rows chunk_offset[c]
-     * .. of partial */
+     * .. of partial. One chunk: partial is `local` itself (its range all
+     * the local nodes). */
     uint32_t chunk_count;
     uint32_t *chunk_key;      /* #chunks */
     uint32_t *chunk_offset;   /* #chunks + 1 */
-    float *partial;           /* chunk_offset[#chunks] by 12 */
+    float *partial;           /* chunk_offset[#chunks] by 12, or `local` */
     float *chunk_max;         /* #chunks: the prolongation's largest squared moves */
     float probe;              /* the probe's amplitude, model units */
     float theta;              /* scale of the coarse steps (stability, probed) */
     float scale;              /* this solve's further scale (halved on growth) */
 } ssk_spring_ml;
+
+/* The upper triangle's index of entry (a, c) of a 9 by 9 block. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_kinv_index(uint32_t a,
+                                                                               uint32_t c)
+{
+    const uint32_t r = a < c ? a : c, k = a < c ? c : a;
+    return r * SSK_SPRING_ML_MODES - r * (r - 1u) / 2u + (k - r);
+}
+#define SSK_SPRING_ML_KINV_FLOATS (SSK_SPRING_ML_MODES * (SSK_SPRING_ML_MODES + 1) / 2)
+
+/* Local node of (bone b, level l, k = 0): level l' holds 2^l' + 1 nodes. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_loc(const ssk_spring_ml *ml,
+                                                                        uint32_t b, uint32_t l)
+{
+    return ml->bone_loc[b] + (1u << l) - 1u + l;
+}
 
 /* Slab k (0 .. 2^l - 1) of level l at attachment parameter t (clamped to
  * [0, 1]) and the hat weight of its upper node k + 1. */
@@ -598,13 +629,13 @@ static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_slab(float t
 }
 
 /* The finest local node of bone b at parameter t (the key of its slab,
- * which the restriction sums by) and the upper node's hat weight. */
+ * which the restriction sums by) and the upper node's hat weight; b has
+ * levels (bone_levels[b] > 0). */
 static inline __attribute__((always_inline)) uint32_t
 ssk_spring_ml_finest(const ssk_spring_ml *ml, uint32_t b, float t, float *upper)
 {
     const uint32_t l = ml->bone_levels[b] - 1u;
-    return ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] +
-           ssk_spring_ml_slab(t, l, upper);
+    return ssk_spring_ml_loc(ml, b, l) + ssk_spring_ml_slab(t, l, upper);
 }
 
 /* Levels, node numbering, probing colors and radii of sp (which has its
@@ -613,17 +644,18 @@ ssk_spring_ml_finest(const ssk_spring_ml *ml, uint32_t b, float t, float *upper)
 ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
                                     const ssk_attach_bone *rest_bones);
 void ssk_spring_ml_destroy(ssk_spring_ml *ml);
-/* For a GPU backend: l2g (#local) the global node of each local node;
- * the slab (finest local node k) of row i. */
-void ssk_spring_ml_local_nodes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t *l2g);
+/* For a GPU backend (the compact layout): the slab (finest local node k)
+ * of row i, UINT32_MAX when its bone has no levels; dst (#nodes by 81) the
+ * full inverse blocks. */
 uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i);
+void ssk_spring_ml_kinv_full(const ssk_spring_ml *ml, float *dst);
 /* After a corrected pass whose largest squared move is md: the growth
  * rule of a solve (SSK_SPRING_ML_GROWTH_WINDOW growing moves halve
  * ml->scale, a jump of SSK_SPRING_ML_JUMP quarters it; growth and last
  * start at 0 and INFINITY per solve, with ml->scale = 1). */
 void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last);
 /* Bytes ml owns (counted in the spring's bytes). */
-size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count);
+size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t vertex_count);
 /* The nodes' posed frames of a frame from its attachment bones. */
 void ssk_spring_ml_frame(ssk_spring_ml *ml, const ssk_spring *sp, const ssk_attach_bone *bones);
 /* dst = x + probe * sum of mode `mode` of level `level`'s nodes of color
@@ -640,9 +672,13 @@ void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, flo
                               const float *x, const uint8_t *roles, uint32_t level, uint32_t mode,
                               uint32_t color);
 /* Inverts the probed blocks into ml->kinv (floored, modes that move
- * nothing left out). */
+ * nothing left out; symmetric). */
 void ssk_spring_ml_invert(ssk_spring_ml *ml, const float *blocks, const float *own,
                           const float *weight);
+/* The compact layout (see "Two layouts" above) once ml->kinv holds the
+ * inverted blocks; the restriction's chunks. false when out of memory (ml
+ * is then unchanged). */
+bool ssk_spring_ml_compact(ssk_spring_ml *ml, const ssk_spring *sp);
 /* Creates sp->ml and probes its curvatures at rest (spring.c): rest the
  * #V by 3 rest positions, rest_bones the rest attachment bones. */
 ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
