@@ -1094,6 +1094,9 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
         }
     uint32_t *vertex = malloc(4 * nv * sizeof(uint32_t) + 1);
     uint32_t *scalars = malloc(scalar_words * sizeof(uint32_t) + 1);
+    /* the clusters (kernels_spring_detail.comp): words [0, #V) each
+     * vertex's block index or SSK_SPRING_NO_CLUSTER, then sp's blocks */
+    uint32_t *clusters = malloc(((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t) + 1);
     g->roles_packed = malloc(g->role_words * sizeof(uint32_t) + 1);
     if (dependent) {
         g->prev_skinning = malloc(16 * nb * sizeof(float) + 1);
@@ -1101,9 +1104,15 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
     }
     ++s->spring_count; /* owned by the state from here: gl_destroy frees it */
     ssk_status st = SSK_OK;
-    if (!vertex || !scalars || !g->roles_packed || (dependent && (!g->prev_skinning || !g->diff)))
+    if (!vertex || !scalars || !clusters || !g->roles_packed ||
+        (dependent && (!g->prev_skinning || !g->diff)))
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     if (st == SSK_OK) {
+        const uint32_t *w = sp->cluster_words;
+        for (size_t i = 0; i < nv; ++i) clusters[i] = SSK_SPRING_NO_CLUSTER;
+        memcpy(clusters + nv, w, (size_t)sp->cluster_word_count * sizeof(uint32_t));
+        for (uint32_t block = 0; block < sp->cluster_word_count; block += 1 + w[block])
+            for (uint32_t k = 1; k <= w[block]; ++k) clusters[w[block + k]] = (uint32_t)nv + block;
         for (size_t i = 0; i < nv; ++i) {
             uint32_t *row = vertex + 4 * i;
             row[0] = sp->offsets[i];
@@ -1145,7 +1154,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_PARTIALS, GL_REDUCTION_MAX_GROUPS * sizeof(gl_spring_partial), NULL,
              GL_DYNAMIC_COPY},
             {SB_RESULT, sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
-            {SB_CLUSTERS, (size_t)sp->cluster_word_count * sizeof(uint32_t), sp->cluster_words,
+            {SB_CLUSTERS, ((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t), clusters,
              GL_STATIC_DRAW},
         };
         for (size_t i = 0; st == SSK_OK && i < sizeof allocations / sizeof allocations[0]; ++i)
@@ -1156,6 +1165,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
     }
     free(vertex);
     free(scalars);
+    free(clusters);
     if (st != SSK_OK) {
         /* forget the entry (a later solve tries again from scratch) */
         glDeleteBuffers(SB_COUNT, g->buffers);

@@ -374,9 +374,9 @@ static ssk_status build_clusters(ssk_spring *sp, ssk_error *err)
             if (a != b) parent[a > b ? a : b] = a < b ? a : b; /* the smaller row is the root */
         }
     }
-    /* member counts per root, then the words: a root's block follows the
-     * #V index words in root order */
-    uint64_t words = nv;
+    /* member counts per root, then the words: the roots' blocks in root
+     * order */
+    uint64_t words = 0;
     uint32_t clusters = 0;
     for (uint32_t i = 0; i < nv; ++i) ++size[cluster_root(parent, i)];
     for (uint32_t i = 0; i < nv; ++i)
@@ -395,16 +395,13 @@ static ssk_status build_clusters(ssk_spring *sp, ssk_error *err)
         free(size);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    uint32_t *w = sp->cluster_words, next = nv;
+    uint32_t *w = sp->cluster_words, next = 0;
     /* size[root] becomes the root's block index (roots come first in their
      * cluster: the smallest row) */
     for (uint32_t i = 0; i < nv; ++i) parent[i] = cluster_root(parent, i);
     for (uint32_t i = 0; i < nv; ++i) {
         const uint32_t r = parent[i];
-        if (size[r] <= 1 && r == i) {
-            w[i] = SSK_SPRING_NO_CLUSTER;
-            continue;
-        }
+        if (size[r] <= 1 && r == i) continue;
         if (r == i) {
             const uint32_t n = size[i];
             w[next] = 0; /* filled as members arrive */
@@ -412,7 +409,6 @@ static ssk_status build_clusters(ssk_spring *sp, ssk_error *err)
             next += 1 + n;
         }
         const uint32_t block = size[r];
-        w[i] = block;
         w[block + 1 + w[block]++] = i;
     }
     sp->cluster_word_count = (uint32_t)words;

@@ -1053,20 +1053,13 @@ void ssk_spring_detail(ssk_spring *sp, const float *first)
     ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, detail_chunk, &j);
 }
 
-/* vertex i of a cluster reads its members' rows of `result` and `first`;
- * every member of one cluster is written by the same iteration (the
- * root's), so rows are read before they change, in any chunk order */
-static void clusters_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+/* cluster by cluster (a few per mesh, each read before it is written;
+ * the clusters share no row) */
+void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
+                               const uint8_t *roles)
 {
-    const rows_job *j = ctx;
-    (void)chunk;
-    const uint32_t *w = j->sp->cluster_words;
-    float *result = j->out;
-    const float *first = j->first;
-    const uint8_t *roles = j->roles;
-    for (int64_t i = begin; i < end; ++i) {
-        const uint32_t block = w[i];
-        if (block == SSK_SPRING_NO_CLUSTER || w[block + 1] != (uint32_t)i) continue;
+    const uint32_t *w = sp->cluster_words;
+    for (uint32_t block = 0; block < sp->cluster_word_count; block += 1 + w[block]) {
         float mean[3];
         if (!ssk_spring_cluster_mean(mean, w + block, result, first, roles)) continue;
         for (uint32_t k = 1; k <= w[block]; ++k) {
@@ -1076,13 +1069,6 @@ static void clusters_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk
                 result[3 * (size_t)m + c] = first[3 * (size_t)m + c] + mean[c];
         }
     }
-}
-
-void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
-                               const uint8_t *roles)
-{
-    rows_job j = {.sp = (ssk_spring *)sp, .out = result, .first = first, .roles = roles};
-    ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, clusters_chunk, &j);
 }
 
 static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)

@@ -215,11 +215,12 @@ struct ssk_spring {
      * stage's differential coordinates f_i - mean_j f_j */
     float *detail;           /* #V by 4 (xyz, 0) */
     /* short-edge clusters (spring.c "Short-edge clusters"), one uint32
-     * array: words[0 .. #V) the index in `cluster_words` of vertex i's
-     * cluster or SSK_SPRING_NO_CLUSTER; at that index the cluster's
-     * member count n, then its n member rows (ascending) */
+     * array of blocks in the order of their roots (a cluster's smallest
+     * row): each the cluster's member count n, then its n member rows
+     * (ascending). Nothing per vertex (issue #16's 256 bytes per vertex;
+     * the GL backend builds its per-vertex index at upload) */
     uint32_t *cluster_words;
-    uint32_t cluster_word_count; /* #V + sum over clusters of (1 + n) */
+    uint32_t cluster_word_count; /* sum over clusters of (1 + n) */
     uint32_t cluster_count;
 
     /* the force pass's reductions per chunk (model/parallel.h) */
