@@ -1015,8 +1015,9 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     for (size_t b = 0; b < nb; ++b) {
-        U[off[ML_OFF_LEVELS] + b] = ml->bone_levels[b];
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        U[off[ML_OFF_LEVELS] + b] = ssk_spring_ml_levels(ml, (uint32_t)b);
+        F[off[ML_OFF_INV_RADIUS] + b] = ml->inv_radius[ml->slot[b]];
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, (uint32_t)b); ++l)
             U[off[ML_OFF_LOC_FIRST] + b * SSK_SPRING_ML_MAX_LEVELS + l] =
                 ssk_spring_ml_loc(ml, (uint32_t)b, l);
     }
@@ -1043,7 +1044,6 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     for (size_t i = 0; i < frozen_words * 4 && i < nv; ++i)
         U[off[ML_OFF_FROZEN] + i / 4] |= (uint32_t)ml->frozen[i] << (8u * (i % 4));
     memcpy(F + off[ML_OFF_T], sp->t, nv * sizeof(float));
-    memcpy(F + off[ML_OFF_INV_RADIUS], ml->inv_radius, nb * sizeof(float));
     ssk_spring_ml_kinv_full(ml, F + off[ML_OFF_KINV]);
     memcpy(F + off[ML_OFF_CENTER], ml->node_center, 2 * nodes * sizeof(float));
     memcpy(F + off[ML_OFF_RADIUS], ml->node_radius, nodes * sizeof(float));

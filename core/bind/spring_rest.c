@@ -140,6 +140,7 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->scale_defined);
     free(sp->vertex_dir);
     free(sp->rest_segment);
+    free(sp->bone_slot);
     free(sp->detail);
     free(sp->chunk_results);
     ssk_spring_ml_destroy(sp->ml);
@@ -578,9 +579,23 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
      * the rig has skin weights; else from the binding. */
     const bool per_weight =
         params->attachment == SSK_ATTACHMENT_WEIGHTS && ssk_rig_deforming_bone_count(rig) > 0;
+    /* the slots of the bones that some vertex has (spring.h bone_slot) */
+    sp->bone_slot = spring_alloc(sp, nb, sizeof(uint32_t));
+    if (sp->bone_slot) {
+        for (uint32_t i = 0; i < nv; ++i) sp->bone_slot[bv.bones[i]] = 1;
+        for (uint32_t m = 0; per_weight && m < rig->mesh_count; ++m) {
+            const ssk_mesh *mesh = &rig->meshes[m];
+            const size_t n = (size_t)mesh->vertex_count * mesh->influence_count;
+            for (size_t k = 0; k < n; ++k)
+                if (mesh->weights[k] > 0.0f) sp->bone_slot[mesh->bone_indices[k]] = 1;
+        }
+        sp->slot_count = 1;
+        for (uint32_t b = 0; b < nb; ++b)
+            sp->bone_slot[b] = sp->bone_slot[b] ? sp->slot_count++ : 0;
+    }
     if (per_weight) {
         sp->weights_rig = rig;
-        sp->rest_segment = spring_alloc(sp, 8 * (size_t)nb, sizeof(float));
+        sp->rest_segment = spring_alloc(sp, 8 * (size_t)sp->slot_count, sizeof(float));
     }
     if (params->integrator == SSK_SPRING_SEMI_IMPLICIT)
         sp->velocity = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
@@ -593,7 +608,7 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
               sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
               sp->good && sp->rec && sp->anchor &&
               sp->scale_defined && sp->detail && sp->chunk_results &&
-              sp->vertex_dir && (!per_weight || sp->rest_segment) &&
+              sp->vertex_dir && sp->bone_slot && (!per_weight || sp->rest_segment) &&
               (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
               (params->mode != SSK_SPRING_FRAME_DEPENDENT ||
                (sp->prev_output && sp->prev_skinning && sp->bone_inv));
@@ -639,8 +654,10 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     if (per_weight) {
         /* the rig's rest positions; the rest bones of the anchors */
         for (uint32_t b = 0; b < nb; ++b) {
-            memcpy(sp->rest_segment + 8 * (size_t)b, rest_bones[b].head, 4 * sizeof(float));
-            memcpy(sp->rest_segment + 8 * (size_t)b + 4, rest_bones[b].tail, 4 * sizeof(float));
+            float *seg = sp->rest_segment + 8 * (size_t)sp->bone_slot[b];
+            if (seg == sp->rest_segment) continue; /* slot 0 stays 0 */
+            memcpy(seg, rest_bones[b].head, 4 * sizeof(float));
+            memcpy(seg + 4, rest_bones[b].tail, 4 * sizeof(float));
         }
         for (uint32_t m = 0; m < rig->mesh_count; ++m) {
             const ssk_mesh *mesh = &rig->meshes[m];

@@ -308,7 +308,7 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     for (int l = 0; l < 8 && uniform; ++l)
         uniform = a->bones[v0 + l] == b0 && role[l] == SSK_ROLE_FREE && degv[l] > 0 &&
                   !(frozen && frozen[v0 + l]);
-    if (uniform && ml->bone_levels[b0] == 0) { /* rows that take no part: a run ends */
+    if (uniform && ssk_spring_ml_levels(ml, (uint32_t)b0) == 0) { /* rows that take no part: a run ends */
         ml_flush(acc);
         return;
     }
@@ -317,12 +317,12 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     bool on[8];
     for (int l = 0; l < n; ++l) {
         const int32_t b = a->bones[v0 + l];
-        on[l] = ml->bone_levels[b] > 0;
+        on[l] = ssk_spring_ml_levels(ml, (uint32_t)b) > 0;
         keys[l] = on[l] ? ssk_spring_ml_finest(ml, (uint32_t)b, a->t[v0 + l], &upf[l]) : UINT32_MAX;
         uniform &= keys[l] == keys[0];
     }
     if (uniform) {
-        const v8 r = V8(ml->inv_radius[b0]) * li;
+        const v8 r = V8(ml->inv_radius[ml->slot[b0]]) * li;
         const v8 s0 = r * ux, s1 = r * uy, s2 = r * uz;
         v8 up;
         memcpy(&up, upf, sizeof up);
@@ -341,7 +341,7 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     for (int l = 0; l < n; ++l) {
         const int64_t i = v0 + l;
         if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i]) || !on[l]) continue;
-        const float r = ml->inv_radius[a->bones[i]] * li[l];
+        const float r = ml->inv_radius[ml->slot[a->bones[i]]] * li[l];
         const float s[3] = {r * ux[l], r * uy[l], r * uz[l]}, f[3] = {fx[l], fy[l], fz[l]};
         float *m = acc->ml_buf + (size_t)(keys[l] - acc->ml_base) * MOM;
         const float w[2] = {1.0f - upf[l], upf[l]};
@@ -913,7 +913,7 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
             if (!(w > 0.0f)) continue;
             const int32_t b = idx[j];
             float p[3];
-            const float *rest = sp->rest_segment + 8 * (size_t)b;
+            const float *rest = sp->rest_segment + 8 * (size_t)sp->bone_slot[b];
             ssk_am_attachment(p, &bones[b], ssk_am_project_t_segment(rest, rest + 4, x));
             float u[4];
             ssk_spring_bone_direction(u, bones[b].head, bones[b].tail);

@@ -207,9 +207,17 @@ struct ssk_spring {
      * projection onto rest bone k, computed again each frame (issue #16's
      * bound of 256 bytes per vertex; slot records took 32 per influence) */
     const ssk_rig *weights_rig;
-    float *rest_segment;     /* #B by 8: each rest bone's head[4] and tail[4]
-                                of its ssk_attach_bone (head[3] = 1 / |tail -
-                                head|^2), what ssk_am_project_t reads */
+    float *rest_segment;     /* #slots by 8: each rest bone's head[4] and
+                                tail[4] of its ssk_attach_bone (head[3] = 1 /
+                                |tail - head|^2), what ssk_am_project_t reads,
+                                by bone_slot */
+    /* per-bone state is kept only for the bones some vertex has (its
+     * binding bone, or a skin weight > 0 in the weights attachment): slot
+     * s = bone_slot[b] > 0 of those, 0 (a slot of zeros) for the others (a
+     * generated Rigify rig has 706 bones, 103 of them with vertices, for
+     * 2738 vertices: issue #16's 256 bytes per vertex) */
+    uint32_t *bone_slot;     /* #B */
+    uint32_t slot_count;     /* 1 + the bones with a slot */
 
     /* the detail force (spring.c "The detail force"): per solve, the first
      * stage's differential coordinates f_i - mean_j f_j */
@@ -560,15 +568,19 @@ typedef struct ssk_spring_ml {
     uint32_t levels;          /* largest levels[b] */
     uint32_t node_count;      /* nodes (see "Two layouts" below) */
     uint32_t local_count;     /* local nodes */
-    uint8_t *bone_levels;     /* #B: levels of bone b (0: its rows take no part) */
-    uint32_t *bone_loc;       /* #B: local node of (b, level 0, k = 0); level l's
+    const uint32_t *slot;     /* #B: sp->bone_slot (borrowed); the arrays "by
+                                 slot" below (slot_count + 1 entries) hold bone b
+                                 at slot[b] */
+    uint32_t slot_count;
+    uint8_t *bone_levels;     /* by slot: levels of the bone (0: its rows take no part) */
+    uint32_t *bone_loc;       /* by slot: local node of (b, level 0, k = 0); level l's
                                  2^l + 1 nodes start at ssk_spring_ml_loc(ml, b, l) */
     uint32_t *node_of;        /* #local: the node of each local node */
     uint8_t *node_level;      /* #nodes, create time only: a node's level */
     uint8_t *node_color;      /* #nodes, create time only: probing colors (no two
                                  nodes of a color reach a common vertex or mesh edge) */
     uint32_t color_count[SSK_SPRING_ML_MAX_LEVELS];
-    float *inv_radius;        /* #B: 1 / r_b (0: no linear modes) */
+    float *inv_radius;        /* by slot: 1 / r_b (0: no linear modes) */
     float *kinv;              /* inverse coarse curvature blocks, rest frame: create
                                  time #nodes by 81; solving #nodes by 45 (the upper
                                  triangle, row by row: ssk_spring_ml_kinv_index) */
@@ -612,7 +624,14 @@ static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_kinv_index(u
 static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_loc(const ssk_spring_ml *ml,
                                                                         uint32_t b, uint32_t l)
 {
-    return ml->bone_loc[b] + (1u << l) - 1u + l;
+    return ml->bone_loc[ml->slot[b]] + (1u << l) - 1u + l;
+}
+
+/* Levels of bone b. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_levels(const ssk_spring_ml *ml,
+                                                                           uint32_t b)
+{
+    return ml->bone_levels[ml->slot[b]];
 }
 
 /* Slab k (0 .. 2^l - 1) of level l at attachment parameter t (clamped to
@@ -635,7 +654,7 @@ static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_slab(float t
 static inline __attribute__((always_inline)) uint32_t
 ssk_spring_ml_finest(const ssk_spring_ml *ml, uint32_t b, float t, float *upper)
 {
-    const uint32_t l = ml->bone_levels[b] - 1u;
+    const uint32_t l = ssk_spring_ml_levels(ml, b) - 1u;
     return ssk_spring_ml_loc(ml, b, l) + ssk_spring_ml_slab(t, l, upper);
 }
 

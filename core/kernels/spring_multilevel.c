@@ -95,7 +95,7 @@ static inline void scaled_offset(const ssk_spring_ml *ml, const ssk_spring *sp, 
                                  const float *x, float s[3])
 {
     const float *a = sp->anchor + 4 * (size_t)i;
-    const float r = a[3] > 0.0f ? ml->inv_radius[sp->bones[i]] : 0.0f;
+    const float r = a[3] > 0.0f ? ml->inv_radius[ml->slot[sp->bones[i]]] : 0.0f;
     for (int c = 0; c < 3; ++c) s[c] = r * (x[3 * (size_t)i + c] - a[c]);
 }
 
@@ -152,9 +152,12 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     ssk_spring_ml *ml = calloc(1, sizeof *ml);
     if (!ml) return NULL;
     const size_t nbl = ((size_t)nb + 1) * SSK_SPRING_ML_MAX_LEVELS;
-    ml->bone_levels = calloc(nb + 1, 1);
-    ml->bone_loc = calloc(nb + 1, sizeof(uint32_t));
-    ml->inv_radius = calloc(nb + 1, sizeof(float));
+    const uint32_t ns = sp->slot_count;
+    ml->slot = sp->bone_slot;
+    ml->slot_count = ns;
+    ml->bone_levels = calloc(ns + 1, 1);
+    ml->bone_loc = calloc(ns + 1, sizeof(uint32_t));
+    ml->inv_radius = calloc(ns + 1, sizeof(float));
     /* per (bone, level): the node of k = 0 and of k = 1 (k = 1 .. 2^l
      * consecutive); create time only */
     uint32_t *head_node = calloc(nbl, sizeof(uint32_t)), *node_first = calloc(nbl, sizeof(uint32_t));
@@ -194,10 +197,11 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     for (uint32_t b = 0; b < nb; ++b) {
         uint32_t levels = count[b] > 0 ? 1 : 0;
         while (levels < SSK_SPRING_ML_MAX_LEVELS && count[b] >> levels >= SSK_SPRING_ML_SLAB_VERTICES) ++levels;
-        ml->bone_levels[b] = (uint8_t)levels;
+        if (!ml->slot[b]) continue; /* no vertex: no levels */
+        ml->bone_levels[ml->slot[b]] = (uint8_t)levels;
         if (levels > ml->levels) ml->levels = levels;
         const double r = defined[b] ? radius[b] / defined[b] : 0.0;
-        ml->inv_radius[b] = r > 0.0 ? (float)(1.0 / r) : 0.0f;
+        ml->inv_radius[ml->slot[b]] = r > 0.0 ? (float)(1.0 / r) : 0.0f;
     }
     uint32_t node = 0, local = 0;
     for (uint32_t b = 0; b < nb; ++b) {
@@ -211,10 +215,11 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
             joined = dot3(d, d) <= SSK_SPRING_ML_JOINT_FRACTION * SSK_SPRING_ML_JOINT_FRACTION *
                                        dot3(L, L);
         }
-        ml->bone_loc[b] = local;
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l) {
+        if (!ml->slot[b]) continue;
+        ml->bone_loc[ml->slot[b]] = local;
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l) {
             const size_t bl = (size_t)b * SSK_SPRING_ML_MAX_LEVELS + l;
-            if (joined && l < ml->bone_levels[p]) {
+            if (joined && l < ssk_spring_ml_levels(ml, (uint32_t)p)) {
                 const size_t pl = (size_t)p * SSK_SPRING_ML_MAX_LEVELS + l;
                 head_node[bl] = node_first[pl] + (1u << l) - 1;
             } else {
@@ -234,21 +239,21 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     list_count = calloc((size_t)node + 1, 1);
     if (!ml->node_of || !ml->node_level || !ml->node_color || !list || !list_count) goto fail;
     for (uint32_t b = 0; b < nb; ++b)
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l) {
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l) {
             const size_t bl = (size_t)b * SSK_SPRING_ML_MAX_LEVELS + l;
             uint32_t *of = ml->node_of + ssk_spring_ml_loc(ml, b, l);
             of[0] = head_node[bl];
             for (uint32_t k = 1; k <= (1u << l); ++k) of[k] = node_first[bl] + k - 1;
         }
     for (uint32_t b = 0; b < nb; ++b)
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k)
                 ml->node_level[global_node(ml, b, l, k)] = (uint8_t)l;
 
     /* Probing colors: nodes whose supports share a vertex or a mesh edge
      * conflict; greedy coloring in node order. */
     for (uint32_t i = 0; i < nv; ++i) {
-        const uint32_t li = ml->bone_levels[sp->bones[i]];
+        const uint32_t li = ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i]);
         for (uint32_t l = 0; l < li; ++l) {
             uint32_t ni[2], nj[2];
             float w[2];
@@ -256,7 +261,7 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
             conflict(list, list_count, ni[0], ni[1]);
             for (uint32_t e = sp->offsets[i]; e < sp->offsets[i + 1]; ++e) {
                 const uint32_t j = sp->edges[e].neighbor;
-                if (l >= ml->bone_levels[sp->bones[j]]) continue;
+                if (l >= ssk_spring_ml_levels(ml, sp->bones[j])) continue;
                 hat(ml, sp, j, l, nj, w);
                 if (nj[0] == ni[0] && nj[1] == ni[1]) continue;
                 for (int x = 0; x < 2; ++x)
@@ -311,7 +316,7 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
         float d[3] = {t[0] - h[0], t[1] - h[1], t[2] - h[2]};
         const float len = sqrtf(dot3(d, d));
         for (int c = 0; c < 3; ++c) d[c] = len > 0.0f ? d[c] / len : 0.0f;
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k) {
                 float *B = ml->node_basis + 9 * (size_t)global_node(ml, b, l, k);
                 for (int c = 0; c < 3; ++c) B[3 * c + 2] += d[c];
@@ -351,10 +356,10 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
         if (!wsum) goto fail;
         for (uint32_t i = 0; i < nv; ++i) {
             const float *a = sp->anchor + 4 * (size_t)i;
-            const float r = a[3] > 0.0f ? ml->inv_radius[sp->bones[i]] : 0.0f;
+            const float r = a[3] > 0.0f ? ml->inv_radius[ml->slot[sp->bones[i]]] : 0.0f;
             float st[3];
             for (int c = 0; c < 3; ++c) st[c] = r * (rest[3 * (size_t)i + c] - a[c]);
-            for (uint32_t l = 0; l < ml->bone_levels[sp->bones[i]]; ++l) {
+            for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i]); ++l) {
                 uint32_t n[2];
                 float w[2];
                 hat(ml, sp, i, l, n, w);
@@ -373,8 +378,8 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
         ml->node_radius = calloc((size_t)node + 1, sizeof(float));
         if (!ml->node_radius) goto fail;
         for (uint32_t b = 0; b < nb; ++b) {
-            const float r = ml->inv_radius[b] > 0.0f ? 1.0f / ml->inv_radius[b] : 0.0f;
-            for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+            const float ir = ml->inv_radius[ml->slot[b]], r = ir > 0.0f ? 1.0f / ir : 0.0f;
+            for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
                 for (uint32_t k = 0; k <= (1u << l); ++k) {
                     float *nr = &ml->node_radius[global_node(ml, b, l, k)];
                     *nr = r > *nr ? r : *nr;
@@ -405,7 +410,7 @@ uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, u
 {
     float up;
     const uint32_t b = (uint32_t)sp->bones[i];
-    return ml->bone_levels[b] ? ssk_spring_ml_finest(ml, b, sp->t[i], &up) : UINT32_MAX;
+    return ssk_spring_ml_levels(ml, b) ? ssk_spring_ml_finest(ml, b, sp->t[i], &up) : UINT32_MAX;
 }
 
 void ssk_spring_ml_kinv_full(const ssk_spring_ml *ml, float *dst)
@@ -434,11 +439,12 @@ size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_
 {
     /* the compact layout's arrays (ssk_spring_ml_compact) */
     const size_t nodes = ml->node_count, local = ml->local_count;
-    const size_t per_bone = 1 + sizeof(uint32_t) + sizeof(float);
+    const size_t per_slot = 1 + sizeof(uint32_t) + sizeof(float);
     const size_t per_node = sizeof(float) * (SSK_SPRING_ML_KINV_FLOATS + 9 + 2 + 1 + 9 +
                                              SSK_SPRING_ML_MOMENTS);
     const size_t partial = ml->partial == ml->local ? 0 : ml->chunk_offset[ml->chunk_count];
-    return sizeof *ml + bone_count * per_bone + nodes * per_node +
+    (void)bone_count; /* the slot map is the spring's */
+    return sizeof *ml + ((size_t)ml->slot_count + 1) * per_slot + nodes * per_node +
            local * (sizeof(uint32_t) + SSK_SPRING_ML_MOMENTS * sizeof(float)) +
            partial * SSK_SPRING_ML_MOMENTS * sizeof(float) +
            (size_t)ml->chunk_count * (2 * sizeof(uint32_t) + sizeof(float)) + sizeof(uint32_t) +
@@ -478,7 +484,7 @@ void ssk_spring_ml_frame(ssk_spring_ml *ml, const ssk_spring *sp, const ssk_atta
     float *q = ml->node_moment;
     memset(q, 0, (size_t)ml->node_count * SSK_SPRING_ML_MOMENTS * sizeof(float));
     for (uint32_t b = 0; b < sp->bone_count; ++b)
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k) {
                 float *acc = q + (size_t)global_node(ml, b, l, k) * SSK_SPRING_ML_MOMENTS;
                 const float *r = bones[b].rotation;
@@ -527,7 +533,7 @@ static void probe_set_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chun
     float *dst = j->dst;
     const uint32_t level = j->level, mode = j->mode, color = j->color;
     for (uint32_t i = (uint32_t)begin; i < (uint32_t)end; ++i) {
-        if (!takes_part(ml, roles, i) || level >= ml->bone_levels[sp->bones[i]]) continue;
+        if (!takes_part(ml, roles, i) || level >= ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i])) continue;
         uint32_t n[2];
         float w[2], s[3], phi[3];
         hat(ml, sp, i, level, n, w);
@@ -570,7 +576,7 @@ static void probe_read_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chu
     float *acc = j->scratch + (size_t)chunk * per_chunk;
     memset(acc, 0, per_chunk * sizeof(float));
     for (int64_t i = begin; i < end; ++i) {
-        if (!takes_part(ml, roles, (uint32_t)i) || level >= ml->bone_levels[sp->bones[i]])
+        if (!takes_part(ml, roles, (uint32_t)i) || level >= ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i]))
             continue;
         uint32_t n[2];
         float w[2], s[3], phi[3], psi[3];
@@ -725,7 +731,7 @@ static bool build_chunks(ssk_spring_ml *ml, const ssk_spring *sp)
         const uint32_t end = (c + 1) * SSK_PARALLEL_GRAIN < nv ? (c + 1) * SSK_PARALLEL_GRAIN : nv;
         for (uint32_t i = c * SSK_PARALLEL_GRAIN; i < end; ++i) {
             const int32_t b = sp->bones[i];
-            if (ml->bone_levels[b] == 0) continue;
+            if (ssk_spring_ml_levels(ml, (uint32_t)b) == 0) continue;
             float up;
             const uint32_t k = ssk_spring_ml_finest(ml, (uint32_t)b, sp->t[i], &up);
             lo = k < lo ? k : lo;
@@ -745,24 +751,25 @@ bool ssk_spring_ml_compact(ssk_spring_ml *ml, const ssk_spring *sp)
     /* slot of each active node; the zero node after them where a live
      * bone has a local node of an inactive one */
     uint32_t *slot = malloc(((size_t)nodes + 1) * sizeof(uint32_t));
-    uint8_t *levels = calloc((size_t)nb + 1, 1);
-    uint32_t *loc = calloc((size_t)nb + 1, sizeof(uint32_t));
+    uint8_t *levels = calloc((size_t)sp->slot_count + 1, 1);
+    uint32_t *loc = calloc((size_t)sp->slot_count + 1, sizeof(uint32_t));
     if (!slot || !levels || !loc) goto fail;
     uint32_t active = 0, local = 0;
     for (uint32_t n = 0; n < nodes; ++n) slot[n] = node_active(ml, n) ? active++ : UINT32_MAX;
     bool zero = false;
     for (uint32_t b = 0; b < nb; ++b) {
         bool live = false, inactive = false;
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k) {
                 const bool on = slot[global_node(ml, b, l, k)] != UINT32_MAX;
                 live |= on;
                 inactive |= !on;
             }
         if (!live) continue;
-        levels[b] = ml->bone_levels[b];
-        loc[b] = local;
-        local += (1u << levels[b]) - 1u + levels[b]; /* sum over levels of 2^l + 1 */
+        const uint32_t sb = ml->slot[b];
+        levels[sb] = ml->bone_levels[sb];
+        loc[sb] = local;
+        local += (1u << levels[sb]) - 1u + levels[sb]; /* sum over levels of 2^l + 1 */
         zero |= inactive;
     }
     const uint32_t count = active + (zero ? 1u : 0u);
@@ -786,10 +793,10 @@ bool ssk_spring_ml_compact(ssk_spring_ml *ml, const ssk_spring *sp)
         goto fail;
     }
     for (uint32_t b = 0; b < nb; ++b)
-        for (uint32_t l = 0; l < levels[b]; ++l)
+        for (uint32_t l = 0; l < levels[ml->slot[b]]; ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k) {
                 const uint32_t s = slot[global_node(ml, b, l, k)];
-                node_of[loc[b] + (1u << l) - 1u + l + k] = s != UINT32_MAX ? s : active;
+                node_of[loc[ml->slot[b]] + (1u << l) - 1u + l + k] = s != UINT32_MAX ? s : active;
             }
     for (uint32_t n = 0; n < nodes; ++n) {
         const uint32_t s = slot[n];
@@ -852,7 +859,7 @@ typedef struct pass_view {
     float *restrict rec; /* records of out (the next pass's pre-pass), or NULL */
     const int32_t *restrict bones;
     const uint8_t *restrict levels, *restrict roles, *restrict frozen;
-    const uint32_t *restrict offsets;
+    const uint32_t *restrict offsets, *restrict slot;
     float q_plain, q_free, dt, kd, omega, eps_len;
 } pass_view;
 
@@ -868,7 +875,7 @@ static inline __attribute__((always_inline)) uint32_t row_key(const pass_view *v
 static inline __attribute__((always_inline)) bool row_on(const pass_view *v, int64_t i)
 {
     return v->roles[i] == SSK_ROLE_FREE && !(v->frozen && v->frozen[i]) &&
-           v->levels[v->bones[i]] > 0;
+           v->levels[v->slot[v->bones[i]]] > 0;
 }
 
 /* 1 / p_i (inv_step), 0 for a row that takes no part (takes_part). */
@@ -884,7 +891,7 @@ static inline __attribute__((always_inline)) void row_offset(const pass_view *v,
                                                              float s[3])
 {
     const float *a = v->anchor + 4 * i;
-    const float r = a[3] > 0.0f ? v->inv_radius[v->bones[i]] : 0.0f;
+    const float r = a[3] > 0.0f ? v->inv_radius[v->slot[v->bones[i]]] : 0.0f;
     for (int c = 0; c < 3; ++c) s[c] = r * (v->cur[3 * i + c] - a[c]);
 }
 
@@ -902,7 +909,7 @@ static inline __attribute__((always_inline)) void lanes_offset(const pass_view *
 {
     v8 cx, cy, cz;
     ssk_v8_load_xyz(v->cur + 3 * i0, &cx, &cy, &cz);
-    const v8 r = ssk_v8_select(a[3] > V8(0.0f), V8(v->inv_radius[b]), V8(0.0f));
+    const v8 r = ssk_v8_select(a[3] > V8(0.0f), V8(v->inv_radius[v->slot[b]]), V8(0.0f));
     *s0 = r * (cx - a[0]);
     *s1 = r * (cy - a[1]);
     *s2 = r * (cz - a[2]);
@@ -941,8 +948,9 @@ static inline __attribute__((always_inline)) int block_uniform(const pass_view *
         for (int l = 0; l < 8; ++l)
             if (!edges[l]) return BLOCK_ROWS;
     }
-    if (v->levels[b[0]] == 0) return BLOCK_OFF;
-    const uint32_t l = v->levels[b[0]] - 1u;
+    const uint32_t levels = v->levels[v->slot[b[0]]];
+    if (levels == 0) return BLOCK_OFF;
+    const uint32_t l = levels - 1u;
     const float segments = (float)(1u << l);
     v8 t = ssk_v8_load(v->t + i0);
     t = ssk_v8_select(t < V8(0.0f), V8(0.0f), t);
@@ -1197,6 +1205,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
         .anchor = sp->anchor,
         .t = sp->t,
         .inv_radius = ml->inv_radius,
+        .slot = ml->slot,
         .detail_map = sp->maps[SSK_FORCE_DETAIL],
         .maps = ml->local,
         .ml = ml,
@@ -1230,7 +1239,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
     /* to the coarser levels, then onto the nodes */
     memset(ml->node_moment, 0, (size_t)ml->node_count * M * sizeof(float));
     for (uint32_t b = 0; b < sp->bone_count; ++b) {
-        const uint32_t levels = ml->bone_levels[b];
+        const uint32_t levels = ssk_spring_ml_levels(ml, b);
         for (int32_t l = (int32_t)levels - 2; l >= 0; --l) {
             const float *fine = loc + (size_t)ssk_spring_ml_loc(ml, b, (uint32_t)l + 1) * M;
             float *coarse = loc + (size_t)ssk_spring_ml_loc(ml, b, (uint32_t)l) * M;
@@ -1309,7 +1318,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
     }
     /* back onto each bone's finest level */
     for (uint32_t b = 0; b < sp->bone_count; ++b) {
-        const uint32_t levels = ml->bone_levels[b];
+        const uint32_t levels = ssk_spring_ml_levels(ml, b);
         for (uint32_t l = 0; l < levels; ++l) {
             float *m = loc + (size_t)ssk_spring_ml_loc(ml, b, l) * M;
             for (uint32_t k = 0; k <= (1u << l); ++k)
