@@ -696,8 +696,8 @@ void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, flo
 void ssk_spring_ml_invert(ssk_spring_ml *ml, const float *blocks, const float *own,
                           const float *weight);
 /* The compact layout (see "Two layouts" above) once ml->kinv holds the
- * inverted blocks; the restriction's chunks. false when out of memory (ml
- * is then unchanged). */
+ * inverted blocks; the restriction's chunks. false when out of memory
+ * (then only ssk_spring_ml_destroy may be called on ml). */
 bool ssk_spring_ml_compact(ssk_spring_ml *ml, const ssk_spring *sp);
 /* Creates sp->ml and probes its curvatures at rest (spring.c): rest the
  * #V by 3 rest positions, rest_bones the rest attachment bones. */
