@@ -316,9 +316,11 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     uint32_t keys[8];
     bool on[8];
     for (int l = 0; l < n; ++l) {
-        const int32_t b = a->bones[v0 + l];
-        on[l] = ssk_spring_ml_levels(ml, (uint32_t)b) > 0;
-        keys[l] = on[l] ? ssk_spring_ml_finest(ml, (uint32_t)b, a->t[v0 + l], &upf[l]) : UINT32_MAX;
+        const uint32_t s = ml->slot[a->bones[v0 + l]], levels = ml->bone_levels[s];
+        on[l] = levels > 0;
+        keys[l] = on[l] ? ssk_spring_ml_loc_slot(ml, s, levels - 1u) +
+                              ssk_spring_ml_slab(a->t[v0 + l], levels - 1u, &upf[l])
+                        : UINT32_MAX;
         uniform &= keys[l] == keys[0];
     }
     if (uniform) {

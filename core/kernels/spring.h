@@ -620,11 +620,19 @@ static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_kinv_index(u
 }
 #define SSK_SPRING_ML_KINV_FLOATS (SSK_SPRING_ML_MODES * (SSK_SPRING_ML_MODES + 1) / 2)
 
-/* Local node of (bone b, level l, k = 0): level l' holds 2^l' + 1 nodes. */
+/* Local node of (the bone of slot s, level l, k = 0): level l' holds
+ * 2^l' + 1 nodes. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_loc_slot(const ssk_spring_ml *ml,
+                                                                             uint32_t s, uint32_t l)
+{
+    return ml->bone_loc[s] + (1u << l) - 1u + l;
+}
+
+/* The same of bone b. */
 static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_loc(const ssk_spring_ml *ml,
                                                                         uint32_t b, uint32_t l)
 {
-    return ml->bone_loc[ml->slot[b]] + (1u << l) - 1u + l;
+    return ssk_spring_ml_loc_slot(ml, ml->slot[b], l);
 }
 
 /* Levels of bone b. */
@@ -654,8 +662,8 @@ static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_slab(float t
 static inline __attribute__((always_inline)) uint32_t
 ssk_spring_ml_finest(const ssk_spring_ml *ml, uint32_t b, float t, float *upper)
 {
-    const uint32_t l = ssk_spring_ml_levels(ml, b) - 1u;
-    return ssk_spring_ml_loc(ml, b, l) + ssk_spring_ml_slab(t, l, upper);
+    const uint32_t s = ml->slot[b], l = ml->bone_levels[s] - 1u;
+    return ssk_spring_ml_loc_slot(ml, s, l) + ssk_spring_ml_slab(t, l, upper);
 }
 
 /* Levels, node numbering, probing colors and radii of sp (which has its

@@ -902,21 +902,22 @@ static inline __attribute__((always_inline)) void lanes_anchor(const pass_view *
     ssk_v8_load_weights4(a, v->anchor + 4 * i0);
 }
 
-/* The 8 rows' s~ as lane vectors, rows of one bone b (block_uniform). */
+/* The 8 rows' s~ as lane vectors, rows of the one bone of slot s
+ * (block_uniform). */
 static inline __attribute__((always_inline)) void lanes_offset(const pass_view *v, int64_t i0,
-                                                               const v8 a[4], uint32_t b,
+                                                               const v8 a[4], uint32_t s,
                                                                v8 *s0, v8 *s1, v8 *s2)
 {
     v8 cx, cy, cz;
     ssk_v8_load_xyz(v->cur + 3 * i0, &cx, &cy, &cz);
-    const v8 r = ssk_v8_select(a[3] > V8(0.0f), V8(v->inv_radius[v->slot[b]]), V8(0.0f));
+    const v8 r = ssk_v8_select(a[3] > V8(0.0f), V8(v->inv_radius[s]), V8(0.0f));
     *s0 = r * (cx - a[0]);
     *s1 = r * (cy - a[1]);
     *s2 = r * (cz - a[2]);
 }
 
 /* The 8 rows i0 .. i0 + 7 when they share one bone and one slab and are
- * all free: their key, upper weights and (q not NULL, then also all with
+ * all free: their key, their bone's slot, upper weights and (q not NULL, then also all with
  * edges) 1 / p, in vector arithmetic: BLOCK_ON; BLOCK_OFF when they are
  * all free rows of one bone without levels (no correction); BLOCK_ROWS
  * otherwise (the caller goes row by row). The prolongation needs no p, so
@@ -924,7 +925,7 @@ static inline __attribute__((always_inline)) void lanes_offset(const pass_view *
 enum { BLOCK_ROWS, BLOCK_ON, BLOCK_OFF };
 static inline __attribute__((always_inline)) int block_uniform(const pass_view *v, int64_t i0,
                                                                uint32_t *key, v8 *up, v8 *q,
-                                                               uint32_t *bone)
+                                                               uint32_t *slot)
 {
     uint64_t roles8;
     memcpy(&roles8, v->roles + i0, sizeof roles8);
@@ -948,7 +949,7 @@ static inline __attribute__((always_inline)) int block_uniform(const pass_view *
         for (int l = 0; l < 8; ++l)
             if (!edges[l]) return BLOCK_ROWS;
     }
-    const uint32_t levels = v->levels[v->slot[b[0]]];
+    const uint32_t sb = v->slot[b[0]], levels = v->levels[sb];
     if (levels == 0) return BLOCK_OFF;
     const uint32_t l = levels - 1u;
     const float segments = (float)(1u << l);
@@ -964,8 +965,8 @@ static inline __attribute__((always_inline)) int block_uniform(const pass_view *
     for (int j = 1; j < 8; ++j)
         if (k[j] != k[0]) return BLOCK_ROWS;
     *up = u - V8((float)k[0]);
-    *bone = (uint32_t)b[0];
-    *key = ssk_spring_ml_loc(v->ml, (uint32_t)b[0], l) + (uint32_t)k[0];
+    *slot = sb;
+    *key = ssk_spring_ml_loc_slot(v->ml, sb, l) + (uint32_t)k[0];
     if (!q) return BLOCK_ON;
     if (v->detail_map) {
         const v8 map = ssk_v8_load(v->detail_map + i0);
@@ -1005,9 +1006,9 @@ static void restrict_range(const pass_view *v, float *restrict acc, uint32_t bas
     } while (0)
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) {
-        uint32_t k8, bone;
+        uint32_t k8, slot;
         v8 up, q;
-        const int block = block_uniform(v, i, &k8, &up, &q, &bone);
+        const int block = block_uniform(v, i, &k8, &up, &q, &slot);
         if (block == BLOCK_OFF) { /* no part: a run ends (the same sums as slabs of their own) */
             FLUSH();
             key = UINT32_MAX;
@@ -1020,7 +1021,7 @@ static void restrict_range(const pass_view *v, float *restrict acc, uint32_t bas
             }
             v8 s0, s1, s2, nx, ny, nz, cx, cy, cz, a[4];
             lanes_anchor(v, i, a);
-            lanes_offset(v, i, a, bone, &s0, &s1, &s2);
+            lanes_offset(v, i, a, slot, &s0, &s1, &s2);
             ssk_v8_load_xyz(v->next + 3 * i, &nx, &ny, &nz);
             ssk_v8_load_xyz(v->cur + 3 * i, &cx, &cy, &cz);
             const v8 f0 = q * (nx - cx), f1 = q * (ny - cy), f2 = q * (nz - cz);
@@ -1112,9 +1113,9 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
     float md1 = 0.0f;
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) {
-        uint32_t key, bone;
+        uint32_t key, slot;
         v8 up;
-        const int block = block_uniform(v, i, &key, &up, NULL, &bone);
+        const int block = block_uniform(v, i, &key, &up, NULL, &slot);
         if (block == BLOCK_ROWS) {
             for (int l = 0; l < 8; ++l) {
                 const float d2 = prolong_row(v, i + l);
@@ -1128,7 +1129,7 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
         ssk_v8_load_xyz(v->cur + 3 * i, &c3[0], &c3[1], &c3[2]);
         if (block == BLOCK_ON) {
             v8 s0, s1, s2;
-            lanes_offset(v, i, a, bone, &s0, &s1, &s2);
+            lanes_offset(v, i, a, slot, &s0, &s1, &s2);
             const v8 lo = V8(1.0f) - up;
             const float *m = v->maps + (size_t)key * MOM;
             for (int c = 0; c < 3; ++c) {
@@ -1263,6 +1264,9 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
     /* per node: r = (F^T sum f, the generators' sums of (F^T f)(F^T s~ - c)
      * over u, v), delta = theta K^-1 r, map = (translation, 3 by 3) with
      * the center folded into the translation, written over the moments */
+    uint8_t kidx[U][U]; /* K's entries in its upper triangle */
+    for (uint32_t a = 0; a < U; ++a)
+        for (uint32_t c = 0; c < U; ++c) kidx[a][c] = (uint8_t)ssk_spring_ml_kinv_index(a, c);
     for (uint32_t n = 0; n < ml->node_count; ++n) {
         const float *F = ml->node_frame + 9 * (size_t)n, *g = ml->node_moment + (size_t)n * M;
         const float *cn = ml->node_center + 2 * (size_t)n;
@@ -1284,7 +1288,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
         const float *K = ml->kinv + (size_t)n * SSK_SPRING_ML_KINV_FLOATS;
         for (int a = 0; a < U; ++a) {
             float x = 0.0f;
-            for (int c = 0; c < U; ++c) x += K[ssk_spring_ml_kinv_index((uint32_t)a, (uint32_t)c)] * r[c];
+            for (int c = 0; c < U; ++c) x += K[kidx[a][c]] * r[c];
             d[a] = ml->theta * ml->scale * x;
         }
         /* trust region: a node moves at most SSK_SPRING_ML_TRUST times its
