@@ -308,20 +308,19 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     for (int l = 0; l < 8 && uniform; ++l)
         uniform = a->bones[v0 + l] == b0 && role[l] == SSK_ROLE_FREE && degv[l] > 0 &&
                   !(frozen && frozen[v0 + l]);
-    if (uniform && ssk_spring_ml_levels(ml, (uint32_t)b0) == 0) { /* rows that take no part: a run ends */
-        ml_flush(acc);
-        return;
-    }
     float upf[8];
     uint32_t keys[8];
-    bool on[8];
-    for (int l = 0; l < n; ++l) {
-        const uint32_t s = ml->slot[a->bones[v0 + l]], levels = ml->bone_levels[s];
-        on[l] = levels > 0;
-        keys[l] = on[l] ? ssk_spring_ml_loc_slot(ml, s, levels - 1u) +
-                              ssk_spring_ml_slab(a->t[v0 + l], levels - 1u, &upf[l])
-                        : UINT32_MAX;
-        uniform &= keys[l] == keys[0];
+    if (uniform) { /* one bone: its slot once */
+        const uint32_t slot = ml->slot[b0], levels = ml->bone_levels[slot];
+        if (levels == 0) { /* rows that take no part: a run ends */
+            ml_flush(acc);
+            return;
+        }
+        const uint32_t base = ssk_spring_ml_loc_slot(ml, slot, levels - 1u);
+        for (int l = 0; l < 8; ++l) {
+            keys[l] = base + ssk_spring_ml_slab(a->t[v0 + l], levels - 1u, &upf[l]);
+            uniform &= keys[l] == keys[0];
+        }
     }
     if (uniform) {
         const v8 r = V8(ml->inv_radius[ml->slot[b0]]) * li;
@@ -342,8 +341,12 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     }
     for (int l = 0; l < n; ++l) {
         const int64_t i = v0 + l;
-        if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i]) || !on[l]) continue;
-        const float r = ml->inv_radius[ml->slot[a->bones[i]]] * li[l];
+        if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i])) continue;
+        const uint32_t slot = ml->slot[a->bones[i]], levels = ml->bone_levels[slot];
+        if (levels == 0) continue; /* takes no part */
+        keys[l] = ssk_spring_ml_loc_slot(ml, slot, levels - 1u) +
+                  ssk_spring_ml_slab(a->t[v0 + l], levels - 1u, &upf[l]);
+        const float r = ml->inv_radius[slot] * li[l];
         const float s[3] = {r * ux[l], r * uy[l], r * uz[l]}, f[3] = {fx[l], fy[l], fz[l]};
         float *m = acc->ml_buf + (size_t)(keys[l] - acc->ml_base) * MOM;
         const float w[2] = {1.0f - upf[l], upf[l]};
