@@ -214,7 +214,7 @@ struct ssk_spring {
     /* per-bone state is kept only for the bones some vertex has (its
      * binding bone, or a skin weight > 0 in the weights attachment): slot
      * s = bone_slot[b] > 0 of those, 0 (a slot of zeros) for the others (a
-     * generated Rigify rig has 706 bones, 103 of them with vertices, for
+     * generated Rigify rig has 706 bones, 173 of them with vertices, for
      * 2738 vertices: issue #16's 256 bytes per vertex) */
     uint32_t *bone_slot;     /* #B */
     uint32_t slot_count;     /* 1 + the bones with a slot */
@@ -526,8 +526,8 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
  * probing reads them all); after the curvatures are inverted,
  * ssk_spring_ml_compact keeps only the nodes whose inverse block is not
  * zero (the active nodes: enough hat weight, SSK_SPRING_ML_NODE_WEIGHT)
- * and one zero node (all its data 0) that the local nodes of the others
- * map to; a bone none of whose local nodes maps to an active node gets no
+ * and, where a kept bone has local nodes of the others, one zero node
+ * (all its data 0) that they map to; a bone none of whose local nodes maps to an active node gets no
  * levels (its rows take no part: their correction was 0) and no local
  * nodes. The blocks are symmetric (ssk_spring_ml_invert), so only their
  * upper triangles are kept. The solve reads only the compact layout. */
@@ -566,7 +566,7 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
 
 typedef struct ssk_spring_ml {
     uint32_t levels;          /* largest levels[b] */
-    uint32_t node_count;      /* nodes (see "Two layouts" below) */
+    uint32_t node_count;      /* nodes (see "Two layouts" above) */
     uint32_t local_count;     /* local nodes */
     const uint32_t *slot;     /* #B: sp->bone_slot (borrowed); the arrays "by
                                  slot" below (slot_count + 1 entries) hold bone b
