@@ -50,6 +50,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The parameters of model m: the defaults with the solver jacobi (0),
+ * chebyshev (1) or multilevel (2), or the paper's model (3: the
+ * binding's anchors, no detail force, jacobi). */
+static void model_params(ssk_spring_params *params, int m)
+{
+    const int solver = m == 3 ? 0 : m;
+    ssk_spring_params_default(params);
+    params->chebyshev_rho = solver == 0   ? 0.0f
+                            : solver == 1 ? SSK_SPRING_CHEBYSHEV_RHO_ALONE
+                                          : params->chebyshev_rho;
+    params->multilevel = solver == 2;
+    if (m == 3) {
+        params->attachment = SSK_ATTACHMENT_BINDING;
+        params->stiffness[SSK_FORCE_DETAIL] = 0.0f;
+    }
+}
+
 /* --files: the state memory per file and solver (see above). */
 static int memory_table(char *files)
 {
@@ -74,15 +91,7 @@ static int memory_table(char *files)
                ssk_rig_deforming_bone_count(rig));
         for (int m = 0; m < 4; ++m) {
             ssk_spring_params params;
-            ssk_spring_params_default(&params);
-            params.chebyshev_rho = m == 1 ? SSK_SPRING_CHEBYSHEV_RHO_ALONE
-                                   : m == 2 ? params.chebyshev_rho
-                                            : 0.0f;
-            params.multilevel = m == 2;
-            if (m == 3) {
-                params.attachment = SSK_ATTACHMENT_BINDING;
-                params.stiffness[SSK_FORCE_DETAIL] = 0.0f;
-            }
+            model_params(&params, m);
             ssk_spring *spring = NULL;
             if (ssk_spring_create(&spring, rig, binding, &params, NULL, 0, &err) != SSK_OK) {
                 fprintf(stderr, "bench_spring: %s (%s)\n", err.message, models[m]);
@@ -148,19 +157,10 @@ int main(int argc, char **argv)
         ssk_spring *springs[MODELS];
         double create_ms[MODELS];
         for (int m = 0; m < MODELS; ++m) {
-            const int paper = m == 3, solver = paper ? 0 : m;
             ssk_spring_params params;
-            ssk_spring_params_default(&params);
+            model_params(&params, m);
             params.convergence = SSK_CONVERGE_ITERATIONS;
             params.max_iterations = iterations;
-            params.chebyshev_rho = solver == 0   ? 0.0f
-                                   : solver == 1 ? SSK_SPRING_CHEBYSHEV_RHO_ALONE
-                                                 : params.chebyshev_rho;
-            params.multilevel = solver == 2;
-            if (paper) {
-                params.attachment = SSK_ATTACHMENT_BINDING;
-                params.stiffness[SSK_FORCE_DETAIL] = 0.0f;
-            }
             const double c0 = bench_now();
             if (ssk_spring_create(&springs[m], rig, binding, &params, NULL, 0, &err) != SSK_OK) {
                 fprintf(stderr, "bench_spring: %s\n", err.message);
