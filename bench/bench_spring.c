@@ -14,6 +14,7 @@
  *
  * Usage: bench_spring [--sizes 10000,100000] [--repeats N] [--iterations N]
  *                     [--backend cpu|gl]
+ *        bench_spring --files A.fbx,B.glb,...
  * Per size, in one run, the default spring model (ssk_spring_params_default:
  * anchors per skin weight influence, the detail force, short-edge
  * clusters) with each solver: jacobi (the plain update), chebyshev (its
@@ -34,6 +35,12 @@
  * with each solver (a graph naming it), per pose of the limb: the
  * animation pose above, the middle joint (bone 4) bent 135 degrees, and
  * twisted 180 degrees; median and best ms per frame, iterations, converged.
+ *
+ * With --files (comma-separated paths Assimp reads): no timing, only the
+ * spring state memory of real rigs (issue #16: at most 256 bytes per
+ * vertex), a Markdown table of file, vertices, bones (deforming) and
+ * ssk_spring_bytes_per_vertex with each solver of the default model and
+ * the paper's, each file with its default binding.
  */
 #include "springskin.h"
 
@@ -42,6 +49,64 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The parameters of model m: the defaults with the solver jacobi (0),
+ * chebyshev (1) or multilevel (2), or the paper's model (3: the
+ * binding's anchors, no detail force, jacobi). */
+static void model_params(ssk_spring_params *params, int m)
+{
+    const int solver = m == 3 ? 0 : m;
+    ssk_spring_params_default(params);
+    params->chebyshev_rho = solver == 0   ? 0.0f
+                            : solver == 1 ? SSK_SPRING_CHEBYSHEV_RHO_ALONE
+                                          : params->chebyshev_rho;
+    params->multilevel = solver == 2;
+    if (m == 3) {
+        params->attachment = SSK_ATTACHMENT_BINDING;
+        params->stiffness[SSK_FORCE_DETAIL] = 0.0f;
+    }
+}
+
+/* --files: the state memory per file and solver (see above). */
+static int memory_table(char *files)
+{
+    static const char *const models[4] = {"jacobi", "chebyshev", "multilevel", "paper (jacobi)"};
+    printf("| file | vertices | bones (deforming) | jacobi | chebyshev | multilevel | paper |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    for (char *path = strtok(files, ","); path; path = strtok(NULL, ",")) {
+        ssk_error err = {0};
+        ssk_scene *scene = NULL;
+        ssk_binding *binding = NULL;
+        ssk_bind_params bind_params;
+        ssk_bind_params_default(&bind_params);
+        if (ssk_scene_import(&scene, path, &err) != SSK_OK ||
+            ssk_binding_create(&binding, ssk_scene_rig(scene), &bind_params, &err) != SSK_OK) {
+            fprintf(stderr, "bench_spring: %s\n", err.message);
+            ssk_scene_destroy(scene);
+            return 1;
+        }
+        const ssk_rig *rig = ssk_scene_rig(scene);
+        const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        printf("| %s | %u | %u (%u) |", name, ssk_rig_vertex_count(rig), ssk_rig_bone_count(rig),
+               ssk_rig_deforming_bone_count(rig));
+        for (int m = 0; m < 4; ++m) {
+            ssk_spring_params params;
+            model_params(&params, m);
+            ssk_spring *spring = NULL;
+            if (ssk_spring_create(&spring, rig, binding, &params, NULL, 0, &err) != SSK_OK) {
+                fprintf(stderr, "bench_spring: %s (%s)\n", err.message, models[m]);
+                return 1;
+            }
+            printf(" %zu |", ssk_spring_bytes_per_vertex(spring));
+            ssk_spring_destroy(spring);
+        }
+        printf("\n");
+        fflush(stdout);
+        ssk_binding_destroy(binding);
+        ssk_scene_destroy(scene);
+    }
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -58,12 +123,14 @@ int main(int argc, char **argv)
             repeats = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
             iterations = (uint32_t)strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--files") == 0 && i + 1 < argc) {
+            return memory_table(argv[++i]);
         } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
             const char *b = argv[++i];
             backend = strcmp(b, "gl") == 0 ? SSK_BACKEND_GL : SSK_BACKEND_CPU;
         } else {
             fprintf(stderr, "usage: bench_spring [--sizes N,N,...] [--repeats N] "
-                            "[--iterations N] [--backend cpu|gl]\n");
+                            "[--iterations N] [--backend cpu|gl] | --files A,B,...\n");
             return 2;
         }
     }
@@ -90,19 +157,10 @@ int main(int argc, char **argv)
         ssk_spring *springs[MODELS];
         double create_ms[MODELS];
         for (int m = 0; m < MODELS; ++m) {
-            const int paper = m == 3, solver = paper ? 0 : m;
             ssk_spring_params params;
-            ssk_spring_params_default(&params);
+            model_params(&params, m);
             params.convergence = SSK_CONVERGE_ITERATIONS;
             params.max_iterations = iterations;
-            params.chebyshev_rho = solver == 0   ? 0.0f
-                                   : solver == 1 ? SSK_SPRING_CHEBYSHEV_RHO_ALONE
-                                                 : params.chebyshev_rho;
-            params.multilevel = solver == 2;
-            if (paper) {
-                params.attachment = SSK_ATTACHMENT_BINDING;
-                params.stiffness[SSK_FORCE_DETAIL] = 0.0f;
-            }
             const double c0 = bench_now();
             if (ssk_spring_create(&springs[m], rig, binding, &params, NULL, 0, &err) != SSK_OK) {
                 fprintf(stderr, "bench_spring: %s\n", err.message);

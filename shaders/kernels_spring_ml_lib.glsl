@@ -35,9 +35,11 @@ layout(location = SSK_LOC_SPRING_ML_OFF) uniform uint u_off[SSK_ML_OFF_COUNT];
 
 uint role_of(uint v) { return (scalars[v >> 2u] >> (8u * (v & 3u))) & 255u; }
 
+// a free row, not frozen, of a bone with levels (core/kernels/spring_multilevel.c row_on)
 bool takes_part(uint v)
 {
     if (role_of(v) != SSK_ROLE_FREE) return false;
+    if (mu[u_off[SSK_ML_OFF_LEVELS] + vdata[v].z] == 0u) return false;
     if (u_off[SSK_ML_OFF_FROZEN_WORDS] == 0u) return true;
     uint word = mu[u_off[SSK_ML_OFF_FROZEN] + (v >> 2u)];
     return ((word >> (8u * (v & 3u))) & 255u) == 0u;

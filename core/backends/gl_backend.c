@@ -1040,30 +1040,37 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         free(count);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    memcpy(U + off[ML_OFF_LOC_FIRST], ml->loc_first, nb * SSK_SPRING_ML_MAX_LEVELS * sizeof *U);
-    for (size_t b = 0; b < nb; ++b) U[off[ML_OFF_LEVELS] + b] = ml->bone_levels[b];
+    for (size_t b = 0; b < nb; ++b) {
+        U[off[ML_OFF_LEVELS] + b] = ssk_spring_ml_levels(ml, (uint32_t)b);
+        F[off[ML_OFF_INV_RADIUS] + b] = ml->inv_radius[ml->slot[b]];
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, (uint32_t)b); ++l)
+            U[off[ML_OFF_LOC_FIRST] + b * SSK_SPRING_ML_MAX_LEVELS + l] =
+                ssk_spring_ml_loc(ml, (uint32_t)b, l);
+    }
     uint32_t *l2g = U + off[ML_OFF_L2G];
-    ssk_spring_ml_local_nodes(ml, (uint32_t)nb, l2g);
+    memcpy(l2g, ml->node_of, local * sizeof *l2g);
     /* global -> local (CSR, locals ascending) */
     uint32_t *g2l = U + off[ML_OFF_G2L], *g2l_list = U + off[ML_OFF_G2L_LIST];
     for (size_t k = 0; k < local; ++k) ++g2l[l2g[k] + 1];
     for (size_t n = 0; n < nodes; ++n) g2l[n + 1] += g2l[n];
     for (size_t k = 0; k < local; ++k) g2l_list[g2l[l2g[k]] + count[l2g[k]]++] = (uint32_t)k;
-    /* rows by slab (CSR, rows ascending) */
+    /* rows by slab (CSR, rows ascending; the rows of bones without levels
+     * in none) */
     uint32_t *slab = U + off[ML_OFF_SLAB], *rows = U + off[ML_OFF_ROWS], *fill = count + nodes;
     memset(count, 0, (local + nodes + 2) * sizeof *count);
-    for (size_t i = 0; i < nv; ++i) ++slab[ssk_spring_ml_row_slab(ml, sp, (uint32_t)i) + 1];
+    for (size_t i = 0; i < nv; ++i) {
+        const uint32_t k = ssk_spring_ml_row_slab(ml, sp, (uint32_t)i);
+        if (k != UINT32_MAX) ++slab[k + 1];
+    }
     for (size_t k = 0; k < local; ++k) slab[k + 1] += slab[k];
     for (size_t i = 0; i < nv; ++i) {
         const uint32_t k = ssk_spring_ml_row_slab(ml, sp, (uint32_t)i);
-        rows[slab[k] + fill[k]++] = (uint32_t)i;
+        if (k != UINT32_MAX) rows[slab[k] + fill[k]++] = (uint32_t)i;
     }
     for (size_t i = 0; i < frozen_words * 4 && i < nv; ++i)
         U[off[ML_OFF_FROZEN] + i / 4] |= (uint32_t)ml->frozen[i] << (8u * (i % 4));
     memcpy(F + off[ML_OFF_T], sp->t, nv * sizeof(float));
-    memcpy(F + off[ML_OFF_INV_RADIUS], ml->inv_radius, nb * sizeof(float));
-    memcpy(F + off[ML_OFF_KINV], ml->kinv,
-           nodes * SSK_SPRING_ML_MODES * SSK_SPRING_ML_MODES * sizeof(float));
+    ssk_spring_ml_kinv_full(ml, F + off[ML_OFF_KINV]);
     memcpy(F + off[ML_OFF_CENTER], ml->node_center, 2 * nodes * sizeof(float));
     memcpy(F + off[ML_OFF_RADIUS], ml->node_radius, nodes * sizeof(float));
     ssk_status st = allocate_named(s, &g->buffers[SB_ML_U], spring_buffer_names[SB_ML_U],
@@ -1073,7 +1080,7 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
                             f * sizeof *F, F, GL_DYNAMIC_DRAW, err);
     if (st == SSK_OK)
         st = allocate_named(s, &g->buffers[SB_ML_W], spring_buffer_names[SB_ML_W],
-                            w * sizeof(float), NULL, GL_DYNAMIC_COPY, err);
+                            (w + 1) * sizeof(float), NULL, GL_DYNAMIC_COPY, err);
     free(U);
     free(F);
     free(count);
@@ -1113,6 +1120,9 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
         }
     uint32_t *vertex = malloc(4 * nv * sizeof(uint32_t) + 1);
     uint32_t *scalars = malloc(scalar_words * sizeof(uint32_t) + 1);
+    /* the clusters (kernels_spring_detail.comp): words [0, #V) each
+     * vertex's block index or SSK_SPRING_NO_CLUSTER, then sp's blocks */
+    uint32_t *clusters = malloc(((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t) + 1);
     g->roles_packed = malloc(g->role_words * sizeof(uint32_t) + 1);
     if (dependent) {
         g->prev_skinning = malloc(16 * nb * sizeof(float) + 1);
@@ -1120,9 +1130,15 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
     }
     ++s->spring_count; /* owned by the state from here: gl_destroy frees it */
     ssk_status st = SSK_OK;
-    if (!vertex || !scalars || !g->roles_packed || (dependent && (!g->prev_skinning || !g->diff)))
+    if (!vertex || !scalars || !clusters || !g->roles_packed ||
+        (dependent && (!g->prev_skinning || !g->diff)))
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     if (st == SSK_OK) {
+        const uint32_t *w = sp->cluster_words;
+        for (size_t i = 0; i < nv; ++i) clusters[i] = SSK_SPRING_NO_CLUSTER;
+        memcpy(clusters + nv, w, (size_t)sp->cluster_word_count * sizeof(uint32_t));
+        for (uint32_t block = 0; block < sp->cluster_word_count; block += 1 + w[block])
+            for (uint32_t k = 1; k <= w[block]; ++k) clusters[w[block + k]] = (uint32_t)nv + block;
         for (size_t i = 0; i < nv; ++i) {
             uint32_t *row = vertex + 4 * i;
             row[0] = sp->offsets[i];
@@ -1164,7 +1180,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_PARTIALS, GL_REDUCTION_MAX_GROUPS * sizeof(gl_spring_partial), NULL,
              GL_DYNAMIC_COPY},
             {SB_RESULT, sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
-            {SB_CLUSTERS, (size_t)sp->cluster_word_count * sizeof(uint32_t), sp->cluster_words,
+            {SB_CLUSTERS, ((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t), clusters,
              GL_STATIC_DRAW},
         };
         for (size_t i = 0; st == SSK_OK && i < sizeof allocations / sizeof allocations[0]; ++i)
@@ -1175,6 +1191,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
     }
     free(vertex);
     free(scalars);
+    free(clusters);
     if (st != SSK_OK) {
         /* forget the entry (a later solve tries again from scratch) */
         glDeleteBuffers(SB_COUNT, g->buffers);

@@ -135,12 +135,12 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->velocity);
     free(sp->prev_output);
     free(sp->prev_skinning);
-    free(sp->bone_dir);
     free(sp->bone_inv);
     free(sp->anchor);
     free(sp->scale_defined);
     free(sp->vertex_dir);
-    free(sp->rest_attach);
+    free(sp->rest_segment);
+    free(sp->bone_slot);
     free(sp->detail);
     free(sp->chunk_results);
     ssk_spring_ml_destroy(sp->ml);
@@ -363,9 +363,9 @@ static ssk_status build_clusters(ssk_spring *sp, ssk_error *err)
             if (a != b) parent[a > b ? a : b] = a < b ? a : b; /* the smaller row is the root */
         }
     }
-    /* member counts per root, then the words: a root's block follows the
-     * #V index words in root order */
-    uint64_t words = nv;
+    /* member counts per root, then the words: the roots' blocks in root
+     * order */
+    uint64_t words = 0;
     uint32_t clusters = 0;
     for (uint32_t i = 0; i < nv; ++i) ++size[cluster_root(parent, i)];
     for (uint32_t i = 0; i < nv; ++i)
@@ -384,16 +384,13 @@ static ssk_status build_clusters(ssk_spring *sp, ssk_error *err)
         free(size);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    uint32_t *w = sp->cluster_words, next = nv;
+    uint32_t *w = sp->cluster_words, next = 0;
     /* size[root] becomes the root's block index (roots come first in their
      * cluster: the smallest row) */
     for (uint32_t i = 0; i < nv; ++i) parent[i] = cluster_root(parent, i);
     for (uint32_t i = 0; i < nv; ++i) {
         const uint32_t r = parent[i];
-        if (size[r] <= 1 && r == i) {
-            w[i] = SSK_SPRING_NO_CLUSTER;
-            continue;
-        }
+        if (size[r] <= 1 && r == i) continue;
         if (r == i) {
             const uint32_t n = size[i];
             w[next] = 0; /* filled as members arrive */
@@ -401,7 +398,6 @@ static ssk_status build_clusters(ssk_spring *sp, ssk_error *err)
             next += 1 + n;
         }
         const uint32_t block = size[r];
-        w[i] = block;
         w[block + 1 + w[block]++] = i;
     }
     sp->cluster_word_count = (uint32_t)words;
@@ -560,8 +556,6 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     for (int k = 0; k < 3; ++k) sp->pos[k] = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
     sp->good = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
     sp->rec = spring_alloc(sp, 8 * (size_t)nv, sizeof(float));
-    sp->bone_dir = spring_alloc(sp, 4 * (size_t)nb, sizeof(float));
-    sp->bone_inv = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
     sp->anchor = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     sp->vertex_dir = spring_alloc(sp, 4 * (size_t)nv, sizeof(float));
     sp->scale_defined = spring_alloc(sp, nv, sizeof(uint8_t));
@@ -573,24 +567,39 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
      * the rig has skin weights; else from the binding. */
     const bool per_weight =
         params->attachment == SSK_ATTACHMENT_WEIGHTS && ssk_rig_deforming_bone_count(rig) > 0;
+    /* the slots of the bones that some vertex has (spring.h bone_slot) */
+    sp->bone_slot = spring_alloc(sp, nb, sizeof(uint32_t));
+    if (sp->bone_slot) {
+        for (uint32_t i = 0; i < nv; ++i) sp->bone_slot[bv.bones[i]] = 1;
+        for (uint32_t m = 0; per_weight && m < rig->mesh_count; ++m) {
+            const ssk_mesh *mesh = &rig->meshes[m];
+            const size_t n = (size_t)mesh->vertex_count * mesh->influence_count;
+            for (size_t k = 0; k < n; ++k)
+                if (mesh->weights[k] > 0.0f) sp->bone_slot[mesh->bone_indices[k]] = 1;
+        }
+        sp->slot_count = 1;
+        for (uint32_t b = 0; b < nb; ++b)
+            sp->bone_slot[b] = sp->bone_slot[b] ? sp->slot_count++ : 0;
+    }
     if (per_weight) {
         sp->weights_rig = rig;
-        sp->rest_attach = spring_alloc(sp, nb, sizeof(ssk_attach_bone));
+        sp->rest_segment = spring_alloc(sp, 8 * (size_t)sp->slot_count, sizeof(float));
     }
     if (params->integrator == SSK_SPRING_SEMI_IMPLICIT)
         sp->velocity = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
     if (params->mode == SSK_SPRING_FRAME_DEPENDENT) {
         sp->prev_output = spring_alloc(sp, 3 * (size_t)nv, sizeof(float));
         sp->prev_skinning = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
+        sp->bone_inv = spring_alloc(sp, 16 * (size_t)nb, sizeof(float));
     }
     bool ok = sp->offsets && sp->edges && sp->rest_bone_angle && sp->rest_scale_length &&
               sp->bones && sp->t && sp->roles && sp->pos[0] && sp->pos[1] && sp->pos[2] &&
-              sp->good && sp->rec && sp->bone_dir && sp->bone_inv && sp->anchor &&
+              sp->good && sp->rec && sp->anchor &&
               sp->scale_defined && sp->detail && sp->chunk_results &&
-              sp->vertex_dir && (!per_weight || sp->rest_attach) &&
+              sp->vertex_dir && sp->bone_slot && (!per_weight || sp->rest_segment) &&
               (params->integrator != SSK_SPRING_SEMI_IMPLICIT || sp->velocity) &&
               (params->mode != SSK_SPRING_FRAME_DEPENDENT ||
-               (sp->prev_output && sp->prev_skinning));
+               (sp->prev_output && sp->prev_skinning && sp->bone_inv));
     for (int f = 0; f < SSK_FORCE_COUNT && ok; ++f) {
         sp->params.stiffness_maps[f] = NULL;
         if (!params->stiffness_maps[f]) continue;
@@ -632,7 +641,12 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     }
     if (per_weight) {
         /* the rig's rest positions; the rest bones of the anchors */
-        memcpy(sp->rest_attach, rest_bones, (size_t)nb * sizeof *rest_bones);
+        for (uint32_t b = 0; b < nb; ++b) {
+            float *seg = sp->rest_segment + 8 * (size_t)sp->bone_slot[b];
+            if (seg == sp->rest_segment) continue; /* slot 0 stays 0 */
+            memcpy(seg, rest_bones[b].head, 4 * sizeof(float));
+            memcpy(seg + 4, rest_bones[b].tail, 4 * sizeof(float));
+        }
         for (uint32_t m = 0; m < rig->mesh_count; ++m) {
             const ssk_mesh *mesh = &rig->meshes[m];
             const size_t v0 = mesh->first_vertex;

@@ -113,14 +113,18 @@ static inline __attribute__((always_inline)) float ssk_am_clamp01(float x)
 
 /* The attachment parameter of rig-space point x on a (rest) bone: its
  * projection onto the segment head -> tail, clamped to [0, 1] (head[3]
- * holds 1 / |tail - head|^2, ssk_attach_prepare). */
+ * holds 1 / |tail - head|^2, ssk_attach_prepare); _segment: from the
+ * bone's head[4] and tail[3] alone. */
+SSK_AM_INLINE float ssk_am_project_t_segment(const float head[4], const float tail[3],
+                                             const float x[3])
+{
+    const float d[3] = {tail[0] - head[0], tail[1] - head[1], tail[2] - head[2]};
+    const float proj = (x[0] - head[0]) * d[0] + (x[1] - head[1]) * d[1] + (x[2] - head[2]) * d[2];
+    return ssk_am_clamp01(proj * head[3]);
+}
 SSK_AM_INLINE float ssk_am_project_t(const ssk_attach_bone *bone, const float x[3])
 {
-    const float d[3] = {bone->tail[0] - bone->head[0], bone->tail[1] - bone->head[1],
-                        bone->tail[2] - bone->head[2]};
-    const float proj = (x[0] - bone->head[0]) * d[0] + (x[1] - bone->head[1]) * d[1] +
-                       (x[2] - bone->head[2]) * d[2];
-    return ssk_am_clamp01(proj * bone->head[3]);
+    return ssk_am_project_t_segment(bone->head, bone->tail, x);
 }
 
 /* IRS's rotation of a scale vector (Toothman 2020, Eq. 15-17;

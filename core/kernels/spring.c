@@ -310,12 +310,20 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
                   !(frozen && frozen[v0 + l]);
     float upf[8];
     uint32_t keys[8];
-    for (int l = 0; l < n; ++l) {
-        keys[l] = ssk_spring_ml_finest(ml, (uint32_t)a->bones[v0 + l], a->t[v0 + l], &upf[l]);
-        uniform &= keys[l] == keys[0];
+    if (uniform) { /* one bone: its slot once */
+        const uint32_t slot = ml->slot[b0], levels = ml->bone_levels[slot];
+        if (levels == 0) { /* rows that take no part: a run ends */
+            ml_flush(acc);
+            return;
+        }
+        const uint32_t base = ssk_spring_ml_loc_slot(ml, slot, levels - 1u);
+        for (int l = 0; l < 8; ++l) {
+            keys[l] = base + ssk_spring_ml_slab(a->t[v0 + l], levels - 1u, &upf[l]);
+            uniform &= keys[l] == keys[0];
+        }
     }
     if (uniform) {
-        const v8 r = V8(ml->inv_radius[b0]) * li;
+        const v8 r = V8(ml->inv_radius[ml->slot[b0]]) * li;
         const v8 s0 = r * ux, s1 = r * uy, s2 = r * uz;
         v8 up;
         memcpy(&up, upf, sizeof up);
@@ -334,7 +342,11 @@ ml_moments8(const pass_args *restrict a, int64_t v0, int n, i8 role, i8 degv, v8
     for (int l = 0; l < n; ++l) {
         const int64_t i = v0 + l;
         if (role[l] != SSK_ROLE_FREE || (frozen && frozen[i])) continue;
-        const float r = ml->inv_radius[a->bones[i]] * li[l];
+        const uint32_t slot = ml->slot[a->bones[i]], levels = ml->bone_levels[slot];
+        if (levels == 0) continue; /* takes no part */
+        keys[l] = ssk_spring_ml_loc_slot(ml, slot, levels - 1u) +
+                  ssk_spring_ml_slab(a->t[v0 + l], levels - 1u, &upf[l]);
+        const float r = ml->inv_radius[slot] * li[l];
         const float s[3] = {r * ux[l], r * uy[l], r * uz[l]}, f[3] = {fx[l], fy[l], fz[l]};
         float *m = acc->ml_buf + (size_t)(keys[l] - acc->ml_base) * MOM;
         const float w[2] = {1.0f - upf[l], upf[l]};
@@ -897,15 +909,19 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
     int32_t dominant = sp->bones[i];
     if (!(sum > SSK_WEIGHT_EPSILON)) { /* no skin weight: the binding's attachment */
         ssk_am_attachment(acc, &bones[dominant], sp->t[i]);
-        memcpy(dir, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+        float u[4];
+        ssk_spring_bone_direction(u, bones[dominant].head, bones[dominant].tail);
+        memcpy(dir, u, 3 * sizeof(float));
     } else {
         for (uint32_t j = 0; j < k; ++j) {
             const float w = weights[j] / sum;
             if (!(w > 0.0f)) continue;
             const int32_t b = idx[j];
             float p[3];
-            ssk_am_attachment(p, &bones[b], ssk_am_project_t(&sp->rest_attach[b], x));
-            const float *u = sp->bone_dir + 4 * (size_t)b;
+            const float *rest = sp->rest_segment + 8 * (size_t)sp->bone_slot[b];
+            ssk_am_attachment(p, &bones[b], ssk_am_project_t_segment(rest, rest + 4, x));
+            float u[4];
+            ssk_spring_bone_direction(u, bones[b].head, bones[b].tail);
             for (int c = 0; c < 3; ++c) {
                 acc[c] += w * p[c];
                 dir[c] += w * u[c];
@@ -920,7 +936,7 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
     if (len > SSK_SPRING_DIRECTION_EPSILON) {
         for (int c = 0; c < 3; ++c) d[c] = dir[c] / len;
     } else { /* opposite bones cancel: the largest weight's bone */
-        memcpy(d, sp->bone_dir + 4 * (size_t)dominant, 3 * sizeof(float));
+        ssk_spring_bone_direction(d, bones[dominant].head, bones[dominant].tail);
     }
     d[3] = 0.0f;
     memcpy(a, acc, sizeof acc);
@@ -936,8 +952,9 @@ static void binding_anchors_chunk(void *ctx, int64_t begin, int64_t end, uint32_
     const ssk_attach_bone *bones = j->bones;
     for (int64_t i = begin; i < end; ++i) {
         float *a = sp->anchor + 4 * i, *d = sp->vertex_dir + 4 * i;
-        ssk_am_attachment(a, &bones[sp->bones[i]], sp->t[i]);
-        memcpy(d, sp->bone_dir + 4 * (size_t)sp->bones[i], 4 * sizeof(float));
+        const ssk_attach_bone *bone = &bones[sp->bones[i]];
+        ssk_am_attachment(a, bone, sp->t[i]);
+        ssk_spring_bone_direction(d, bone->head, bone->tail);
         a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
     }
 }
@@ -968,8 +985,6 @@ static void weights_anchors_chunk(void *ctx, int64_t begin, int64_t end, uint32_
 
 void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
 {
-    for (uint32_t b = 0; b < sp->bone_count; ++b)
-        ssk_spring_bone_direction(sp->bone_dir + 4 * (size_t)b, bones[b].head, bones[b].tail);
     const ssk_rig *rig = sp->weights_rig;
     if (!rig) { /* the binding's bone */
         rows_job j = {.sp = sp, .bones = bones};
@@ -1043,20 +1058,13 @@ void ssk_spring_detail(ssk_spring *sp, const float *first)
     ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, detail_chunk, &j);
 }
 
-/* vertex i of a cluster reads its members' rows of `result` and `first`;
- * every member of one cluster is written by the same iteration (the
- * root's), so rows are read before they change, in any chunk order */
-static void clusters_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+/* cluster by cluster (a few per mesh, each read before it is written;
+ * the clusters share no row) */
+void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
+                               const uint8_t *roles)
 {
-    const rows_job *j = ctx;
-    (void)chunk;
-    const uint32_t *w = j->sp->cluster_words;
-    float *result = j->out;
-    const float *first = j->first;
-    const uint8_t *roles = j->roles;
-    for (int64_t i = begin; i < end; ++i) {
-        const uint32_t block = w[i];
-        if (block == SSK_SPRING_NO_CLUSTER || w[block + 1] != (uint32_t)i) continue;
+    const uint32_t *w = sp->cluster_words;
+    for (uint32_t block = 0; block < sp->cluster_word_count; block += 1 + w[block]) {
         float mean[3];
         if (!ssk_spring_cluster_mean(mean, w + block, result, first, roles)) continue;
         for (uint32_t k = 1; k <= w[block]; ++k) {
@@ -1066,13 +1074,6 @@ static void clusters_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk
                 result[3 * (size_t)m + c] = first[3 * (size_t)m + c] + mean[c];
         }
     }
-}
-
-void ssk_spring_clusters_apply(const ssk_spring *sp, float *result, const float *first,
-                               const uint8_t *roles)
-{
-    rows_job j = {.sp = (ssk_spring *)sp, .out = result, .first = first, .roles = roles};
-    ssk_parallel_for(sp->vertex_count, SSK_PARALLEL_GRAIN, clusters_chunk, &j);
 }
 
 static void fill_args(pass_args *a, ssk_spring *sp, const uint8_t *roles)
@@ -1359,6 +1360,17 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     free(blocks);
     free(own);
     free(scratch);
+    /* the solve's layout: the active nodes only (spring.h "Two layouts") */
+    if (!ssk_spring_ml_compact(ml, sp)) {
+        free(free_roles);
+        free(x0);
+        free(g0);
+        free(probe);
+        free(g);
+        ssk_spring_ml_destroy(ml);
+        sp->ml = NULL;
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
     /* theta: the coarse steps' scale that keeps B A's largest eigenvalue
      * below SSK_SPRING_ML_LAMBDA_TARGET */
     ml->theta = 0.0f;
@@ -1377,7 +1389,7 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     free(g0);
     free(probe);
     free(g);
-    sp->bytes += ssk_spring_ml_bytes(ml, sp->bone_count);
+    sp->bytes += ssk_spring_ml_bytes(ml, sp->bone_count, sp->vertex_count);
     return ssk_error_ok(err);
 }
 

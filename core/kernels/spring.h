@@ -70,8 +70,12 @@
  *   prev_output  #V by 3, frame-dependent mode only (else NULL): the last
  *                solve's result; prev_skinning #B by 16 its matrices
  *   edit_target  #V by 4 when there are edits (else NULL)
- *   bone_dir     #B by 4 posed unit bone directions (c' - p')/|c' - p'|
- *   bone_inv     #B by 16 scratch for the differential transforms
+ *   bone_inv     #B by 16 scratch for the differential transforms,
+ *                frame-dependent mode only (else NULL)
+ * Nothing else is kept per bone: the posed unit bone directions (c' -
+ * p')/|c' - p'| are computed where the anchors read them (issue #16's
+ * 256 bytes per vertex, which a rig of many bones and few vertices spent
+ * on per-bone arrays).
  */
 #ifndef SSK_SPRING_H
 #define SSK_SPRING_H
@@ -178,8 +182,7 @@ struct ssk_spring {
     float *prev_skinning;    /* #B by 16, NULL unless frame-dependent */
     double prev_frame;
     int has_prev;            /* prev_output/prev_skinning hold a result */
-    float *bone_dir;         /* #B by 4 */
-    float *bone_inv;         /* #B by 16 */
+    float *bone_inv;         /* #B by 16, NULL unless frame-dependent */
 
     /* anchors (spring.c "Anchors"): per vertex the posed attachment point
      * a'_i and the unit bone direction of its bone springs, written by
@@ -198,22 +201,34 @@ struct ssk_spring {
     /* the attachment per skin weight influence (spring.c "Anchors"): the
      * rig (borrowed; its rest positions, object matrices, skin weights and
      * bone indices are read every frame) and its rest bones (#B, the
-     * identity pose), or NULL for the binding's anchors. Nothing per
+     * identity pose: only its segments are kept), or NULL for the binding's
+     * anchors. Nothing per
      * vertex and influence is stored: t_k is the rest position's
      * projection onto rest bone k, computed again each frame (issue #16's
      * bound of 256 bytes per vertex; slot records took 32 per influence) */
     const ssk_rig *weights_rig;
-    ssk_attach_bone *rest_attach;
+    float *rest_segment;     /* #slots by 8: each rest bone's head[4] and
+                                tail[4] of its ssk_attach_bone (head[3] = 1 /
+                                |tail - head|^2), what ssk_am_project_t reads,
+                                by bone_slot */
+    /* per-bone state is kept only for the bones some vertex has (its
+     * binding bone, or a skin weight > 0 in the weights attachment): slot
+     * s = bone_slot[b] > 0 of those, 0 (a slot of zeros) for the others (a
+     * generated Rigify rig has 706 bones, 173 of them with vertices, for
+     * 2738 vertices: issue #16's 256 bytes per vertex) */
+    uint32_t *bone_slot;     /* #B */
+    uint32_t slot_count;     /* 1 + the bones with a slot */
 
     /* the detail force (spring.c "The detail force"): per solve, the first
      * stage's differential coordinates f_i - mean_j f_j */
     float *detail;           /* #V by 4 (xyz, 0) */
     /* short-edge clusters (spring.c "Short-edge clusters"), one uint32
-     * array: words[0 .. #V) the index in `cluster_words` of vertex i's
-     * cluster or SSK_SPRING_NO_CLUSTER; at that index the cluster's
-     * member count n, then its n member rows (ascending) */
+     * array of blocks in the order of their roots (a cluster's smallest
+     * row): each the cluster's member count n, then its n member rows
+     * (ascending). Nothing per vertex (issue #16's 256 bytes per vertex;
+     * the GL backend builds its per-vertex index at upload) */
     uint32_t *cluster_words;
-    uint32_t cluster_word_count; /* #V + sum over clusters of (1 + n) */
+    uint32_t cluster_word_count; /* sum over clusters of (1 + n) */
     uint32_t cluster_count;
 
     /* the force pass's reductions per chunk (model/parallel.h) */
@@ -382,8 +397,7 @@ static inline bool ssk_spring_cluster_mean(float mean[3], const uint32_t *block,
  * the same decisions from the same reductions ------------------------- */
 
 /* Per-frame state of a solve from the frame's posed attachment bones
- * (#B, ssk_attach_prepare): sp->bone_dir (#B by 4, the unit posed bone
- * directions, ssk_spring_bone_direction), the anchors sp->anchor and
+ * (#B, ssk_attach_prepare): the anchors sp->anchor and
  * sp->vertex_dir (#V by 4 each, spring.c "Anchors") and, with surface edits,
  * sp->edit_target (#V by 4, target xyz and K_i at `frame`: see "Surface
  * edits" above). Returns the roles of the frame: sp->roles when every ROI's
@@ -392,7 +406,7 @@ static inline bool ssk_spring_cluster_mean(float mean[3], const uint32_t *block,
 const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
                                         double frame);
 
-/* sp->bone_dir, sp->anchor and sp->vertex_dir of the posed bones (the
+/* sp->anchor and sp->vertex_dir of the posed bones (the
  * first part of ssk_spring_prepare_frame; spring_rest.c calls it with the
  * rest bones so that the rest pose is an equilibrium bit for bit). */
 void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones);
@@ -502,9 +516,21 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
  * distance from its axis: SSK_SPRING_ML_MODES = 12
  * modes (3 translations, 9 linear maps: scale, twist, shear, ovalize).
  *
- * Node numbering: global nodes (shared at joints) for the coarse solve;
- * local nodes per (bone, level), loc_first[b * MAX_LEVELS + l] + k,
- * k = 0 .. 2^l, for the transfers between levels within a bone. */
+ * Node numbering: nodes (shared at joints) for the coarse solve; local
+ * nodes per (bone, level), ssk_spring_ml_loc(ml, b, l) + k, k = 0 .. 2^l,
+ * for the transfers between levels within a bone; node_of maps a local
+ * node to its node.
+ *
+ * Two layouts (issue #16: the state within 256 bytes per vertex).
+ * ssk_spring_ml_create makes every node of every bone with vertices (the
+ * probing reads them all); after the curvatures are inverted,
+ * ssk_spring_ml_compact keeps only the nodes whose inverse block is not
+ * zero (the active nodes: enough hat weight, SSK_SPRING_ML_NODE_WEIGHT)
+ * and, where a kept bone has local nodes of the others, one zero node
+ * (all its data 0) that they map to; a bone none of whose local nodes maps to an active node gets no
+ * levels (its rows take no part: their correction was 0) and no local
+ * nodes. The blocks are symmetric (ssk_spring_ml_invert), so only their
+ * upper triangles are kept. The solve reads only the compact layout. */
 #define SSK_SPRING_ML_MAX_LEVELS 8
 #define SSK_SPRING_ML_MODES 9
 /* Per node and vertex sums of an iteration: sum w f (3), sum w f s~^T (9). */
@@ -540,43 +566,81 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
 
 typedef struct ssk_spring_ml {
     uint32_t levels;          /* largest levels[b] */
-    uint32_t node_count;      /* global nodes */
+    uint32_t node_count;      /* nodes (see "Two layouts" above) */
     uint32_t local_count;     /* local nodes */
-    uint8_t *bone_levels;     /* #B */
-    uint32_t *head_node;      /* #B * MAX_LEVELS: global node of k = 0 */
-    uint32_t *node_first;     /* #B * MAX_LEVELS: global node of k = 1 (k = 1 .. 2^l consecutive) */
-    uint32_t *loc_first;      /* #B * MAX_LEVELS: local node of k = 0 */
-    uint8_t *node_level;      /* #nodes */
-    uint8_t *node_color;      /* #nodes: probing colors (no two nodes of a color
-                                 reach a common vertex or mesh edge) */
+    const uint32_t *slot;     /* #B: sp->bone_slot (borrowed); the arrays "by
+                                 slot" below (slot_count + 1 entries) hold bone b
+                                 at slot[b] */
+    uint32_t slot_count;
+    uint8_t *bone_levels;     /* by slot: levels of the bone (0: its rows take no part) */
+    uint32_t *bone_loc;       /* by slot: local node of (b, level 0, k = 0); level l's
+                                 2^l + 1 nodes start at ssk_spring_ml_loc(ml, b, l) */
+    uint32_t *node_of;        /* #local: the node of each local node */
+    uint8_t *node_level;      /* #nodes, create time only: a node's level */
+    uint8_t *node_color;      /* #nodes, create time only: probing colors (no two
+                                 nodes of a color reach a common vertex or mesh edge) */
     uint32_t color_count[SSK_SPRING_ML_MAX_LEVELS];
-    float *inv_radius;        /* #B: 1 / r_b (0: no linear modes) */
-    float *kinv;              /* #nodes by 81: inverse coarse curvature block, rest frame */
+    float *inv_radius;        /* by slot: 1 / r_b (0: no linear modes) */
+    float *kinv;              /* inverse coarse curvature blocks, rest frame: create
+                                 time #nodes by 81; solving #nodes by 45 (the upper
+                                 triangle, row by row: ssk_spring_ml_kinv_index) */
     float *node_basis;        /* #nodes by 9: rest basis (u, v across the node's rest axis, w along) */
     float *node_center;       /* #nodes by 2: rest mean offset (u, v) of the node's vertices */
-    float *node_weight;       /* #nodes: sum of the hat weights of its vertices */
+    float *node_weight;       /* #nodes, create time only: sum of the hat weights of its vertices */
     float *node_radius;       /* #nodes: largest r_b of its bones, model units */
     uint8_t *frozen;          /* #V (+ 8 padding) or NULL without stiffness maps: 1 where
                                  every stiffness times its map is 0 */
     float *node_frame;        /* #nodes by 9: posed basis F = E B (row-major) of the frame being solved */
-    float *node_moment;       /* #nodes by 12 */
-    float *node_map;          /* #nodes by 12: the iteration's translation and 3 by 3 map */
+    float *node_moment;       /* #nodes by 12: an iteration's moments, then (in place)
+                                 its translation and 3 by 3 map */
     float *local;             /* #local by 12: moments, then maps */
     /* the restriction per chunk of SSK_PARALLEL_GRAIN rows (the force
      * pass's chunks, model/parallel.h), summed in chunk order: the same
      * bits with any thread count. Chunk c adds into the local nodes
      * chunk_key[c] .. chunk_key[c] + (chunk_offset[c + 1] - chunk_offset[c])
      * - 1 (the finest nodes its rows reach), stored at rows chunk_offset[c]
-     * .. of partial */
+     * .. of partial. One chunk: partial is `local` itself (its range all
+     * the local nodes). */
     uint32_t chunk_count;
     uint32_t *chunk_key;      /* #chunks */
     uint32_t *chunk_offset;   /* #chunks + 1 */
-    float *partial;           /* chunk_offset[#chunks] by 12 */
+    float *partial;           /* chunk_offset[#chunks] by 12, or `local` */
     float *chunk_max;         /* #chunks: the prolongation's largest squared moves */
     float probe;              /* the probe's amplitude, model units */
     float theta;              /* scale of the coarse steps (stability, probed) */
     float scale;              /* this solve's further scale (halved on growth) */
 } ssk_spring_ml;
+
+/* The upper triangle's index of entry (a, c) of a 9 by 9 block. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_kinv_index(uint32_t a,
+                                                                               uint32_t c)
+{
+    const uint32_t r = a < c ? a : c, k = a < c ? c : a;
+    return r * SSK_SPRING_ML_MODES - r * (r - 1u) / 2u + (k - r);
+}
+#define SSK_SPRING_ML_KINV_FLOATS (SSK_SPRING_ML_MODES * (SSK_SPRING_ML_MODES + 1) / 2)
+
+/* Local node of (the bone of slot s, level l, k = 0): level l' holds
+ * 2^l' + 1 nodes. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_loc_slot(const ssk_spring_ml *ml,
+                                                                             uint32_t s, uint32_t l)
+{
+    return ml->bone_loc[s] + (1u << l) - 1u + l;
+}
+
+/* The same of bone b. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_loc(const ssk_spring_ml *ml,
+                                                                        uint32_t b, uint32_t l)
+{
+    return ssk_spring_ml_loc_slot(ml, ml->slot[b], l);
+}
+
+/* Levels of bone b. */
+static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_levels(const ssk_spring_ml *ml,
+                                                                           uint32_t b)
+{
+    return ml->bone_levels[ml->slot[b]];
+}
 
 /* Slab k (0 .. 2^l - 1) of level l at attachment parameter t (clamped to
  * [0, 1]) and the hat weight of its upper node k + 1. */
@@ -593,13 +657,13 @@ static inline __attribute__((always_inline)) uint32_t ssk_spring_ml_slab(float t
 }
 
 /* The finest local node of bone b at parameter t (the key of its slab,
- * which the restriction sums by) and the upper node's hat weight. */
+ * which the restriction sums by) and the upper node's hat weight; b has
+ * levels (bone_levels[b] > 0). */
 static inline __attribute__((always_inline)) uint32_t
 ssk_spring_ml_finest(const ssk_spring_ml *ml, uint32_t b, float t, float *upper)
 {
-    const uint32_t l = ml->bone_levels[b] - 1u;
-    return ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] +
-           ssk_spring_ml_slab(t, l, upper);
+    const uint32_t s = ml->slot[b], l = ml->bone_levels[s] - 1u;
+    return ssk_spring_ml_loc_slot(ml, s, l) + ssk_spring_ml_slab(t, l, upper);
 }
 
 /* Levels, node numbering, probing colors and radii of sp (which has its
@@ -608,17 +672,18 @@ ssk_spring_ml_finest(const ssk_spring_ml *ml, uint32_t b, float t, float *upper)
 ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
                                     const ssk_attach_bone *rest_bones);
 void ssk_spring_ml_destroy(ssk_spring_ml *ml);
-/* For a GPU backend: l2g (#local) the global node of each local node;
- * the slab (finest local node k) of row i. */
-void ssk_spring_ml_local_nodes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t *l2g);
+/* For a GPU backend (the compact layout): the slab (finest local node k)
+ * of row i, UINT32_MAX when its bone has no levels; dst (#nodes by 81) the
+ * full inverse blocks. */
 uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i);
+void ssk_spring_ml_kinv_full(const ssk_spring_ml *ml, float *dst);
 /* After a corrected pass whose largest squared move is md: the growth
  * rule of a solve (SSK_SPRING_ML_GROWTH_WINDOW growing moves halve
  * ml->scale, a jump of SSK_SPRING_ML_JUMP quarters it; growth and last
  * start at 0 and INFINITY per solve, with ml->scale = 1). */
 void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last);
 /* Bytes ml owns (counted in the spring's bytes). */
-size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count);
+size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t vertex_count);
 /* The nodes' posed frames of a frame from its attachment bones. */
 void ssk_spring_ml_frame(ssk_spring_ml *ml, const ssk_spring *sp, const ssk_attach_bone *bones);
 /* dst = x + probe * sum of mode `mode` of level `level`'s nodes of color
@@ -635,9 +700,13 @@ void ssk_spring_ml_probe_read(const ssk_spring_ml *ml, const ssk_spring *sp, flo
                               const float *x, const uint8_t *roles, uint32_t level, uint32_t mode,
                               uint32_t color);
 /* Inverts the probed blocks into ml->kinv (floored, modes that move
- * nothing left out). */
+ * nothing left out; symmetric). */
 void ssk_spring_ml_invert(ssk_spring_ml *ml, const float *blocks, const float *own,
                           const float *weight);
+/* The compact layout (see "Two layouts" above) once ml->kinv holds the
+ * inverted blocks; the restriction's chunks. false when out of memory
+ * (then only ssk_spring_ml_destroy may be called on ml). */
+bool ssk_spring_ml_compact(ssk_spring_ml *ml, const ssk_spring *sp);
 /* Creates sp->ml and probes its curvatures at rest (spring.c): rest the
  * #V by 3 rest positions, rest_bones the rest attachment bones. */
 ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,

@@ -70,20 +70,19 @@ static inline bool takes_part(const ssk_spring_ml *ml, const uint8_t *roles, uin
 static inline void hat(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i, uint32_t l,
                        uint32_t n[2], float w[2])
 {
-    const size_t bl = (size_t)sp->bones[i] * SSK_SPRING_ML_MAX_LEVELS + l;
     float f;
     const uint32_t k = ssk_spring_ml_slab(sp->t[i], l, &f);
-    n[0] = k == 0 ? ml->head_node[bl] : ml->node_first[bl] + k - 1;
-    n[1] = ml->node_first[bl] + k;
+    const uint32_t *of = ml->node_of + ssk_spring_ml_loc(ml, (uint32_t)sp->bones[i], l) + k;
+    n[0] = of[0];
+    n[1] = of[1];
     w[0] = 1.0f - f;
     w[1] = f;
 }
 
-/* Global node of local node k of (bone b, level l). */
+/* Node of local node k of (bone b, level l). */
 static inline uint32_t global_node(const ssk_spring_ml *ml, uint32_t b, uint32_t l, uint32_t k)
 {
-    const size_t bl = (size_t)b * SSK_SPRING_ML_MAX_LEVELS + l;
-    return k == 0 ? ml->head_node[bl] : ml->node_first[bl] + k - 1;
+    return ml->node_of[ssk_spring_ml_loc(ml, b, l) + k];
 }
 
 static inline float dot3(const float a[3], const float b[3])
@@ -96,7 +95,7 @@ static inline void scaled_offset(const ssk_spring_ml *ml, const ssk_spring *sp, 
                                  const float *x, float s[3])
 {
     const float *a = sp->anchor + 4 * (size_t)i;
-    const float r = a[3] > 0.0f ? ml->inv_radius[sp->bones[i]] : 0.0f;
+    const float r = a[3] > 0.0f ? ml->inv_radius[ml->slot[sp->bones[i]]] : 0.0f;
     for (int c = 0; c < 3; ++c) s[c] = r * (x[3 * (size_t)i + c] - a[c]);
 }
 
@@ -153,18 +152,22 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     ssk_spring_ml *ml = calloc(1, sizeof *ml);
     if (!ml) return NULL;
     const size_t nbl = ((size_t)nb + 1) * SSK_SPRING_ML_MAX_LEVELS;
-    ml->bone_levels = calloc(nb + 1, 1);
-    ml->head_node = calloc(nbl, sizeof(uint32_t));
-    ml->node_first = calloc(nbl, sizeof(uint32_t));
-    ml->loc_first = calloc(nbl, sizeof(uint32_t));
-    ml->inv_radius = calloc(nb + 1, sizeof(float));
+    const uint32_t ns = sp->slot_count;
+    ml->slot = sp->bone_slot;
+    ml->slot_count = ns;
+    ml->bone_levels = calloc(ns + 1, 1);
+    ml->bone_loc = calloc(ns + 1, sizeof(uint32_t));
+    ml->inv_radius = calloc(ns + 1, sizeof(float));
+    /* per (bone, level): the node of k = 0 and of k = 1 (k = 1 .. 2^l
+     * consecutive); create time only */
+    uint32_t *head_node = calloc(nbl, sizeof(uint32_t)), *node_first = calloc(nbl, sizeof(uint32_t));
     uint32_t *count = calloc(nb + 1, sizeof(uint32_t));
     double *radius = calloc(nb + 1, sizeof(double));
     uint32_t *defined = calloc(nb + 1, sizeof(uint32_t));
     uint32_t *list = NULL;
     uint8_t *list_count = NULL;
-    if (!ml->bone_levels || !ml->head_node || !ml->node_first || !ml->loc_first ||
-        !ml->inv_radius || !count || !radius || !defined)
+    if (!ml->bone_levels || !ml->bone_loc || !ml->inv_radius || !head_node || !node_first ||
+        !count || !radius || !defined)
         goto fail;
 
     /* Vertices and mean rest distance from the axis per bone, mean rest
@@ -194,10 +197,11 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     for (uint32_t b = 0; b < nb; ++b) {
         uint32_t levels = count[b] > 0 ? 1 : 0;
         while (levels < SSK_SPRING_ML_MAX_LEVELS && count[b] >> levels >= SSK_SPRING_ML_SLAB_VERTICES) ++levels;
-        ml->bone_levels[b] = (uint8_t)levels;
+        if (!ml->slot[b]) continue; /* no vertex: no levels */
+        ml->bone_levels[ml->slot[b]] = (uint8_t)levels;
         if (levels > ml->levels) ml->levels = levels;
         const double r = defined[b] ? radius[b] / defined[b] : 0.0;
-        ml->inv_radius[b] = r > 0.0 ? (float)(1.0 / r) : 0.0f;
+        ml->inv_radius[ml->slot[b]] = r > 0.0 ? (float)(1.0 / r) : 0.0f;
     }
     uint32_t node = 0, local = 0;
     for (uint32_t b = 0; b < nb; ++b) {
@@ -211,36 +215,45 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
             joined = dot3(d, d) <= SSK_SPRING_ML_JOINT_FRACTION * SSK_SPRING_ML_JOINT_FRACTION *
                                        dot3(L, L);
         }
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l) {
+        if (!ml->slot[b]) continue;
+        ml->bone_loc[ml->slot[b]] = local;
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l) {
             const size_t bl = (size_t)b * SSK_SPRING_ML_MAX_LEVELS + l;
-            if (joined && l < ml->bone_levels[p]) {
+            if (joined && l < ssk_spring_ml_levels(ml, (uint32_t)p)) {
                 const size_t pl = (size_t)p * SSK_SPRING_ML_MAX_LEVELS + l;
-                ml->head_node[bl] = ml->node_first[pl] + (1u << l) - 1;
+                head_node[bl] = node_first[pl] + (1u << l) - 1;
             } else {
-                ml->head_node[bl] = node++;
+                head_node[bl] = node++;
             }
-            ml->node_first[bl] = node;
+            node_first[bl] = node;
             node += 1u << l;
-            ml->loc_first[bl] = local;
             local += (1u << l) + 1;
         }
     }
     ml->node_count = node;
     ml->local_count = local;
+    ml->node_of = malloc(((size_t)local + 1) * sizeof(uint32_t));
     ml->node_level = calloc((size_t)node + 1, 1);
     ml->node_color = calloc((size_t)node + 1, 1);
     list = malloc(((size_t)node + 1) * CONFLICT_CAP * sizeof(uint32_t));
     list_count = calloc((size_t)node + 1, 1);
-    if (!ml->node_level || !ml->node_color || !list || !list_count) goto fail;
+    if (!ml->node_of || !ml->node_level || !ml->node_color || !list || !list_count) goto fail;
     for (uint32_t b = 0; b < nb; ++b)
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l) {
+            const size_t bl = (size_t)b * SSK_SPRING_ML_MAX_LEVELS + l;
+            uint32_t *of = ml->node_of + ssk_spring_ml_loc(ml, b, l);
+            of[0] = head_node[bl];
+            for (uint32_t k = 1; k <= (1u << l); ++k) of[k] = node_first[bl] + k - 1;
+        }
+    for (uint32_t b = 0; b < nb; ++b)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k)
                 ml->node_level[global_node(ml, b, l, k)] = (uint8_t)l;
 
     /* Probing colors: nodes whose supports share a vertex or a mesh edge
      * conflict; greedy coloring in node order. */
     for (uint32_t i = 0; i < nv; ++i) {
-        const uint32_t li = ml->bone_levels[sp->bones[i]];
+        const uint32_t li = ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i]);
         for (uint32_t l = 0; l < li; ++l) {
             uint32_t ni[2], nj[2];
             float w[2];
@@ -248,7 +261,7 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
             conflict(list, list_count, ni[0], ni[1]);
             for (uint32_t e = sp->offsets[i]; e < sp->offsets[i + 1]; ++e) {
                 const uint32_t j = sp->edges[e].neighbor;
-                if (l >= ml->bone_levels[sp->bones[j]]) continue;
+                if (l >= ssk_spring_ml_levels(ml, sp->bones[j])) continue;
                 hat(ml, sp, j, l, nj, w);
                 if (nj[0] == ni[0] && nj[1] == ni[1]) continue;
                 for (int x = 0; x < 2; ++x)
@@ -283,27 +296,9 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
             ml->frozen[i] = !(k > 0.0f);
         }
     }
-    /* the finest local nodes each chunk of rows reaches (parallel.h) */
-    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
-    ml->chunk_count = chunks;
-    ml->chunk_key = calloc((size_t)chunks + 1, sizeof(uint32_t));
-    ml->chunk_offset = calloc((size_t)chunks + 1, sizeof(uint32_t));
-    ml->chunk_max = calloc((size_t)chunks + 1, sizeof(float));
-    if (!ml->chunk_key || !ml->chunk_offset || !ml->chunk_max) goto fail;
-    for (uint32_t c = 0; c < chunks; ++c) {
-        uint32_t lo = UINT32_MAX, hi = 0;
-        const uint32_t end = (c + 1) * SSK_PARALLEL_GRAIN < nv ? (c + 1) * SSK_PARALLEL_GRAIN : nv;
-        for (uint32_t i = c * SSK_PARALLEL_GRAIN; i < end; ++i) {
-            const int32_t b = sp->bones[i];
-            if (ml->bone_levels[b] == 0) continue;
-            float up;
-            const uint32_t k = ssk_spring_ml_finest(ml, (uint32_t)b, sp->t[i], &up);
-            lo = k < lo ? k : lo;
-            hi = k + 1 > hi ? k + 1 : hi; /* the slab's upper node */
-        }
-        ml->chunk_key[c] = lo == UINT32_MAX ? 0 : lo;
-        ml->chunk_offset[c + 1] = ml->chunk_offset[c] + (lo == UINT32_MAX ? 0 : hi - lo + 1);
-    }
+    /* the chunks of rows (parallel.h); their local nodes:
+     * ssk_spring_ml_compact */
+    ml->chunk_count = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
     ml->theta = 1.0f;
     ml->scale = 1.0f;
     const size_t M = SSK_SPRING_ML_MOMENTS, U = SSK_SPRING_ML_MODES;
@@ -312,11 +307,7 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     ml->node_center = calloc((size_t)node * 2 + 1, sizeof(float));
     ml->node_frame = calloc((size_t)node * 9 + 1, sizeof(float));
     ml->node_moment = calloc((size_t)node * M + 1, sizeof(float));
-    ml->node_map = calloc((size_t)node * M + 1, sizeof(float));
-    ml->local = calloc((size_t)local * M + 1, sizeof(float));
-    ml->partial = calloc((size_t)ml->chunk_offset[chunks] * M + 1, sizeof(float));
-    if (!ml->kinv || !ml->node_basis || !ml->node_center || !ml->node_frame || !ml->node_moment || !ml->node_map || !ml->local ||
-        !ml->partial)
+    if (!ml->kinv || !ml->node_basis || !ml->node_center || !ml->node_frame || !ml->node_moment)
         goto fail;
     /* rest bases: w the normalized sum of the node's bones' rest
      * directions, u and v across it */
@@ -325,7 +316,7 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
         float d[3] = {t[0] - h[0], t[1] - h[1], t[2] - h[2]};
         const float len = sqrtf(dot3(d, d));
         for (int c = 0; c < 3; ++c) d[c] = len > 0.0f ? d[c] / len : 0.0f;
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k) {
                 float *B = ml->node_basis + 9 * (size_t)global_node(ml, b, l, k);
                 for (int c = 0; c < 3; ++c) B[3 * c + 2] += d[c];
@@ -365,10 +356,10 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
         if (!wsum) goto fail;
         for (uint32_t i = 0; i < nv; ++i) {
             const float *a = sp->anchor + 4 * (size_t)i;
-            const float r = a[3] > 0.0f ? ml->inv_radius[sp->bones[i]] : 0.0f;
+            const float r = a[3] > 0.0f ? ml->inv_radius[ml->slot[sp->bones[i]]] : 0.0f;
             float st[3];
             for (int c = 0; c < 3; ++c) st[c] = r * (rest[3 * (size_t)i + c] - a[c]);
-            for (uint32_t l = 0; l < ml->bone_levels[sp->bones[i]]; ++l) {
+            for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i]); ++l) {
                 uint32_t n[2];
                 float w[2];
                 hat(ml, sp, i, l, n, w);
@@ -387,14 +378,16 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
         ml->node_radius = calloc((size_t)node + 1, sizeof(float));
         if (!ml->node_radius) goto fail;
         for (uint32_t b = 0; b < nb; ++b) {
-            const float r = ml->inv_radius[b] > 0.0f ? 1.0f / ml->inv_radius[b] : 0.0f;
-            for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+            const float ir = ml->inv_radius[ml->slot[b]], r = ir > 0.0f ? 1.0f / ir : 0.0f;
+            for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
                 for (uint32_t k = 0; k <= (1u << l); ++k) {
                     float *nr = &ml->node_radius[global_node(ml, b, l, k)];
                     *nr = r > *nr ? r : *nr;
                 }
         }
     }
+    free(head_node);
+    free(node_first);
     free(count);
     free(radius);
     free(defined);
@@ -402,6 +395,8 @@ ssk_spring_ml *ssk_spring_ml_create(const ssk_spring *sp, const float *rest,
     free(list_count);
     return ml;
 fail:
+    free(head_node);
+    free(node_first);
     free(count);
     free(radius);
     free(defined);
@@ -411,19 +406,20 @@ fail:
     return NULL;
 }
 
-void ssk_spring_ml_local_nodes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t *l2g)
-{
-    for (uint32_t b = 0; b < bone_count; ++b)
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l) {
-            const uint32_t first = ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l];
-            for (uint32_t k = 0; k <= (1u << l); ++k) l2g[first + k] = global_node(ml, b, l, k);
-        }
-}
-
 uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i)
 {
     float up;
-    return ssk_spring_ml_finest(ml, (uint32_t)sp->bones[i], sp->t[i], &up);
+    const uint32_t b = (uint32_t)sp->bones[i];
+    return ssk_spring_ml_levels(ml, b) ? ssk_spring_ml_finest(ml, b, sp->t[i], &up) : UINT32_MAX;
+}
+
+void ssk_spring_ml_kinv_full(const ssk_spring_ml *ml, float *dst)
+{
+    enum { U = SSK_SPRING_ML_MODES, S = SSK_SPRING_ML_KINV_FLOATS };
+    for (uint32_t n = 0; n < ml->node_count; ++n)
+        for (uint32_t a = 0; a < U; ++a)
+            for (uint32_t c = 0; c < U; ++c)
+                dst[((size_t)n * U + a) * U + c] = ml->kinv[(size_t)n * S + ssk_spring_ml_kinv_index(a, c)];
 }
 
 void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last)
@@ -439,25 +435,28 @@ void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *l
     *last = md;
 }
 
-size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count)
+size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t vertex_count)
 {
+    /* the compact layout's arrays (ssk_spring_ml_compact) */
     const size_t nodes = ml->node_count, local = ml->local_count;
-    const size_t per_bone = 1 + 3 * SSK_SPRING_ML_MAX_LEVELS * sizeof(uint32_t) + sizeof(float);
-    const size_t per_node = 2 + sizeof(float) * (SSK_SPRING_ML_MODES * SSK_SPRING_ML_MODES + 9 +
-                                                 9 + 2 + 1 + 2 * SSK_SPRING_ML_MOMENTS);
-    return sizeof *ml + bone_count * per_bone + nodes * per_node +
-           local * SSK_SPRING_ML_MOMENTS * sizeof(float) +
-           (size_t)ml->chunk_offset[ml->chunk_count] * SSK_SPRING_ML_MOMENTS * sizeof(float) +
-           (size_t)ml->chunk_count * (2 * sizeof(uint32_t) + sizeof(float)) + sizeof(uint32_t);
+    const size_t per_slot = 1 + sizeof(uint32_t) + sizeof(float);
+    const size_t per_node = sizeof(float) * (SSK_SPRING_ML_KINV_FLOATS + 9 + 2 + 1 + 9 +
+                                             SSK_SPRING_ML_MOMENTS);
+    const size_t partial = ml->partial == ml->local ? 0 : ml->chunk_offset[ml->chunk_count];
+    (void)bone_count; /* the slot map is the spring's */
+    return sizeof *ml + ((size_t)ml->slot_count + 1) * per_slot + nodes * per_node +
+           local * (sizeof(uint32_t) + SSK_SPRING_ML_MOMENTS * sizeof(float)) +
+           partial * SSK_SPRING_ML_MOMENTS * sizeof(float) +
+           (size_t)ml->chunk_count * (2 * sizeof(uint32_t) + sizeof(float)) + sizeof(uint32_t) +
+           (ml->frozen ? (size_t)vertex_count + 8 : 0);
 }
 
 void ssk_spring_ml_destroy(ssk_spring_ml *ml)
 {
     if (!ml) return;
     free(ml->bone_levels);
-    free(ml->head_node);
-    free(ml->node_first);
-    free(ml->loc_first);
+    free(ml->bone_loc);
+    free(ml->node_of);
     free(ml->node_level);
     free(ml->node_color);
     free(ml->inv_radius);
@@ -469,9 +468,8 @@ void ssk_spring_ml_destroy(ssk_spring_ml *ml)
     free(ml->node_radius);
     free(ml->node_frame);
     free(ml->node_moment);
-    free(ml->node_map);
+    if (ml->partial != ml->local) free(ml->partial);
     free(ml->local);
-    free(ml->partial);
     free(ml->chunk_key);
     free(ml->chunk_offset);
     free(ml->chunk_max);
@@ -486,7 +484,7 @@ void ssk_spring_ml_frame(ssk_spring_ml *ml, const ssk_spring *sp, const ssk_atta
     float *q = ml->node_moment;
     memset(q, 0, (size_t)ml->node_count * SSK_SPRING_ML_MOMENTS * sizeof(float));
     for (uint32_t b = 0; b < sp->bone_count; ++b)
-        for (uint32_t l = 0; l < ml->bone_levels[b]; ++l)
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
             for (uint32_t k = 0; k <= (1u << l); ++k) {
                 float *acc = q + (size_t)global_node(ml, b, l, k) * SSK_SPRING_ML_MOMENTS;
                 const float *r = bones[b].rotation;
@@ -535,7 +533,7 @@ static void probe_set_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chun
     float *dst = j->dst;
     const uint32_t level = j->level, mode = j->mode, color = j->color;
     for (uint32_t i = (uint32_t)begin; i < (uint32_t)end; ++i) {
-        if (!takes_part(ml, roles, i) || level >= ml->bone_levels[sp->bones[i]]) continue;
+        if (!takes_part(ml, roles, i) || level >= ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i])) continue;
         uint32_t n[2];
         float w[2], s[3], phi[3];
         hat(ml, sp, i, level, n, w);
@@ -578,7 +576,7 @@ static void probe_read_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chu
     float *acc = j->scratch + (size_t)chunk * per_chunk;
     memset(acc, 0, per_chunk * sizeof(float));
     for (int64_t i = begin; i < end; ++i) {
-        if (!takes_part(ml, roles, (uint32_t)i) || level >= ml->bone_levels[sp->bones[i]])
+        if (!takes_part(ml, roles, (uint32_t)i) || level >= ssk_spring_ml_levels(ml, (uint32_t)sp->bones[i]))
             continue;
         uint32_t n[2];
         float w[2], s[3], phi[3], psi[3];
@@ -704,6 +702,148 @@ void ssk_spring_ml_invert(ssk_spring_ml *ml, const float *blocks, const float *o
     }
 }
 
+/* Whether node n's inverse block (create time layout) is not zero. */
+static bool node_active(const ssk_spring_ml *ml, uint32_t n)
+{
+    enum { U = SSK_SPRING_ML_MODES };
+    const float *K = ml->kinv + (size_t)n * U * U;
+    for (int k = 0; k < U * U; ++k)
+        if (K[k] != 0.0f) return true;
+    return false;
+}
+
+/* The finest local nodes each chunk of rows reaches (parallel.h), and
+ * where its sums go. */
+static bool build_chunks(ssk_spring_ml *ml, const ssk_spring *sp)
+{
+    const uint32_t nv = sp->vertex_count, chunks = ml->chunk_count;
+    ml->chunk_key = calloc((size_t)chunks + 1, sizeof(uint32_t));
+    ml->chunk_offset = calloc((size_t)chunks + 1, sizeof(uint32_t));
+    ml->chunk_max = calloc((size_t)chunks + 1, sizeof(float));
+    if (!ml->chunk_key || !ml->chunk_offset || !ml->chunk_max) return false;
+    if (chunks == 1) { /* one chunk sums straight into `local` */
+        ml->chunk_offset[1] = ml->local_count;
+        ml->partial = ml->local;
+        return true;
+    }
+    for (uint32_t c = 0; c < chunks; ++c) {
+        uint32_t lo = UINT32_MAX, hi = 0;
+        const uint32_t end = (c + 1) * SSK_PARALLEL_GRAIN < nv ? (c + 1) * SSK_PARALLEL_GRAIN : nv;
+        for (uint32_t i = c * SSK_PARALLEL_GRAIN; i < end; ++i) {
+            const int32_t b = sp->bones[i];
+            if (ssk_spring_ml_levels(ml, (uint32_t)b) == 0) continue;
+            float up;
+            const uint32_t k = ssk_spring_ml_finest(ml, (uint32_t)b, sp->t[i], &up);
+            lo = k < lo ? k : lo;
+            hi = k + 1 > hi ? k + 1 : hi; /* the slab's upper node */
+        }
+        ml->chunk_key[c] = lo == UINT32_MAX ? 0 : lo;
+        ml->chunk_offset[c + 1] = ml->chunk_offset[c] + (lo == UINT32_MAX ? 0 : hi - lo + 1);
+    }
+    ml->partial = calloc((size_t)ml->chunk_offset[chunks] * SSK_SPRING_ML_MOMENTS + 1, sizeof(float));
+    return ml->partial != NULL;
+}
+
+bool ssk_spring_ml_compact(ssk_spring_ml *ml, const ssk_spring *sp)
+{
+    enum { U = SSK_SPRING_ML_MODES, S = SSK_SPRING_ML_KINV_FLOATS, M = SSK_SPRING_ML_MOMENTS };
+    const uint32_t nb = sp->bone_count, nodes = ml->node_count;
+    /* slot of each active node; the zero node after them where a live
+     * bone has a local node of an inactive one */
+    uint32_t *slot = malloc(((size_t)nodes + 1) * sizeof(uint32_t));
+    uint8_t *levels = calloc((size_t)sp->slot_count + 1, 1);
+    uint32_t *loc = calloc((size_t)sp->slot_count + 1, sizeof(uint32_t));
+    if (!slot || !levels || !loc) goto fail;
+    uint32_t active = 0, local = 0;
+    for (uint32_t n = 0; n < nodes; ++n) slot[n] = node_active(ml, n) ? active++ : UINT32_MAX;
+    bool zero = false;
+    for (uint32_t b = 0; b < nb; ++b) {
+        bool live = false, inactive = false;
+        for (uint32_t l = 0; l < ssk_spring_ml_levels(ml, b); ++l)
+            for (uint32_t k = 0; k <= (1u << l); ++k) {
+                const bool on = slot[global_node(ml, b, l, k)] != UINT32_MAX;
+                live |= on;
+                inactive |= !on;
+            }
+        if (!live) continue;
+        const uint32_t sb = ml->slot[b];
+        levels[sb] = ml->bone_levels[sb];
+        loc[sb] = local;
+        local += (1u << levels[sb]) - 1u + levels[sb]; /* sum over levels of 2^l + 1 */
+        zero |= inactive;
+    }
+    const uint32_t count = active + (zero ? 1u : 0u);
+    uint32_t *node_of = malloc(((size_t)local + 1) * sizeof(uint32_t));
+    float *kinv = calloc((size_t)count * S + 1, sizeof(float));
+    float *basis = calloc((size_t)count * 9 + 1, sizeof(float));
+    float *center = calloc((size_t)count * 2 + 1, sizeof(float));
+    float *radius = calloc((size_t)count + 1, sizeof(float));
+    float *frame = calloc((size_t)count * 9 + 1, sizeof(float));
+    float *moment = calloc((size_t)count * M + 1, sizeof(float));
+    float *loc_moments = calloc((size_t)local * M + 1, sizeof(float));
+    if (!node_of || !kinv || !basis || !center || !radius || !frame || !moment || !loc_moments) {
+        free(node_of);
+        free(kinv);
+        free(basis);
+        free(center);
+        free(radius);
+        free(frame);
+        free(moment);
+        free(loc_moments);
+        goto fail;
+    }
+    for (uint32_t b = 0; b < nb; ++b)
+        for (uint32_t l = 0; l < levels[ml->slot[b]]; ++l)
+            for (uint32_t k = 0; k <= (1u << l); ++k) {
+                const uint32_t s = slot[global_node(ml, b, l, k)];
+                node_of[loc[ml->slot[b]] + (1u << l) - 1u + l + k] = s != UINT32_MAX ? s : active;
+            }
+    for (uint32_t n = 0; n < nodes; ++n) {
+        const uint32_t s = slot[n];
+        if (s == UINT32_MAX) continue;
+        for (uint32_t a = 0; a < U; ++a)
+            for (uint32_t c = a; c < U; ++c)
+                kinv[(size_t)s * S + ssk_spring_ml_kinv_index(a, c)] = ml->kinv[((size_t)n * U + a) * U + c];
+        memcpy(basis + 9 * (size_t)s, ml->node_basis + 9 * (size_t)n, 9 * sizeof(float));
+        memcpy(frame + 9 * (size_t)s, ml->node_frame + 9 * (size_t)n, 9 * sizeof(float));
+        memcpy(center + 2 * (size_t)s, ml->node_center + 2 * (size_t)n, 2 * sizeof(float));
+        radius[s] = ml->node_radius[n];
+    }
+    free(ml->node_of);
+    free(ml->kinv);
+    free(ml->node_basis);
+    free(ml->node_center);
+    free(ml->node_radius);
+    free(ml->node_frame);
+    free(ml->node_moment);
+    free(ml->bone_levels);
+    free(ml->bone_loc);
+    free(ml->node_level);
+    free(ml->node_color);
+    free(ml->node_weight);
+    ml->node_level = ml->node_color = NULL;
+    ml->node_weight = NULL;
+    ml->node_of = node_of;
+    ml->kinv = kinv;
+    ml->node_basis = basis;
+    ml->node_center = center;
+    ml->node_radius = radius;
+    ml->node_frame = frame;
+    ml->node_moment = moment;
+    ml->local = loc_moments;
+    ml->bone_levels = levels;
+    ml->bone_loc = loc;
+    ml->node_count = count;
+    ml->local_count = local;
+    free(slot);
+    return build_chunks(ml, sp);
+fail:
+    free(slot);
+    free(levels);
+    free(loc);
+    return false;
+}
+
 /* --- the per-iteration passes: 8 consecutive rows at once when they lie
  * in one slab (the common case: a mesh is stored ring by ring or patch by
  * patch), one row at a time otherwise ------------------------------- */
@@ -719,16 +859,23 @@ typedef struct pass_view {
     float *restrict rec; /* records of out (the next pass's pre-pass), or NULL */
     const int32_t *restrict bones;
     const uint8_t *restrict levels, *restrict roles, *restrict frozen;
-    const uint32_t *restrict loc_first, *restrict offsets;
+    const uint32_t *restrict offsets, *restrict slot;
     float q_plain, q_free, dt, kd, omega, eps_len;
 } pass_view;
 
 /* Local finest node k of row i (the key of its slab) and the upper
- * node's weight. */
+ * node's weight; its bone has levels (row_on). */
 static inline __attribute__((always_inline)) uint32_t row_key(const pass_view *v, int64_t i,
                                                               float *up)
 {
     return ssk_spring_ml_finest(v->ml, (uint32_t)v->bones[i], v->t[i], up);
+}
+
+/* Whether row i takes part (takes_part) and its bone has levels. */
+static inline __attribute__((always_inline)) bool row_on(const pass_view *v, int64_t i)
+{
+    return v->roles[i] == SSK_ROLE_FREE && !(v->frozen && v->frozen[i]) &&
+           v->levels[v->slot[v->bones[i]]] > 0;
 }
 
 /* 1 / p_i (inv_step), 0 for a row that takes no part (takes_part). */
@@ -744,7 +891,7 @@ static inline __attribute__((always_inline)) void row_offset(const pass_view *v,
                                                              float s[3])
 {
     const float *a = v->anchor + 4 * i;
-    const float r = a[3] > 0.0f ? v->inv_radius[v->bones[i]] : 0.0f;
+    const float r = a[3] > 0.0f ? v->inv_radius[v->slot[v->bones[i]]] : 0.0f;
     for (int c = 0; c < 3; ++c) s[c] = r * (v->cur[3 * i + c] - a[c]);
 }
 
@@ -755,50 +902,56 @@ static inline __attribute__((always_inline)) void lanes_anchor(const pass_view *
     ssk_v8_load_weights4(a, v->anchor + 4 * i0);
 }
 
-/* The 8 rows' s~ as lane vectors, rows of one bone b (block_uniform). */
+/* The 8 rows' s~ as lane vectors, rows of the one bone of slot s
+ * (block_uniform). */
 static inline __attribute__((always_inline)) void lanes_offset(const pass_view *v, int64_t i0,
-                                                               const v8 a[4], uint32_t b,
+                                                               const v8 a[4], uint32_t s,
                                                                v8 *s0, v8 *s1, v8 *s2)
 {
     v8 cx, cy, cz;
     ssk_v8_load_xyz(v->cur + 3 * i0, &cx, &cy, &cz);
-    const v8 r = ssk_v8_select(a[3] > V8(0.0f), V8(v->inv_radius[b]), V8(0.0f));
+    const v8 r = ssk_v8_select(a[3] > V8(0.0f), V8(v->inv_radius[s]), V8(0.0f));
     *s0 = r * (cx - a[0]);
     *s1 = r * (cy - a[1]);
     *s2 = r * (cz - a[2]);
 }
 
 /* The 8 rows i0 .. i0 + 7 when they share one bone and one slab and are
- * all free: their key, upper weights and (q not NULL, then also all with
- * edges) 1 / p, in vector arithmetic; false otherwise (the caller goes row
- * by row). The prolongation needs no p, so no CSR read. */
-static inline __attribute__((always_inline)) bool block_uniform(const pass_view *v, int64_t i0,
-                                                                uint32_t *key, v8 *up, v8 *q,
-                                                                uint32_t *bone)
+ * all free: their key, their bone's slot, upper weights and (q not NULL, then also all with
+ * edges) 1 / p, in vector arithmetic: BLOCK_ON; BLOCK_OFF when they are
+ * all free rows of one bone without levels (no correction); BLOCK_ROWS
+ * otherwise (the caller goes row by row). The prolongation needs no p, so
+ * no CSR read. */
+enum { BLOCK_ROWS, BLOCK_ON, BLOCK_OFF };
+static inline __attribute__((always_inline)) int block_uniform(const pass_view *v, int64_t i0,
+                                                               uint32_t *key, v8 *up, v8 *q,
+                                                               uint32_t *slot)
 {
     uint64_t roles8;
     memcpy(&roles8, v->roles + i0, sizeof roles8);
-    if (roles8 != 0) return false; /* SSK_ROLE_FREE is 0 */
+    if (roles8 != 0) return BLOCK_ROWS; /* SSK_ROLE_FREE is 0 */
     if (v->frozen) {
         uint64_t frozen8;
         memcpy(&frozen8, v->frozen + i0, sizeof frozen8);
-        if (frozen8 != 0) return false;
+        if (frozen8 != 0) return BLOCK_ROWS;
     }
     ssk_i8 b;
     memcpy(&b, v->bones + i0, sizeof b);
     const ssk_i8 b0 = (ssk_i8){b[0], b[0], b[0], b[0], b[0], b[0], b[0], b[0]};
     const ssk_i8 same = b == b0;
     for (int l = 0; l < 8; ++l)
-        if (!same[l]) return false;
+        if (!same[l]) return BLOCK_ROWS;
     if (q) {
         ssk_i8 o0, o1;
         memcpy(&o0, v->offsets + i0, sizeof o0);
         memcpy(&o1, v->offsets + i0 + 1, sizeof o1);
         const ssk_i8 edges = o1 > o0; /* offsets < 2^31 */
         for (int l = 0; l < 8; ++l)
-            if (!edges[l]) return false;
+            if (!edges[l]) return BLOCK_ROWS;
     }
-    const uint32_t l = v->levels[b[0]] - 1u;
+    const uint32_t sb = v->slot[b[0]], levels = v->levels[sb];
+    if (levels == 0) return BLOCK_OFF;
+    const uint32_t l = levels - 1u;
     const float segments = (float)(1u << l);
     v8 t = ssk_v8_load(v->t + i0);
     t = ssk_v8_select(t < V8(0.0f), V8(0.0f), t);
@@ -810,18 +963,18 @@ static inline __attribute__((always_inline)) bool block_uniform(const pass_view 
     const ssk_i8 over = k > lastv;
     k = (k & ~over) | (lastv & over);
     for (int j = 1; j < 8; ++j)
-        if (k[j] != k[0]) return false;
+        if (k[j] != k[0]) return BLOCK_ROWS;
     *up = u - V8((float)k[0]);
-    *bone = (uint32_t)b[0];
-    *key = v->loc_first[(size_t)b[0] * SSK_SPRING_ML_MAX_LEVELS + l] + (uint32_t)k[0];
-    if (!q) return true;
+    *slot = sb;
+    *key = ssk_spring_ml_loc_slot(v->ml, sb, l) + (uint32_t)k[0];
+    if (!q) return BLOCK_ON;
     if (v->detail_map) {
         const v8 map = ssk_v8_load(v->detail_map + i0);
         *q = (V8(1.0f) + V8(v->dt * v->kd) * map) / V8(v->dt);
     } else {
         *q = V8(v->q_free);
     }
-    return true;
+    return BLOCK_ON;
 }
 
 enum { MOM = SSK_SPRING_ML_MOMENTS };
@@ -853,16 +1006,22 @@ static void restrict_range(const pass_view *v, float *restrict acc, uint32_t bas
     } while (0)
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) {
-        uint32_t k8, bone;
+        uint32_t k8, slot;
         v8 up, q;
-        if (block_uniform(v, i, &k8, &up, &q, &bone)) {
+        const int block = block_uniform(v, i, &k8, &up, &q, &slot);
+        if (block == BLOCK_OFF) { /* no part: a run ends (the same sums as slabs of their own) */
+            FLUSH();
+            key = UINT32_MAX;
+            continue;
+        }
+        if (block == BLOCK_ON) {
             if (k8 != key) {
                 FLUSH();
                 key = k8;
             }
             v8 s0, s1, s2, nx, ny, nz, cx, cy, cz, a[4];
             lanes_anchor(v, i, a);
-            lanes_offset(v, i, a, bone, &s0, &s1, &s2);
+            lanes_offset(v, i, a, slot, &s0, &s1, &s2);
             ssk_v8_load_xyz(v->next + 3 * i, &nx, &ny, &nz);
             ssk_v8_load_xyz(v->cur + 3 * i, &cx, &cy, &cz);
             const v8 f0 = q * (nx - cx), f1 = q * (ny - cy), f2 = q * (nz - cz);
@@ -876,11 +1035,14 @@ static void restrict_range(const pass_view *v, float *restrict acc, uint32_t bas
         }
         uint32_t keys[8];
         float ups[8], qs[8];
+        bool on[8];
         for (int l = 0; l < 8; ++l) {
-            keys[l] = row_key(v, i + l, &ups[l]);
+            on[l] = row_on(v, i + l); /* the others add nothing */
+            keys[l] = on[l] ? row_key(v, i + l, &ups[l]) : 0;
             qs[l] = row_q(v, i + l);
         }
         for (int l = 0; l < 8; ++l) { /* rows of several slabs: one at a time */
+            if (!on[l]) continue;
             float s[3], f[3];
             row_offset(v, i + l, s);
             for (int c = 0; c < 3; ++c)
@@ -897,6 +1059,7 @@ static void restrict_range(const pass_view *v, float *restrict acc, uint32_t bas
     FLUSH();
 #undef FLUSH
     for (; i < end; ++i) {
+        if (!row_on(v, i)) continue;
         float s[3], f[3], up;
         const uint32_t k = row_key(v, i, &up);
         const float q = row_q(v, i);
@@ -917,7 +1080,7 @@ static inline __attribute__((always_inline)) float prolong_row(const pass_view *
 {
     float y[3];
     for (int c = 0; c < 3; ++c) y[c] = v->next[3 * i + c];
-    if (v->roles[i] == SSK_ROLE_FREE && !(v->frozen && v->frozen[i])) {
+    if (row_on(v, i)) {
         float s[3], up;
         const uint32_t k = row_key(v, i, &up);
         row_offset(v, i, s);
@@ -950,27 +1113,31 @@ static float prolong_range(const pass_view *v, int64_t begin, int64_t end)
     float md1 = 0.0f;
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) {
-        uint32_t key, bone;
+        uint32_t key, slot;
         v8 up;
-        if (!block_uniform(v, i, &key, &up, NULL, &bone)) {
+        const int block = block_uniform(v, i, &key, &up, NULL, &slot);
+        if (block == BLOCK_ROWS) {
             for (int l = 0; l < 8; ++l) {
                 const float d2 = prolong_row(v, i + l);
                 md1 = !(d2 <= md1) ? d2 : md1;
             }
             continue;
         }
-        v8 s0, s1, s2, y[3], c3[3], a[4];
+        v8 y[3], c3[3], a[4];
         lanes_anchor(v, i, a);
-        lanes_offset(v, i, a, bone, &s0, &s1, &s2);
-        const v8 lo = V8(1.0f) - up;
         ssk_v8_load_xyz(v->next + 3 * i, &y[0], &y[1], &y[2]);
         ssk_v8_load_xyz(v->cur + 3 * i, &c3[0], &c3[1], &c3[2]);
-        const float *m = v->maps + (size_t)key * MOM;
-        for (int c = 0; c < 3; ++c) {
-            const v8 v0 = V8(m[c]) + V8(m[3 + 3 * c]) * s0 + V8(m[4 + 3 * c]) * s1 + V8(m[5 + 3 * c]) * s2;
-            const v8 v1 = V8(m[MOM + c]) + V8(m[MOM + 3 + 3 * c]) * s0 + V8(m[MOM + 4 + 3 * c]) * s1 +
-                          V8(m[MOM + 5 + 3 * c]) * s2;
-            y[c] += lo * v0 + up * v1;
+        if (block == BLOCK_ON) {
+            v8 s0, s1, s2;
+            lanes_offset(v, i, a, slot, &s0, &s1, &s2);
+            const v8 lo = V8(1.0f) - up;
+            const float *m = v->maps + (size_t)key * MOM;
+            for (int c = 0; c < 3; ++c) {
+                const v8 v0 = V8(m[c]) + V8(m[3 + 3 * c]) * s0 + V8(m[4 + 3 * c]) * s1 + V8(m[5 + 3 * c]) * s2;
+                const v8 v1 = V8(m[MOM + c]) + V8(m[MOM + 3 + 3 * c]) * s0 + V8(m[MOM + 4 + 3 * c]) * s1 +
+                              V8(m[MOM + 5 + 3 * c]) * s2;
+                y[c] += lo * v0 + up * v1;
+            }
         }
         if (v->prev) {
             v8 p[3];
@@ -1039,6 +1206,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
         .anchor = sp->anchor,
         .t = sp->t,
         .inv_radius = ml->inv_radius,
+        .slot = ml->slot,
         .detail_map = sp->maps[SSK_FORCE_DETAIL],
         .maps = ml->local,
         .ml = ml,
@@ -1049,7 +1217,6 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
         .levels = ml->bone_levels,
         .roles = roles,
         .frozen = ml->frozen,
-        .loc_first = ml->loc_first,
         .offsets = sp->offsets,
         .dt = sp->params.dt,
         .kd = sp->params.stiffness[SSK_FORCE_DETAIL],
@@ -1061,20 +1228,22 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
      * chunk of rows (restrict_range), then summed in chunk order */
     if (!restricted) ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, restrict_chunk, &v);
     float *loc = ml->local;
-    memset(loc, 0, nl * sizeof(float));
-    for (uint32_t c = 0; c < ml->chunk_count; ++c) {
-        const float *part = ml->partial + (size_t)ml->chunk_offset[c] * M;
-        float *dst = loc + (size_t)ml->chunk_key[c] * M;
-        const size_t count = (size_t)(ml->chunk_offset[c + 1] - ml->chunk_offset[c]) * M;
-        for (size_t u = 0; u < count; ++u) dst[u] += part[u];
+    if (ml->partial != loc) { /* one chunk sums into loc itself (0 + x is x) */
+        memset(loc, 0, nl * sizeof(float));
+        for (uint32_t c = 0; c < ml->chunk_count; ++c) {
+            const float *part = ml->partial + (size_t)ml->chunk_offset[c] * M;
+            float *dst = loc + (size_t)ml->chunk_key[c] * M;
+            const size_t count = (size_t)(ml->chunk_offset[c + 1] - ml->chunk_offset[c]) * M;
+            for (size_t u = 0; u < count; ++u) dst[u] += part[u];
+        }
     }
-    /* to the coarser levels, then onto the global nodes */
+    /* to the coarser levels, then onto the nodes */
     memset(ml->node_moment, 0, (size_t)ml->node_count * M * sizeof(float));
     for (uint32_t b = 0; b < sp->bone_count; ++b) {
-        const uint32_t levels = ml->bone_levels[b];
+        const uint32_t levels = ssk_spring_ml_levels(ml, b);
         for (int32_t l = (int32_t)levels - 2; l >= 0; --l) {
-            const float *fine = loc + (size_t)ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l + 1] * M;
-            float *coarse = loc + (size_t)ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] * M;
+            const float *fine = loc + (size_t)ssk_spring_ml_loc(ml, b, (uint32_t)l + 1) * M;
+            float *coarse = loc + (size_t)ssk_spring_ml_loc(ml, b, (uint32_t)l) * M;
             const uint32_t kn = 1u << l, fn = 2 * kn;
             for (uint32_t k = 0; k <= kn; ++k)
                 for (int c = 0; c < M; ++c) {
@@ -1085,7 +1254,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
                 }
         }
         for (uint32_t l = 0; l < levels; ++l) {
-            const float *m = loc + (size_t)ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] * M;
+            const float *m = loc + (size_t)ssk_spring_ml_loc(ml, b, l) * M;
             for (uint32_t k = 0; k <= (1u << l); ++k) {
                 float *g = ml->node_moment + (size_t)global_node(ml, b, l, k) * M;
                 for (int c = 0; c < M; ++c) g[c] += m[(size_t)k * M + c];
@@ -1094,7 +1263,10 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
     }
     /* per node: r = (F^T sum f, the generators' sums of (F^T f)(F^T s~ - c)
      * over u, v), delta = theta K^-1 r, map = (translation, 3 by 3) with
-     * the center folded into the translation */
+     * the center folded into the translation, written over the moments */
+    uint8_t kidx[U][U]; /* K's entries in its upper triangle */
+    for (uint32_t a = 0; a < U; ++a)
+        for (uint32_t c = 0; c < U; ++c) kidx[a][c] = (uint8_t)ssk_spring_ml_kinv_index(a, c);
     for (uint32_t n = 0; n < ml->node_count; ++n) {
         const float *F = ml->node_frame + 9 * (size_t)n, *g = ml->node_moment + (size_t)n * M;
         const float *cn = ml->node_center + 2 * (size_t)n;
@@ -1113,10 +1285,10 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
                 for (int b = 0; b < 2; ++b) x += generators[j - 3][a][b] * P[a][b];
             r[j] = x;
         }
-        const float *K = ml->kinv + (size_t)n * U * U;
+        const float *K = ml->kinv + (size_t)n * SSK_SPRING_ML_KINV_FLOATS;
         for (int a = 0; a < U; ++a) {
             float x = 0.0f;
-            for (int c = 0; c < U; ++c) x += K[a * U + c] * r[c];
+            for (int c = 0; c < U; ++c) x += K[kidx[a][c]] * r[c];
             d[a] = ml->theta * ml->scale * x;
         }
         /* trust region: a node moves at most SSK_SPRING_ML_TRUST times its
@@ -1138,7 +1310,7 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
                 for (int b = 0; b < 2; ++b) L[a][b] += d[j] * generators[j - 3][a][b];
         float t[3];
         for (int a = 0; a < 3; ++a) t[a] = d[a] - (L[a][0] * cn[0] + L[a][1] * cn[1]);
-        float *map = ml->node_map + (size_t)n * M;
+        float *map = ml->node_moment + (size_t)n * M; /* g is read no more */
         for (int c = 0; c < 3; ++c) map[c] = F[3 * c] * t[0] + F[3 * c + 1] * t[1] + F[3 * c + 2] * t[2];
         for (int c = 0; c < 3; ++c)
             for (int e = 0; e < 3; ++e) {
@@ -1150,16 +1322,16 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
     }
     /* back onto each bone's finest level */
     for (uint32_t b = 0; b < sp->bone_count; ++b) {
-        const uint32_t levels = ml->bone_levels[b];
+        const uint32_t levels = ssk_spring_ml_levels(ml, b);
         for (uint32_t l = 0; l < levels; ++l) {
-            float *m = loc + (size_t)ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] * M;
+            float *m = loc + (size_t)ssk_spring_ml_loc(ml, b, l) * M;
             for (uint32_t k = 0; k <= (1u << l); ++k)
-                memcpy(m + (size_t)k * M, ml->node_map + (size_t)global_node(ml, b, l, k) * M,
+                memcpy(m + (size_t)k * M, ml->node_moment + (size_t)global_node(ml, b, l, k) * M,
                        M * sizeof(float));
         }
         for (uint32_t l = 0; l + 1 < levels; ++l) {
-            const float *coarse = loc + (size_t)ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l] * M;
-            float *fine = loc + (size_t)ml->loc_first[(size_t)b * SSK_SPRING_ML_MAX_LEVELS + l + 1] * M;
+            const float *coarse = loc + (size_t)ssk_spring_ml_loc(ml, b, l) * M;
+            float *fine = loc + (size_t)ssk_spring_ml_loc(ml, b, l + 1) * M;
             const uint32_t kn = 1u << l, fn = 2 * kn;
             for (uint32_t k = 0; k <= kn; ++k)
                 for (int c = 0; c < M; ++c) {

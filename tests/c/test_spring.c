@@ -3,7 +3,9 @@
  * ssk_spring_params_default, ssk_spring_create (rest data, regions,
  * stability check), ssk_spring_solve (forces, integrators, convergence
  * schemes, divergence, surface edits, frame-dependent mode, stiffness
- * maps), ssk_spring_roles, ssk_spring_bytes_per_vertex.
+ * maps), ssk_spring_roles, ssk_spring_bytes_per_vertex (issue #16's 256
+ * bytes per vertex on the limb and BCN_Epileptic.X; bones without vertices
+ * keep no state).
  *
  * Rigs: a one-bone "tiny" rig of one triangle around the bone (each force
  * alone restores its own rest measure on it, checked against geometry
@@ -1319,6 +1321,135 @@ static void test_bytes_per_vertex(void **state)
     fixture_free(&f);
 }
 
+/* Issue #16's bound on a character: BCN_Epileptic.X (3014 vertices, 54
+ * bones of which 43 hold vertices; 51 of the multilevel solver's 89 nodes
+ * have too few vertices to be corrected and keep no state), with each
+ * solver and the paper's model. */
+static void test_bytes_per_vertex_bcn(void **state)
+{
+    (void)state;
+    ssk_scene *scene = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_scene_import(&scene, SSK_MODELS_DIR "/X/BCN_Epileptic.X", &err), SSK_OK);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    ssk_binding *binding = NULL;
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    assert_int_equal(ssk_binding_create(&binding, rig, &bp, &err), SSK_OK);
+    for (int model = 0; model < 4; ++model) { /* multilevel, chebyshev, jacobi, paper */
+        ssk_spring_params p;
+        ssk_spring_params_default(&p);
+        if (model == 1) p.multilevel = 0;
+        if (model >= 2) {
+            p.multilevel = 0;
+            p.chebyshev_rho = 0.0f;
+        }
+        if (model == 3) paper_model(&p);
+        ssk_spring *sp = NULL;
+        if (ssk_spring_create(&sp, rig, binding, &p, NULL, 0, &err) != SSK_OK)
+            fail_msg("ssk_spring_create: %s", err.message);
+        const size_t bytes = ssk_spring_bytes_per_vertex(sp);
+        printf("BCN_Epileptic.X spring state (model %d): %zu bytes per vertex\n", model, bytes);
+        assert_true(bytes <= 256);
+        assert_true(bytes >= 4 * 12 + 32 + 6 * 16); /* test_bytes_per_vertex's floor */
+        ssk_spring_destroy(sp);
+    }
+    ssk_binding_destroy(binding);
+    ssk_scene_destroy(scene);
+}
+
+/* The limb with `extra` more bones that no vertex has (children of bone
+ * 1 on bone 1's segment, bone 1's bind matrix). */
+static fixture limb_extra_bones(uint32_t extra)
+{
+    fixture plain = limb();
+    const uint32_t nb = plain.nb + extra;
+    int32_t *parents = malloc(nb * sizeof *parents);
+    float *bind = malloc(16 * (size_t)nb * sizeof(float)), *heads = malloc(3 * (size_t)nb * sizeof(float)),
+          *tails = malloc(3 * (size_t)nb * sizeof(float));
+    assert_non_null(parents);
+    assert_non_null(bind);
+    assert_non_null(heads);
+    assert_non_null(tails);
+    for (uint32_t b = 0; b < nb; ++b) {
+        ssk_bone_view bone;
+        assert_int_equal(ssk_rig_bone(plain.rig, b < plain.nb ? b : plain.nb - 1, &bone, NULL), SSK_OK);
+        parents[b] = b < plain.nb ? bone.parent : (int32_t)plain.nb - 1;
+        memcpy(bind + 16 * (size_t)b, bone.bind_matrix, 16 * sizeof(float));
+        memcpy(heads + 3 * (size_t)b, bone.head, 3 * sizeof(float));
+        memcpy(tails + 3 * (size_t)b, bone.tail, 3 * sizeof(float));
+    }
+    ssk_mesh_view m;
+    assert_int_equal(ssk_rig_mesh(plain.rig, 0, &m, NULL), SSK_OK);
+    const ssk_skeleton_desc sk = {nb, NULL, parents, bind, heads, tails};
+    const ssk_mesh_desc md = {"limb", m.vertex_count, m.positions, m.triangle_count, m.triangles,
+                              m.influence_count, m.bone_indices, m.weights, m.object_matrix, NULL};
+    ssk_rig *rig = NULL;
+    ssk_error err = {0};
+    if (ssk_rig_create(&rig, &sk, &md, 1, &err) != SSK_OK) fail_msg("rig: %s", err.message);
+    free(parents);
+    free(bind);
+    free(heads);
+    free(tails);
+    fixture_free(&plain);
+    return fixture_make(rig);
+}
+
+/* Bones that no vertex has keep no state but their slot (spring.h
+ * bone_slot; issue #16: a generated Rigify rig has 706 bones for 2738
+ * vertices) and change no result: the limb with 700 more such bones
+ * solves a bent pose bit for bit as the limb, with each solver, in
+ * sizeof(uint32_t) more bytes per extra bone. */
+static void test_unweighted_bones_keep_no_state(void **state)
+{
+    (void)state;
+    enum { EXTRA = 700 };
+    fixture a = limb(), b = limb_extra_bones(EXTRA);
+    assert_int_equal(a.nv, b.nv);
+    for (int model = 0; model < 3; ++model) { /* multilevel, jacobi, paper */
+        ssk_spring_params p;
+        ssk_spring_params_default(&p);
+        if (model >= 1) {
+            p.multilevel = 0;
+            p.chebyshev_rho = 0.0f;
+        }
+        if (model == 2) paper_model(&p);
+        p.convergence = SSK_CONVERGE_ITERATIONS;
+        p.max_iterations = 30;
+        ssk_spring *sa = make_spring(&a, &p, NULL, 0), *sb = make_spring(&b, &p, NULL, 0);
+        const double extra_per_vertex = (double)EXTRA * sizeof(uint32_t) / a.nv;
+        const double grew =
+            (double)ssk_spring_bytes_per_vertex(sb) - (double)ssk_spring_bytes_per_vertex(sa);
+        printf("%u extra bones (model %d): %zu -> %zu bytes per vertex\n", EXTRA, model,
+               ssk_spring_bytes_per_vertex(sa), ssk_spring_bytes_per_vertex(sb));
+        assert_true(grew >= floor(extra_per_vertex) && grew <= ceil(extra_per_vertex) + 1.0);
+        float *skin_a = malloc(16 * (size_t)a.nb * sizeof(float)),
+              *skin_b = malloc(16 * (size_t)b.nb * sizeof(float));
+        ssk_attach_bone *bones_a = malloc(a.nb * sizeof *bones_a), *bones_b = malloc(b.nb * sizeof *bones_b);
+        float *pa = malloc(3 * (size_t)a.nv * sizeof(float)), *pb = malloc(3 * (size_t)b.nv * sizeof(float));
+        assert_true(skin_a && skin_b && bones_a && bones_b && pa && pb);
+        identity_pose(skin_b, b.nb);
+        pose_child(skin_a, Z_AXIS, 1.2);
+        memcpy(skin_b, skin_a, 32 * sizeof(float));
+        first_stage(&a, skin_a, bones_a, pa);
+        first_stage(&b, skin_b, bones_b, pb);
+        assert_memory_equal(pa, pb, 3 * (size_t)a.nv * sizeof(float));
+        solve_ok(sa, pa, bones_a, skin_a, 0);
+        solve_ok(sb, pb, bones_b, skin_b, 0);
+        assert_memory_equal(pa, pb, 3 * (size_t)a.nv * sizeof(float));
+        free(skin_a);
+        free(skin_b);
+        free(bones_a);
+        free(bones_b);
+        free(pa);
+        free(pb);
+        ssk_spring_destroy(sa);
+        ssk_spring_destroy(sb);
+    }
+    fixture_free(&a);
+    fixture_free(&b);
+}
+
 /* Weights anchors (the default): the rest pose is an equilibrium bit for
  * bit (the rest records and the solver's use one arithmetic), with no
  * iteration that moves a vertex. */
@@ -1593,6 +1724,8 @@ int main(void)
         cmocka_unit_test(test_frame_dependent),
         cmocka_unit_test(test_zero_map_freezes_region),
         cmocka_unit_test(test_bytes_per_vertex),
+        cmocka_unit_test(test_bytes_per_vertex_bcn),
+        cmocka_unit_test(test_unweighted_bones_keep_no_state),
         cmocka_unit_test(test_weights_anchors_rest_is_equilibrium),
         cmocka_unit_test(test_weights_anchors_converge),
         cmocka_unit_test(test_detail_alone_keeps_first_stage),
