@@ -141,29 +141,11 @@ static bool same_fit(const ssk_implicit_fit *a, const ssk_implicit_fit *b, uint3
     return true;
 }
 
-static void write_all(const char *path, const unsigned char *bytes, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    if (size) assert_int_equal(fwrite(bytes, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(v >> (8 * k));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void putf(unsigned char *p, float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
-    put32(p, u);
+    tu_put_le32(p, u);
 }
 
 /* Writes bytes to path with the checksum recomputed (so that the loader's
@@ -171,8 +153,8 @@ static void putf(unsigned char *p, float f)
 static void write_fixed(const char *path, unsigned char *bytes, size_t size)
 {
     const uint64_t h = XXH3_64bits(bytes, size - CHECKSUM);
-    for (int k = 0; k < 8; ++k) bytes[size - CHECKSUM + k] = (unsigned char)(h >> (8 * k));
-    write_all(path, bytes, size);
+    tu_put_le64(bytes + size - CHECKSUM, h);
+    tu_write_file(path, bytes, size);
 }
 
 static void expect_load_error(const char *path, const ssk_rig *rig, const char *text)
@@ -198,12 +180,12 @@ typedef struct layout {
 static layout layout_of(const unsigned char *bytes)
 {
     layout l;
-    assert_int_equal(get32(bytes + 8), 3);
-    l.nv = get32(bytes + 32);
-    l.nb = get32(bytes + 36);
-    l.n = get32(bytes + 72);
-    l.nf = get32(bytes + 76);
-    l.entries = get32(bytes + 80);
+    assert_int_equal(tu_get_le32(bytes + 8), 3);
+    l.nv = tu_get_le32(bytes + 32);
+    l.nb = tu_get_le32(bytes + 36);
+    l.n = tu_get_le32(bytes + 72);
+    l.nf = tu_get_le32(bytes + 76);
+    l.entries = tu_get_le32(bytes + 80);
     l.section = V3_HEADER + (size_t)BYTES_PER_VERTEX * l.nv;
     l.field0 = l.section + 4 * (size_t)l.nb;
     l.grid_bytes = (size_t)l.n * l.n * l.n * CHANNELS * 4;
@@ -328,7 +310,7 @@ static void test_key_mismatch_refits(void **state)
         unsigned char *copy = malloc(size);
         assert_non_null(copy);
         memcpy(copy, bytes, size);
-        put32(copy + keys[k].offset, keys[k].value);
+        tu_put_le32(copy + keys[k].offset, keys[k].value);
         size_t copy_size = size;
         if (keys[k].offset == 72) {
             /* another resolution: the grids' size changes; write a file of
@@ -370,7 +352,7 @@ static void test_key_mismatch_refits(void **state)
     ssk_bind_params_default(&params);
     params.compute_implicit = 1;
     int reused = -1;
-    put32(bytes + 60, SSK_IMPLICIT_FIT_VERSION + 1);
+    tu_put_le32(bytes + 60, SSK_IMPLICIT_FIT_VERSION + 1);
     write_fixed(bad, bytes, size);
     assert_int_equal(ssk_binding_cached(&b, rig, &params, bad, &reused, &err), SSK_OK);
     assert_int_equal(reused, 0);
@@ -462,7 +444,7 @@ static void test_corrupt_implicit_section(void **state)
         if (edits[i].is_float)
             putf(copy + edits[i].offset, edits[i].f);
         else
-            put32(copy + edits[i].offset, edits[i].u);
+            tu_put_le32(copy + edits[i].offset, edits[i].u);
         write_fixed(bad, copy, size);
         expect_load_error(bad, rig, edits[i].text);
         expect_load_error(bad, NULL, edits[i].text);
@@ -470,13 +452,13 @@ static void test_corrupt_implicit_section(void **state)
     /* cut inside the header, the section, the grids, the coordinates */
     const size_t cuts[] = {70, l.section + 2, grid0 + 1000, l.mvc + 3, size - 1};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; ++i) {
-        write_all(bad, bytes, cuts[i]);
+        tu_write_file(bad, bytes, cuts[i]);
         expect_load_error(bad, rig, "truncated");
     }
     /* a flipped bit in a grid, checksum not fixed */
     memcpy(copy, bytes, size);
     copy[grid0 + 4096 + 1] ^= 0x20;
-    write_all(bad, copy, size);
+    tu_write_file(bad, copy, size);
     expect_load_error(bad, rig, "checksum");
     free(copy);
     free(bytes);
