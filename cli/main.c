@@ -11,7 +11,7 @@
  *   springskin gpuinfo [--backend auto|cpu|gl]
  *   springskin bind FILE [-o BINDING] [--report] [--method auto|direct|weights|planar]
  *                   [--smooth N] [--max-distance D] [--cor [--cor-sigma S]
- *                   [--cor-epsilon E] [--cor-omega W] [--cor-cutoff C]]
+ *                   [--cor-epsilon E] [--cor-omega W] [--cor-cutoff C]] [--implicit]
  *   springskin --help | --version | COMMAND --help
  *
  * Errors print "springskin: error: <message>" on stderr. Exit status: 0 on
@@ -191,11 +191,13 @@ static void print_bake_help(FILE *f)
           "                     nodes, and a cage node: --cage/--cage-edit inline;\n"
           "                     docs/deformer-graph.md)\n"
           "  --binding B        attachment binding file for rigid, irs and radial nodes\n"
-          "                     (and the centers of rotation of cor): loaded when B\n"
-          "                     exists (it must be this rig's, e.g. from 'bind -o B';\n"
-          "                     for cor without centers they are added and B saved),\n"
-          "                     else bound with the defaults and saved to B; without\n"
-          "                     it the binding is computed for this bake only\n"
+          "                     (and the centers of rotation of cor, the fields of\n"
+          "                     implicit): loaded when B exists (it must be this rig's,\n"
+          "                     e.g. from 'bind -o B'; for cor without centers, or\n"
+          "                     implicit without this build's fields, they are added\n"
+          "                     and B saved), else bound with the defaults and saved\n"
+          "                     to B; without it the binding is computed for this bake\n"
+          "                     only (implicit: its fields are fitted for this bake)\n"
           "  --fps FPS          frames per second, > 0 (default 24)\n"
           "  --frames A:B       inclusive frame range (default: the whole animation,\n"
           "                     frames 0 .. floor(duration * FPS))\n"
@@ -273,13 +275,17 @@ static void print_bind_help(FILE *f)
           "                       [--method auto|direct|weights|planar] [--smooth N]\n"
           "                       [--max-distance D] [--cor [--cor-sigma S]\n"
           "                       [--cor-epsilon E] [--cor-omega W] [--cor-cutoff C]]\n"
+          "                       [--implicit]\n"
           "\n"
           "Attaches every vertex of the rig to one bone at a point along it (the\n"
           "attachment binding of the rigid and incremental-rotation deformers,\n"
           "Toothman 2020, ch. 3) and prints a summary line: vertices, bones, method,\n"
           "smoothing iterations and time. With --cor it also precomputes the centers\n"
           "of rotation of CoR skinning (Le & Hodgins 2016) and stores them in the\n"
-          "binding, and prints a second line: vertices with a center, time.\n"
+          "binding, and prints a second line: vertices with a center, time. With\n"
+          "--implicit it also fits implicit skinning's per-bone fields and tracking\n"
+          "data (Vaillant 2015, 4.4) and stores them in the binding, for 'bake --method\n"
+          "implicit --binding BINDING', and prints a line: fields, time.\n"
           "\n"
           "options:\n"
           "  -o, --output BINDING  binding file: reused when it holds a binding of this\n"
@@ -306,6 +312,9 @@ static void print_bind_help(FILE *f)
           "                        checked and stored, not used (every leaf counts)\n"
           "  --cor-cutoff C        the paper's search cutoff, (0, 0.01] (default\n"
           "                        1e-6): checked and stored, not used\n"
+          "  --implicit            fit and store implicit skinning's fields (the 32^3\n"
+          "                        grids of every bone's HRBF field, default fit\n"
+          "                        parameters) and mean value coordinates\n"
           "  -h, --help            show this help\n",
           f);
 }
@@ -708,7 +717,8 @@ static ssk_status bake_graph_and_binding(const ssk_rig *rig, ssk_method method,
                        : ssk_graph_from_method(graph, method, rig, err);
     }
     if (s != SSK_OK || !binding_path) return s;
-    if (!ssk_graph_needs_binding(*graph)) {
+    const int implicit = ssk_graph_needs_implicit(*graph);
+    if (!ssk_graph_needs_binding(*graph) && !implicit) {
         fprintf(stderr, PROGRAM ": warning: --binding ignored: %s needs no attachment "
                         "binding\n",
                 graph_path ? graph_path : ssk_method_name(method));
@@ -721,29 +731,47 @@ static ssk_status bake_graph_and_binding(const ssk_rig *rig, ssk_method method,
         s = ssk_binding_load(binding, binding_path, rig, err);
         ssk_binding_view loaded;
         if (s == SSK_OK) s = ssk_binding_get(*binding, &loaded, err);
-        if (s != SSK_OK || !cor || loaded.cor_centers) {
-            if (s == SSK_OK) printf("binding: loaded %s\n", binding_path);
+        const bool cor_ok = !cor || (s == SSK_OK && loaded.cor_centers);
+        const bool implicit_ok = !implicit || (s == SSK_OK && loaded.implicit_current);
+        if (s != SSK_OK || (cor_ok && implicit_ok)) {
+            if (s == SSK_OK && implicit)
+                printf("binding: loaded %s (implicit fields: %u, not fitted again)\n",
+                       binding_path, (unsigned)loaded.implicit_field_count);
+            else if (s == SSK_OK)
+                printf("binding: loaded %s\n", binding_path);
             return s;
         }
-        /* CoR needs centers the file lacks: bind again with the file's
-         * parameters plus the centers, and save */
+        /* CoR needs centers the file lacks, or implicit fields this build
+         * would make (another fit version or parameters): bind again with
+         * the file's parameters plus those, and save */
         params = loaded.params;
-        params.compute_cor = 1;
-        ssk_cor_params_default(&params.cor);
+        if (!cor_ok) {
+            params.compute_cor = 1;
+            ssk_cor_params_default(&params.cor);
+        }
+        if (!implicit_ok) {
+            params.compute_implicit = 1;
+            if (loaded.has_implicit)
+                printf("binding: %s holds implicit fields of another fit version or "
+                       "parameters: fitting them again\n",
+                       binding_path);
+        }
         ssk_binding_destroy(*binding);
         *binding = NULL;
     } else {
         ssk_bind_params_default(&params);
         params.compute_cor = cor;
+        params.compute_implicit = implicit;
     }
     int reused = 0;
     s = ssk_binding_cached(binding, rig, &params, binding_path, &reused, err);
     if (s == SSK_OK) {
         ssk_binding_view view;
         if (ssk_binding_get(*binding, &view, err) == SSK_OK)
-            printf("binding: bound %u vertices (%s%s) in %.3f s -> %s\n",
+            printf("binding: bound %u vertices (%s%s%s) in %.3f s -> %s\n",
                    (unsigned)view.vertex_count, ssk_bind_method_name(view.params.method),
-                   view.cor_centers ? ", centers of rotation" : "", view.seconds, binding_path);
+                   view.cor_centers ? ", centers of rotation" : "",
+                   view.has_implicit ? ", implicit fields" : "", view.seconds, binding_path);
     }
     return s;
 }
@@ -1221,13 +1249,14 @@ static int command_bind(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *report = OPTION_FLAG_UNSET, *method_text = NULL,
                *smooth_text = NULL, *distance_text = NULL, *cor = OPTION_FLAG_UNSET,
-               *cor_text[4] = {NULL, NULL, NULL, NULL};
+               *cor_text[4] = {NULL, NULL, NULL, NULL}, *implicit = OPTION_FLAG_UNSET;
     const option_spec specs[] = {
         {"output", 'o', &output},      {"report", 0, &report},
         {"method", 0, &method_text},   {"smooth", 0, &smooth_text},
         {"max-distance", 0, &distance_text}, {"cor", 0, &cor},
         {"cor-sigma", 0, &cor_text[0]}, {"cor-epsilon", 0, &cor_text[1]},
         {"cor-omega", 0, &cor_text[2]}, {"cor-cutoff", 0, &cor_text[3]},
+        {"implicit", 0, &implicit},
     };
     int r = parse_options("bind", argc, argv, 2, specs, sizeof specs / sizeof specs[0], &path,
                           print_bind_help);
@@ -1259,6 +1288,7 @@ static int command_bind(int argc, char **argv)
         params.max_distance = (float)d;
     }
     params.compute_cor = cor == OPTION_FLAG_SET;
+    params.compute_implicit = implicit == OPTION_FLAG_SET;
     static const char *const cor_names[4] = {"--cor-sigma", "--cor-epsilon", "--cor-omega",
                                              "--cor-cutoff"};
     float *cor_values[4] = {&params.cor.sigma, &params.cor.epsilon, &params.cor.omega,
@@ -1341,6 +1371,15 @@ static int command_bind(int argc, char **argv)
                    with, (unsigned)view.vertex_count, (double)view.params.cor.sigma,
                    (double)view.params.cor.epsilon, (double)view.params.cor.omega,
                    (double)view.params.cor.cutoff, view.cor_seconds * MS_PER_SECOND);
+    }
+    if (view.has_implicit) {
+        if (reused)
+            printf("implicit fields: %u bones of %u, reused\n",
+                   (unsigned)view.implicit_field_count, (unsigned)view.bone_count);
+        else
+            printf("implicit fields: %u bones of %u in %.2f ms\n",
+                   (unsigned)view.implicit_field_count, (unsigned)view.bone_count,
+                   view.implicit_seconds * MS_PER_SECOND);
     }
     if (report == OPTION_FLAG_SET) {
         printf("mean |s|: %.6g\n", quality.mean_scale_length);

@@ -91,6 +91,7 @@ void ssk_bind_params_default(ssk_bind_params *out)
     out->max_distance = 0.0f;
     out->compute_cor = 0;
     ssk_cor_params_default(&out->cor);
+    out->compute_implicit = 0;
 }
 
 const char *ssk_bind_method_name(ssk_bind_method method)
@@ -178,6 +179,8 @@ void ssk_binding_destroy(ssk_binding *binding)
     if (!binding) return;
     free(binding->cor_centers);
     free(binding->cor_flags);
+    if (binding->implicit) ssk_implicit_fit_free(binding->implicit);
+    free(binding->implicit);
     free(binding->bones);
     free(binding->t);
     free(binding->scale_vectors);
@@ -200,7 +203,26 @@ ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ss
     out->cor_centers = binding->cor_centers;
     out->cor_flags = binding->cor_flags;
     out->cor_seconds = binding->cor_seconds;
+    out->has_implicit = binding->implicit != NULL;
+    out->implicit_field_count = binding->implicit ? binding->implicit->field_count : 0;
+    out->implicit_seconds = binding->implicit_seconds;
+    out->implicit_current = ssk_binding_implicit_fit(binding, NULL) != NULL;
     return ssk_error_ok(err);
+}
+
+const ssk_implicit_fit *ssk_binding_implicit_fit(const ssk_binding *binding,
+                                                 const ssk_implicit_fit_params *want)
+{
+    if (!binding || !binding->implicit || binding->implicit_version != SSK_IMPLICIT_FIT_VERSION)
+        return NULL;
+    ssk_implicit_fit_params defaults;
+    ssk_implicit_fit_params_default(&defaults);
+    const ssk_implicit_fit_params *w = want ? want : &defaults;
+    const ssk_implicit_fit_params *have = &binding->implicit_params;
+    if (have->target_samples != w->target_samples || have->cull_b != w->cull_b ||
+        have->resolution != w->resolution)
+        return NULL;
+    return binding->implicit;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -768,9 +790,27 @@ ssk_status ssk_binding_create(ssk_binding **out, const ssk_rig *rig,
         binding->cor_seconds = ssk_time_seconds() - cor_start;
     }
 
+    /* Implicit skinning's fields and tracking data (Vaillant 2015, 4.4),
+     * stored with the binding, with the deformer's (default) parameters. */
+    if (params->compute_implicit) {
+        const double implicit_start = ssk_time_seconds();
+        binding->implicit = calloc(1, sizeof *binding->implicit);
+        if (!binding->implicit) {
+            s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                              "binding: cannot allocate the implicit fit");
+            goto fail;
+        }
+        ssk_implicit_fit_params_default(&binding->implicit_params);
+        s = ssk_implicit_fit_create(binding->implicit, rig, &binding->implicit_params, err);
+        if (s != SSK_OK) goto fail;
+        binding->implicit_version = SSK_IMPLICIT_FIT_VERSION;
+        binding->implicit_seconds = ssk_time_seconds() - implicit_start;
+    }
+
     s = ssk_rig_hash_checked(rig, &binding->rig_hash, err);
     if (s != SSK_OK) goto fail;
     binding->params = *params;
+    binding->params.compute_implicit = params->compute_implicit ? 1 : 0;
     binding->params.method = c.method;
     binding->params.compute_cor = params->compute_cor ? 1 : 0;
     if (!params->compute_cor) ssk_cor_params_default(&binding->params.cor);

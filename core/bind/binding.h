@@ -2,7 +2,8 @@
  * Stage bind (core/bind/, above backends, whose GL precomputation it may
  * call): what is computed once per rig — the attachment binding (bind.c),
  * binding files (binding_io.c), centers of rotation
- * (cor_precompute.c), spring rest data (spring_rest.c).
+ * (cor_precompute.c), spring rest data (spring_rest.c), implicit
+ * skinning's fields (implicit_fit.c, implicit_mvc.c).
  *
  * binding.h — the attachment binding's storage, shared by bind.c (the
  * binding algorithms) and binding_io.c (binding files); not
@@ -11,6 +12,7 @@
 #ifndef SSK_BINDING_H
 #define SSK_BINDING_H
 
+#include "bind/implicit_bind.h"
 #include "model/internal.h"
 
 /* Largest accepted ssk_bind_params.smooth_iterations: more is never useful
@@ -31,7 +33,23 @@ struct ssk_binding {
     float *cor_centers;
     uint8_t *cor_flags;
     double cor_seconds;
+    /* Implicit skinning's bind data (params.compute_implicit, Vaillant
+     * 2015, 4.4 and Eq. 4.6), else NULL: the fit (owned, a rig of #V and
+     * #B above), its parameters, the version of the fit algorithm that
+     * made it (SSK_IMPLICIT_FIT_VERSION when made here; a loaded file's
+     * may be older) and the time it took (0 when loaded). */
+    ssk_implicit_fit *implicit;
+    ssk_implicit_fit_params implicit_params;
+    uint32_t implicit_version;
+    double implicit_seconds;
 };
+
+/* The binding's implicit fit when it holds one that an implicit deformer
+ * of this build would make: made with `want` (NULL: the defaults,
+ * ssk_implicit_fit_params_default, what the deformer uses) by fit version
+ * SSK_IMPLICIT_FIT_VERSION; else NULL (the deformer fits again). Borrowed. */
+const ssk_implicit_fit *ssk_binding_implicit_fit(const ssk_binding *binding,
+                                                 const ssk_implicit_fit_params *want);
 
 /* Allocates a binding with zeroed arrays for #V vertices and #B bones;
  * NULL when out of memory. Free with ssk_binding_destroy. */

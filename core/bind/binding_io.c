@@ -27,7 +27,39 @@
  *              uint8[#V]     flags (0 or 1), zero-padded to 4 bytes
  *   then       uint64    checksum as above
  * Size: 68 + 20 #V (+ 12 #V + #V rounded up to 4 with the section) bytes.
- * Both versions load. The file is written to "<path>.tmp-<pid>", flushed,
+ * Format version 3 (written when the binding holds implicit skinning's
+ * bind data, Vaillant 2015, 4.4 and Eq. 4.6; issue #20): the header of
+ * version 2 with version 3 and section bit 1 (= implicit data follow; it
+ * must be set, bit 0 as in version 2), then the key and counts of the
+ * implicit section:
+ *   offset 60  uint32    fit algorithm version (SSK_IMPLICIT_FIT_VERSION
+ *                        of the build that made it; another build's loads
+ *                        but is not used: the deformer fits again)
+ *   offset 64  uint32    fit parameter target_samples
+ *   offset 68  float32   fit parameter cull_b
+ *   offset 72  uint32    fit parameter resolution N (the grids' N^3)
+ *   offset 76  uint32    F, the number of bone fields (<= #B)
+ *   offset 80  uint32    E, the number of mean value coordinates
+ *                        (<= 128 #V)
+ *   offset 84  the per-vertex arrays of version 1, the CoR section (bit 0),
+ *   then the implicit section:
+ *              int32[#B]     each bone's field index, or -1
+ *              F times, in ascending bone order:
+ *                uint32      bone
+ *                float32     remap radius r (rig units, > 0)
+ *                uint32      HRBF centers used
+ *                float32[16] grid_from_rest (row-major, last row 0 0 0 1)
+ *                float32[N^3 * 4] f in [0, 1] and grad f (rest space) at
+ *                            grid point (i, j, k), index (k N + j) N + i
+ *              uint32[#V + 1] mean value coordinate row offsets (0 .. E)
+ *              uint32[E]     their neighbors (< #V)
+ *              float32[E]    their weights
+ *              float32[#V*3] rest normals (rig space, unit or zero)
+ *   then       uint64    checksum as above
+ * Size: the version 2 size + 24 + 4 #B + F (76 + 16 N^3) + 4 (#V + 1) +
+ * 8 E + 12 #V bytes. The 128^3 composition operators are rig-independent
+ * and not stored (ssk_implicit_operators).
+ * All three versions load. The file is written to "<path>.tmp-<pid>", flushed,
  * fsynced and renamed onto `path`; any failure removes the temporary file.
  * Loading checks, in order: the size of the header, the magic, the version,
  * the size the header implies, the checksum, then every field's range; any
@@ -51,10 +83,19 @@ _Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128,
 #define BIND_MAGIC_SIZE 8
 #define BIND_FILE_VERSION 1u
 #define BIND_FILE_VERSION_COR 2u
+#define BIND_FILE_VERSION_IMPLICIT 3u
 #define BIND_HEADER_SIZE 40
 #define BIND_HEADER_SIZE_V2 60
-/* Section bit of version 2: centers of rotation. */
+#define BIND_HEADER_SIZE_V3 84
+/* Section bits of versions 2 and 3: centers of rotation, implicit data. */
 #define BIND_SECTION_COR 1u
+#define BIND_SECTION_IMPLICIT 2u
+/* Bytes of a field's record before its grid: bone, r, centers, matrix. */
+#define BIND_FIELD_HEAD_BYTES 76u
+/* Channels of a grid point: f, grad f. */
+#define BIND_FIELD_CHANNELS 4u
+/* A stored rest normal is unit (|n|^2 within this of 1) or zero. */
+#define BIND_UNIT_TOLERANCE 1e-3f
 /* Bytes per vertex of the CoR section: center (12) and flag (1). */
 #define BIND_COR_BYTES_PER_VERTEX 13
 #define BIND_CHECKSUM_SIZE 8
@@ -109,13 +150,67 @@ static size_t cor_section_size(uint32_t vertex_count)
 
 static size_t header_size(uint32_t version)
 {
-    return version == BIND_FILE_VERSION ? BIND_HEADER_SIZE : BIND_HEADER_SIZE_V2;
+    return version == BIND_FILE_VERSION       ? BIND_HEADER_SIZE
+           : version == BIND_FILE_VERSION_COR ? BIND_HEADER_SIZE_V2
+                                              : BIND_HEADER_SIZE_V3;
 }
 
-static size_t file_size_for(uint32_t version, uint32_t vertex_count, bool cor)
+/* The implicit section's key and counts (header offsets 60-83). */
+typedef struct implicit_dims {
+    uint32_t fit_version;
+    ssk_implicit_fit_params params;
+    uint32_t field_count; /* F */
+    uint32_t mvc_entries; /* E */
+} implicit_dims;
+
+/* Bytes of one field's record at resolution n. */
+static uint64_t field_record_size(uint32_t n)
 {
-    return header_size(version) + (size_t)vertex_count * BIND_BYTES_PER_VERTEX +
-           (cor ? cor_section_size(vertex_count) : 0) + BIND_CHECKSUM_SIZE;
+    return BIND_FIELD_HEAD_BYTES +
+           4ull * BIND_FIELD_CHANNELS * (uint64_t)n * (uint64_t)n * (uint64_t)n;
+}
+
+/* Size of the implicit section (header fields excluded); the counts are
+ * bounded by then (F <= #B, N <= 256, E <= 128 #V), so no overflow. */
+static uint64_t implicit_section_size(uint32_t vertex_count, uint32_t bone_count,
+                                      const implicit_dims *d)
+{
+    return 4ull * bone_count + (uint64_t)d->field_count * field_record_size(d->params.resolution) +
+           4ull * ((uint64_t)vertex_count + 1) + 8ull * d->mvc_entries + 12ull * vertex_count;
+}
+
+static uint64_t file_size_for(uint32_t version, uint32_t vertex_count, uint32_t bone_count,
+                              bool cor, const implicit_dims *implicit)
+{
+    return header_size(version) + (uint64_t)vertex_count * BIND_BYTES_PER_VERTEX +
+           (cor ? cor_section_size(vertex_count) : 0) +
+           (implicit ? implicit_section_size(vertex_count, bone_count, implicit) : 0) +
+           BIND_CHECKSUM_SIZE;
+}
+
+/* The implicit section of `b` (b->implicit set) at p; returns its end. */
+static unsigned char *put_implicit(unsigned char *p, const ssk_binding *b)
+{
+    const ssk_implicit_fit *fit = b->implicit;
+    const size_t nv = b->vertex_count;
+    for (uint32_t k = 0; k < b->bone_count; ++k, p += 4) put_u32(p, (uint32_t)fit->bone_field[k]);
+    for (uint32_t f = 0; f < fit->field_count; ++f) {
+        const ssk_implicit_field *field = &fit->fields[f];
+        put_u32(p, field->bone);
+        put_f32(p + 4, field->radius);
+        put_u32(p + 8, field->sample_count);
+        p += 12;
+        for (int i = 0; i < 16; ++i, p += 4) put_f32(p, field->grid_from_rest[i]);
+        const size_t n = field->resolution;
+        for (size_t i = 0; i < n * n * n * BIND_FIELD_CHANNELS; ++i, p += 4)
+            put_f32(p, field->samples[i]);
+    }
+    const uint32_t entries = fit->mvc_offsets[nv];
+    for (size_t v = 0; v <= nv; ++v, p += 4) put_u32(p, fit->mvc_offsets[v]);
+    for (uint32_t e = 0; e < entries; ++e, p += 4) put_u32(p, fit->mvc_neighbors[e]);
+    for (uint32_t e = 0; e < entries; ++e, p += 4) put_f32(p, fit->mvc_weights[e]);
+    for (size_t i = 0; i < 3 * nv; ++i, p += 4) put_f32(p, fit->rest_normals[i]);
+    return p;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -137,8 +232,23 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_binding_save: empty path");
     size_t nv = binding->vertex_count;
     const bool cor = binding->cor_centers && binding->cor_flags;
-    const uint32_t version = cor ? BIND_FILE_VERSION_COR : BIND_FILE_VERSION;
-    size_t size = file_size_for(version, binding->vertex_count, cor);
+    implicit_dims dims = {0};
+    if (binding->implicit) {
+        dims.fit_version = binding->implicit_version;
+        dims.params = binding->implicit_params;
+        dims.field_count = binding->implicit->field_count;
+        dims.mvc_entries = binding->implicit->mvc_offsets[nv];
+    }
+    const uint32_t version = binding->implicit ? BIND_FILE_VERSION_IMPLICIT
+                             : cor             ? BIND_FILE_VERSION_COR
+                                               : BIND_FILE_VERSION;
+    const uint64_t size64 = file_size_for(version, binding->vertex_count, binding->bone_count,
+                                          cor, binding->implicit ? &dims : NULL);
+    if (size64 > SIZE_MAX)
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                             "binding '%s' would be %llu bytes, more than this build addresses",
+                             path, (unsigned long long)size64);
+    const size_t size = (size_t)size64;
     unsigned char *buf = malloc(size);
     char *tmp = ssk_temp_path(path);
     if (!buf || !tmp) {
@@ -156,8 +266,18 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
     put_f32(buf + 28, binding->params.max_distance);
     put_u32(buf + 32, binding->vertex_count);
     put_u32(buf + 36, binding->bone_count);
+    if (version != BIND_FILE_VERSION)
+        put_u32(buf + 40, (cor ? BIND_SECTION_COR : 0u) |
+                              (binding->implicit ? BIND_SECTION_IMPLICIT : 0u));
+    if (binding->implicit) {
+        put_u32(buf + 60, dims.fit_version);
+        put_u32(buf + 64, dims.params.target_samples);
+        put_f32(buf + 68, dims.params.cull_b);
+        put_u32(buf + 72, dims.params.resolution);
+        put_u32(buf + 76, dims.field_count);
+        put_u32(buf + 80, dims.mvc_entries);
+    }
     if (cor) {
-        put_u32(buf + 40, BIND_SECTION_COR);
         put_f32(buf + 44, binding->params.cor.sigma);
         put_f32(buf + 48, binding->params.cor.epsilon);
         put_f32(buf + 52, binding->params.cor.omega);
@@ -172,6 +292,7 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
         for (size_t v = 0; v < nv; ++v) p[v] = binding->cor_flags[v] ? 1 : 0;
         p += cor_section_size(binding->vertex_count) - 12 * nv; /* flags and padding */
     }
+    if (binding->implicit) p = put_implicit(p, binding);
     put_u64(p, XXH3_64bits(buf, (size_t)(p - buf)));
 
     ssk_status s = SSK_OK;
@@ -213,10 +334,12 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
 
 /* Reads the whole file after checking its size against the header.
  * On success *out_buf (malloc'ed) holds the whole file, *out_version its
- * format version and *out_cor whether it has the CoR section. */
+ * format version, *out_cor whether it has the CoR section and
+ * *out_implicit whether it has the implicit one (then *dims its key and
+ * counts, checked: parameters in range, F <= #B, E <= 128 #V). */
 static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_version, bool *out_cor,
-                                    const char *path, const ssk_rig *rig, uint64_t rig_hash,
-                                    ssk_error *err)
+                                    bool *out_implicit, implicit_dims *dims, const char *path,
+                                    const ssk_rig *rig, uint64_t rig_hash, ssk_error *err)
 {
     *out_buf = NULL;
     errno = 0;
@@ -225,9 +348,9 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
     ssk_status s = SSK_OK;
     unsigned char *buf = NULL;
     struct stat st;
-    unsigned char header[BIND_HEADER_SIZE_V2];
+    unsigned char header[BIND_HEADER_SIZE_V3];
     uint32_t version = 0;
-    bool cor = false;
+    bool cor = false, implicit = false;
     if (fstat(fileno(f), &st) != 0) {
         s = io_error(err, "cannot stat binding", path, errno);
         goto done;
@@ -256,48 +379,88 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
         goto done;
     }
     version = get_u32(header + 8);
-    if (version != BIND_FILE_VERSION && version != BIND_FILE_VERSION_COR) {
+    if (version != BIND_FILE_VERSION && version != BIND_FILE_VERSION_COR &&
+        version != BIND_FILE_VERSION_IMPLICIT) {
         s = ssk_error_set(err, SSK_ERROR_IO,
-                          "binding '%s' has format version %u; this build reads versions %u "
-                          "and %u",
-                          path, (unsigned)version, BIND_FILE_VERSION, BIND_FILE_VERSION_COR);
+                          "binding '%s' has format version %u; this build reads versions %u, "
+                          "%u and %u",
+                          path, (unsigned)version, BIND_FILE_VERSION, BIND_FILE_VERSION_COR,
+                          BIND_FILE_VERSION_IMPLICIT);
         goto done;
     }
-    if (version == BIND_FILE_VERSION_COR) {
-        if ((uint64_t)st.st_size < BIND_HEADER_SIZE_V2 + BIND_CHECKSUM_SIZE) {
+    const size_t head = header_size(version);
+    if (version != BIND_FILE_VERSION) {
+        if ((uint64_t)st.st_size < head + BIND_CHECKSUM_SIZE) {
             s = ssk_error_set(err, SSK_ERROR_IO,
-                              "binding '%s' is truncated: %lld bytes, shorter than the %d-byte "
-                              "header (format version 2) and checksum",
-                              path, (long long)st.st_size,
-                              BIND_HEADER_SIZE_V2 + BIND_CHECKSUM_SIZE);
+                              "binding '%s' is truncated: %lld bytes, shorter than the %zu-byte "
+                              "header (format version %u) and checksum",
+                              path, (long long)st.st_size, head + BIND_CHECKSUM_SIZE,
+                              (unsigned)version);
             goto done;
         }
         errno = 0;
-        if (fread(header + BIND_HEADER_SIZE, 1, BIND_HEADER_SIZE_V2 - BIND_HEADER_SIZE, f) !=
-            BIND_HEADER_SIZE_V2 - BIND_HEADER_SIZE) {
+        if (fread(header + BIND_HEADER_SIZE, 1, head - BIND_HEADER_SIZE, f) !=
+            head - BIND_HEADER_SIZE) {
             s = io_error(err, "cannot read binding", path, ferror(f) ? errno : EIO);
             goto done;
         }
         const uint32_t sections = get_u32(header + 40);
-        if (sections & ~BIND_SECTION_COR) {
+        const uint32_t known = version == BIND_FILE_VERSION_COR
+                                   ? BIND_SECTION_COR
+                                   : BIND_SECTION_COR | BIND_SECTION_IMPLICIT;
+        if (sections & ~known) {
             s = ssk_error_set(err, SSK_ERROR_IO,
-                              "binding '%s' (format version 2) is corrupt: unknown sections "
+                              "binding '%s' (format version %u) is corrupt: unknown sections "
                               "0x%x",
-                              path, (unsigned)sections);
+                              path, (unsigned)version, (unsigned)sections);
             goto done;
         }
         cor = (sections & BIND_SECTION_COR) != 0;
+        implicit = (sections & BIND_SECTION_IMPLICIT) != 0;
+        if (version == BIND_FILE_VERSION_IMPLICIT && !implicit) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' (format version 3) is corrupt: no implicit "
+                              "section (sections 0x%x)",
+                              path, (unsigned)sections);
+            goto done;
+        }
     }
-    const size_t head = header_size(version);
     uint32_t nv = get_u32(header + 32);
-    size_t expected = file_size_for(version, nv, cor);
-    if ((uint64_t)st.st_size != (uint64_t)expected) {
+    const uint32_t nb = get_u32(header + 36);
+    if (implicit) {
+        dims->fit_version = get_u32(header + 60);
+        dims->params.target_samples = get_u32(header + 64);
+        dims->params.cull_b = get_f32(header + 68);
+        dims->params.resolution = get_u32(header + 72);
+        dims->field_count = get_u32(header + 76);
+        dims->mvc_entries = get_u32(header + 80);
+        ssk_error perr = {0};
+        if (ssk_implicit_fit_params_check(&dims->params, &perr) != SSK_OK) {
+            s = ssk_error_set(err, SSK_ERROR_IO, "binding '%s' is corrupt: %s", path,
+                              perr.message);
+            goto done;
+        }
+        if (dims->field_count > nb ||
+            (uint64_t)dims->mvc_entries > (uint64_t)nv * SSK_IMPLICIT_MVC_MAX_VALENCE) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: its implicit section has %u fields "
+                              "(at most one per bone, %u) and %u mean value coordinates (at "
+                              "most %u per vertex, %u vertices)",
+                              path, (unsigned)dims->field_count, (unsigned)nb,
+                              (unsigned)dims->mvc_entries, SSK_IMPLICIT_MVC_MAX_VALENCE,
+                              (unsigned)nv);
+            goto done;
+        }
+    }
+    const uint64_t expected = file_size_for(version, nv, nb, cor, implicit ? dims : NULL);
+    if ((uint64_t)st.st_size != expected) {
         s = ssk_error_set(err, SSK_ERROR_IO,
                           "binding '%s' is %s: %lld bytes where its header's %u vertices "
-                          "need %zu (format version %u%s)",
-                          path, (uint64_t)st.st_size < (uint64_t)expected ? "truncated" : "corrupt",
-                          (long long)st.st_size, (unsigned)nv, expected, (unsigned)version,
-                          cor ? ", with centers of rotation" : "");
+                          "need %llu (format version %u%s%s)",
+                          path, (uint64_t)st.st_size < expected ? "truncated" : "corrupt",
+                          (long long)st.st_size, (unsigned)nv, (unsigned long long)expected,
+                          (unsigned)version, cor ? ", with centers of rotation" : "",
+                          implicit ? ", with implicit data" : "");
         goto done;
     }
     if (rig) {
@@ -306,7 +469,6 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
          * 400M vertices was read and allocated before its checksum failed);
          * the rig hash is compared after the checksum, so that a flipped
          * bit reads as corruption */
-        const uint32_t nb = get_u32(header + 36);
         if (nv != rig->vertex_count || nb != rig->bone_count) {
             s = ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
                               "binding '%s' was made for another rig (%u vertices, %u bones; "
@@ -316,14 +478,15 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
             goto done;
         }
     }
-    buf = malloc(expected);
+    buf = (size_t)expected == expected ? malloc((size_t)expected) : NULL;
     if (!buf) {
         s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
-                          "cannot allocate %zu bytes to read binding '%s'", expected, path);
+                          "cannot allocate %llu bytes to read binding '%s'",
+                          (unsigned long long)expected, path);
         goto done;
     }
     memcpy(buf, header, head);
-    size_t rest = expected - head;
+    size_t rest = (size_t)expected - head;
     errno = 0;
     if (fread(buf + head, 1, rest, f) != rest) {
         s = ferror(f) ? io_error(err, "cannot read binding", path, errno)
@@ -331,7 +494,7 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
                                       "binding '%s' is truncated (shrank while reading)", path);
         goto done;
     }
-    if (XXH3_64bits(buf, expected - BIND_CHECKSUM_SIZE) !=
+    if (XXH3_64bits(buf, (size_t)expected - BIND_CHECKSUM_SIZE) !=
         get_u64(buf + expected - BIND_CHECKSUM_SIZE)) {
         s = ssk_error_set(err, SSK_ERROR_IO,
                           "binding '%s' is corrupt: checksum mismatch", path);
@@ -346,7 +509,168 @@ done:
     *out_buf = buf;
     *out_version = version;
     *out_cor = cor;
+    *out_implicit = implicit;
     return SSK_OK;
+}
+
+/* The implicit section at *pp of a binding of b->vertex_count and
+ * b->bone_count (dims checked by read_binding_file), every value checked;
+ * sets b->implicit (owned) and advances *pp. Errors: SSK_ERROR_IO naming
+ * the first bad value, SSK_ERROR_OUT_OF_MEMORY. */
+static ssk_status load_implicit(ssk_binding *b, const unsigned char **pp, const implicit_dims *d,
+                                const char *path, ssk_error *err)
+{
+    const unsigned char *p = *pp;
+    const uint32_t nv = b->vertex_count, nb = b->bone_count, nf = d->field_count;
+    const uint32_t n = d->params.resolution;
+    const size_t grid_floats = (size_t)n * n * n * BIND_FIELD_CHANNELS;
+    const uint32_t max_centers = SSK_IMPLICIT_FIT_MAX_SAMPLE_FACTOR * d->params.target_samples +
+                                 SSK_IMPLICIT_FIT_CLOSURE_CENTERS;
+    ssk_implicit_fit *fit = calloc(1, sizeof *fit);
+    ssk_status s = SSK_OK;
+    if (!fit) goto oom;
+    b->implicit = fit; /* freed with b on failure */
+    fit->bone_field = malloc(((size_t)nb + 1) * sizeof *fit->bone_field);
+    fit->fields = calloc((size_t)nf + 1, sizeof *fit->fields);
+    fit->mvc_offsets = malloc(((size_t)nv + 1) * sizeof *fit->mvc_offsets);
+    fit->mvc_neighbors = malloc(((size_t)d->mvc_entries + 1) * sizeof *fit->mvc_neighbors);
+    fit->mvc_weights = malloc(((size_t)d->mvc_entries + 1) * sizeof *fit->mvc_weights);
+    fit->rest_normals = malloc((3 * (size_t)nv + 1) * sizeof *fit->rest_normals);
+    if (!fit->bone_field || !fit->fields || !fit->mvc_offsets || !fit->mvc_neighbors ||
+        !fit->mvc_weights || !fit->rest_normals)
+        goto oom;
+    fit->field_count = nf;
+    uint32_t with_field = 0;
+    for (uint32_t k = 0; k < nb; ++k, p += 4) {
+        const int32_t f = (int32_t)get_u32(p);
+        if (f < -1 || f >= (int32_t)nf) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: bone %u has implicit field %d, out of "
+                              "[-1, %u)",
+                              path, (unsigned)k, (int)f, (unsigned)nf);
+            goto fail;
+        }
+        with_field += f >= 0;
+        fit->bone_field[k] = f;
+    }
+    if (with_field != nf) {
+        s = ssk_error_set(err, SSK_ERROR_IO,
+                          "binding '%s' is corrupt: %u bones name an implicit field, the "
+                          "section has %u",
+                          path, (unsigned)with_field, (unsigned)nf);
+        goto fail;
+    }
+    for (uint32_t f = 0; f < nf; ++f) {
+        ssk_implicit_field *field = &fit->fields[f];
+        field->bone = get_u32(p);
+        field->radius = get_f32(p + 4);
+        field->sample_count = get_u32(p + 8);
+        field->resolution = n;
+        p += 12;
+        if (field->bone >= nb || fit->bone_field[field->bone] != (int32_t)f ||
+            (f > 0 && field->bone <= fit->fields[f - 1].bone)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: implicit field %u has bone %u (fields "
+                              "go in ascending bone order, each its bone's field)",
+                              path, (unsigned)f, (unsigned)field->bone);
+            goto fail;
+        }
+        if (!(field->radius > 0.0f && field->radius <= SSK_MAX_MAGNITUDE) ||
+            field->sample_count < SSK_IMPLICIT_FIT_MIN_CENTERS ||
+            field->sample_count > max_centers) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: implicit field %u has radius %g (> 0 "
+                              "and finite) and %u centers (%u to %u)",
+                              path, (unsigned)f, (double)field->radius,
+                              (unsigned)field->sample_count, SSK_IMPLICIT_FIT_MIN_CENTERS,
+                              (unsigned)max_centers);
+            goto fail;
+        }
+        for (int i = 0; i < 16; ++i, p += 4) field->grid_from_rest[i] = get_f32(p);
+        const float *m = field->grid_from_rest;
+        if (!ssk_floats_bounded(m, 12) || m[12] != 0.0f || m[13] != 0.0f || m[14] != 0.0f ||
+            m[15] != 1.0f) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: implicit field %u's grid matrix is not "
+                              "finite or its last row is not 0 0 0 1",
+                              path, (unsigned)f);
+            goto fail;
+        }
+        field->samples = malloc(grid_floats * sizeof *field->samples);
+        if (!field->samples) goto oom;
+        for (size_t i = 0; i < grid_floats; ++i, p += 4) {
+            const float x = get_f32(p);
+            const bool value = i % BIND_FIELD_CHANNELS == 0;
+            if (value ? !(x >= 0.0f && x <= 1.0f) : !(fabsf(x) <= SSK_MAX_MAGNITUDE)) {
+                s = ssk_error_set(err, SSK_ERROR_IO,
+                                  "binding '%s' is corrupt: implicit field %u grid point %zu "
+                                  "has %s %g (%s)",
+                                  path, (unsigned)f, i / BIND_FIELD_CHANNELS,
+                                  value ? "value" : "gradient component", (double)x,
+                                  value ? "f is in [0, 1]" : "finite, at most SSK_MAX_MAGNITUDE");
+                goto fail;
+            }
+            field->samples[i] = x;
+        }
+    }
+    for (uint32_t v = 0; v <= nv; ++v, p += 4) {
+        const uint32_t o = get_u32(p);
+        const uint32_t prev = v ? fit->mvc_offsets[v - 1] : 0;
+        if ((v == 0 && o != 0) || o < prev || o - prev > SSK_IMPLICIT_MVC_MAX_VALENCE ||
+            o > d->mvc_entries || (v == nv && o != d->mvc_entries)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: mean value coordinate offset %u of "
+                              "vertex %u (offsets start at 0, grow by at most %u per vertex "
+                              "and end at %u)",
+                              path, (unsigned)o, (unsigned)v, SSK_IMPLICIT_MVC_MAX_VALENCE,
+                              (unsigned)d->mvc_entries);
+            goto fail;
+        }
+        fit->mvc_offsets[v] = o;
+    }
+    for (uint32_t e = 0; e < d->mvc_entries; ++e, p += 4) {
+        fit->mvc_neighbors[e] = get_u32(p);
+        if (fit->mvc_neighbors[e] >= nv) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: mean value coordinate %u has neighbor "
+                              "%u, out of [0, %u)",
+                              path, (unsigned)e, (unsigned)fit->mvc_neighbors[e], (unsigned)nv);
+            goto fail;
+        }
+    }
+    for (uint32_t e = 0; e < d->mvc_entries; ++e, p += 4) {
+        fit->mvc_weights[e] = get_f32(p);
+        if (!(fabsf(fit->mvc_weights[e]) <= SSK_MAX_MAGNITUDE)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: mean value coordinate %u has weight %g "
+                              "(finite, at most SSK_MAX_MAGNITUDE)",
+                              path, (unsigned)e, (double)fit->mvc_weights[e]);
+            goto fail;
+        }
+    }
+    for (uint32_t v = 0; v < nv; ++v) {
+        float *nrm = fit->rest_normals + 3 * (size_t)v;
+        for (int k = 0; k < 3; ++k, p += 4) nrm[k] = get_f32(p);
+        const float len2 = nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2];
+        const bool zero = nrm[0] == 0.0f && nrm[1] == 0.0f && nrm[2] == 0.0f;
+        if (!zero && !(fabsf(len2 - 1.0f) <= BIND_UNIT_TOLERANCE)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: vertex %u has rest normal (%g, %g, %g) "
+                              "(unit or zero)",
+                              path, (unsigned)v, (double)nrm[0], (double)nrm[1], (double)nrm[2]);
+            goto fail;
+        }
+    }
+    b->implicit_params = d->params;
+    b->implicit_version = d->fit_version;
+    b->implicit_seconds = 0.0;
+    *pp = p;
+    return SSK_OK;
+oom:
+    s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
+                      "cannot allocate the implicit data of binding '%s'", path);
+fail:
+    return s;
 }
 
 ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *rig,
@@ -359,13 +683,15 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
     double start = ssk_time_seconds();
     unsigned char *buf = NULL;
     uint32_t version = 0;
-    bool cor = false;
+    bool cor = false, implicit = false;
+    implicit_dims dims = {0};
     uint64_t rig_h = 0;
     if (rig) {
         ssk_status hs = ssk_rig_hash_checked(rig, &rig_h, err);
         if (hs != SSK_OK) return hs;
     }
-    ssk_status s = read_binding_file(&buf, &version, &cor, path, rig, rig_h, err);
+    ssk_status s =
+        read_binding_file(&buf, &version, &cor, &implicit, &dims, path, rig, rig_h, err);
     if (s != SSK_OK) return s;
 
     uint64_t hash = get_u64(buf + 12);
@@ -374,6 +700,7 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
     params.smooth_iterations = get_u32(buf + 24);
     params.max_distance = get_f32(buf + 28);
     params.compute_cor = cor ? 1 : 0;
+    params.compute_implicit = implicit ? 1 : 0;
     ssk_cor_params_default(&params.cor);
     if (cor) {
         params.cor.sigma = get_f32(buf + 44);
@@ -467,7 +794,9 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
             }
             b->cor_flags[v] = p[v];
         }
+        p += cor_section_size(nv) - 12 * (size_t)nv;
     }
+    if (implicit && (s = load_implicit(b, &p, &dims, path, err)) != SSK_OK) goto fail;
     b->rig_hash = hash;
     b->params = params;
     if (rig) {
@@ -519,9 +848,13 @@ ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                                 (loaded->cor_centers && a->sigma == c->sigma &&
                                  a->epsilon == c->epsilon && a->omega == c->omega &&
                                  a->cutoff == c->cutoff);
+            /* with compute_implicit the file's implicit data must be what
+             * this build's deformer would fit (ssk_binding_implicit_fit) */
+            const bool implicit_ok =
+                !want.compute_implicit || ssk_binding_implicit_fit(loaded, NULL) != NULL;
             if (loaded->params.method == want.method &&
                 loaded->params.smooth_iterations == want.smooth_iterations &&
-                loaded->params.max_distance == want.max_distance && cor_ok) {
+                loaded->params.max_distance == want.max_distance && cor_ok && implicit_ok) {
                 *out = loaded;
                 if (out_reused) *out_reused = 1;
                 return ssk_error_ok(err);

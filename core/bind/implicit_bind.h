@@ -23,6 +23,32 @@ void ssk_implicit_op_free(ssk_implicit_op *op);
 
 void ssk_implicit_fit_params_default(ssk_implicit_fit_params *p);
 
+/* The version of the fit's algorithm (bind/implicit_fit.c,
+ * bind/implicit_mvc.c): stored with a fit in a binding file, which is used
+ * only by a build of the same version. Increase it with every change that
+ * changes a fit's output. */
+#define SSK_IMPLICIT_FIT_VERSION 1u
+/* A field has at least this many HRBF centers (fewer: no field), and at
+ * most SSK_IMPLICIT_FIT_MAX_SAMPLE_FACTOR times target_samples samples
+ * plus the two closure centers. */
+#define SSK_IMPLICIT_FIT_MIN_CENTERS 4u
+#define SSK_IMPLICIT_FIT_MAX_SAMPLE_FACTOR 2u
+#define SSK_IMPLICIT_FIT_CLOSURE_CENTERS 2u
+/* A mean value coordinate row has at most this many neighbors (more: an
+ * empty row). */
+#define SSK_IMPLICIT_MVC_MAX_VALENCE 128u
+
+/* Checks the ranges of ssk_implicit_fit_create's parameters (below).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT naming the field. */
+ssk_status ssk_implicit_fit_params_check(const ssk_implicit_fit_params *p, ssk_error *err);
+
+/* Deep copy of `src` (a fit of a rig of #V vertex_count and #B bone_count:
+ * bone_field #B, mvc_offsets #V + 1, rest_normals #V by 3) into `dst`
+ * (zeroed on entry, the caller's: ssk_implicit_fit_free); the same bits.
+ * Errors: SSK_ERROR_OUT_OF_MEMORY (dst left zeroed). */
+ssk_status ssk_implicit_fit_copy(ssk_implicit_fit *dst, const ssk_implicit_fit *src,
+                                 uint32_t vertex_count, uint32_t bone_count, ssk_error *err);
+
 /* Reconstructs every bone's field from the rig's rest pose (4.4; the
  * steps and their choices in detail: bind/implicit_fit.c's header): bone
  * i's sub-mesh is the welded representatives whose largest skin weight is

@@ -76,7 +76,7 @@
 #define FIT_DEFAULT_TARGET_SAMPLES 64u
 #define FIT_DEFAULT_CULL_B 0.05f
 /* Fewer HRBF centers than this: no field for the bone. */
-#define FIT_MIN_CENTERS 4u
+#define FIT_MIN_CENTERS SSK_IMPLICIT_FIT_MIN_CENTERS
 /* Parameter limits: the dense 4m by 4m system of a bone (m up to
  * 1024 + 2: 134 MB of doubles), b in [0, 0.5), the grid's N. */
 #define FIT_MAX_TARGET_SAMPLES 1024u
@@ -92,7 +92,7 @@
 #define FIT_BISECTION_STEPS 40
 /* The final greedy pass stops after this many times the target (a guard:
  * the count at the radius found is about the target). */
-#define FIT_MAX_SAMPLE_FACTOR 2u
+#define FIT_MAX_SAMPLE_FACTOR SSK_IMPLICIT_FIT_MAX_SAMPLE_FACTOR
 /* The grid's margin around the centers, in units of r (>= 1: see 8.):
  * FIT_MARGIN_RADII first, then times FIT_MARGIN_GROWTH, FIT_MARGIN_TRIES
  * margins in all (1.25 r, 2 r, 3.2 r), until f on the box's faces is at
@@ -112,6 +112,26 @@ void ssk_implicit_fit_params_default(ssk_implicit_fit_params *p)
     p->target_samples = FIT_DEFAULT_TARGET_SAMPLES;
     p->cull_b = FIT_DEFAULT_CULL_B;
     p->resolution = SSK_IMPLICIT_FIELD_RESOLUTION;
+}
+
+ssk_status ssk_implicit_fit_params_check(const ssk_implicit_fit_params *p, ssk_error *err)
+{
+    if (!p)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "implicit fit parameters: NULL");
+    if (p->target_samples < FIT_MIN_CENTERS || p->target_samples > FIT_MAX_TARGET_SAMPLES)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "implicit fit parameters: target_samples %u outside [%u, %u]",
+                             p->target_samples, FIT_MIN_CENTERS, FIT_MAX_TARGET_SAMPLES);
+    if (!(p->cull_b >= 0.0f && p->cull_b < FIT_MAX_CULL_B))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "implicit fit parameters: cull_b %g outside [0, %g)",
+                             (double)p->cull_b, (double)FIT_MAX_CULL_B);
+    if (p->resolution < FIT_MIN_RESOLUTION || p->resolution > FIT_MAX_RESOLUTION)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "implicit fit parameters: resolution %u outside [%u, %u]",
+                             p->resolution, FIT_MIN_RESOLUTION, FIT_MAX_RESOLUTION);
+    return ssk_error_ok(err);
 }
 
 /* One bone's fit, before its grid. */
@@ -336,7 +356,7 @@ static void fit_bone(const fit_ctx *c, uint32_t b)
         chosen = poisson_pass(cand, n, lo * lo, cap, picked);
     }
     /* Hermite data: samples, then the closure centers */
-    const uint32_t m_max = chosen + 2;
+    const uint32_t m_max = chosen + SSK_IMPLICIT_FIT_CLOSURE_CENTERS;
     pts = malloc(3 * (size_t)m_max * sizeof *pts);
     nrm = malloc(3 * (size_t)m_max * sizeof *nrm);
     if (!pts || !nrm) goto oom;
@@ -498,21 +518,10 @@ ssk_status ssk_implicit_fit_create(ssk_implicit_fit *out, const ssk_rig *rig,
     ssk_implicit_fit_params defaults;
     ssk_implicit_fit_params_default(&defaults);
     const ssk_implicit_fit_params *p = params ? params : &defaults;
-    if (p->target_samples < FIT_MIN_CENTERS || p->target_samples > FIT_MAX_TARGET_SAMPLES)
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                             "ssk_implicit_fit_create: target_samples %u outside [%u, %u]",
-                             p->target_samples, FIT_MIN_CENTERS, FIT_MAX_TARGET_SAMPLES);
-    if (!(p->cull_b >= 0.0f && p->cull_b < FIT_MAX_CULL_B))
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                             "ssk_implicit_fit_create: cull_b %g outside [0, %g)",
-                             (double)p->cull_b, (double)FIT_MAX_CULL_B);
-    if (p->resolution < FIT_MIN_RESOLUTION || p->resolution > FIT_MAX_RESOLUTION)
-        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                             "ssk_implicit_fit_create: resolution %u outside [%u, %u]",
-                             p->resolution, FIT_MIN_RESOLUTION, FIT_MAX_RESOLUTION);
+    ssk_status st = ssk_implicit_fit_params_check(p, err);
+    if (st != SSK_OK) return st;
     const size_t nv = rig->vertex_count;
     const uint32_t nb = rig->bone_count;
-    ssk_status st = SSK_OK;
     float *rest = malloc((3 * nv + 1) * sizeof *rest);
     int32_t *owner = malloc((nv + 1) * sizeof *owner);
     uint32_t *bone_offsets = calloc((size_t)nb + 2, sizeof *bone_offsets);
@@ -609,4 +618,45 @@ done:
     free(bone_vertices);
     free(expected);
     return st;
+}
+
+ssk_status ssk_implicit_fit_copy(ssk_implicit_fit *dst, const ssk_implicit_fit *src,
+                                 uint32_t vertex_count, uint32_t bone_count, ssk_error *err)
+{
+    if (!dst || !src)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_implicit_fit_copy: NULL");
+    memset(dst, 0, sizeof *dst);
+    const size_t nv = vertex_count, nb = bone_count;
+    const size_t entries = src->mvc_offsets ? src->mvc_offsets[nv] : 0;
+    dst->fields = calloc((size_t)src->field_count + 1, sizeof *dst->fields);
+    dst->bone_field = malloc((nb + 1) * sizeof *dst->bone_field);
+    dst->mvc_offsets = malloc((nv + 1) * sizeof *dst->mvc_offsets);
+    dst->mvc_neighbors = malloc((entries + 1) * sizeof *dst->mvc_neighbors);
+    dst->mvc_weights = malloc((entries + 1) * sizeof *dst->mvc_weights);
+    dst->rest_normals = malloc((3 * nv + 1) * sizeof *dst->rest_normals);
+    if (!dst->fields || !dst->bone_field || !dst->mvc_offsets || !dst->mvc_neighbors ||
+        !dst->mvc_weights || !dst->rest_normals)
+        goto oom;
+    dst->field_count = src->field_count;
+    for (uint32_t f = 0; f < src->field_count; ++f) {
+        const ssk_implicit_field *s = &src->fields[f];
+        const size_t n = s->resolution;
+        dst->fields[f] = *s;
+        dst->fields[f].samples = malloc(n * n * n * FIT_CHANNELS * sizeof(float));
+        if (!dst->fields[f].samples) goto oom;
+        memcpy(dst->fields[f].samples, s->samples, n * n * n * FIT_CHANNELS * sizeof(float));
+    }
+    memcpy(dst->bone_field, src->bone_field, nb * sizeof *dst->bone_field);
+    if (src->mvc_offsets) {
+        memcpy(dst->mvc_offsets, src->mvc_offsets, (nv + 1) * sizeof *dst->mvc_offsets);
+        memcpy(dst->mvc_neighbors, src->mvc_neighbors, entries * sizeof *dst->mvc_neighbors);
+        memcpy(dst->mvc_weights, src->mvc_weights, entries * sizeof *dst->mvc_weights);
+    } else {
+        memset(dst->mvc_offsets, 0, (nv + 1) * sizeof *dst->mvc_offsets);
+    }
+    memcpy(dst->rest_normals, src->rest_normals, 3 * nv * sizeof *dst->rest_normals);
+    return ssk_error_ok(err);
+oom:
+    ssk_implicit_fit_free(dst);
+    return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "ssk_implicit_fit_copy: out of memory");
 }

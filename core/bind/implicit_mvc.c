@@ -43,7 +43,7 @@
 
 /* One-rings larger than this get no coordinates (stack scratch per vertex;
  * a regular mesh has 6, a capped cylinder's pole its segment count). */
-#define MVC_MAX_VALENCE 128u
+#define MVC_MAX_VALENCE SSK_IMPLICIT_MVC_MAX_VALENCE
 /* |(sum of the signed angles) - 2 pi| accepted, radians. */
 #define MVC_WINDING_TOLERANCE 1e-3
 /* A neighbor closer than this fraction of the ring's largest radius to v

@@ -25,6 +25,7 @@
  * and the centers as they are: the same bytes as the graph without it.
  */
 #include "backends/backend.h"
+#include "bind/binding.h"
 #include "bind/implicit_bind.h"
 #include "graph/graph.h"
 
@@ -146,7 +147,8 @@ static bool graph_needs_attachment(const ssk_graph *g)
 
 /* Uses the caller's binding (checked against the rig) or binds with the
  * default parameters (with CoRs when a node needs them), when the graph
- * needs an attachment binding; copies the caller's centers of rotation
+ * needs an attachment binding (a given one is also kept for the implicit
+ * nodes' bind data); copies the caller's centers of rotation
  * (desc->cor_centers) or computes them here when a CoR node needs them and
  * the binding has none. */
 static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc,
@@ -154,7 +156,10 @@ static ssk_status resolve_binding(ssk_deformer *d, const ssk_deformer_desc *desc
 {
     const bool attach = graph_needs_attachment(d->graph);
     const bool cor = ssk_graph_needs_cor(d->graph) != 0;
-    if (!attach && !cor) return SSK_OK;
+    /* an implicit node takes the binding's implicit data when it has them
+     * (make_implicit), so a given binding is checked for it too */
+    const bool implicit = ssk_graph_needs_implicit(d->graph) != 0 && desc->binding;
+    if (!attach && !cor && !implicit) return SSK_OK;
     const ssk_binding *binding = desc->binding;
     if (!desc->cor_centers != !desc->cor_flags)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
@@ -313,7 +318,10 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
                              int *free_buffers, uint32_t *free_count, ssk_error *err);
 
 /* An implicit node's tracker (Vaillant 2015, 4.4-4.6): the rig's fields
- * fitted at rest, the two composition operators built, then the tracker
+ * copied from the binding when it holds a fit this build would make
+ * (ssk_binding_implicit_fit: the default fit parameters, the same fit
+ * version; the binding's rig hash was checked by resolve_binding), else
+ * fitted at rest; the two composition operators built; then the tracker
  * that takes them. */
 static ssk_status make_implicit(ssk_deformer *d, ssk_implicit **out,
                                 const ssk_implicit_params *params, ssk_error *err)
@@ -324,7 +332,10 @@ static ssk_status make_implicit(ssk_deformer *d, ssk_implicit **out,
         d->implicit_operators = d->own_implicit_operators;
     }
     ssk_implicit_fit fit = {0};
-    ssk_status st = ssk_implicit_fit_create(&fit, d->rig, NULL, err);
+    const ssk_implicit_fit *stored = ssk_binding_implicit_fit(d->binding_handle, NULL);
+    ssk_status st = stored ? ssk_implicit_fit_copy(&fit, stored, d->rig->vertex_count,
+                                                   d->rig->bone_count, err)
+                           : ssk_implicit_fit_create(&fit, d->rig, NULL, err);
     if (st != SSK_OK) return st;
     return ssk_implicit_create(out, d->rig, &fit, d->implicit_operators, params, err);
 }

@@ -244,6 +244,14 @@ int ssk_graph_needs_cor(const ssk_graph *graph)
     return 0;
 }
 
+int ssk_graph_needs_implicit(const ssk_graph *graph)
+{
+    if (!graph) return 0;
+    for (uint32_t i = 0; i < graph->node_count; ++i)
+        if (graph->nodes[i].type == SSK_NODE_IMPLICIT) return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Parsing helpers.                                                          */
 /* ------------------------------------------------------------------------ */

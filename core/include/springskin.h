@@ -633,6 +633,16 @@ typedef struct ssk_bind_params {
      * ignored, not checked). */
     int compute_cor;
     ssk_cor_params cor;         /* default ssk_cor_params_default */
+    /* Non-zero: also precompute what an implicit skinning node makes at
+     * bind (Vaillant 2015, 4.4 and Eq. 4.6; issue #20): every bone's HRBF
+     * field sampled into its grid (32^3 values and gradients, the box, the
+     * remap radius r) and the tangential relaxation's mean value
+     * coordinates and rest normals, with the default fit parameters, on
+     * the CPU, and store them in the binding (file format version 3), so
+     * that an implicit deformer given the binding does not fit them
+     * again; default 0. The 128^3 composition operators are not rig data
+     * and stay out (ssk_implicit_operators). */
+    int compute_implicit;
 } ssk_bind_params;
 
 /* The defaults above. */
@@ -667,13 +677,22 @@ typedef struct ssk_binding_view {
     const float *scale_vectors; /* #V by 3 s_i at bind, rig space */
     uint64_t rig_hash;         /* ssk_rig_hash of the rig it was made for */
     ssk_bind_params params;    /* as used (method resolved, never AUTO) */
-    double seconds;            /* time taken to bind (CoRs included) */
+    double seconds;            /* time taken to bind (CoRs and implicit data included) */
     /* Centers of rotation (params.compute_cor), else NULL: #V by 3 rig
      * space (a vertex without CoR holds its own rest position, rig space)
      * and #V flags (1: has a CoR); time taken to compute them. */
     const float *cor_centers;
     const uint8_t *cor_flags;
     double cor_seconds;
+    /* Implicit skinning's bind data (params.compute_implicit): whether the
+     * binding holds it (1), its number of bone fields, the time its fit
+     * took (0 when loaded), and whether an implicit deformer will use it
+     * (1: made with the fit parameters and fit algorithm of this build;
+     * 0: the deformer fits again). */
+    int has_implicit;
+    uint32_t implicit_field_count;
+    double implicit_seconds;
+    int implicit_current;
 } ssk_binding_view;
 
 ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ssk_error *err);
@@ -725,8 +744,11 @@ uint64_t ssk_rig_hash(const ssk_rig *rig);
 /* Binary binding file ("SSKBIND1", little-endian; documented in
  * core/bind/binding_io.c; the hash: core/model/rig_hash.c): the rig hash, the parameters, and per vertex the bone,
  * t and scale vector; format version 1 without centers of rotation,
- * version 2 with them (and their parameters); both load. Written to a
- * temporary name and renamed.
+ * version 2 with them (and their parameters), version 3 with implicit
+ * skinning's bind data (params.compute_implicit: its fit parameters and
+ * fit algorithm version, the bone fields' grids, the mean value
+ * coordinates, the rest normals); all three load. Written to a temporary
+ * name and renamed.
  * Errors: SSK_ERROR_IO. */
 ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_error *err);
 /* Loads a binding; with `rig` not NULL its hash must match.
@@ -736,7 +758,9 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
                             ssk_error *err);
 /* Loads `path` when it holds a binding of this rig made with these
  * parameters (*out_reused = 1; with compute_cor the file must hold CoRs
- * made with the same ssk_cor_params, without it CoRs in the file are kept);
+ * made with the same ssk_cor_params, without it CoRs in the file are kept;
+ * with compute_implicit the file must hold implicit data that this build
+ * uses, ssk_binding_view.implicit_current, without it such data is kept);
  * otherwise binds and saves to `path` (*out_reused = 0). `path` may be
  * NULL (always binds, saves nothing). */
 ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
@@ -1376,6 +1400,10 @@ int ssk_graph_needs_binding(const ssk_graph *graph);
 /* 1 when a skinning node of the graph uses CoR skinning (its binding should
  * be made with compute_cor). */
 int ssk_graph_needs_cor(const ssk_graph *graph);
+/* 1 when the graph has an implicit node (a binding given to its deformer
+ * should be made with compute_implicit, else the deformer fits the fields
+ * itself). */
+int ssk_graph_needs_implicit(const ssk_graph *graph);
 
 /* ------------------------------------------------------------------------ */
 /* Headless OpenGL context (the GL backend's device).                        */

@@ -75,7 +75,9 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
     backend : {"auto", "cpu", "gl"}, default "auto"
     binding : Binding or str or os.PathLike, optional
         Attachment binding for the methods that need one (default: bound
-        with the default parameters for this bake).
+        with the default parameters for this bake); ``implicit`` takes its
+        implicit data when it holds current ones (``Rig.bind(implicit=True)``)
+        instead of fitting the fields.
     animation : int, default 0
         Index in :attr:`Rig.animations`.
     gl_context : GLContext, optional

@@ -42,6 +42,21 @@ class Binding:
         (``Rig.bind(cor=True)``, ``springskin bind --cor``).
     cor_seconds : float
         Time their precomputation took (0 without).
+    has_implicit : bool
+        The binding holds implicit skinning's bind data (Vaillant 2015, 4.4
+        and Eq. 4.6: every bone's field sampled into its 32^3 grid, the
+        mean value coordinates and rest normals of the tangential
+        relaxation; ``Rig.bind(implicit=True)``, ``springskin bind
+        --implicit``): a ``"implicit"`` deformer or bake given the binding
+        takes them instead of fitting them again.
+    implicit_field_count : int
+        Bones with a field among them (0 without).
+    implicit_seconds : float
+        Time their fit took (0 without, and for a loaded binding).
+    implicit_current : bool
+        The implicit data are what this build would fit (same fit
+        parameters and fit algorithm version); when False an implicit
+        deformer fits the fields again.
     reused : bool
         True when :meth:`Rig.bind` loaded it from its ``cache`` file.
     """
@@ -67,6 +82,10 @@ class Binding:
         self.seconds = info["seconds"]
         self.has_cor = bool(info["has_cor"])
         self.cor_seconds = info["cor_seconds"]
+        self.has_implicit = bool(info["has_implicit"])
+        self.implicit_field_count = info["implicit_field_count"]
+        self.implicit_seconds = info["implicit_seconds"]
+        self.implicit_current = bool(info["implicit_current"])
         self.reused = bool(reused)
         return self
 
@@ -78,8 +97,8 @@ class Binding:
     def save(self, path):
         """Write the binding file ("SSKBIND1", little-endian, see
         ``core/bind/binding_io.c``, the hash ``core/model/rig_hash.c``): the rig hash, the parameters and per vertex
-        the bone, t and scale vector; written to a temporary name and
-        renamed.
+        the bone, t and scale vector (and the centers of rotation and
+        implicit data it holds); written to a temporary name and renamed.
 
         Parameters
         ----------

@@ -100,7 +100,10 @@ class Deformer:
         The binding for the methods and nodes that need one (rigid, irs,
         radial, spring; :attr:`Graph.needs_binding`): a Binding of this rig,
         or a binding file; by default the rig is bound with the default
-        parameters when the method or graph needs it.
+        parameters when the method or graph needs it. ``implicit`` nodes
+        take the binding's implicit data when it holds current ones
+        (:attr:`Binding.implicit_current`, ``Rig.bind(implicit=True)``)
+        instead of fitting the fields at creation.
     gl_context : GLContext, optional
         A shared GL context for the gl and auto backends.
     cor : CorState, optional

@@ -523,7 +523,7 @@ class Rig:
 
     # --- binding, normals -----------------------------------------------
     def bind(self, method="auto", smooth_iterations=6, max_distance=0.0, cache=None, cor=False,
-             progress=None):
+             progress=None, implicit=False):
         """Attachment binding of every vertex (Toothman 2020, ch. 3).
 
         Each vertex i is attached to one bone b_i at ``t_i`` in [0, 1] along
@@ -559,6 +559,15 @@ class Rig:
             to 1) while the centers are computed, on the calling thread,
             about a hundred times (issue #18); an exception it raises is
             printed and it is not called again.
+        implicit : bool, default False
+            Also fit implicit skinning's bind data (Vaillant 2015, 4.4 and
+            Eq. 4.6: each bone's HRBF field sampled into a 32^3 grid of
+            values and gradients, the mean value coordinates and rest
+            normals; default fit parameters, on the CPU) and store them in
+            the binding (:attr:`Binding.has_implicit`), so that an
+            ``"implicit"`` deformer or bake given it does not fit them
+            itself. With ``cache``, a file whose implicit data another
+            build or other fit parameters made is bound again.
 
         Returns
         -------
@@ -581,11 +590,13 @@ class Rig:
             cache = _checks.path(cache, "cache")
         if not isinstance(cor, bool):
             raise TypeError(f"cor: expected a bool, got {type(cor).__name__}")
+        if not isinstance(implicit, bool):
+            raise TypeError(f"implicit: expected a bool, got {type(implicit).__name__}")
         if progress is not None and not callable(progress):
             raise TypeError(f"progress: expected a callable or None, got "
                             f"{type(progress).__name__}")
         core, reused = _core.bind(self._core, method, smooth_iterations, max_distance, cache,
-                                  cor, progress)
+                                  cor, progress, implicit)
         return Binding._wrap(core, reused, rig=self)
 
     def normals(self, positions):

@@ -26,22 +26,25 @@ static PyObject *binding_wrap(ssk_binding *binding)
 }
 
 /* bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None,
- * cor=False) -> (Binding, reused); cor: also precompute the centers of
- * rotation of CoR skinning (ssk_bind_params.compute_cor, default
- * ssk_cor_params) and store them in the binding. */
+ * cor=False, progress=None, implicit=False) -> (Binding, reused); cor: also
+ * precompute the centers of rotation of CoR skinning
+ * (ssk_bind_params.compute_cor, default ssk_cor_params) and store them in
+ * the binding; implicit: also fit implicit skinning's fields
+ * (ssk_bind_params.compute_implicit) and store them. */
 
 PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     (void)module;
-    static char *kwlist[] = {"rig",   "method", "smooth_iterations", "max_distance",
-                             "cache", "cor",    "progress",          NULL};
+    static char *kwlist[] = {"rig",      "method",   "smooth_iterations", "max_distance",
+                             "cache",    "cor",      "progress",          "implicit",
+                             NULL};
     PyObject *rig_obj, *method_obj = NULL, *smooth_obj = NULL, *cache_obj = Py_None;
     PyObject *cache = NULL, *binding_obj = NULL, *progress_obj = Py_None;
     double max_distance = 0.0;
-    int cor = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOdOpO:bind", kwlist, &rig_obj,
+    int cor = 0, implicit = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOdOpOp:bind", kwlist, &rig_obj,
                                      &method_obj, &smooth_obj, &max_distance, &cache_obj, &cor,
-                                     &progress_obj))
+                                     &progress_obj, &implicit))
         return NULL;
     if (ssk_py_progress_check(progress_obj) != 0) return NULL;
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
@@ -84,6 +87,7 @@ PyObject *ssk_py_bind(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     params.max_distance = (float)max_distance;
     params.compute_cor = cor;
+    params.compute_implicit = implicit;
     ssk_py_progress progress = {progress_obj, 0};
     if (cor && progress_obj != Py_None) {
         params.cor.progress = ssk_py_progress_call;
@@ -162,14 +166,18 @@ static PyObject *binding_info(ssk_py_binding *self, PyObject *unused)
     PyObject *me = (PyObject *)self;
     const npy_intp d1[1] = {v.vertex_count}, d3[2] = {v.vertex_count, 3};
     return Py_BuildValue(
-        "{s:I,s:I,s:N,s:N,s:N,s:K,s:s,s:I,s:d,s:d,s:O,s:d}", "vertex_count", v.vertex_count,
+        "{s:I,s:I,s:N,s:N,s:N,s:K,s:s,s:I,s:d,s:d,s:O,s:d,s:O,s:I,s:d,s:O}", "vertex_count",
+        v.vertex_count,
         "bone_count", v.bone_count, "bones", ssk_py_view(me, NPY_INT32, 1, d1, v.bones), "t",
         ssk_py_view(me, NPY_FLOAT32, 1, d1, v.t), "scale_vectors",
         ssk_py_view(me, NPY_FLOAT32, 2, d3, v.scale_vectors), "rig_hash",
         (unsigned long long)v.rig_hash, "method", ssk_bind_method_name(v.params.method),
         "smooth_iterations", v.params.smooth_iterations, "max_distance",
         (double)v.params.max_distance, "seconds", v.seconds, "has_cor",
-        v.cor_centers ? Py_True : Py_False, "cor_seconds", v.cor_seconds);
+        v.cor_centers ? Py_True : Py_False, "cor_seconds", v.cor_seconds, "has_implicit",
+        v.has_implicit ? Py_True : Py_False, "implicit_field_count", v.implicit_field_count,
+        "implicit_seconds", v.implicit_seconds, "implicit_current",
+        v.implicit_current ? Py_True : Py_False);
 }
 
 static PyObject *binding_save(ssk_py_binding *self, PyObject *path_obj)

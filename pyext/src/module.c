@@ -281,7 +281,8 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "import_scene(path) -> Scene: ssk_scene_import (Assimp), GIL released."},
     {"bind", (PyCFunction)(void (*)(void))ssk_py_bind, METH_VARARGS | METH_KEYWORDS,
-     "bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None, cor=False)"
+     "bind(rig, method='auto', smooth_iterations=6, max_distance=0.0, cache=None, cor=False, "
+     "progress=None, implicit=False)"
      " -> (Binding, reused): ssk_binding_create or ssk_binding_cached."},
     {"load_binding", (PyCFunction)(void (*)(void))ssk_py_load_binding,
      METH_VARARGS | METH_KEYWORDS, "load_binding(path, rig=None) -> Binding: ssk_binding_load."},

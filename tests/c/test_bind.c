@@ -845,19 +845,6 @@ static void test_bind_errors_name_the_culprit(void **state)
 /* Files.                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void write_all(const char *path, const unsigned char *buf, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    if (size) assert_int_equal(fwrite(buf, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
-}
-
-static uint32_t le32(const unsigned char *b)
-{
-    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) |
-           ((uint32_t)b[3] << 24);
-}
 
 static void assert_bindings_equal(const ssk_binding *a, const ssk_binding *b)
 {
@@ -897,19 +884,19 @@ static void test_save_load_round_trip(void **state)
     assert_int_equal(size, FILE_HEADER_BYTES + FILE_BYTES_PER_VERTEX * (size_t)v.vertex_count +
                                FILE_CHECKSUM_BYTES);
     assert_memory_equal(bytes, "SSKBIND1", 8);
-    assert_int_equal(le32(bytes + 8), 1);
-    uint64_t hash = le32(bytes + 12) | ((uint64_t)le32(bytes + 16) << 32);
+    assert_int_equal(tu_get_le32(bytes + 8), 1);
+    uint64_t hash = tu_get_le32(bytes + 12) | ((uint64_t)tu_get_le32(bytes + 16) << 32);
     assert_true(hash == ssk_rig_hash(rig));
-    assert_int_equal(le32(bytes + 20), SSK_BIND_PLANAR);
-    assert_int_equal(le32(bytes + 24), 3);
+    assert_int_equal(tu_get_le32(bytes + 20), SSK_BIND_PLANAR);
+    assert_int_equal(tu_get_le32(bytes + 24), 3);
     uint32_t distance_bits;
     float distance = 2.5f;
     memcpy(&distance_bits, &distance, 4);
-    assert_int_equal(le32(bytes + 28), distance_bits);
-    assert_int_equal(le32(bytes + 32), v.vertex_count);
-    assert_int_equal(le32(bytes + 36), 2);
+    assert_int_equal(tu_get_le32(bytes + 28), distance_bits);
+    assert_int_equal(tu_get_le32(bytes + 32), v.vertex_count);
+    assert_int_equal(tu_get_le32(bytes + 36), 2);
     for (uint32_t i = 0; i < v.vertex_count; ++i)
-        assert_int_equal((int32_t)le32(bytes + FILE_HEADER_BYTES + 4 * i), v.bones[i]);
+        assert_int_equal((int32_t)tu_get_le32(bytes + FILE_HEADER_BYTES + 4 * i), v.bones[i]);
     free(bytes);
 
     ssk_binding *loaded = NULL;
@@ -1040,7 +1027,7 @@ static void test_corrupt_truncated_and_foreign_files(void **state)
     const size_t cuts[] = {0, 10, FILE_HEADER_BYTES + FILE_CHECKSUM_BYTES - 1,
                            FILE_HEADER_BYTES + 7, size / 2, size - 1};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; ++i) {
-        write_all(bad, bytes, cuts[i]);
+        tu_write_file(bad, bytes, cuts[i]);
         expect_load_error(bad, rig, SSK_ERROR_IO, "truncated");
     }
     /* one byte too many */
@@ -1048,38 +1035,38 @@ static void test_corrupt_truncated_and_foreign_files(void **state)
     assert_non_null(longer);
     memcpy(longer, bytes, size);
     longer[size] = 0;
-    write_all(bad, longer, size + 1);
+    tu_write_file(bad, longer, size + 1);
     expect_load_error(bad, rig, SSK_ERROR_IO, "bad.bind");
     free(longer);
     /* a flipped bit in the payload, in the header hash, in the checksum */
     const size_t flips[] = {FILE_HEADER_BYTES + 4 * 7, 13, size - 1};
     for (size_t i = 0; i < sizeof flips / sizeof flips[0]; ++i) {
         bytes[flips[i]] ^= 0x10;
-        write_all(bad, bytes, size);
+        tu_write_file(bad, bytes, size);
         expect_load_error(bad, rig, SSK_ERROR_IO, "checksum");
         bytes[flips[i]] ^= 0x10;
     }
     /* another magic, another version */
     bytes[0] = 'X';
-    write_all(bad, bytes, size);
+    tu_write_file(bad, bytes, size);
     expect_load_error(bad, rig, SSK_ERROR_IO, "not a SpringSkin binding");
     bytes[0] = 'S';
     bytes[8] = 2;
-    write_all(bad, bytes, size);
+    tu_write_file(bad, bytes, size);
     expect_load_error(bad, rig, SSK_ERROR_IO, "version 2");
     bytes[8] = 1;
     /* text garbage of the right size */
     unsigned char *garbage = malloc(size);
     assert_non_null(garbage);
     for (size_t i = 0; i < size; ++i) garbage[i] = (unsigned char)('a' + i % 26);
-    write_all(bad, garbage, size);
+    tu_write_file(bad, garbage, size);
     expect_load_error(bad, rig, SSK_ERROR_IO, "not a SpringSkin binding");
     free(garbage);
     /* a directory */
     expect_load_error(dir, rig, SSK_ERROR_IO, dir);
 
     /* the cache repairs a corrupt file by rebinding */
-    write_all(bad, bytes, size / 2);
+    tu_write_file(bad, bytes, size / 2);
     ssk_bind_params params;
     ssk_bind_params_default(&params);
     ssk_binding *c = NULL;

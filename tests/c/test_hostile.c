@@ -239,15 +239,6 @@ static void test_huge_graph_is_refused_in_little_memory(void **state)
     free(dir);
 }
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-    for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(v >> (8 * k));
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int k = 0; k < 8; ++k) p[k] = (unsigned char)(v >> (8 * k));
-}
 
 static void expect_binding_error(const char *path, const ssk_rig *rig, ssk_status status,
                                  const char *part)
@@ -277,7 +268,7 @@ static void test_hostile_bindings(void **state)
     /* a sparse file of 4 GB whose header claims 200M vertices */
     size_t size = 0;
     unsigned char *bytes = tu_read_file(good, &size);
-    put_le32(bytes + 32, SPARSE_BINDING_VERTICES);
+    tu_put_le32(bytes + 32, SPARSE_BINDING_VERTICES);
     int fd = open(sparse, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, bytes, BIND_HEADER), BIND_HEADER);
@@ -299,7 +290,7 @@ static void test_hostile_bindings(void **state)
     const size_t scale0 = BIND_HEADER + 8 * (size_t)nv; /* after the bones and t */
     const float huge = 3e38f;
     memcpy(bytes + scale0 + 4 * 7, &huge, 4);
-    put_le64(bytes + size - BIND_CHECKSUM, XXH3_64bits(bytes, size - BIND_CHECKSUM));
+    tu_put_le64(bytes + size - BIND_CHECKSUM, XXH3_64bits(bytes, size - BIND_CHECKSUM));
     FILE *f = fopen(bad, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(bytes, 1, size, f), size);
@@ -314,7 +305,7 @@ static void test_hostile_bindings(void **state)
     bytes = tu_read_file(good, &size);
     const size_t centers0 = 60 + 20 * (size_t)nv; /* version 2: after the scale vectors */
     memcpy(bytes + centers0 + 4 * 4, &huge, 4);
-    put_le64(bytes + size - BIND_CHECKSUM, XXH3_64bits(bytes, size - BIND_CHECKSUM));
+    tu_put_le64(bytes + size - BIND_CHECKSUM, XXH3_64bits(bytes, size - BIND_CHECKSUM));
     f = fopen(bad, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(bytes, 1, size, f), size);

@@ -401,3 +401,27 @@ void tu_pc2_read(tu_pc2_file *out, const char *path)
     out->file_size = ftell(f);
     fclose(f);
 }
+
+void tu_write_file(const char *path, const unsigned char *bytes, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (size) assert_int_equal(fwrite(bytes, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+}
+
+uint32_t tu_get_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+void tu_put_le32(unsigned char *p, uint32_t v)
+{
+    for (int k = 0; k < 4; ++k) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+void tu_put_le64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; ++k) p[k] = (unsigned char)(v >> (8 * k));
+}

@@ -85,6 +85,15 @@ void tu_remove_tree(const char *dir);
  * the test when the file cannot be opened or read. The caller frees it. */
 unsigned char *tu_read_file(const char *path, size_t *size);
 
+/* Writes `size` bytes to `path` (created or truncated); fails the test on
+ * an error. */
+void tu_write_file(const char *path, const unsigned char *bytes, size_t size);
+
+/* Little-endian 32- and 64-bit words (binary file formats). */
+uint32_t tu_get_le32(const unsigned char *p);
+void tu_put_le32(unsigned char *p, uint32_t v);
+void tu_put_le64(unsigned char *p, uint64_t v);
+
 /* ------------------------------------------------------------------------ */
 /* The `springskin` executable (SSK_CLI_PATH).                              */
 /* ------------------------------------------------------------------------ */

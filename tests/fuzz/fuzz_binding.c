@@ -1,9 +1,14 @@
 /* fuzz_binding.c — libFuzzer target of the binding file loader
  * (ssk_binding_load, core/bind/binding_io.c; issue #19): any bytes as a
  * binding file, loaded for a small rig and for no rig; a loaded binding is
- * saved and loaded again. The file lives in a directory made once per
- * process. */
+ * saved and loaded again. Implicit skinning's data a loaded binding of the
+ * rig holds (format version 3, issue #20) go to a tracker as they are
+ * (whatever their fit parameters: the loader's checks are what keeps the
+ * tracker safe), posed at rest and bent, and tracked. The file lives in a
+ * directory made once per process. */
 #include "fuzz_rig.h"
+
+#include "bind/binding.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +25,43 @@ static void paths(void)
     if (!mkdtemp(dir)) abort();
     snprintf(path, sizeof path, "%s/input.bind", dir);
     snprintf(again_path, sizeof again_path, "%s/again.bind", dir);
+}
+
+/* The loaded implicit fit of the fuzz rig, tracked for two poses. */
+static void track_implicit(const ssk_binding *b, const ssk_rig *rig)
+{
+    static ssk_implicit_operators *ops;
+    ssk_error err = {0};
+    /* small operators (8^3), built once per process */
+    if (!ops && ssk_implicit_operators_create(&ops, 8, &err) != SSK_OK) abort();
+    ssk_implicit_fit fit = {0};
+    if (ssk_implicit_fit_copy(&fit, b->implicit, b->vertex_count, b->bone_count, &err) != SSK_OK)
+        return;
+    ssk_implicit_params params;
+    ssk_implicit_params_default(&params);
+    ssk_implicit *im = NULL;
+    if (ssk_implicit_create(&im, rig, &fit, ops, &params, &err) != SSK_OK) return;
+    float skin[16 * FUZZ_BONES], positions[3 * 2 * FUZZ_RINGS];
+    for (int pose = 0; pose < 2; ++pose) {
+        for (int k = 0; k < FUZZ_BONES; ++k) {
+            float *m = skin + 16 * k;
+            memset(m, 0, 16 * sizeof *m);
+            m[0] = m[5] = m[10] = m[15] = 1.0f;
+            if (pose && k == FUZZ_BONES - 1) { /* the last bone turned 90 degrees about z */
+                m[0] = m[5] = 0.0f;
+                m[1] = -1.0f;
+                m[4] = 1.0f;
+                m[3] = (float)k;  /* about its head (0, k, 0) */
+                m[7] = (float)k;
+            }
+        }
+        ssk_mesh_view mv;
+        if (ssk_rig_mesh(rig, 0, &mv, NULL) != SSK_OK) abort();
+        memcpy(positions, mv.positions, sizeof positions);
+        if (ssk_implicit_pose(im, skin, &err) == SSK_OK)
+            (void)ssk_implicit_track_frame(im, positions, (double)pose, NULL, &err);
+    }
+    ssk_implicit_destroy(im);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -39,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ssk_binding_load(&again, again_path, NULL, &err) != SSK_OK)
             abort();
         ssk_binding_destroy(again);
+        if (with_rig && b->implicit) track_implicit(b, rig);
         ssk_binding_destroy(b);
     }
     return 0;

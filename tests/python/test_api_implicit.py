@@ -190,3 +190,53 @@ def test_bake_with_shared_operators(ops, tmp_path):
                                         "springskin.ImplicitOperators, got int"):
         springskin.bake(rig, tmp_path / "bad.pc2", frames=(0, 1), method="implicit",
                         implicit_operators=3)
+
+
+def test_binding_carries_the_implicit_fields(ops, limb, tmp_path):
+    """Rig.bind(implicit=True) (issue #20, Deliver 1): the fitted fields
+    travel in the Binding and its file; an implicit deformer given it
+    (made, loaded, or as a path) deforms to the bits of one that fits the
+    fields itself; a cache made with implicit=True is reused, and one
+    without implicit data is bound again."""
+    args, rig = limb
+    pose = bend_pose(args, angle=1.2)
+    reference = springskin.Deformer(rig, method="implicit", backend="cpu",
+                                    implicit_operators=ops).deform(pose)
+    binding = rig.bind(implicit=True)
+    assert binding.has_implicit and binding.implicit_current
+    assert binding.implicit_field_count == 2 and binding.implicit_seconds > 0
+    path = tmp_path / "limb.bind"
+    binding.save(path)
+    loaded = springskin.load_binding(path, rig)
+    assert loaded.has_implicit and loaded.implicit_current
+    assert loaded.implicit_field_count == 2 and loaded.implicit_seconds == 0
+    for given in (binding, loaded, path):
+        out = springskin.Deformer(rig, method="implicit", backend="cpu", binding=given,
+                                  implicit_operators=ops).deform(pose)
+        assert out.tobytes() == reference.tobytes()
+    plain = rig.bind()
+    assert not plain.has_implicit and not plain.implicit_current
+    assert plain.implicit_field_count == 0
+    cache = tmp_path / "cache.bind"
+    plain.save(cache)
+    first = rig.bind(cache=cache, implicit=True)
+    assert not first.reused and first.has_implicit
+    again = rig.bind(cache=cache, implicit=True)
+    assert again.reused and again.implicit_current
+    assert rig.bind(cache=cache).reused   # implicit data do no harm without implicit=True
+    with pytest.raises(TypeError, match="implicit: expected a bool, got int"):
+        rig.bind(implicit=1)
+
+
+def test_bake_with_an_implicit_binding(ops, tmp_path):
+    """springskin.bake(binding=...) with implicit data: the bytes of a bake
+    that fits the fields itself."""
+    rig = springskin.load("/usr/share/assimp/models/X/BCN_Epileptic.X")
+    binding = rig.bind(implicit=True)
+    assert binding.has_implicit and binding.implicit_field_count > 0
+    own, bound = tmp_path / "own.pc2", tmp_path / "bound.pc2"
+    springskin.bake(rig, own, frames=(0, 2), method="implicit", backend="cpu",
+                    implicit_operators=ops)
+    springskin.bake(rig, bound, frames=(0, 2), method="implicit", backend="cpu",
+                    implicit_operators=ops, binding=binding)
+    assert own.read_bytes() == bound.read_bytes()
