@@ -223,6 +223,18 @@ int ssk_graph_needs_binding(const ssk_graph *graph)
     return 0;
 }
 
+const char *ssk_graph_frame_dependent_node(const ssk_graph *graph)
+{
+    if (!graph) return NULL;
+    for (uint32_t i = 0; i < graph->node_count; ++i) {
+        const ssk_graph_node *n = &graph->nodes[i];
+        if ((n->type == SSK_NODE_SPRING && n->spring.mode == SSK_SPRING_FRAME_DEPENDENT) ||
+            (n->type == SSK_NODE_IMPLICIT && n->implicit.tracking == SSK_IMPLICIT_ELASTIC))
+            return n->id;
+    }
+    return NULL;
+}
+
 int ssk_graph_needs_cor(const ssk_graph *graph)
 {
     if (!graph) return 0;
