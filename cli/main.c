@@ -7,6 +7,8 @@
  *                   | --graph G.json] [--binding B] [--fps FPS] [--frames A:B]
  *                   [--backend auto|cpu|gl] [--animation N] [--normals]
  *   springskin merge DIR -o OUT [--frames A:B]
+ *   springskin bake-many JOBS.json [--scheduler tcp://HOST:PORT] [...]
+ *                   (runs `python3 -m springskin.distributed`, the Dask front)
  *   springskin preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]
  *                   [--size WxH] [--fps FPS] [--animation N] [--backend B]
  *   springskin gpuinfo [--backend auto|cpu|gl]
@@ -111,6 +113,9 @@ static void print_main_help(FILE *f)
           "                                 bake frames A..B as a shard of DIR (farms)\n"
           "  merge DIR -o OUT [--frames A:B]\n"
           "                                 merge a directory of shards into one cache\n"
+          "  bake-many JOBS.json [--scheduler tcp://HOST:PORT]\n"
+          "                                 bake many files in frame chunks on a Dask\n"
+          "                                 cluster (the Python package springskin)\n"
           "  preview FILE -o OUT.png [options]\n"
           "                                 render a frame, one panel per method, to PNG\n"
           "  gpuinfo                        the headless GL context: platform, renderer,\n"
@@ -1450,6 +1455,47 @@ static int command_merge(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
+/* bake-many                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Interpreter of `bake-many` (the build's SSK_CLI_PYTHON; SPRINGSKIN_PYTHON
+ * overrides it). */
+#ifdef SSK_CLI_PYTHON
+#define BAKE_MANY_PYTHON SSK_CLI_PYTHON
+#else
+#define BAKE_MANY_PYTHON "python3"
+#endif
+#define BAKE_MANY_MODULE "springskin.distributed"
+
+/* `bake-many` is Dask's (issue #23): the Python package's
+ * springskin.distributed.main, run by replacing this process with
+ * "python3 -m springskin.distributed ARGS" (the package must be
+ * importable: installed, or PYTHONPATH=<build>/python). */
+static int command_bake_many(int argc, char **argv)
+{
+    const char *python = getenv("SPRINGSKIN_PYTHON");
+    if (!python || !python[0]) python = BAKE_MANY_PYTHON;
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args) {
+        print_error("bake-many: out of memory");
+        return EXIT_RUNTIME;
+    }
+    args[0] = (char *)python;
+    args[1] = "-m";
+    args[2] = BAKE_MANY_MODULE;
+    for (int i = 2; i < argc; ++i) args[i + 1] = argv[i];
+    args[argc + 1] = NULL;
+    fflush(stdout);
+    execvp(python, args);
+    print_error("bake-many: cannot run '%s -m " BAKE_MANY_MODULE "': %s (bake-many needs "
+                "Python with the springskin package and python3-distributed; set "
+                "SPRINGSKIN_PYTHON to choose the interpreter)",
+                python, strerror(errno));
+    free(args);
+    return EXIT_RUNTIME;
+}
+
+/* ------------------------------------------------------------------------ */
 /* check                                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -1645,9 +1691,10 @@ int main(int argc, char **argv)
     if (strcmp(command, "bind") == 0) return command_bind(argc, argv);
     if (strcmp(command, "check") == 0) return command_check(argc, argv);
     if (strcmp(command, "merge") == 0) return command_merge(argc, argv);
+    if (strcmp(command, "bake-many") == 0) return command_bake_many(argc, argv);
     if (command[0] == '-') return usage_error(NULL, "unknown option '%s'", command);
     return usage_error(NULL,
-                       "unknown command '%s' (commands: info, check, bake, merge, preview, "
-                       "gpuinfo, bind)",
+                       "unknown command '%s' (commands: info, check, bake, merge, bake-many, "
+                       "preview, gpuinfo, bind)",
                        command);
 }

@@ -36,7 +36,7 @@ matrices in rig space (see :mod:`springskin.rig`).
 from . import _core
 from ._core import GLError, GLUnavailableError, SpringDivergedError, SpringSkinError
 from ._core import version as _core_version
-from .bake import bake
+from .bake import bake, merge
 from .binding import Binding, load_binding
 from .cage import Cage
 from .cor import CorState
@@ -126,5 +126,5 @@ __all__ = [
     "GLContext", "GLError", "GLUnavailableError", "Graph", "ImplicitOperators", "MAX_INFLUENCES", "METHODS", "Mesh",
     "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "WEIGHT_EPSILON",
     "remove_temporary_files",
-    "bake", "configure_threads", "load", "load_binding",
+    "bake", "configure_threads", "load", "load_binding", "merge",
 ]

@@ -297,6 +297,9 @@ static PyMethodDef module_methods[] = {
      "last=-1, graph=None, binding=None, gl_context=None, normals=False, cage=None, "
      "cage_edit=None) -> dict: "
      "ssk_scene_bake."},
+    {"merge", (PyCFunction)(void (*)(void))ssk_py_merge, METH_VARARGS | METH_KEYWORDS,
+     "merge(directory, path, first=0, last=-1) -> dict: the shards of one bake into one "
+     "cache; ssk_shards_merge."},
     {"status_message", py_status_message, METH_O,
      "status_message(name) -> str: the generic message of a status name."},
     {NULL, NULL, 0, NULL},
