@@ -295,8 +295,8 @@ static PyMethodDef module_methods[] = {
     {"bake", (PyCFunction)(void (*)(void))ssk_py_bake, METH_VARARGS | METH_KEYWORDS,
      "bake(scene, path, method='lbs', backend='auto', fps=24.0, animation=0, first=0, "
      "last=-1, graph=None, binding=None, gl_context=None, normals=False, cage=None, "
-     "cage_edit=None) -> dict: "
-     "ssk_scene_bake."},
+     "cage_edit=None, implicit_operators=None, shard=None) -> dict: "
+     "ssk_scene_bake (path None with shard: a frame shard of that directory)."},
     {"merge", (PyCFunction)(void (*)(void))ssk_py_merge, METH_VARARGS | METH_KEYWORDS,
      "merge(directory, path, first=0, last=-1) -> dict: the shards of one bake into one "
      "cache; ssk_shards_merge."},
