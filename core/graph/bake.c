@@ -203,7 +203,8 @@ static ssk_status shard_identity(ssk_shard_manifest *m, char *path, const ssk_sc
 {
     memset(m, 0, sizeof *m);
     ssk_graph *own = NULL;
-    const ssk_graph *graph = desc->graph;
+    const ssk_graph *graph =
+        desc->deformer ? ssk_deformer_graph_internal(desc->deformer) : desc->graph;
     ssk_status s = SSK_OK;
     if (!graph) {
         s = ssk_graph_from_method(&own, desc->method, rig, err);
@@ -226,7 +227,10 @@ static ssk_status shard_identity(ssk_shard_manifest *m, char *path, const ssk_sc
     if (s != SSK_OK) return s;
     snprintf(m->version, sizeof m->version, "%s", SSK_VERSION_STRING);
     m->rig_hash = ssk_rig_hash(rig);
-    s = binding_hash(&m->binding_hash, desc->binding, err);
+    s = binding_hash(&m->binding_hash,
+                     desc->deformer ? ssk_deformer_given_binding_internal(desc->deformer)
+                                    : desc->binding,
+                     err);
     if (s == SSK_OK)
         s = animation_hash(&m->animation_hash, scene, desc->animation, desc->fps, frame_count,
                            rig, skinning, objects, err);
@@ -331,6 +335,11 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     if (!desc->cage != !desc->cage_edit)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "bake: cage and cage_edit go together (one is NULL)");
+    if (desc->deformer && (desc->cage || ssk_deformer_rig_internal(desc->deformer) != rig))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "bake: the deformer given %s",
+                             desc->cage ? "cannot bake with a cage (the cage reshapes the rig)"
+                                        : "was made for another rig than the scene's");
 
     uint32_t bones = ssk_rig_bone_count(rig);
     uint32_t meshes = ssk_rig_mesh_count(rig);
@@ -374,7 +383,12 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
                                .gl_context = desc->gl_context, .graph = desc->graph,
                                .binding = desc->binding,
                                .implicit_operators = desc->implicit_operators};
-    s = ssk_deformer_create(&deformer, rig, &ddesc, err);
+    if (desc->deformer) {
+        deformer = desc->deformer;
+        s = ssk_error_ok(err);
+    } else {
+        s = ssk_deformer_create(&deformer, rig, &ddesc, err);
+    }
     if (s != SSK_OK) goto done;
     /* An AUTO fallback leaves SSK_OK with a warning in the message. */
     char warning[SSK_ERROR_MESSAGE_SIZE] = "";
@@ -508,7 +522,7 @@ done:
     ssk_shard_writer_abort(shard);
     free(md);
     free(world);
-    if (deformer) ssk_deformer_destroy(deformer);
+    if (deformer && deformer != desc->deformer) ssk_deformer_destroy(deformer);
     free(normals);
     free(positions);
     free(objects);

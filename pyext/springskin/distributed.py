@@ -8,10 +8,12 @@ into the cache: the bytes a single-process bake of the job writes (an
 ``.abc`` records its date unless ``SOURCE_DATE_EPOCH`` is set). SpringSkin
 has no scheduler of its own: Dask places, retries and balances the tasks.
 
-- Each worker process imports a job's file once and binds once (the
+- Each worker process imports a job's file once, binds once (the
   attachment binding of the methods that need one goes through the binding
-  cache, ``<shards>/binding.ssb``, so the first worker binds and the others
-  load it); the rig stays in the worker for the job's next chunks.
+  cache, ``<shards>/binding.ssb``: the job's plan task binds, the workers
+  load it) and makes the job's deformer once (the spring solver's setup
+  takes seconds at 100k vertices); rig and deformer stay in the worker for
+  the job's next chunks.
 - A task whose worker dies is run again elsewhere by Dask (up to the
   scheduler's ``allowed-failures``); a shard is written under a temporary
   name and renamed, so a half-written one never counts.
@@ -92,23 +94,46 @@ class Job(dict):
 # Worker side.
 # --------------------------------------------------------------------------
 
-# (input path, mtime_ns, size) -> Rig, in this worker process.
+# (input path, mtime_ns, size) -> Rig; (that key, the job's deformer
+# options) -> Deformer; in this worker process, the last _WORKER_RIGS each.
 _rigs = {}
+_deformers = {}
+
+
+def _remember(cache, key, value):
+    while len(cache) >= _WORKER_RIGS:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+    return value
+
+
+def _rig_key(path):
+    st = os.stat(path)
+    return (os.path.abspath(path), st.st_mtime_ns, st.st_size)
 
 
 def _rig(path):
     """The worker's rig of `path`, imported once per file version."""
     import springskin
 
-    st = os.stat(path)
-    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+    key = _rig_key(path)
     rig = _rigs.get(key)
-    if rig is None:
-        rig = springskin.load(path)
-        while len(_rigs) >= _WORKER_RIGS:
-            _rigs.pop(next(iter(_rigs)))
-        _rigs[key] = rig
-    return rig
+    return rig if rig is not None else _remember(_rigs, key, springskin.load(path))
+
+
+def _deformer(rig, job):
+    """The worker's deformer of the job (its method or graph, binding and
+    backend), made once."""
+    import springskin
+
+    key = (_rig_key(job["input"]), job["method"], json.dumps(job["graph"], sort_keys=True),
+           job["backend"], os.path.abspath(job["shards"]))
+    d = _deformers.get(key)
+    if d is None:
+        d = _remember(_deformers, key, springskin.Deformer(
+            rig, method=job["method"], graph=job["graph"], backend=job["backend"],
+            binding=_binding(rig, job)))
+    return d
 
 
 def _worker_name():
@@ -126,6 +151,7 @@ def _plan(job):
     if not rig.animations:
         raise ValueError(f"{job['input']!r} has no animation to bake")
     count = rig.animations[job["animation"]].frame_count(job["fps"])
+    _binding(rig, job)  # bound once here, loaded from the cache by the chunks
     first, last = (0, count - 1) if job["frames"] is None else tuple(job["frames"])
     if not 0 <= first <= last <= count - 1:
         raise ValueError(f"frames {first}..{last} are not a range of the animation "
@@ -150,8 +176,7 @@ def _chunk(job, first, last, core_threads):
     t0 = time.perf_counter()
     rig = _rig(job["input"])
     stats = springskin.bake(rig, shard=job["shards"], frames=(first, last), fps=job["fps"],
-                            method=job["method"], graph=job["graph"], backend=job["backend"],
-                            binding=_binding(rig, job), animation=job["animation"],
+                            deformer=_deformer(rig, job), animation=job["animation"],
                             normals=job["normals"])
     return {"first": first, "last": last, "seconds": time.perf_counter() - t0,
             "reused": stats["shard_reused"], "worker": _worker_name()}

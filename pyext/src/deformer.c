@@ -486,19 +486,26 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     (void)module;
     static char *kwlist[] = {"scene",  "path",  "method",  "backend", "fps",        "animation",
                              "first",  "last",  "graph",   "binding", "gl_context", "normals",
-                             "cage",   "cage_edit", "implicit_operators", "shard", NULL};
+                             "cage",   "cage_edit", "implicit_operators", "shard", "deformer",
+                             NULL};
     PyObject *scene_obj, *path_obj, *method_obj = NULL, *backend_obj = NULL,
              *graph_obj = Py_None, *binding_obj = Py_None, *gl_obj = Py_None,
              *cage_obj = Py_None, *cage_edit_obj = Py_None, *implicit_obj = Py_None,
-             *shard_obj = Py_None;
+             *shard_obj = Py_None, *deformer_obj = Py_None;
     double fps = 24.0;
     unsigned int animation = 0;
     int first = 0, last = -1, normals = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOpOOOO:bake", kwlist, &scene_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOpOOOOO:bake", kwlist, &scene_obj,
                                      &path_obj, &method_obj, &backend_obj, &fps, &animation,
                                      &first, &last, &graph_obj, &binding_obj, &gl_obj, &normals,
-                                     &cage_obj, &cage_edit_obj, &implicit_obj, &shard_obj))
+                                     &cage_obj, &cage_edit_obj, &implicit_obj, &shard_obj,
+                                     &deformer_obj))
         return NULL;
+    if (deformer_obj != Py_None && !PyObject_TypeCheck(deformer_obj, &ssk_py_deformer_type)) {
+        PyErr_Format(PyExc_TypeError, "deformer: expected a springskin._core.Deformer, got %.100s",
+                     Py_TYPE(deformer_obj)->tp_name);
+        return NULL;
+    }
     if ((path_obj == Py_None) == (shard_obj == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "bake: give one of path and shard (a directory)");
         return NULL;
@@ -559,11 +566,22 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     ssk_bake_stats stats;
     ssk_error err = {0};
     ssk_status status;
+    /* a deformer given (issue #23): one call at a time on it; its last
+     * deform is no longer the Python object's */
+    ssk_py_deformer *given = deformer_obj != Py_None ? (ssk_py_deformer *)deformer_obj : NULL;
+    if (given) {
+        deformer_lock(given);
+        desc.deformer = given->deformer;
+    }
     if (desc.cage) ssk_py_cage_lock(cage_obj);
     Py_BEGIN_ALLOW_THREADS
     status = ssk_scene_bake(scene, &desc, &stats, &err);
     Py_END_ALLOW_THREADS
     if (desc.cage) ssk_py_cage_release(cage_obj);
+    if (given) {
+        given->state = SSK_PY_NO_DEFORM;
+        PyThread_release_lock(given->lock);
+    }
     Py_XDECREF(cage_edit);
     if (status != SSK_OK) {
         ssk_py_raise_output(&err, "bake: ", sharded ? NULL : desc.output_path);
