@@ -11,7 +11,10 @@
  *   one, normals into .pc2) exit 1 with a message and leave no output nor
  *   temporary file;
  * - a frame-dependent graph refuses to shard; a rerun keeps a valid shard
- *   and bakes a damaged one again. */
+ *   and bakes a damaged one again;
+ * - ssk_scene_bake with one deformer for two shards (given in reverse
+ *   order) merges into the bytes of a bake that makes its own; a deformer
+ *   of another rig is refused. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -265,6 +268,64 @@ static void test_frame_dependent_refuses(void **state)
     assert_false(tu_file_exists(dir) && tu_dir_entry_count(dir) > 0);
 }
 
+/* ssk_scene_bake with one deformer for two shards (a Dask worker's
+ * chunks) merges into the bytes of a bake that makes its own; a deformer
+ * of another rig is refused. */
+static void test_library_shards_with_one_deformer(void **state)
+{
+    (void)state;
+    ssk_error err = {0};
+    ssk_scene *scene = NULL, *other = NULL;
+    assert_int_equal(ssk_scene_import(&scene, MODEL_PATH, &err), SSK_OK);
+    assert_int_equal(ssk_scene_import(&other, MODEL_PATH, &err), SSK_OK);
+    char single[512], merged[512], dir[512];
+    snprintf(single, sizeof single, "%s/lib-single.pc2", scratch);
+    snprintf(merged, sizeof merged, "%s/lib-merged.pc2", scratch);
+    snprintf(dir, sizeof dir, "%s/lib.d", scratch);
+    ssk_bake_desc desc = {0};
+    desc.output_path = single;
+    desc.method = SSK_METHOD_SPRING;
+    desc.backend = SSK_BACKEND_CPU;
+    desc.fps = 24.0;
+    desc.first_frame = 0;
+    desc.last_frame = -1;
+    assert_int_equal(ssk_scene_bake(scene, &desc, NULL, &err), SSK_OK);
+
+    ssk_deformer *d = NULL;
+    ssk_deformer_desc dd = {.method = SSK_METHOD_SPRING, .backend = SSK_BACKEND_CPU};
+    assert_int_equal(ssk_deformer_create(&d, ssk_scene_rig(scene), &dd, &err), SSK_OK);
+    desc.output_path = NULL;
+    desc.shard_directory = dir;
+    desc.deformer = d;
+    desc.method = SSK_METHOD_LBS; /* ignored: the deformer's */
+    /* the second half first: the deformer's history must not matter */
+    const int32_t ranges[2][2] = {{40, 79}, {0, 39}};
+    for (int k = 0; k < 2; ++k) {
+        desc.first_frame = ranges[k][0];
+        desc.last_frame = ranges[k][1];
+        ssk_bake_stats stats;
+        assert_int_equal(ssk_scene_bake(scene, &desc, &stats, &err), SSK_OK);
+        assert_int_equal(stats.frame_count, 40);
+        assert_int_equal(stats.shard_reused, 0);
+    }
+    ssk_merge_stats ms;
+    assert_int_equal(ssk_shards_merge(dir, merged, 0, -1, &ms, &err), SSK_OK);
+    assert_int_equal(ms.shard_count, 2);
+    assert_int_equal(ms.frame_count, 80);
+    assert_true(same_bytes(single, merged));
+
+    /* another scene's rig: refused, nothing written */
+    desc.shard_directory = NULL;
+    desc.output_path = merged;
+    assert_int_equal(remove(merged), 0);
+    assert_int_equal(ssk_scene_bake(other, &desc, NULL, &err), SSK_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "another rig"));
+    assert_false(tu_file_exists(merged));
+    ssk_deformer_destroy(d);
+    ssk_scene_destroy(other);
+    ssk_scene_destroy(scene);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_abc_with_source_date_epoch),
         cmocka_unit_test(test_merge_errors),
         cmocka_unit_test(test_frame_dependent_refuses),
+        cmocka_unit_test(test_library_shards_with_one_deformer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
