@@ -46,8 +46,9 @@ DEFAULT_CHUNK = 25
 #: Methods whose bake needs an attachment binding (ssk_graph_needs_binding
 #: of their graph), and the one that also needs centers of rotation.
 _BINDING_METHODS = ("rigid", "irs", "spring", "cor")
-#: Rigs a worker keeps (one per job it is running chunks of).
-_WORKER_RIGS = 4
+#: Rigs and deformers a worker keeps (the jobs it plans and runs).
+_WORKER_RIGS = 8
+_WORKER_DEFORMERS = 4
 #: Seconds between two progress lines.
 _PROGRESS_SECONDS = 1.0
 
@@ -100,8 +101,8 @@ _rigs = {}
 _deformers = {}
 
 
-def _remember(cache, key, value):
-    while len(cache) >= _WORKER_RIGS:
+def _remember(cache, key, value, size):
+    while len(cache) >= size:
         cache.pop(next(iter(cache)))
     cache[key] = value
     return value
@@ -118,7 +119,7 @@ def _rig(path):
 
     key = _rig_key(path)
     rig = _rigs.get(key)
-    return rig if rig is not None else _remember(_rigs, key, springskin.load(path))
+    return rig if rig is not None else _remember(_rigs, key, springskin.load(path), _WORKER_RIGS)
 
 
 def _deformer(rig, job):
@@ -132,7 +133,7 @@ def _deformer(rig, job):
     if d is None:
         d = _remember(_deformers, key, springskin.Deformer(
             rig, method=job["method"], graph=job["graph"], backend=job["backend"],
-            binding=_binding(rig, job)))
+            binding=_binding(rig, job)), _WORKER_DEFORMERS)
     return d
 
 
@@ -167,8 +168,13 @@ def _binding(rig, job):
     return rig.bind(cache=os.path.join(job["shards"], "binding.ssb"), cor=job["method"] == "cor")
 
 
-def _chunk(job, first, last, core_threads):
-    """Task: bake frames first..last of the job as a shard."""
+def _chunk(job, first, last, core_threads, plan):
+    """Task: bake frames first..last of the job as a shard. `plan` (the
+    plan task's result) ties the chunks to the worker that imported the
+    file: Dask runs a task where its inputs are, so a job's chunks stay on
+    one worker (one import, one deformer) until work stealing moves some
+    to an idle worker."""
+    del plan
     import springskin
 
     if core_threads:
@@ -314,7 +320,8 @@ def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
             report["vertices"] = result["vertices"]
             ranges = _chunks(result["first"], result["last"], chunk)
             report["chunks"] = len(ranges)
-            parts = [client.submit(_chunk, job, a, b, core_threads, pure=False) for a, b in ranges]
+            parts = [client.submit(_chunk, job, a, b, core_threads, f, pure=False)
+                     for a, b in ranges]
             for p in parts:
                 role[p.key] = (i, "chunk")
                 futures.add(p)
