@@ -39,17 +39,6 @@ typedef enum bake_format {
 /* Longest shard path (ssk_shard_path). */
 #define BAKE_SHARD_PATH_MAX 4096
 
-static bool ascii_equal_nocase(const char *a, const char *b)
-{
-    for (; *a && *b; ++a, ++b) {
-        char ca = *a, cb = *b;
-        if (ca >= 'A' && ca <= 'Z') ca = (char)(ca - 'A' + 'a');
-        if (cb >= 'A' && cb <= 'Z') cb = (char)(cb - 'A' + 'a');
-        if (ca != cb) return false;
-    }
-    return *a == *b;
-}
-
 /* The extension of the last path component ("" when none), dot included. */
 static const char *path_extension(const char *path)
 {
@@ -63,11 +52,11 @@ static ssk_status output_format(bake_format *out, const char *path,
                                 ssk_error *err)
 {
     const char *ext = path_extension(path);
-    if (ascii_equal_nocase(ext, ".pc2")) {
+    if (ssk_path_has_extension(path, ".pc2")) {
         *out = BAKE_FORMAT_PC2;
         return ssk_error_ok(err);
     }
-    if (ascii_equal_nocase(ext, ".abc")) {
+    if (ssk_path_has_extension(path, ".abc")) {
         *out = BAKE_FORMAT_ABC;
         return ssk_error_ok(err);
     }

@@ -805,21 +805,6 @@ static ssk_status read_meshes(ssk_abc_mesh_desc **md, char ***names, unsigned ch
     return s;
 }
 
-/* Whether `path` ends in ext, any case. */
-static bool extension_is(const char *path, const char *ext)
-{
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    const char *dot = strrchr(base, '.');
-    if (!dot || dot == base || strlen(dot) != strlen(ext)) return false;
-    for (size_t i = 0; dot[i]; ++i) {
-        char c = dot[i];
-        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-        if (c != ext[i]) return false;
-    }
-    return true;
-}
-
 ssk_status ssk_shards_merge(const char *directory, const char *output_path, int32_t first,
                             int32_t last, ssk_merge_stats *out_stats, ssk_error *err)
 {
@@ -828,8 +813,8 @@ ssk_status ssk_shards_merge(const char *directory, const char *output_path, int3
     if (!directory || !output_path || !directory[0] || !output_path[0])
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "merge: NULL or empty %s",
                              !directory || !directory[0] ? "shard directory" : "output path");
-    const bool pc2 = extension_is(output_path, ".pc2");
-    if (!pc2 && !extension_is(output_path, ".abc"))
+    const bool pc2 = ssk_path_has_extension(output_path, ".pc2");
+    if (!pc2 && !ssk_path_has_extension(output_path, ".abc"))
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "merge: output '%s': unknown format; supported formats: .pc2, .abc",
                              output_path);
