@@ -13,6 +13,7 @@ packages=(
   libsuitesparse-dev
   liblapack-dev
   python3-pytest python3-numpy python3-scipy
+  python3-dask python3-distributed
   python3-dev python3-hypothesis python3-setuptools python3-wheel python3-pip
   libegl-mesa0 libgl1-mesa-dri
   blender

@@ -3,9 +3,12 @@
  *   springskin info FILE [--fps FPS] [--backend auto|cpu|gl]
  *   springskin check FILE [--fps FPS] [--animation N] [--frames N]
  *                   [--backend auto|cpu|gl] [--strict]
- *   springskin bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor|implicit | --graph G.json]
- *                   [--binding B] [--fps FPS] [--frames A:B]
+ *   springskin bake FILE (-o OUT | --shard DIR) [--method lbs|dqs|rigid|irs|spring|cor|implicit
+ *                   | --graph G.json] [--binding B] [--fps FPS] [--frames A:B]
  *                   [--backend auto|cpu|gl] [--animation N] [--normals]
+ *   springskin merge DIR -o OUT [--frames A:B]
+ *   springskin bake-many JOBS.json [--scheduler tcp://HOST:PORT] [...]
+ *                   (runs `python3 -m springskin.distributed`, the Dask front)
  *   springskin preview FILE -o OUT.png [--frame N|auto] [--methods lbs,dqs]
  *                   [--size WxH] [--fps FPS] [--animation N] [--backend B]
  *   springskin gpuinfo [--backend auto|cpu|gl]
@@ -106,6 +109,13 @@ static void print_main_help(FILE *f)
           "                                 node transforms, seams, weights, bones,\n"
           "                                 and every method on a few frames\n"
           "  bake FILE -o OUT [options]     bake an animation to a .pc2 or .abc cache\n"
+          "  bake FILE --shard DIR --frames A:B [options]\n"
+          "                                 bake frames A..B as a shard of DIR (farms)\n"
+          "  merge DIR -o OUT [--frames A:B]\n"
+          "                                 merge a directory of shards into one cache\n"
+          "  bake-many JOBS.json [--scheduler tcp://HOST:PORT]\n"
+          "                                 bake many files in frame chunks on a Dask\n"
+          "                                 cluster (the Python package springskin)\n"
           "  preview FILE -o OUT.png [options]\n"
           "                                 render a frame, one panel per method, to PNG\n"
           "  gpuinfo                        the headless GL context: platform, renderer,\n"
@@ -159,7 +169,8 @@ static void print_gpuinfo_help(FILE *f)
 
 static void print_bake_help(FILE *f)
 {
-    fputs("usage: " PROGRAM " bake FILE -o OUT [--method lbs|dqs|rigid|irs|spring|cor|\n"
+    fputs("usage: " PROGRAM " bake FILE (-o OUT | --shard DIR) [--method lbs|dqs|rigid|\n"
+          "                       irs|spring|cor|\n"
           "                       implicit | --graph G.json]\n"
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
@@ -210,6 +221,15 @@ static void print_bake_help(FILE *f)
           "                     plus a coarse correction over slabs of each bone),\n"
           "                     chebyshev (the plain update accelerated) or jacobi (the\n"
           "                     paper's plain update)\n"
+          "  --shard DIR        write frames A..B (--frames) as a shard of DIR\n"
+          "                     (DIR/frames-A-B.ssks, created atomically, with a\n"
+          "                     manifest: rig, animation, binding and graph hashes, fps,\n"
+          "                     frames, vertex count, normals) instead of -o; a valid\n"
+          "                     shard of the same bake already there is kept. Run one\n"
+          "                     command per frame range (a farm's tasks, any machine),\n"
+          "                     then 'merge DIR -o OUT'. Frame-dependent graphs (springs\n"
+          "                     in frame_dependent mode, elastic implicit tracking)\n"
+          "                     are refused\n"
           "  --cage C --cage-edit E\n"
           "                     reshape the character with a cage (Corda et al. 2020):\n"
           "                     C the rest cage, E the same cage edited at rest (closed\n"
@@ -828,7 +848,7 @@ static int command_bake(int argc, char **argv)
                *frames_text = NULL, *backend_text = NULL, *animation_text = NULL,
                *graph_path = NULL, *binding_path = NULL, *verbose = OPTION_FLAG_UNSET,
                *normals = OPTION_FLAG_UNSET, *spring_solver = NULL, *cage_path = NULL,
-               *cage_edit_path = NULL;
+               *cage_edit_path = NULL, *shard_dir = NULL;
     const option_spec specs[] = {
         {"output", 'o', &output},       {"method", 0, &method_text},
         {"fps", 0, &fps_text},          {"frames", 0, &frames_text},
@@ -837,12 +857,17 @@ static int command_bake(int argc, char **argv)
         {"verbose", 0, &verbose},       {"normals", 0, &normals},
         {"spring-solver", 0, &spring_solver},
         {"cage", 0, &cage_path},        {"cage-edit", 0, &cage_edit_path},
+        {"shard", 0, &shard_dir},
     };
     int r = parse_options("bake", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_bake_help);
     if (r != PARSE_CONTINUE) return r;
-    if (!output) return usage_error("bake", "missing output: -o OUT");
-    if (!output[0]) return usage_error("bake", "empty output path");
+    if (output && shard_dir)
+        return usage_error("bake", "-o and --shard exclude each other (merge the shards into "
+                                   "OUT with 'merge DIR -o OUT')");
+    if (!output && !shard_dir) return usage_error("bake", "missing output: -o OUT or --shard DIR");
+    if (output && !output[0]) return usage_error("bake", "empty output path");
+    if (shard_dir && !shard_dir[0]) return usage_error("bake", "empty --shard directory");
     if (graph_path && method_text)
         return usage_error("bake", "--graph and --method exclude each other (the graph "
                                    "names its skinning method)");
@@ -858,6 +883,7 @@ static int command_bake(int argc, char **argv)
     ssk_error err = {0};
     ssk_bake_desc desc = {0};
     desc.output_path = output;
+    desc.shard_directory = shard_dir;
     desc.method = SSK_METHOD_LBS;
     desc.backend = SSK_BACKEND_AUTO;
     desc.fps = DEFAULT_FPS;
@@ -936,6 +962,19 @@ static int command_bake(int argc, char **argv)
     if (s != SSK_OK) return runtime_error(&err, s);
     if (stats.warning[0]) fprintf(stderr, PROGRAM ": %s\n", stats.warning);
 
+    char shard_path[PATH_MAX] = "";
+    if (shard_dir &&
+        ssk_shard_path(shard_path, sizeof shard_path, shard_dir, desc.first_frame,
+                       desc.last_frame >= 0 ? desc.last_frame
+                                            : desc.first_frame + (int32_t)stats.frame_count - 1,
+                       &err) != SSK_OK)
+        return runtime_error(&err, SSK_ERROR_INVALID_ARGUMENT);
+    if (stats.shard_reused) {
+        printf("kept %s: a complete shard of this bake (%u frames x %u vertices)\n", shard_path,
+               (unsigned)stats.frame_count, (unsigned)stats.vertex_count);
+        return finish_stdout(0);
+    }
+    if (shard_dir) output = shard_path;
     double per_frame = stats.frame_count ? stats.wall_seconds / stats.frame_count : 0.0;
     double deform_per_frame =
         stats.frame_count ? stats.deform_seconds / stats.frame_count : 0.0;
@@ -1402,6 +1441,102 @@ static int command_bind(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
+/* merge                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void print_merge_help(FILE *f)
+{
+    fputs("usage: " PROGRAM " merge DIR -o OUT [--frames A:B]\n"
+          "\n"
+          "Merges the shards of one bake ('bake FILE --shard DIR --frames A:B', one\n"
+          "command per frame range, on any machine) into the cache a single bake\n"
+          "writes, byte for byte (an .abc records the date it is written: set\n"
+          "SOURCE_DATE_EPOCH to fix it). Checks first that the shards are one bake\n"
+          "(same rig, animation, binding, graph, fps, backend, vertex count,\n"
+          "normals) and cover the frames once, each shard complete; then streams\n"
+          "them frame by frame. Prints a summary line.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output OUT   .pc2 or .abc (shards baked with --normals: .abc only)\n"
+          "  --frames A:B       the frames to merge (default: the whole animation, as\n"
+          "                     bake)\n"
+          "  -h, --help         show this help\n"
+          "\n"
+          "Errors (exit 1, no output file): no shard, shards of two bakes, a gap (the\n"
+          "missing frames are named), an overlap (the two shards are named), a\n"
+          "truncated or damaged shard, an unwritable output.\n",
+          f);
+}
+
+static int command_merge(int argc, char **argv)
+{
+    const char *dir = NULL, *output = NULL, *frames_text = NULL;
+    const option_spec specs[] = {{"output", 'o', &output}, {"frames", 0, &frames_text}};
+    int r = parse_options("merge", argc, argv, 2, specs, sizeof specs / sizeof specs[0], &dir,
+                          print_merge_help);
+    if (r != PARSE_CONTINUE) return r;
+    if (!output) return usage_error("merge", "missing output: -o OUT");
+    if (!output[0]) return usage_error("merge", "empty output path");
+    int32_t first = 0, last = -1;
+    if (frames_text && !parse_frames(&first, &last, frames_text))
+        return usage_error("merge",
+                           "bad value for --frames: '%s' (expected A:B, two non-negative "
+                           "integers, first and last frame)",
+                           frames_text);
+    ssk_error err = {0};
+    ssk_merge_stats stats;
+    ssk_status s = ssk_shards_merge(dir, output, first, last, &stats, &err);
+    if (s != SSK_OK) return runtime_error(&err, s);
+    printf("merged %u shards: %u frames x %u vertices in %.3f s (%.1f MB/s read) -> %s\n",
+           (unsigned)stats.shard_count, (unsigned)stats.frame_count,
+           (unsigned)stats.vertex_count, stats.wall_seconds,
+           stats.wall_seconds > 0.0 ? (double)stats.bytes_read / 1e6 / stats.wall_seconds : 0.0,
+           output);
+    return finish_stdout(0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* bake-many                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Interpreter of `bake-many` (the build's SSK_CLI_PYTHON; SPRINGSKIN_PYTHON
+ * overrides it). */
+#ifdef SSK_CLI_PYTHON
+#define BAKE_MANY_PYTHON SSK_CLI_PYTHON
+#else
+#define BAKE_MANY_PYTHON "python3"
+#endif
+#define BAKE_MANY_MODULE "springskin.distributed"
+
+/* `bake-many` is Dask's (issue #23): the Python package's
+ * springskin.distributed.main, run by replacing this process with
+ * "python3 -m springskin.distributed ARGS" (the package must be
+ * importable: installed, or PYTHONPATH=<build>/python). */
+static int command_bake_many(int argc, char **argv)
+{
+    const char *python = getenv("SPRINGSKIN_PYTHON");
+    if (!python || !python[0]) python = BAKE_MANY_PYTHON;
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args) {
+        print_error("bake-many: out of memory");
+        return EXIT_RUNTIME;
+    }
+    args[0] = (char *)python;
+    args[1] = "-m";
+    args[2] = BAKE_MANY_MODULE;
+    for (int i = 2; i < argc; ++i) args[i + 1] = argv[i];
+    args[argc + 1] = NULL;
+    fflush(stdout);
+    execvp(python, args);
+    print_error("bake-many: cannot run '%s -m " BAKE_MANY_MODULE "': %s (bake-many needs "
+                "Python with the springskin package and python3-distributed; set "
+                "SPRINGSKIN_PYTHON to choose the interpreter)",
+                python, strerror(errno));
+    free(args);
+    return EXIT_RUNTIME;
+}
+
+/* ------------------------------------------------------------------------ */
 /* check                                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -1596,9 +1731,11 @@ int main(int argc, char **argv)
     if (strcmp(command, "gpuinfo") == 0) return command_gpuinfo(argc, argv);
     if (strcmp(command, "bind") == 0) return command_bind(argc, argv);
     if (strcmp(command, "check") == 0) return command_check(argc, argv);
+    if (strcmp(command, "merge") == 0) return command_merge(argc, argv);
+    if (strcmp(command, "bake-many") == 0) return command_bake_many(argc, argv);
     if (command[0] == '-') return usage_error(NULL, "unknown option '%s'", command);
     return usage_error(NULL,
-                       "unknown command '%s' (commands: info, check, bake, preview, gpuinfo, "
-                       "bind)",
+                       "unknown command '%s' (commands: info, check, bake, merge, bake-many, "
+                       "preview, gpuinfo, bind)",
                        command);
 }

@@ -690,6 +690,15 @@ void ssk_deformer_destroy(ssk_deformer *d)
 
 ssk_backend ssk_deformer_backend(const ssk_deformer *d) { return d->backend; }
 
+const ssk_rig *ssk_deformer_rig_internal(const ssk_deformer *d) { return d->rig; }
+
+const ssk_graph *ssk_deformer_graph_internal(const ssk_deformer *d) { return d->graph; }
+
+const ssk_binding *ssk_deformer_given_binding_internal(const ssk_deformer *d)
+{
+    return d->owned_binding ? NULL : d->binding_handle;
+}
+
 const char *ssk_deformer_device_name(const ssk_deformer *d)
 {
     return d->ops->device_name(d->state);

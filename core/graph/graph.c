@@ -235,6 +235,18 @@ const ssk_graph_node *ssk_graph_cage_node(const ssk_graph *g)
     return NULL;
 }
 
+const char *ssk_graph_frame_dependent_node(const ssk_graph *graph)
+{
+    if (!graph) return NULL;
+    for (uint32_t i = 0; i < graph->node_count; ++i) {
+        const ssk_graph_node *n = &graph->nodes[i];
+        if ((n->type == SSK_NODE_SPRING && n->spring.mode == SSK_SPRING_FRAME_DEPENDENT) ||
+            (n->type == SSK_NODE_IMPLICIT && n->implicit.tracking == SSK_IMPLICIT_ELASTIC))
+            return n->id;
+    }
+    return NULL;
+}
+
 int ssk_graph_needs_cor(const ssk_graph *graph)
 {
     if (!graph) return 0;

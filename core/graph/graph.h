@@ -92,6 +92,13 @@ struct ssk_graph {
  * `amount` without keys; 0 for a NULL node. */
 float ssk_graph_node_amount(const ssk_graph_node *node, double frame);
 
+/* The deformer's rig, graph (its own copy) and the binding it was given
+ * (NULL when it bound one itself or needs none): ssk_scene_bake's
+ * desc->deformer (deformer.c). */
+const ssk_rig *ssk_deformer_rig_internal(const ssk_deformer *d);
+const ssk_graph *ssk_deformer_graph_internal(const ssk_deformer *d);
+const ssk_binding *ssk_deformer_given_binding_internal(const ssk_deformer *d);
+
 /* Deep copy (the deformer keeps its own). */
 ssk_status ssk_graph_copy(ssk_graph **out, const ssk_graph *src, ssk_error *err);
 

@@ -2026,13 +2026,18 @@ typedef struct ssk_abc_desc {
                                  normals */
     const char *application;  /* _ai_Application; NULL: "SpringSkin <version>" */
     const char *date_written; /* _ai_DateWritten; NULL: local time now,
-                                 "Www Mmm dd hh:mm:ss yyyy" */
+                                 "Www Mmm dd hh:mm:ss yyyy", or the time
+                                 SOURCE_DATE_EPOCH (seconds since 1970, the
+                                 reproducible-builds variable) names, in
+                                 UTC, when the environment sets it: the
+                                 only date or time the archive records */
 } ssk_abc_desc;
 
 /* Validates the description, creates the temporary file and writes the
  * constant samples (topology, uv).
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, empty path, no mesh, fps or
- * start time out of range, ';' or '=' in a metadata value),
+ * start time out of range, ';' or '=' in a metadata value, a
+ * SOURCE_DATE_EPOCH that is not a non-negative decimal integer),
  * SSK_ERROR_EMPTY_MESH (#V = 0), SSK_ERROR_TRIANGLE_INDEX,
  * SSK_ERROR_NONFINITE (uv, object matrix), SSK_ERROR_UNSUPPORTED (a sample
  * over 4 GiB), SSK_ERROR_OUT_OF_MEMORY, SSK_ERROR_IO (cannot create or
@@ -2107,6 +2112,27 @@ typedef struct ssk_bake_desc {
     /* Implicit nodes' composition operators (borrowed), or NULL to build
      * them for this bake (ssk_deformer_desc.implicit_operators). */
     const ssk_implicit_operators *implicit_operators;
+    /* Frame shard (issue #23): non-NULL writes frames first..last to
+     * "<shard_directory>/frames-<first>-<last>.ssks" (ssk_shard_path; the
+     * directory is created when missing) instead of output_path, which
+     * may then be NULL. with_normals is allowed (either cache can be
+     * merged from it, .abc only when it has normals). A shard of the same
+     * bake and frames already there, complete and valid, is kept
+     * (ssk_bake_stats.shard_reused) instead of baked again. Frame-dependent
+     * graphs (a spring node in frame_dependent mode, an implicit node
+     * with elastic tracking) are refused: each frame continues from the
+     * previous one. */
+    const char *shard_directory;
+    /* A deformer to bake with (borrowed; not used by another thread during
+     * the bake), or NULL to create one for this bake. Made for the scene's
+     * rig (ssk_scene_rig; SSK_ERROR_INVALID_ARGUMENT otherwise, and with a
+     * cage); method, graph, binding, backend, gl_context and
+     * implicit_operators are then the deformer's (those fields are
+     * ignored). Reusing one deformer for the frame ranges of one bake
+     * (issue #23: a Dask worker's chunks) saves its creation (the spring
+     * solver's setup: seconds at 100k vertices); frame-independent graphs
+     * give the same bytes as with a new deformer. */
+    ssk_deformer *deformer;
 } ssk_bake_desc;
 
 /* Unconverged spring frames a bake's stats name (ssk_bake_stats). */
@@ -2129,6 +2155,9 @@ typedef struct ssk_bake_stats {
      * spring_frames_unconverged) and their final residuals */
     int32_t spring_unconverged_frames[SSK_BAKE_LISTED_FRAMES];
     float spring_unconverged_residuals[SSK_BAKE_LISTED_FRAMES];
+    /* shard_directory: 1 when a complete, valid shard of this bake was
+     * already there and kept (nothing was deformed), else 0 */
+    int shard_reused;
 } ssk_bake_stats;
 
 /* Samples the animation at t = frame / fps for each frame, deforms every mesh
@@ -2140,11 +2169,105 @@ typedef struct ssk_bake_stats {
  * 1/fps s per sample starting at first_frame / fps, _ai_DCC_FPS = fps.
  * On any error no output file is left behind.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, fps <= 0, unknown extension,
- * with_normals for .pc2),
+ * with_normals for .pc2, shard_directory with a frame-dependent graph),
  * SSK_ERROR_NO_ANIMATION, SSK_ERROR_FRAME_RANGE (first > last, negative, or
  * beyond the animation's last frame), SSK_ERROR_IO. */
 ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
                           ssk_bake_stats *out_stats, ssk_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Frame shards and their merge (issue #23).                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A bake split by frame ranges (ssk_bake_desc.shard_directory: one process
+ * per range, on any machine) and merged into the cache a single bake
+ * writes, byte for byte. A shard file ("SSKS", core/io/shard.c) is a text
+ * manifest, then binary little-endian float32 data: the meshes (names,
+ * triangles, uv, rest placement) once, then per frame the positions, the
+ * normals when baked with them and the meshes' object matrices. It is
+ * written to a temporary name and renamed, so a shard that exists is
+ * complete (a truncated or altered one is refused by its size and
+ * checksum).
+ *
+ * The manifest: what makes two shards parts of one bake (the identity
+ * fields) and what this one holds. */
+#define SSK_SHARD_VERSION_SIZE 32
+#define SSK_SHARD_BACKEND_SIZE 8
+typedef struct ssk_shard_manifest {
+    /* identity: equal in every shard of one bake */
+    char version[SSK_SHARD_VERSION_SIZE]; /* SpringSkin version that baked it */
+    uint64_t rig_hash;       /* ssk_rig_hash of the rig baked (the reshaped
+                                one under a cage edit) */
+    uint64_t animation_hash; /* XXH3 of the skinning, object and rig
+                                matrices of every frame of the animation at
+                                fps: the same poses */
+    uint64_t binding_hash;   /* XXH3 of the binding given (bones, t, scale
+                                vectors, centers of rotation); 0: none given
+                                (the bake bound with the defaults) */
+    uint64_t graph_hash;     /* XXH3 of ssk_graph_to_json of the graph baked
+                                (a method's own graph for a method) */
+    uint64_t topology_hash;  /* XXH3 of the mesh section (names, triangles,
+                                uv, rest placement) */
+    char backend[SSK_SHARD_BACKEND_SIZE]; /* "cpu" or "gl": the backend used */
+    double fps;
+    uint32_t animation;        /* index */
+    uint32_t animation_frames; /* frames of the whole animation at fps */
+    uint32_t vertex_count;     /* whole rig */
+    uint32_t mesh_count;
+    int with_normals;          /* 1: normals per frame */
+    /* this shard */
+    int32_t first_frame, last_frame; /* inclusive */
+    uint64_t data_bytes;       /* bytes after the manifest */
+    uint64_t data_hash;        /* XXH3 of those bytes */
+} ssk_shard_manifest;
+
+/* "<directory>/frames-<first>-<last>.ssks", frames zero-padded to 10
+ * digits, into dst[size]. Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, empty
+ * directory, negative frames, does not fit). */
+ssk_status ssk_shard_path(char *dst, size_t size, const char *directory, int32_t first,
+                          int32_t last, ssk_error *err);
+
+/* Reads the manifest of a shard file and checks that the file is as long
+ * as it says (the checksum is checked by the merge).
+ * Errors: SSK_ERROR_IO (missing, unreadable, not a shard, a malformed
+ * manifest, truncated: the message says which). */
+ssk_status ssk_shard_read_manifest(ssk_shard_manifest *out, const char *path, ssk_error *err);
+
+typedef struct ssk_merge_stats {
+    uint32_t shard_count;   /* shards read */
+    uint32_t frame_count;   /* frames written */
+    uint32_t vertex_count;
+    uint64_t bytes_read;    /* shard bytes read */
+    double wall_seconds;
+} ssk_merge_stats;
+
+/* Merges the shards of one bake in `directory` (every "*.ssks" file; the
+ * temporary files of shards being written are ignored) into output_path
+ * (.pc2 or .abc, as ssk_scene_bake), frames first..last; first = 0,
+ * last = -1: the whole animation (0 .. animation_frames - 1). Everything
+ * that can be checked is checked before the output is created: the shards
+ * belong to one bake (identity fields equal), cover the range without a
+ * gap (the message names the missing frames) or an overlap (it names the
+ * two shards), each is complete. Frames are then streamed shard by shard
+ * (memory: one frame) into the writer, which writes a temporary file and
+ * renames it; each shard's checksum is verified as it is read, and a
+ * mismatch aborts the writer: on any error no output file is left.
+ * The output is the bytes ssk_scene_bake writes for the same bake (the
+ * .abc's date aside: set SOURCE_DATE_EPOCH for both).
+ * out_stats may be NULL.
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, unknown extension, normals
+ * into .pc2 or .abc without normals asked... see the message, two bakes,
+ * overlap), SSK_ERROR_FRAME_RANGE (gap, range outside the animation),
+ * SSK_ERROR_IO (no shard, unreadable, truncated, checksum, write). */
+ssk_status ssk_shards_merge(const char *directory, const char *output_path, int32_t first,
+                            int32_t last, ssk_merge_stats *out_stats, ssk_error *err);
+
+/* The id of the first node that makes a graph frame-dependent (a spring
+ * node in SSK_SPRING_FRAME_DEPENDENT mode, an implicit node with
+ * SSK_IMPLICIT_ELASTIC tracking: each frame continues from the previous
+ * one, so its frames cannot be baked apart), or NULL (frames independent;
+ * NULL graph). Borrowed from the graph. */
+const char *ssk_graph_frame_dependent_node(const ssk_graph *graph);
 
 /* ------------------------------------------------------------------------ */
 /* Preview: offscreen render of deformed meshes to PNG.                      */

@@ -45,6 +45,7 @@
 #include "io/ogawa.h"
 #include "io/spooky.h"
 
+#include <errno.h>
 #include <math.h>
 #include <murmurhash.h>
 #include <stdlib.h>
@@ -663,24 +664,46 @@ static bool metadata_value_ok(const char *v)
     return strchr(v, ';') == NULL && strchr(v, '=') == NULL;
 }
 
-/* ctime-style local time ("Www Mmm dd hh:mm:ss yyyy", day padded with a
- * space), as Alembic's archive info writes it; English names whatever the
- * host's locale (Blender sets LC_TIME). */
-static void date_now(char out[ABC_DATE_SIZE])
+/* ctime-style date ("Www Mmm dd hh:mm:ss yyyy", day padded with a space),
+ * as Alembic's archive info writes it; English names whatever the host's
+ * locale (Blender sets LC_TIME). The local time now, or, when the
+ * environment sets SOURCE_DATE_EPOCH (reproducible builds: a decimal count
+ * of seconds since 1970-01-01 00:00:00 UTC), that time in UTC, so two bakes
+ * of the same job give the same bytes (issue #23). The date is the only
+ * time the archive records. Errors: SSK_ERROR_INVALID_ARGUMENT (a
+ * SOURCE_DATE_EPOCH that is not such a number, as the specification asks). */
+static ssk_status date_written(char out[ABC_DATE_SIZE], ssk_error *err)
 {
     static const char *const days[7] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
     static const char *const months[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    const char *epoch = getenv("SOURCE_DATE_EPOCH");
     time_t now = time(NULL);
     struct tm tm;
-    if (now == (time_t)-1 || !localtime_r(&now, &tm) || tm.tm_wday < 0 || tm.tm_wday > 6 ||
-        tm.tm_mon < 0 || tm.tm_mon > 11) {
+    bool ok;
+    if (epoch) {
+        char *end = NULL;
+        errno = 0;
+        const long long v = strtoll(epoch, &end, 10);
+        if (epoch[0] < '0' || epoch[0] > '9' || *end || errno == ERANGE ||
+            (long long)(time_t)v != v)
+            return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                 "abc writer: SOURCE_DATE_EPOCH='%s' is not a number of seconds "
+                                 "since 1970-01-01 UTC",
+                                 epoch);
+        now = (time_t)v;
+        ok = gmtime_r(&now, &tm) != NULL;
+    } else {
+        ok = now != (time_t)-1 && localtime_r(&now, &tm);
+    }
+    if (!ok || tm.tm_wday < 0 || tm.tm_wday > 6 || tm.tm_mon < 0 || tm.tm_mon > 11) {
         snprintf(out, ABC_DATE_SIZE, "unknown");
-        return;
+        return SSK_OK;
     }
     snprintf(out, ABC_DATE_SIZE, "%s %s %2d %02d:%02d:%02d %d", days[tm.tm_wday],
              months[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              tm.tm_year + 1900);
+    return SSK_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -900,8 +923,12 @@ ssk_status ssk_abc_writer_open(ssk_abc_writer **out, const char *path,
     /* Archive metadata, keys in sorted order (_ai_Application < _ai_DCC_FPS
      * < _ai_DateWritten in byte order). */
     char date[ABC_DATE_SIZE], fps[ABC_FPS_SIZE];
-    if (desc->date_written) snprintf(date, sizeof date, "%s", desc->date_written);
-    else date_now(date);
+    if (desc->date_written) {
+        snprintf(date, sizeof date, "%s", desc->date_written);
+    } else if ((s = date_written(date, err)) != SSK_OK) {
+        writer_free(w);
+        return s;
+    }
     snprintf(fps, sizeof fps, "%.*g", ABC_FPS_DIGITS, desc->fps);
     const char *app = desc->application ? desc->application : "SpringSkin " SSK_VERSION_STRING;
     size_t md_size = strlen(app) + strlen(date) + strlen(fps) + 64;

@@ -114,6 +114,20 @@ char *ssk_temp_path(const char *path)
     return tmp;
 }
 
+bool ssk_path_has_extension(const char *path, const char *ext)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base || strlen(dot) != strlen(ext)) return false;
+    for (size_t i = 0; dot[i]; ++i) {
+        char c = dot[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != ext[i]) return false;
+    }
+    return true;
+}
+
 void ssk_temp_path_free(char *tmp)
 {
     if (!tmp) return;

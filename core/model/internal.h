@@ -155,6 +155,10 @@ char *ssk_strdup(const char *s);
  * ssk_sync_parent_directory(path) fsyncs the directory holding `path`
  * (best effort: failures are ignored, some file systems refuse it). */
 char *ssk_temp_path(const char *path);
+/* Whether the last path component of `path` ends in `ext` (".pc2": a dot
+ * and lowercase ASCII), compared without case ("X.PC2" has ".pc2"); a
+ * name that is only the extension (".pc2") has none. */
+bool ssk_path_has_extension(const char *path, const char *ext);
 void ssk_temp_path_free(char *tmp);
 void ssk_sync_parent_directory(const char *path);
 

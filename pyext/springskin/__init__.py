@@ -36,7 +36,7 @@ matrices in rig space (see :mod:`springskin.rig`).
 from . import _core
 from ._core import GLError, GLUnavailableError, SpringDivergedError, SpringSkinError
 from ._core import version as _core_version
-from .bake import bake
+from .bake import bake, merge
 from .binding import Binding, load_binding
 from .cage import Cage
 from .cor import CorState
@@ -129,6 +129,6 @@ __all__ = [
     "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "Stroke",
     "WEIGHT_EPSILON",
     "remove_temporary_files",
-    "bake", "configure_threads", "edit_from_stroke", "load", "load_binding",
+    "bake", "configure_threads", "edit_from_stroke", "load", "load_binding", "merge",
     "pose_from_strokes", "pose_joints", "surface_points", "surface_roi",
 ]

@@ -6,11 +6,11 @@ from . import _checks
 from . import _core
 from .binding import Binding, load_binding
 from .cage import Cage
-from .deformer import GLContext
+from .deformer import Deformer, GLContext
 from .graph import Graph
 from .implicit import ImplicitOperators
 
-__all__ = ["bake"]
+__all__ = ["bake", "merge"]
 
 # int32 frame numbers of the core's bake description.
 _MAX_FRAME = 2**31 - 1
@@ -38,9 +38,9 @@ def _frame_range(frames):
     return first, last
 
 
-def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto",
+def bake(rig, path=None, frames=None, fps=24, method=None, graph=None, backend="auto",
          binding=None, animation=0, gl_context=None, normals=False, cage=None, cage_edit=None,
-         implicit_operators=None):
+         implicit_operators=None, shard=None, deformer=None):
     """Bake an animation of a loaded rig to a point cache.
 
     Samples the animation at ``t = frame / fps`` seconds for each frame,
@@ -98,6 +98,23 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
     implicit_operators : ImplicitOperators, optional
         Implicit skinning's composition operators, built once and shared
         (as :class:`Deformer`); default: built for this bake (about 1.5 s).
+    shard : str or os.PathLike, optional
+        Instead of `path` (give one of them): write `frames` as a frame
+        shard of this directory (``frames-<first>-<last>.ssks``, created
+        atomically, with a manifest naming the bake: rig, animation,
+        binding and graph hashes, fps, frames, vertex count, normals), to
+        be merged with :func:`merge` into the bytes a single bake writes
+        (issue #23; :mod:`springskin.distributed` runs them on Dask). A
+        complete, valid shard of the same bake already there is kept
+        (``shard_reused``). Frame-dependent graphs are refused
+        (ValueError).
+    deformer : Deformer, optional
+        Bake with this deformer (made for `rig`) instead of creating one:
+        `method`, `graph`, `binding`, `backend`, `gl_context` and
+        `implicit_operators` are then the deformer's (give none of them).
+        The frame ranges of one bake reuse one deformer this way (the
+        spring solver's setup takes seconds at 100k vertices); frame-
+        independent graphs give the same bytes. Not with a cage.
 
     Returns
     -------
@@ -109,7 +126,8 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
         CPU), and for spring nodes ``spring_iterations``,
         ``spring_iterations_max``, ``spring_residual_max``,
         ``spring_frames_unconverged`` and ``spring_unconverged_frames``, a
-        list of (frame, final residual) of the first 8 unconverged frames.
+        list of (frame, final residual) of the first 8 unconverged frames,
+        ``shard_reused`` (with `shard`: True when a valid shard was kept).
 
     Raises
     ------
@@ -132,7 +150,12 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
         As :class:`Deformer`.
     """
     _checks.rig(rig)
-    path = _checks.path(path, "path")
+    if (path is None) == (shard is None):
+        raise ValueError("bake: give one of path (a cache file) and shard (a directory)")
+    if path is not None:
+        path = _checks.path(path, "path")
+    else:
+        shard = _checks.path(shard, "shard")
     if rig._scene is None:
         raise ValueError("bake: this rig was built from arrays and has no animation; "
                          "deform poses with Deformer.deform and write them yourself")
@@ -166,12 +189,66 @@ def bake(rig, path, frames=None, fps=24, method=None, graph=None, backend="auto"
         _checks.instance(cage, "cage", Cage)
     if implicit_operators is not None:
         _checks.instance(implicit_operators, "implicit_operators", ImplicitOperators)
+    if deformer is not None:
+        _checks.instance(deformer, "deformer", Deformer)
+        if deformer.rig is not rig:
+            raise ValueError("deformer: made for another rig than the one baked")
+        if cage is not None or any(v is not None for v in (method, graph, binding, gl_context,
+                                                           implicit_operators)):
+            raise ValueError("deformer: bakes with its own method, graph, binding and context; "
+                             "give none of method, graph, binding, gl_context, "
+                             "implicit_operators, cage")
     stats = _core.bake(rig._scene, path, method or "lbs", backend, fps, animation, first, last,
                        core_graph, binding._core if binding is not None else None,
                        gl_context._core if gl_context is not None else None, normals,
                        cage._core if cage is not None else None, cage_edit,
-                       implicit_operators._core if implicit_operators is not None else None)
-    stats["path"] = path
+                       implicit_operators._core if implicit_operators is not None else None,
+                       shard, deformer._core if deformer is not None else None)
+    stats["path"] = path if path is not None else shard
     frames_baked = stats["frame_count"]
     stats["ms_per_frame"] = 1000.0 * stats["wall_seconds"] / frames_baked if frames_baked else 0.0
     return stats
+
+
+def merge(directory, path, frames=None):
+    """Merge the frame shards of one bake into one cache (issue #23).
+
+    Reads every ``*.ssks`` shard of `directory` (written by :func:`bake`
+    with ``shard=``, or ``springskin bake --shard``), checks that they are
+    parts of one bake (rig, animation, binding, graph, fps, backend,
+    vertex count, normals), that they cover the frames once and that each
+    is complete and matches its checksum, and streams them frame by frame
+    into `path` (``.pc2`` or ``.abc``), written under a temporary name and
+    renamed: the bytes a single :func:`bake` of the same frames writes (an
+    ``.abc`` records the date it is written unless ``SOURCE_DATE_EPOCH``
+    is set). ``ssk_shards_merge``.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+    path : str or os.PathLike
+        The cache; shards with normals merge into ``.abc`` only.
+    frames : None or (int, int) or range, optional
+        The frames to merge; default the whole animation.
+
+    Returns
+    -------
+    dict
+        ``shard_count``, ``frame_count``, ``vertex_count``, ``bytes_read``
+        (shard bytes), ``wall_seconds``.
+
+    Raises
+    ------
+    ValueError
+        Shards of two different bakes, overlapping shards, normals into
+        ``.pc2``, an unknown extension.
+    SpringSkinError
+        A gap (``"SSK_ERROR_FRAME_RANGE"``; the message names the missing
+        frames).
+    OSError
+        No shard, a truncated or damaged shard, an unwritable output.
+    """
+    directory = _checks.path(directory, "directory")
+    path = _checks.path(path, "path")
+    first, last = _frame_range(frames)
+    return _core.merge(directory, path, first, last)

@@ -238,6 +238,7 @@ PyObject *ssk_py_graph_parse(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ssk_py_graph_load(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ssk_py_graph_from_method(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ssk_py_bake(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *ssk_py_merge(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* Parses a method / backend / bind-method name, raising ValueError
  * "<name>: <C message>" on an unknown one. Return 0 or -1. */

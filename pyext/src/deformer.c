@@ -486,18 +486,30 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
     (void)module;
     static char *kwlist[] = {"scene",  "path",  "method",  "backend", "fps",        "animation",
                              "first",  "last",  "graph",   "binding", "gl_context", "normals",
-                             "cage",   "cage_edit", "implicit_operators", NULL};
+                             "cage",   "cage_edit", "implicit_operators", "shard", "deformer",
+                             NULL};
     PyObject *scene_obj, *path_obj, *method_obj = NULL, *backend_obj = NULL,
              *graph_obj = Py_None, *binding_obj = Py_None, *gl_obj = Py_None,
-             *cage_obj = Py_None, *cage_edit_obj = Py_None, *implicit_obj = Py_None;
+             *cage_obj = Py_None, *cage_edit_obj = Py_None, *implicit_obj = Py_None,
+             *shard_obj = Py_None, *deformer_obj = Py_None;
     double fps = 24.0;
     unsigned int animation = 0;
     int first = 0, last = -1, normals = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOpOOO:bake", kwlist, &scene_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOdIiiOOOpOOOOO:bake", kwlist, &scene_obj,
                                      &path_obj, &method_obj, &backend_obj, &fps, &animation,
                                      &first, &last, &graph_obj, &binding_obj, &gl_obj, &normals,
-                                     &cage_obj, &cage_edit_obj, &implicit_obj))
+                                     &cage_obj, &cage_edit_obj, &implicit_obj, &shard_obj,
+                                     &deformer_obj))
         return NULL;
+    if (deformer_obj != Py_None && !PyObject_TypeCheck(deformer_obj, &ssk_py_deformer_type)) {
+        PyErr_Format(PyExc_TypeError, "deformer: expected a springskin._core.Deformer, got %.100s",
+                     Py_TYPE(deformer_obj)->tp_name);
+        return NULL;
+    }
+    if ((path_obj == Py_None) == (shard_obj == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "bake: give one of path and shard (a directory)");
+        return NULL;
+    }
     if (!PyObject_TypeCheck(scene_obj, &ssk_py_scene_type)) {
         PyErr_Format(PyExc_TypeError, "scene: expected a springskin._core.Scene, got %.100s",
                      Py_TYPE(scene_obj)->tp_name);
@@ -542,23 +554,37 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
         if (!cage_edit) return NULL;
         desc.cage_edit = PyArray_DATA(cage_edit);
     }
-    PyObject *path = ssk_py_path(path_obj, "path");
+    /* the output file, or the shard directory (issue #23) */
+    const int sharded = shard_obj != Py_None;
+    PyObject *path = ssk_py_path(sharded ? shard_obj : path_obj, sharded ? "shard" : "path");
     if (!path) {
         Py_XDECREF(cage_edit);
         return NULL;
     }
-    desc.output_path = PyBytes_AS_STRING(path);
+    if (sharded) desc.shard_directory = PyBytes_AS_STRING(path);
+    else desc.output_path = PyBytes_AS_STRING(path);
     ssk_bake_stats stats;
     ssk_error err = {0};
     ssk_status status;
+    /* a deformer given (issue #23): one call at a time on it; its last
+     * deform is no longer the Python object's */
+    ssk_py_deformer *given = deformer_obj != Py_None ? (ssk_py_deformer *)deformer_obj : NULL;
+    if (given) {
+        deformer_lock(given);
+        desc.deformer = given->deformer;
+    }
     if (desc.cage) ssk_py_cage_lock(cage_obj);
     Py_BEGIN_ALLOW_THREADS
     status = ssk_scene_bake(scene, &desc, &stats, &err);
     Py_END_ALLOW_THREADS
     if (desc.cage) ssk_py_cage_release(cage_obj);
+    if (given) {
+        given->state = SSK_PY_NO_DEFORM;
+        PyThread_release_lock(given->lock);
+    }
     Py_XDECREF(cage_edit);
     if (status != SSK_OK) {
-        ssk_py_raise_output(&err, "bake: ", desc.output_path);
+        ssk_py_raise_output(&err, "bake: ", sharded ? NULL : desc.output_path);
         Py_DECREF(path);
         return NULL;
     }
@@ -586,12 +612,54 @@ PyObject *ssk_py_bake(PyObject *module, PyObject *args, PyObject *kwargs)
         PyList_SET_ITEM(frames, k, pair);
     }
     return Py_BuildValue(
-        "{s:I,s:I,s:d,s:d,s:s,s:s,s:N,s:K,s:I,s:d,s:I,s:N}", "frame_count", stats.frame_count,
+        "{s:I,s:I,s:d,s:d,s:s,s:s,s:N,s:K,s:I,s:d,s:I,s:N,s:O}", "frame_count", stats.frame_count,
         "vertex_count", stats.vertex_count, "wall_seconds", stats.wall_seconds,
         "deform_seconds", stats.deform_seconds, "backend", ssk_backend_name(stats.backend),
         "device", stats.device, "warning", warning, "spring_iterations",
         (unsigned long long)stats.spring_iterations, "spring_iterations_max",
         stats.spring_iterations_max, "spring_residual_max", (double)stats.spring_residual_max,
         "spring_frames_unconverged", stats.spring_frames_unconverged,
-        "spring_unconverged_frames", frames);
+        "spring_unconverged_frames", frames, "shard_reused",
+        stats.shard_reused ? Py_True : Py_False);
+}
+
+/* ------------------------------------------------------------------------ */
+/* merge (issue #23)                                                          */
+/* ------------------------------------------------------------------------ */
+
+PyObject *ssk_py_merge(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    (void)module;
+    static char *kwlist[] = {"directory", "path", "first", "last", NULL};
+    PyObject *dir_obj, *path_obj;
+    int first = 0, last = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|ii:merge", kwlist, &dir_obj, &path_obj,
+                                     &first, &last))
+        return NULL;
+    PyObject *dir = ssk_py_path(dir_obj, "directory");
+    if (!dir) return NULL;
+    PyObject *path = ssk_py_path(path_obj, "path");
+    if (!path) {
+        Py_DECREF(dir);
+        return NULL;
+    }
+    ssk_merge_stats stats;
+    ssk_error err = {0};
+    ssk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ssk_shards_merge(PyBytes_AS_STRING(dir), PyBytes_AS_STRING(path), first, last,
+                              &stats, &err);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (status != SSK_OK)
+        ssk_py_raise_output(&err, "merge: ", PyBytes_AS_STRING(path));
+    else
+        result = Py_BuildValue("{s:I,s:I,s:I,s:K,s:d}", "shard_count", stats.shard_count,
+                               "frame_count", stats.frame_count, "vertex_count",
+                               stats.vertex_count, "bytes_read",
+                               (unsigned long long)stats.bytes_read, "wall_seconds",
+                               stats.wall_seconds);
+    Py_DECREF(dir);
+    Py_DECREF(path);
+    return result;
 }

@@ -296,8 +296,8 @@ static PyMethodDef module_methods[] = {
     {"bake", (PyCFunction)(void (*)(void))ssk_py_bake, METH_VARARGS | METH_KEYWORDS,
      "bake(scene, path, method='lbs', backend='auto', fps=24.0, animation=0, first=0, "
      "last=-1, graph=None, binding=None, gl_context=None, normals=False, cage=None, "
-     "cage_edit=None) -> dict: "
-     "ssk_scene_bake."},
+     "cage_edit=None, implicit_operators=None, shard=None) -> dict: "
+     "ssk_scene_bake (path None with shard: a frame shard of that directory)."},
     {"pose_joints", (PyCFunction)(void (*)(void))ssk_py_pose_joints,
      METH_VARARGS | METH_KEYWORDS, "pose_joints(joints, baseline, offset, radius) (7.2)."},
     {"pose_from_strokes", (PyCFunction)(void (*)(void))ssk_py_pose_from_strokes,
@@ -309,6 +309,9 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "surface_roi(rig, triangles, grow) (7.4)."},
     {"bulge_offsets", (PyCFunction)(void (*)(void))ssk_py_bulge_offsets,
      METH_VARARGS | METH_KEYWORDS, "bulge_offsets(rig, binding, stroke, kinematic, amount)."},
+    {"merge", (PyCFunction)(void (*)(void))ssk_py_merge, METH_VARARGS | METH_KEYWORDS,
+     "merge(directory, path, first=0, last=-1) -> dict: the shards of one bake into one "
+     "cache; ssk_shards_merge."},
     {"status_message", py_status_message, METH_O,
      "status_message(name) -> str: the generic message of a status name."},
     {NULL, NULL, 0, NULL},
