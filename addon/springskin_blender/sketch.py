@@ -375,6 +375,7 @@ def _draw_lines(kind, points, color, primitive="LINE_STRIP", width=2.0):
     shader = _shader(kind)
     batch = batch_for_shader(shader, primitive, {"pos": [tuple(p) for p in points]})
     gpu.state.blend_set("ALPHA")
+    gpu.state.depth_test_set("NONE")  # on top of the surface it lies on
     gpu.state.line_width_set(width)
     gpu.state.point_size_set(2.0 * width + 2.0)
     shader.bind()
@@ -415,6 +416,11 @@ def _draw_spring_edit(op, context):
     _draw_lines("3D_UNIFORM_COLOR", op._hits, COLOR_STROKE, width=3.0)
 
 
+#: What the last viewport draw of stored strokes drew: object name, strokes,
+#: region vertices, and why the region was not drawn (for tests).
+last_drawn = {}
+
+
 def _draw_stored_strokes():
     context = bpy.context
     obj = context.active_object
@@ -424,28 +430,35 @@ def _draw_stored_strokes():
     if not edits:
         return
     depsgraph = context.evaluated_depsgraph_get()
-    tool = context.workspace.tools.from_space_view3d_mode(context.mode, create=False) \
+    tool = context.workspace.tools.from_space_view3d_mode("OBJECT", create=False) \
         if context.workspace is not None else None
     show_region = tool is not None and tool.idname == SPRING_EDIT_TOOL
+    drawn = {"object": obj.name, "strokes": 0, "region_vertices": 0,
+             "tool": tool.idname if tool is not None else None}
     verts = None
     for node in edits:
         if node.mute:
             continue
-        _draw_lines("3D_UNIFORM_COLOR", _stroke_world(obj, node, depsgraph), COLOR_STROKE,
-                    width=3.0)
+        stroke = _stroke_world(obj, node, depsgraph)
+        _draw_lines("3D_UNIFORM_COLOR", stroke, COLOR_STROKE, width=3.0)
+        drawn["strokes"] += stroke is not None
         if not show_region:
             continue
         region = stroke_region(obj, node)
         if region is None:
+            drawn["no_region"] = node.name
             continue
         if verts is None:
             verts = _evaluated_positions(obj, depsgraph)
             if len(verts) != len(region["roles"]):
-                return
+                break
             verts = _transform(verts, obj.matrix_world)
         for role, color in ROLE_COLORS.items():
-            _draw_lines("3D_UNIFORM_COLOR", verts[region["roles"] == role], color, "POINTS",
-                        1.5)
+            pts = verts[region["roles"] == role]
+            _draw_lines("3D_UNIFORM_COLOR", pts, color, "POINTS", 2.0)
+            drawn["region_vertices"] += len(pts)
+    last_drawn.clear()
+    last_drawn.update(drawn)
 
 
 # --- operators ---------------------------------------------------------------------------
