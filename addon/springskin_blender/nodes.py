@@ -72,7 +72,7 @@ from nodeitems_utils import NodeCategory, NodeItem
 
 __all__ = [
     "GraphError", "TREE_IDNAME", "classes", "compile_tree", "new_graph_tree", "node_problems",
-    "register", "unregister", "validate_links",
+    "notify_changed", "register", "unregister", "validate_links",
 ]
 
 TREE_IDNAME = "SpringSkinGraphTree"
@@ -169,6 +169,11 @@ def _notify(tree):
         return
     for fn in list(_change_listeners):
         fn(tree)
+
+
+#: Public name of :func:`_notify`, for changes Blender does not report (ID
+#: properties of a node: a stroke edit's region, redrawn by the sketch tools).
+notify_changed = _notify
 
 
 def _on_property_update(self, _context):

@@ -42,14 +42,20 @@ Stored stroke edits of the active object are drawn in the viewport (the
 stroke on the evaluated surface; with the Spring Edit tool active also the
 region: kinematic, passive and static vertices).
 
-Not done: dragging a stored stroke's knots to reshape the edit live.
+- ``object.springskin_spring_edit_knot(node=name, index=i, triangle=t,
+  barycentric=(a, b, c))``: move sample i of a stroke edit on the surface;
+  the region and the offsets are made again from the moved stroke. With
+  the Spring Edit tool, a press within 12 px of a stored stroke's knot (the
+  white points) drags it over the surface and the edit follows live (one
+  edit and one spring re-solve per mouse move; Esc puts it back); a press
+  elsewhere draws a new stroke.
 """
 
 import bpy
 import gpu
 import numpy as np
 from bpy.props import BoolProperty, CollectionProperty, FloatProperty, FloatVectorProperty, \
-    IntProperty
+    IntProperty, StringProperty
 from bpy.types import Operator, PropertyGroup, WorkSpaceTool
 from bpy_extras import view3d_utils
 from gpu_extras.batch import batch_for_shader
@@ -61,7 +67,7 @@ from . import nodes
 from . import rig as rigmod
 from . import runtime
 
-__all__ = ["SketchError", "add_stroke_edit", "classes", "points_argument",
+__all__ = ["SketchError", "add_stroke_edit", "classes", "move_knot", "points_argument",
            "pose_line_of_action", "ray_stroke", "register", "samples_argument", "stroke_edits",
            "stroke_region", "unregister"]
 
@@ -82,6 +88,9 @@ COLOR_RADIUS = (0.2, 0.8, 1.0, 0.35)
 COLOR_OFFSET = (1.0, 0.6, 0.1, 1.0)
 COLOR_SELECTED = (1.0, 1.0, 0.2, 1.0)
 COLOR_STROKE = (1.0, 0.3, 0.6, 1.0)
+COLOR_KNOT = (1.0, 1.0, 1.0, 1.0)
+#: A press this near (window pixels) a stored stroke's knot drags it.
+KNOT_PICK_PX = 12.0
 ROLE_COLORS = {1: (1.0, 0.2, 0.2, 1.0), 2: (0.2, 0.6, 1.0, 1.0), 3: (0.6, 0.6, 0.6, 1.0)}
 
 
@@ -275,13 +284,34 @@ def _spring_node(tree):
     return None
 
 
+def _stroke_edit(obj, scene, depsgraph, triangles, barycentric, rings):
+    """springskin.edit_from_stroke for mesh object `obj`'s rig and binding,
+    at unit bulge."""
+    ssk = native.require()
+    state = runtime.evaluate(obj, depsgraph, scene)
+    if state is None or state.binding is None:
+        reason = runtime.state_of(obj).error if runtime.state_of(obj) is not None else None
+        raise SketchError("'%s' is not deforming with springs now%s" % (
+            obj.name, ": " + reason if reason else ""))
+    try:
+        return ssk.edit_from_stroke(state.rig, state.binding, (triangles, barycentric),
+                                    rings=rings, bulge=1.0)
+    except (TypeError, ValueError) as exc:
+        raise SketchError(str(exc)) from None
+
+
+def _store_edit(node, edit):
+    node[nodes.STROKE_KINEMATIC_KEY] = edit["kinematic"]
+    node[nodes.STROKE_OFFSETS_KEY] = [float(x) for row in edit["offsets"] for x in row]
+
+
 def add_stroke_edit(obj, scene, depsgraph, triangles, barycentric, rings=4, bulge=0.25,
                     key=False):
     """Make the stroke (loop-triangle indices, barycentric (N, 3)) a
     Surface Edit of the Spring node of mesh object `obj`'s graph (made from
     the Spring method when the object has no graph yet). Returns the new
     node. Raises SketchError, native.NativeUnavailable."""
-    ssk = native.require()
+    native.require()
     if runtime.has_spring_skin(obj) is None:
         raise SketchError("'%s' has no Spring Skin modifier (Add Spring Skin > Spring)"
                           % obj.name)
@@ -297,20 +327,10 @@ def add_stroke_edit(obj, scene, depsgraph, triangles, barycentric, rings=4, bulg
     if spring is None:
         raise SketchError("graph '%s' has no (unmuted) Spring node to take the edit"
                           % tree.name)
-    state = runtime.evaluate(obj, depsgraph, scene)
-    if state is None or state.binding is None:
-        reason = runtime.state_of(obj).error if runtime.state_of(obj) is not None else None
-        raise SketchError("'%s' is not deforming with springs now%s" % (
-            obj.name, ": " + reason if reason else ""))
-    try:
-        edit = ssk.edit_from_stroke(state.rig, state.binding, (triangles, barycentric),
-                                    rings=rings, bulge=1.0)
-    except (TypeError, ValueError) as exc:
-        raise SketchError(str(exc)) from None
+    edit = _stroke_edit(obj, scene, depsgraph, triangles, barycentric, rings)
     node = tree.nodes.new("SpringSkinSurfaceEditNode")
     node.label = "Stroke Edit"
-    node[nodes.STROKE_KINEMATIC_KEY] = edit["kinematic"]
-    node[nodes.STROKE_OFFSETS_KEY] = [float(x) for row in edit["offsets"] for x in row]
+    _store_edit(node, edit)
     for t, w in zip(np.asarray(triangles).tolist(), np.asarray(barycentric).tolist()):
         sample = node.stroke.add()
         sample.triangle, sample.barycentric = int(t), w
@@ -325,6 +345,25 @@ def add_stroke_edit(obj, scene, depsgraph, triangles, barycentric, rings=4, bulg
     if key:
         node.keyframe_insert("bulge", frame=scene.frame_current)
     return node
+
+
+def move_knot(obj, scene, depsgraph, node, index, triangle, barycentric):
+    """Move sample `index` of stroke edit `node` of mesh object `obj` to
+    (loop triangle, barycentric (3,)) and make the edit's region and
+    offsets again from the moved stroke (the spring node re-solves on the
+    next update). Raises SketchError."""
+    if node.bl_idname != "SpringSkinSurfaceEditNode" or node.source != "STROKE":
+        raise SketchError("node '%s' is not a stroke edit" % node.name)
+    if not 0 <= index < len(node.stroke):
+        raise SketchError("knot %d: the stroke has %d samples" % (index, len(node.stroke)))
+    tris = np.array([s.triangle for s in node.stroke], dtype=np.int64)
+    bary = np.array([tuple(s.barycentric) for s in node.stroke], dtype=np.float64)
+    tris[index], bary[index] = triangle, barycentric
+    edit = _stroke_edit(obj, scene, depsgraph, tris, bary, node.grow)  # validates first
+    node.stroke[index].triangle = int(triangle)
+    node.stroke[index].barycentric = tuple(float(x) for x in barycentric)
+    _store_edit(node, edit)
+    nodes.notify_changed(node.id_data)
 
 
 def stroke_edits(obj):
@@ -444,6 +483,7 @@ def _draw_stored_strokes():
         drawn["strokes"] += stroke is not None
         if not show_region:
             continue
+        _draw_lines("3D_UNIFORM_COLOR", stroke, COLOR_KNOT, "POINTS", 3.0)  # draggable
         region = stroke_region(obj, node)
         if region is None:
             drawn["no_region"] = node.name
@@ -593,7 +633,7 @@ class POSE_OT_springskin_line_of_action(_ModalStroke, Operator):
         if event.type in ("ESC", "RIGHTMOUSE") and event.value == "PRESS":
             self._end(context)
             return {"CANCELLED"}
-        if event.type in ("MOUSEMOVE", "INBETWEEN_MOUSEMOVE"):
+        if event.type == "MOUSEMOVE":
             if self._stage == "BASELINE":
                 self._base2d.append(_mouse(event))
                 self._update_selection(context)
@@ -672,23 +712,23 @@ class OBJECT_OT_springskin_spring_edit(_ModalStroke, Operator):
         return {"FINISHED"}
 
     def invoke(self, context, event):
+        if _pick_knot(context, event) is not None:  # on a knot: drag it instead
+            bpy.ops.object.springskin_spring_edit_knot("INVOKE_DEFAULT")
+            return {"CANCELLED"}
         self._hits, self._samples = [], []
         self._depsgraph = context.evaluated_depsgraph_get()
         self._sample(context, event)
         return self._begin(context, _draw_spring_edit, "POST_VIEW")
 
     def _sample(self, context, event):
-        coord = _mouse(event)
-        origin = view3d_utils.region_2d_to_origin_3d(context.region, context.region_data, coord)
-        direction = view3d_utils.region_2d_to_vector_3d(context.region, context.region_data,
-                                                        coord)
         try:
             tris, bary, hits = ray_stroke(context.active_object, self._depsgraph,
-                                          [tuple(origin)], [tuple(direction)])
+                                          *_ray_at(context, event))
         except SketchError:
             return
-        if len(tris):
-            self._samples.append((int(tris[0]), tuple(bary[0])))
+        sample = (int(tris[0]), tuple(bary[0])) if len(tris) else None
+        if sample is not None and (not self._samples or self._samples[-1] != sample):
+            self._samples.append(sample)
             self._hits.append(tuple(hits[0]))
 
     def modal(self, context, event):
@@ -696,7 +736,7 @@ class OBJECT_OT_springskin_spring_edit(_ModalStroke, Operator):
         if event.type in ("ESC", "RIGHTMOUSE") and event.value == "PRESS":
             self._end(context)
             return {"CANCELLED"}
-        if event.type in ("MOUSEMOVE", "INBETWEEN_MOUSEMOVE"):
+        if event.type == "MOUSEMOVE":
             self._sample(context, event)
             return {"RUNNING_MODAL"}
         if event.type == "LEFTMOUSE" and event.value == "RELEASE":
@@ -712,6 +752,107 @@ class OBJECT_OT_springskin_spring_edit(_ModalStroke, Operator):
             return self.execute(context)
         return {"PASS_THROUGH"} if event.type.startswith(("WHEEL", "MIDDLEMOUSE", "NDOF")) \
             else {"RUNNING_MODAL"}
+
+
+def _ray_at(context, event):
+    coord = _mouse(event)
+    origin = view3d_utils.region_2d_to_origin_3d(context.region, context.region_data, coord)
+    direction = view3d_utils.region_2d_to_vector_3d(context.region, context.region_data, coord)
+    return [tuple(origin)], [tuple(direction)]
+
+
+def _pick_knot(context, event):
+    """(node name, sample index) of the stored stroke knot of the active
+    object within KNOT_PICK_PX of the mouse (the nearest), or None."""
+    obj = context.active_object
+    if context.region_data is None or obj is None:
+        return None
+    depsgraph = context.evaluated_depsgraph_get()
+    best = None
+    mouse = Vector(_mouse(event))
+    for node in stroke_edits(obj):
+        pts = _stroke_world(obj, node, depsgraph)
+        for i, p in enumerate(pts if pts is not None else ()):
+            q = view3d_utils.location_3d_to_region_2d(context.region, context.region_data,
+                                                      Vector(p))
+            if q is not None and (q - mouse).length <= KNOT_PICK_PX and \
+                    (best is None or (q - mouse).length <= best[0]):  # ties: the later
+                best = ((q - mouse).length, node.name, i)
+    return None if best is None else best[1:]
+
+
+class OBJECT_OT_springskin_spring_edit_knot(_ModalStroke, Operator):
+    """Drag a knot of a stroke edit over the surface: the edit's region and bulge follow"""
+
+    bl_idname = "object.springskin_spring_edit_knot"
+    bl_label = "Move Spring Edit Knot"
+    bl_options = {"REGISTER", "UNDO"}
+
+    node: StringProperty(name="Node", description="The stroke edit (Surface Edit "
+                                                            "node) of the object's graph")
+    index: IntProperty(name="Knot", description="Index of the stroke sample to move", min=0)
+    triangle: IntProperty(name="Triangle", description="Its new loop triangle", min=0)
+    barycentric: FloatVectorProperty(name="Barycentric", size=3,
+                                     description="Its new barycentric coordinates")
+
+    @classmethod
+    def poll(cls, context):
+        return OBJECT_OT_springskin_spring_edit.poll(context)
+
+    def _target(self, context):
+        obj = context.active_object
+        tree = obj.springskin.graph
+        node = tree.nodes.get(self.node) if tree is not None else None
+        if node is None:
+            raise SketchError("no node '%s' in the graph of '%s'" % (self.node, obj.name))
+        return obj, node
+
+    def execute(self, context):
+        try:
+            obj, node = self._target(context)
+            move_knot(obj, context.scene, context.evaluated_depsgraph_get(), node, self.index,
+                      self.triangle, self.barycentric)
+        except (SketchError, native.NativeUnavailable) as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        """Drag the knot under the mouse (the Spring Edit tool calls this
+        when a press is on a knot)."""
+        obj = context.active_object
+        best = _pick_knot(context, event)
+        if best is None:
+            return {"CANCELLED"}
+        self.node, self.index = best
+        sample = obj.springskin.graph.nodes[self.node].stroke[self.index]
+        self._original = (sample.triangle, tuple(sample.barycentric))
+        self.triangle, self.barycentric = self._original
+        self._depsgraph = context.evaluated_depsgraph_get()
+        return self._begin(context, lambda *_: None, "POST_VIEW")
+
+    def modal(self, context, event):
+        context.area.tag_redraw()
+        if event.type in ("ESC", "RIGHTMOUSE") and event.value == "PRESS":
+            self._end(context)
+            self.triangle, self.barycentric = self._original
+            self.execute(context)
+            return {"CANCELLED"}
+        if event.type == "MOUSEMOVE":
+            try:
+                tris, bary, _hits = ray_stroke(context.active_object, self._depsgraph,
+                                               *_ray_at(context, event))
+            except SketchError:
+                return {"RUNNING_MODAL"}
+            if len(tris) and (int(tris[0]), tuple(bary[0])) != (self.triangle,
+                                                                tuple(self.barycentric)):
+                self.triangle, self.barycentric = int(tris[0]), tuple(bary[0])
+                self.execute(context)  # live: the region and the bulge follow
+            return {"RUNNING_MODAL"}
+        if event.type == "LEFTMOUSE" and event.value == "RELEASE":
+            self._end(context)
+            return {"FINISHED"}
+        return {"RUNNING_MODAL"}
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -741,7 +882,7 @@ class SPRINGSKIN_TL_spring_edit(WorkSpaceTool):
     bl_description = ("Draw on a Spring Skin mesh: the region under the stroke bulges, "
                       "driven by the Spring node (Shift+Alt+E)")
     bl_icon = "brush.sculpt.inflate"
-    bl_keymap = ((OBJECT_OT_springskin_spring_edit.bl_idname,
+    bl_keymap = ((OBJECT_OT_springskin_spring_edit.bl_idname,   # a knot drag or a new stroke
                   {"type": "LEFTMOUSE", "value": "PRESS"}, None),)
 
     def draw_settings(context, layout, tool):
@@ -755,6 +896,7 @@ classes = (
     SpringSkinStrokePoint,
     POSE_OT_springskin_line_of_action,
     OBJECT_OT_springskin_spring_edit,
+    OBJECT_OT_springskin_spring_edit_knot,
 )
 TOOLS = (SPRINGSKIN_TL_line_of_action, SPRINGSKIN_TL_spring_edit)
 

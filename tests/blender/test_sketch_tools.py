@@ -12,6 +12,8 @@ every frame is the rest pose unless a test poses it):
   outside the region stay within 1e-6 of the result without the edit, and
   at frame 1 nothing moves; the deviation outside the region at a posed
   frame is measured and printed (a rest-pose property, README "Strokes");
+- dragging a knot of the stroke (the knot operator) gives the region and
+  the mesh of the moved stroke;
 - Line of Action: a baseline through the arm's joints and an offset stroke
   on a quarter circle of the same length bend the arm: every joint of the
   chain lands on its analytic target o(t_j) + R_j d_j within a bound
@@ -155,6 +157,21 @@ def test_surface_stroke_region_equals_a_breadth_first_search():
           % tuple(int(np.count_nonzero(expected == r)) for r in (1, 2, 3)))
 
 
+def _core_reference(body, tris, bary, frame):
+    """(edit, positions): the core's own result at rest for the stroke: the
+    object's graph with its edits replaced by edit_from_stroke(bulge=BULGE),
+    deformed by a springskin.Deformer of its own."""
+    ssk = T.submodule("native").require()
+    state = T.submodule("runtime").state_of(body)
+    edit = ssk.edit_from_stroke(state.rig, state.binding, (tris, bary), rings=RINGS,
+                                bulge=BULGE)
+    doc = T.submodule("nodes").compile_tree(body.springskin.graph, body)
+    next(n for n in doc["nodes"] if n["type"] == "spring")["edits"] = [edit]
+    deformer = ssk.Deformer(state.rig, graph=ssk.Graph(doc, state.rig), binding=state.binding,
+                            backend="cpu")
+    return edit, deformer.deform(state.rig.rest_pose(), frame=frame)
+
+
 def test_keyed_bulge_bulges_the_forearm_by_the_keyed_amount():
     body, arm, sketch = _body()
     assert "plain" in _scene, "needs test_surface_stroke_region_equals_a_breadth_first_search"
@@ -176,16 +193,9 @@ def test_keyed_bulge_bulges_the_forearm_by_the_keyed_amount():
     assert curve is not None and abs(curve.evaluate(10) - BULGE) < 1e-7 \
         and curve.evaluate(1) == 0.0, curve
     edited = T.evaluated(body).copy()
-    # the core's own result: the graph without the edit plus edit_from_stroke(bulge=BULGE)
     state = runtime.state_of(body)
     tris, bary = _scene["stroke"]
-    edit = ssk.edit_from_stroke(state.rig, state.binding, (tris, bary), rings=RINGS,
-                                bulge=BULGE)
-    doc = nodes.compile_tree(body.springskin.graph, body)
-    next(n for n in doc["nodes"] if n["type"] == "spring")["edits"] = [edit]
-    deformer = ssk.Deformer(state.rig, graph=ssk.Graph(doc, state.rig), binding=state.binding,
-                            backend="cpu")
-    reference = deformer.deform(state.rig.rest_pose(), frame=10.0)
+    edit, reference = _core_reference(body, tris, bary, 10.0)
     parity = float(np.abs(edited - reference).max())
     assert parity <= PARITY_TOLERANCE, "frame 10 vs the core's edit: %.3g" % parity
     region = sketch.stroke_region(body, node)
@@ -207,7 +217,7 @@ def test_keyed_bulge_bulges_the_forearm_by_the_keyed_amount():
     # halfway: the pull is scaled (weight keys), not the target: measured only
     scene.frame_set(5)
     half = float(np.linalg.norm((T.evaluated(body) - _scene["plain"][1])[kin], axis=1).max())
-    print("    frame 5 (bulge %.3f keyed): kinematic moved %.4f" % (node.bulge, half))
+    print("    frame 5 (bulge %.3f keyed): kinematic moved %.4f" % (curve.evaluate(5), half))
     # posed: bend the left forearm; compare with the edit muted
     pb = arm.pose.bones["forearm.L"]
     pb.rotation_mode = "XYZ"
@@ -225,6 +235,44 @@ def test_keyed_bulge_bulges_the_forearm_by_the_keyed_amount():
     print("    posed (forearm.L bent 0.8 rad): outside the region %.3g (%.3g of the diagonal)"
           % (posed_dev, posed_dev / diag))
     assert posed_dev < 1e-2 * diag, posed_dev
+
+
+def test_dragging_a_knot_moves_the_region_and_the_bulge():
+    """The knot operator (the tool's drag, one mouse move) moves the last
+    stroke sample to a hit near the wrist: the region is the BFS of the
+    moved stroke and the mesh the core's result for it."""
+    body, arm, sketch = _body()
+    node = _edit_node(body, sketch)
+    tris, bary = (np.array(a) for a in _scene["stroke"])
+    bone, world = arm.data.bones["forearm.L"], np.array(arm.matrix_world)
+    near_wrist = world[:3, :3] @ (np.array(bone.head_local) + 0.9 * (
+        np.array(bone.tail_local) - np.array(bone.head_local))) + world[:3, 3]
+    new_t, new_b, _hits = sketch.ray_stroke(body, bpy.context.evaluated_depsgraph_get(),
+                                            [near_wrist + np.array([0.0, 0.0, 1.0])],
+                                            [(0.0, 0.0, -1.0)])
+    assert len(new_t) == 1 and new_t[0] not in tris, new_t
+    last = len(tris) - 1
+    _result, error = T.call(bpy.ops.object.springskin_spring_edit_knot, node=node.name,
+                            index=len(tris), triangle=int(new_t[0]),
+                            barycentric=tuple(new_b[0]))
+    assert error and "the stroke has %d samples" % len(tris) in error, error
+    result = bpy.ops.object.springskin_spring_edit_knot(
+        node=node.name, index=last, triangle=int(new_t[0]), barycentric=tuple(new_b[0]))
+    assert result == {"FINISHED"}, result
+    tris[last], bary[last] = new_t[0], new_b[0]
+    assert [s.triangle for s in node.stroke] == tris.tolist()
+    region = sketch.stroke_region(body, node)
+    expected = _bfs_roles(body.data, tris, RINGS)
+    np.testing.assert_array_equal(region["roles"], expected)
+    corners = set(np.array([tuple(t.vertices) for t in body.data.loop_triangles])[new_t[0]])
+    assert corners <= set(np.flatnonzero(expected == 1).tolist())
+    bpy.context.scene.frame_set(9)
+    bpy.context.scene.frame_set(10)
+    _edit, reference = _core_reference(body, tris, bary, 10.0)
+    parity = float(np.abs(T.evaluated(body) - reference).max())
+    assert parity <= PARITY_TOLERANCE, "after the drag, frame 10 vs the core: %.3g" % parity
+    print("    knot moved to triangle %d: %d kinematic vertices, parity %.3g"
+          % (new_t[0], int(np.count_nonzero(expected == 1)), parity))
 
 
 def _world(arm, v):
@@ -347,6 +395,7 @@ def main():
     T.enable_addon()
     for test in (test_surface_stroke_region_equals_a_breadth_first_search,
                  test_keyed_bulge_bulges_the_forearm_by_the_keyed_amount,
+                 test_dragging_a_knot_moves_the_region_and_the_bulge,
                  test_line_of_action_bends_the_arm_along_the_arc,
                  test_tools_are_registered_with_icons_and_shortcuts):
         runner.run(test)

@@ -10,9 +10,11 @@ to Object mode on the body, and the driver selects the Spring Edit tool
 (Shift+Alt+E) and draws along the posed forearm; this script checks that a
 stroke edit was made on the surface. Steps are synchronized through files
 in OUT (argument 3): this script writes ``ready.json``, ``tool.json``,
-``posed.json``, ``ready_edit.json``, ``edited.json``; the driver writes
-``tool_sent``, ``pose_done``, ``edit_tool_sent``, ``edit_done``,
-``shot_done``.
+``posed.json``, ``ready_edit.json``, ``edited.json``, ``knot.json``; the
+driver writes ``tool_sent``, ``pose_done``, ``edit_tool_sent``,
+``edit_done``, ``knot_done``, ``shot_done``. After the edit, the driver
+drags the stroke's last knot further along the forearm; this script checks
+that the knot and the region moved.
 
     blender --factory-startup SCENE.blend --python tests/gui/sketch_session.py -- REPO BUILD OUT
 """
@@ -230,8 +232,38 @@ def wait_edit():
             if region is not None else None
         state = T.submodule("runtime").state_of(body)
         LOG["deform_error"] = state.error if state is not None else "no state"
+    # the last knot, and where to drag it: further along the posed forearm
+    arm = bpy.data.objects[S["arm"]]
+    pb = arm.pose.bones["forearm.L"]
+    knot = sketch._stroke_world(body, edits[0], bpy.context.evaluated_depsgraph_get())[-1] \
+        if edits else None
+    target = arm.matrix_world @ pb.head.lerp(pb.tail, 0.95)
+    S["knot_before"] = (edits[0].stroke[-1].triangle, list(edits[0]["stroke_kinematic"])) \
+        if edits else None
+    LOG["knot"] = _screen([knot, target]) if knot is not None else None
     write("log.json", LOG)
     write("edited.json", LOG)
+    bpy.app.timers.register(wait_knot, first_interval=0.2)
+    return None
+
+
+@guarded
+def wait_knot():
+    if not os.path.exists(os.path.join(OUT, "knot_done")):
+        return 0.2
+    body = bpy.data.objects[S["body"]]
+    edits = T.submodule("sketch").stroke_edits(body)
+    S.setdefault("t_knot", time.perf_counter())
+    moved = bool(edits) and S["knot_before"] is not None and (
+        edits[0].stroke[-1].triangle != S["knot_before"][0])
+    if not moved and time.perf_counter() - S["t_knot"] < PATIENCE:
+        return 0.2
+    LOG["knot_moved"] = moved
+    LOG["kinematic_after_drag"] = len(edits[0].get("stroke_kinematic", ())) if edits else 0
+    LOG["region_changed"] = bool(edits) and S["knot_before"] is not None and (
+        list(edits[0]["stroke_kinematic"]) != S["knot_before"][1])
+    write("log.json", LOG)
+    write("knot.json", LOG)
     bpy.app.timers.register(wait_shot, first_interval=0.2)
     return None
 

@@ -8,8 +8,10 @@ tests/gui/sketch_session.py).
    (the offset), a release. Checked: the pose changed, the hand's tip moved
    up, the changed bones were keyed (the tool's Key setting).
 2. Object mode on the body: Shift+Alt+E selects the Spring Edit tool; a
-   drag along the posed forearm. Checked: a stroke edit of the Spring node
-   was made from samples on the surface, with a region.
+   drag along the posed forearm, then a drag of the stroke's last knot
+   toward the wrist. Checked: a stroke edit of the Spring node was made
+   from samples on the surface, with a region, drawn in the viewport; the
+   knot drag moved the knot and the region.
 
 Screenshots of each tool in use (the 3D viewport: the strokes and the
 selection radius while drawing the offset; the stored stroke and its
@@ -33,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_blender_window import SHOTS, blender_window, wait_for  # noqa: E402
 
 #: Seconds between mouse moves of a drag (Blender sees each as an event).
-MOVE_PAUSE = 0.03
+MOVE_PAUSE = 0.05
 
 
 def _drag(xdo, env, points, shot=None):
@@ -100,6 +102,14 @@ def main():
             _drag(xdo, env, edit["stroke"])
             open(os.path.join(out, "edit_done"), "w").close()
             wait_for(os.path.join(out, "edited.json"), blender)
+            with open(os.path.join(out, "edited.json")) as f:
+                knot = json.load(f).get("knot")
+            if knot:  # drag the last knot toward the wrist, in small steps
+                (kx, ky), (tx, ty) = knot
+                _drag(xdo, env, [(round(kx + (tx - kx) * s), round(ky + (ty - ky) * s))
+                                 for s in [i / 10.0 for i in range(11)]])
+            open(os.path.join(out, "knot_done"), "w").close()
+            wait_for(os.path.join(out, "knot.json"), blender)
             # park the mouse off the mesh, let the viewport redraw the stored stroke
             subprocess.run(xdo + ["mousemove", str(x + 20), str(y + h - 20)], env=env,
                            check=True)
@@ -128,6 +138,10 @@ def main():
     if session.get("stroke_edits") != 1 or session.get("kinematic", 0) < 1:
         failures.append("the Spring Edit stroke made %s edits with %s kinematic vertices"
                         % (session.get("stroke_edits"), session.get("kinematic")))
+    if not (session.get("knot_moved") and session.get("region_changed")):
+        failures.append("dragging the last knot (%s) moved it: %s, changed the region: %s"
+                        % (session.get("knot"), session.get("knot_moved"),
+                           session.get("region_changed")))
     drawn = session.get("viewport_drawn", {})
     if drawn.get("strokes") != 1 or drawn.get("region_vertices", 0) < session.get("kinematic", 1):
         failures.append("the viewport did not draw the stored stroke and its region: %s"
@@ -136,12 +150,13 @@ def main():
         failures.append("Spring Skin after the edit: %s" % session["deform_error"])
     print("GUI sketch tools: pose changed %s, tip moved %.3f (up %.3f), posed %s, keyed %s; "
           "spring edit: %s samples, %s kinematic, region (kinematic, passive, static) %s; "
-          "drawn %s"
+          "knot dragged: %s kinematic; drawn %s"
           % (session.get("pose_changed"), session.get("tip_moved", 0.0),
              session.get("tip_moved_up", 0.0), sorted(changed), sorted(keyed),
              session.get("stroke_samples"), session.get("kinematic"), session.get("region"),
-             drawn))
+             session.get("kinematic_after_drag"), drawn))
     if failures:
+        print("session: %s" % json.dumps(session))
         print("FAIL:\n  " + "\n  ".join(failures))
         sys.exit(1)
     print("ok: sketch tools GUI test (screenshots in %s)" % SHOTS)
