@@ -14,6 +14,7 @@ every frame is the rest pose unless a test poses it):
   frame is measured and printed (a rest-pose property, README "Strokes");
 - dragging a knot of the stroke (the knot operator) gives the region and
   the mesh of the moved stroke;
+- the edit and its keys survive a save and reload;
 - Line of Action: a baseline through the arm's joints and an offset stroke
   on a quarter circle of the same length bend the arm: every joint of the
   chain lands on its analytic target o(t_j) + R_j d_j within a bound
@@ -390,6 +391,32 @@ def test_tools_are_registered_with_icons_and_shortcuts():
     assert found.get(("Object Mode", "E", True, True)) == sketch.SPRING_EDIT_TOOL, found
 
 
+def test_stroke_edit_and_keys_survive_save_and_reload():
+    """The stroke edit (samples, kinematic rows, unit offsets, Bulge keys)
+    is Blender data: saved in the .blend and deforming the same after a
+    reload."""
+    body, _arm, sketch = _body()
+    node = _edit_node(body, sketch)
+    saved = ([(s.triangle, tuple(s.barycentric)) for s in node.stroke],
+             list(node["stroke_kinematic"]), list(node["stroke_offsets"]))
+    scene = bpy.context.scene
+    scene.frame_set(10)
+    before = T.evaluated(body).copy()
+    path = os.path.join(T.TMP, "sketch.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    _scene.clear()
+    body = bpy.data.objects["Body"]
+    node = _edit_node(body, sketch)
+    assert ([(s.triangle, tuple(s.barycentric)) for s in node.stroke],
+            list(node["stroke_kinematic"]), list(node["stroke_offsets"])) == saved
+    assert T.submodule("nodes")._fcurve(node.id_data, node, "bulge") is not None
+    bpy.context.scene.frame_set(9)
+    bpy.context.scene.frame_set(10)
+    diff = float(np.abs(T.evaluated(body) - before).max())
+    assert diff <= PARITY_TOLERANCE, "after the reload: %.3g" % diff
+
+
 def main():
     runner = T.Runner("test_sketch_tools")
     T.enable_addon()
@@ -397,7 +424,8 @@ def main():
                  test_keyed_bulge_bulges_the_forearm_by_the_keyed_amount,
                  test_dragging_a_knot_moves_the_region_and_the_bulge,
                  test_line_of_action_bends_the_arm_along_the_arc,
-                 test_tools_are_registered_with_icons_and_shortcuts):
+                 test_tools_are_registered_with_icons_and_shortcuts,
+                 test_stroke_edit_and_keys_survive_save_and_reload):
         runner.run(test)
     runner.finish()
 
