@@ -40,7 +40,7 @@ import bpy
 import numpy as np
 
 __all__ = ["RigData", "SetupError", "armature_modifier", "armature_of", "check_setup", "extract", "frame_matrices",
-           "pose_matrices", "read_skeleton", "signature", "unsupported_options"]
+           "loop_triangles", "pose_matrices", "read_skeleton", "signature", "unsupported_options"]
 
 #: Object matrices closer than this (largest absolute entry difference) to
 #: the bind-time matrix are treated as unchanged (float32 round trips of
@@ -204,6 +204,16 @@ def check_setup(obj):
     return arm, mod
 
 
+def loop_triangles(me, dtype=np.int32):
+    """(F, 3) vertex indices of mesh `me`'s loop triangles (computed
+    already: ``Mesh.calc_loop_triangles``); row f is loop triangle f, the
+    rig's triangle row."""
+    nt = len(me.loop_triangles)
+    tri = np.empty(nt * 3, dtype=dtype)
+    me.loop_triangles.foreach_get("vertices", tri)
+    return tri.reshape(nt, 3)
+
+
 def read_skeleton(rd, arm):
     """Fill the skeleton of RigData `rd` from armature object `arm`:
     bone_names, parents, bind (``Bone.matrix_local``), bind_inverse, heads,
@@ -241,10 +251,7 @@ def extract(obj, arm, progress=None):
     rd.mesh_name = obj.name
     rd.positions = _vectors(me.vertices, "co", nv)
     me.calc_loop_triangles()
-    nt = len(me.loop_triangles)
-    tri = np.empty(nt * 3, dtype=np.int32)
-    me.loop_triangles.foreach_get("vertices", tri)
-    rd.triangles = tri.reshape(nt, 3)
+    rd.triangles = loop_triangles(me)
 
     read_skeleton(rd, arm)
     bones = arm.data.bones

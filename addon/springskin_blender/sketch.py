@@ -216,13 +216,6 @@ def pose_line_of_action(arm, depsgraph, baseline, offset, radius, key=False, fra
 
 # --- strokes on the surface --------------------------------------------------------
 
-def _loop_triangles(mesh):
-    nt = len(mesh.loop_triangles)
-    tri = np.empty(3 * nt, dtype=np.int64)
-    mesh.loop_triangles.foreach_get("vertices", tri)
-    return tri.reshape(nt, 3)
-
-
 def _evaluated_positions(obj, depsgraph):
     me = obj.evaluated_get(depsgraph).data
     co = np.empty(3 * len(me.vertices), dtype=np.float64)
@@ -250,7 +243,7 @@ def ray_stroke(obj, depsgraph, origins, directions):
     me = obj.data
     if not len(me.loop_triangles):
         me.calc_loop_triangles()
-    tris = _loop_triangles(me)
+    tris = rigmod.loop_triangles(me, np.int64)
     verts = _evaluated_positions(obj, depsgraph)
     if len(verts) != len(me.vertices):
         raise SketchError("'%s': the evaluated mesh has %d vertices, the mesh %d (a modifier "
@@ -397,7 +390,7 @@ def _stroke_world(obj, node, depsgraph):
     if tris.max() >= len(me.loop_triangles):
         return None
     bary = np.array([tuple(s.barycentric) for s in node.stroke], dtype=np.float64)
-    corners = _loop_triangles(me)[tris]
+    corners = rigmod.loop_triangles(me, np.int64)[tris]
     local = np.einsum("nk,nkd->nd", bary, verts[corners])
     return _transform(local, obj.matrix_world)
 
@@ -641,14 +634,13 @@ class POSE_OT_springskin_line_of_action(_ModalStroke, Operator):
                 self._off2d.append(_mouse(event))
             return {"RUNNING_MODAL"}
         if event.type == "LEFTMOUSE":
+            # (a release's position is not added: Blender may give it the
+            # position of mouse moves queued after it)
             if event.value == "RELEASE" and self._stage == "BASELINE":
-                self._base2d.append(_mouse(event))
-                self._update_selection(context)
                 self._stage = "WAIT"
             elif event.value == "PRESS" and self._stage == "WAIT":
                 self._stage, self._off2d = "OFFSET", [_mouse(event)]
             elif event.value == "RELEASE" and self._stage == "OFFSET":
-                self._off2d.append(_mouse(event))
                 self._end(context)
                 return self._finish(context)
             return {"RUNNING_MODAL"}
@@ -740,8 +732,7 @@ class OBJECT_OT_springskin_spring_edit(_ModalStroke, Operator):
             self._sample(context, event)
             return {"RUNNING_MODAL"}
         if event.type == "LEFTMOUSE" and event.value == "RELEASE":
-            self._sample(context, event)
-            self._end(context)
+            self._end(context)  # (no sample at the release: see the Line of Action)
             self.stroke.clear()
             for t, w in self._samples:
                 sample = self.stroke.add()

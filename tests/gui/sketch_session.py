@@ -233,6 +233,8 @@ def wait_edit():
         state = T.submodule("runtime").state_of(body)
         LOG["deform_error"] = state.error if state is not None else "no state"
     # the last knot, and where to drag it: further along the posed forearm
+    # (on the surface as the edit deformed it: re-evaluated first)
+    bpy.context.scene.frame_set(bpy.context.scene.frame_current)
     arm = bpy.data.objects[S["arm"]]
     pb = arm.pose.bones["forearm.L"]
     knot = sketch._stroke_world(body, edits[0], bpy.context.evaluated_depsgraph_get())[-1] \
