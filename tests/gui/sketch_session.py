@@ -171,6 +171,16 @@ def wait_pose():
     LOG["changed_bones"] = [pb.name for pb, a, b in zip(arm.pose.bones, S["before"],
                                                         _pose(arm))
                             if np.abs(a - b).max() > 1e-4]
+    # one undo step: Undo gives the pose back, Redo the posed one
+    posed = _pose(arm)
+    with _override():
+        bpy.ops.ed.undo()
+    arm = bpy.data.objects[S["arm"]]  # undo replaces Blender's data
+    LOG["undo_restores"] = bool(np.abs(_pose(arm) - S["before"]).max() <= 1e-5)
+    with _override():
+        bpy.ops.ed.redo()
+    arm = bpy.data.objects[S["arm"]]
+    LOG["redo_restores"] = bool(np.abs(_pose(arm) - posed).max() <= 1e-5)
     write("posed.json", LOG)
     # Object mode on the body, for the Spring Edit tool
     body = bpy.data.objects[S["body"]]

@@ -6,7 +6,8 @@ tests/gui/sketch_session.py).
 1. Pose mode: Shift+Alt+L selects the Line of Action tool; a drag along the
    left arm (the baseline), a release, a drag on a quarter circle above it
    (the offset), a release. Checked: the pose changed, the hand's tip moved
-   up, the changed bones were keyed (the tool's Key setting).
+   up, the changed bones were keyed (the tool's Key setting), Undo gives the
+   previous pose back and Redo the posed one (one undo step).
 2. Object mode on the body: Shift+Alt+E selects the Spring Edit tool; a
    drag along the posed forearm, then a drag of the stroke's last knot
    toward the wrist. Checked: a stroke edit of the Spring node was made
@@ -130,6 +131,9 @@ def main():
     if session.get("tip_moved_up", 0.0) <= 0.05:
         failures.append("the hand's tip did not move up with the offset stroke: %s"
                         % session.get("tip_moved_up"))
+    if not (session.get("undo_restores") and session.get("redo_restores")):
+        failures.append("one undo step: Undo restores the pose %s, Redo the posed one %s"
+                        % (session.get("undo_restores"), session.get("redo_restores")))
     changed = set(session.get("changed_bones", ()))
     keyed = set(session.get("keyed_bones", ()))
     if not changed or not ({"upper_arm.L", "forearm.L", "hand.L"} & changed) \
