@@ -38,10 +38,6 @@ path:
   evaluated mesh (:func:`ray_stroke`), so the stroke lands on the deformed
   skin the user sees.
 
-Stored stroke edits of the active object are drawn in the viewport (the
-stroke on the evaluated surface; with the Spring Edit tool active also the
-region: kinematic, passive and static vertices).
-
 - ``object.springskin_spring_edit_knot(node=name, index=i, triangle=t,
   barycentric=(a, b, c))``: move sample i of a stroke edit on the surface;
   the region and the offsets are made again from the moved stroke. With
@@ -49,6 +45,12 @@ region: kinematic, passive and static vertices).
   white points) drags it over the surface and the edit follows live (one
   edit and one spring re-solve per mouse move; Esc puts it back); a press
   elsewhere draws a new stroke.
+
+Stored stroke edits of the active object are drawn in the viewport (the
+stroke on the evaluated surface; with the Spring Edit tool active also its
+knots and region: kinematic, passive and static vertices). The offsets are
+made with the binding of the moment: after a rebind with other settings,
+moving a knot (or drawing again) makes them anew.
 """
 
 import bpy
