@@ -15,7 +15,8 @@ Modules: ``native`` (lazy import of the compiled ``springskin`` package),
 Blender), ``runtime`` (the Mesh Cache modifier and its live files,
 handlers, per-object state),
 ``operators``, ``ui`` (the panel), ``nodes`` (the deformer graph node
-tree) and ``cage`` (a cage that reshapes the character, issue #21).
+tree), ``cage`` (a cage that reshapes the character, issue #21) and ``sketch``
+(the Line of Action and Spring Edit tools, issue #22).
 
 The native module is imported on first use, never at register time: a
 missing or broken build is reported in the panel and by the operators.
@@ -26,7 +27,8 @@ bl_info = {
     "author": "SpringSkin developers",
     "version": (0, 1, 0),
     "blender": (3, 4, 0),
-    "location": "Properties > Modifiers > Spring Skin; Node Editor > Spring Skin Graph",
+    "location": "Properties > Modifiers > Spring Skin; Node Editor > Spring Skin Graph; "
+                "3D Viewport toolbar > Line of Action (Pose), Spring Edit (Object)",
     "description": "Character skinning (LBS, DQS, rigid, IRS, spring, CoR, implicit, deformer "
                    "graphs) by the SpringSkin core, live as a modifier, bakes to Mesh Cache "
                    "and Alembic",
@@ -36,16 +38,17 @@ bl_info = {
 
 if "bpy" in locals():  # Reload Scripts (F3 > Reload Scripts): reload the submodules
     import importlib
-    for _name in ("native", "rig", "properties", "nodes", "cage", "runtime", "operators", "ui"):
+    for _name in ("native", "rig", "properties", "nodes", "cage", "runtime", "operators",
+                  "sketch", "ui"):
         if _name in locals():
             importlib.reload(locals()[_name])
 
 import bpy
 
-from . import cage, native, nodes, operators, properties, rig, runtime, ui
+from . import cage, native, nodes, operators, properties, rig, runtime, sketch, ui
 
 #: Registered in this order, unregistered in reverse.
-classes = properties.classes + operators.classes + ui.classes
+classes = properties.classes + operators.classes + sketch.classes + ui.classes
 
 
 def register():
@@ -54,9 +57,11 @@ def register():
         bpy.utils.register_class(cls)
     properties.register()
     runtime.register()
+    sketch.register()
 
 
 def unregister():
+    sketch.unregister()
     runtime.unregister()
     properties.unregister()
     for cls in reversed(classes):

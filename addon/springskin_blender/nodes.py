@@ -66,13 +66,13 @@ import functools
 import bpy
 import nodeitems_utils
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
-                       IntProperty, StringProperty)
+                       FloatVectorProperty, IntProperty, StringProperty)
 from bpy.types import Node, NodeSocket, NodeTree, Operator, PropertyGroup
 from nodeitems_utils import NodeCategory, NodeItem
 
 __all__ = [
     "GraphError", "TREE_IDNAME", "classes", "compile_tree", "new_graph_tree", "node_problems",
-    "register", "unregister", "validate_links",
+    "notify_changed", "register", "unregister", "validate_links",
 ]
 
 TREE_IDNAME = "SpringSkinGraphTree"
@@ -169,6 +169,11 @@ def _notify(tree):
         return
     for fn in list(_change_listeners):
         fn(tree)
+
+
+#: Public name of :func:`_notify`, for changes Blender does not report (ID
+#: properties of a node: a stroke edit's region, redrawn by the sketch tools).
+notify_changed = _notify
 
 
 def _on_property_update(self, _context):
@@ -739,14 +744,46 @@ def _sync_edit_inputs(node):
         node.inputs.new(EDIT_SOCKET, "Edit")
 
 
+class SpringSkinStrokeSample(PropertyGroup):
+    """One sample of a stroke attached to the surface: a loop triangle of
+    the mesh and barycentric coordinates in it (Toothman 2020, 7.4)"""
+    triangle: IntProperty(name="Triangle", description="Loop triangle index of the mesh (the "
+                                                       "rig's triangle row)", min=0)
+    barycentric: FloatVectorProperty(name="Barycentric", size=3,
+                                     description="Weights of the triangle's three corners")
+
+
+#: Where a Surface Edit's region and targets come from.
+EDIT_SOURCE_ITEMS = (
+    ("GROUP", "Vertex Group", "Kinematic vertices: a vertex group; targets: Push along the "
+                              "scale vectors"),
+    ("STROKE", "Stroke", "Kinematic vertices: the triangles under a stroke drawn on the skin "
+                         "(Spring Edit tool); targets: a parabolic bulge along it"),
+)
+#: ID properties of a stroke edit: the kinematic rows and their bind-space
+#: offsets for a bulge of 1 (springskin.edit_from_stroke), flattened.
+STROKE_KINEMATIC_KEY = "stroke_kinematic"
+STROKE_OFFSETS_KEY = "stroke_offsets"
+
+
 class SpringSkinSurfaceEditNode(_SpringSkinNode, Node):
-    """Surface Edit: push a region of interest (a vertex group) for a Spring
-    node (Toothman 2020, 5.2)"""
+    """Surface Edit: push a region of interest (a vertex group, or a stroke
+    drawn on the skin) for a Spring node (Toothman 2020, 5.2, 7.4)"""
     bl_idname = "SpringSkinSurfaceEditNode"
     bl_label = "Surface Edit"
     bl_icon = "SCULPTMODE_HLT"
     bl_width_default = 220.0
 
+    source: EnumProperty(name="Source", items=EDIT_SOURCE_ITEMS, default="GROUP",
+                         description="Where the region and its targets come from",
+                         update=_on_property_update)
+    stroke: CollectionProperty(type=SpringSkinStrokeSample, name="Stroke",
+                               description="The stroke on the surface (triangle, barycentric)")
+    bulge: FloatProperty(
+        name="Bulge", description="A stroke edit's growth of the scale vectors in the "
+                                  "stroke's middle (Toothman 2020, 5.1; negative: a dent); "
+                                  "keyframe it to animate",
+        default=0.25, soft_min=-1.0, soft_max=1.0, update=_on_property_update)
     vertex_group: StringProperty(
         name="Vertex Group",
         description="The ROI's kinematic vertices: the vertices with a weight > 0 in this "
@@ -769,13 +806,21 @@ class SpringSkinSurfaceEditNode(_SpringSkinNode, Node):
         self.outputs.new(EDIT_SOCKET, "Edit")
 
     def draw_settings(self, context, layout, extended):
+        layout.prop(self, "source", text="")
         obj = getattr(context, "object", None)
-        if obj is not None and obj.type == "MESH":
-            layout.prop_search(self, "vertex_group", obj, "vertex_groups", text="")
-        else:
-            layout.prop(self, "vertex_group", text="")
         col = layout.column(align=True)
-        col.prop(self, "push")
+        if self.source == "STROKE":
+            layout.label(text="Stroke: %d samples, %d kinematic" % (
+                len(self.stroke), len(self.get(STROKE_KINEMATIC_KEY, ()))))
+            col = layout.column(align=True)
+            col.prop(self, "bulge")
+        else:
+            if obj is not None and obj.type == "MESH":
+                layout.prop_search(self, "vertex_group", obj, "vertex_groups", text="")
+            else:
+                layout.prop(self, "vertex_group", text="")
+            col = layout.column(align=True)
+            col.prop(self, "push")
         col.prop(self, "grow")
         col.prop(self, "stiffness")
         col.prop(self, "weight")
@@ -1015,6 +1060,11 @@ def node_problems(node, obj=None):
                 unknown = [b for b in bones if b not in armature.data.bones]
                 if unknown:
                     problems.append("unknown bone: %s" % ", ".join(unknown))
+    elif node.bl_idname == "SpringSkinSurfaceEditNode" and node.source == "STROKE":
+        if not node.get(STROKE_KINEMATIC_KEY):
+            problems.append("no stroke (draw one with the Spring Edit tool)")
+        if not node.outputs[0].is_linked:
+            problems.append("not connected to a Spring node")
     elif node.bl_idname == "SpringSkinSurfaceEditNode":
         if not node.vertex_group:
             problems.append("no vertex group")
@@ -1069,11 +1119,10 @@ def _reduce_keys(keys):
 def _sampled_keys(tree, node, prop, scene):
     """[[frame, value], ...] of `node.prop`'s F-curve at the integer frames
     of the scene's range, or None when the property is not animated."""
-    fc = _fcurve(tree, node, prop)
-    if fc is None:
+    values = _sampled_values(tree, node, prop, scene)
+    if values is None:
         return None
-    first, last = scene.frame_start, max(scene.frame_start, scene.frame_end)
-    return _reduce_keys([[frame, fc.evaluate(frame)] for frame in range(first, last + 1)])
+    return _reduce_keys([[frame, v] for frame, v in sorted(values.items())])
 
 
 def _fail(node, message):
@@ -1269,7 +1318,60 @@ def _compile_radial(tree, node, obj, scene):
     return out
 
 
+def _sampled_values(tree, node, prop, scene):
+    """{frame: value} of `node.prop`'s F-curve at the integer frames of the
+    scene's range, or None when the property is not animated."""
+    fc = _fcurve(tree, node, prop)
+    if fc is None:
+        return None
+    first, last = scene.frame_start, max(scene.frame_start, scene.frame_end)
+    return {frame: fc.evaluate(frame) for frame in range(first, last + 1)}
+
+
+def _compile_stroke_edit(tree, node, obj, scene):
+    """A stroke edit: the stored kinematic rows and unit-bulge offsets
+    times Bulge. An animated Bulge becomes the edit's weight keys: the
+    offsets are made for the keyed amount of largest magnitude B and the
+    weight at a frame is bulge(frame) / B (times an animated Weight), so
+    frames keyed B or 0 give exactly that bulge; between them the core
+    scales the edit's pull, not its target (its keys are weights)."""
+    rows = [int(v) for v in node.get(STROKE_KINEMATIC_KEY, ())]
+    unit = [float(x) for x in node.get(STROKE_OFFSETS_KEY, ())]
+    if not rows:
+        _fail(node, "no stroke: draw one on the mesh with the Spring Edit tool")
+    if len(unit) != 3 * len(rows):
+        _fail(node, "stroke offsets: expected %d numbers (3 per kinematic vertex), got %d"
+              % (3 * len(rows), len(unit)))
+    nv = len(obj.data.vertices)
+    if max(rows) >= nv:
+        _fail(node, "the stroke's vertex row %d is not in mesh '%s' (%d vertices): draw the "
+                    "stroke again" % (max(rows), obj.name, nv))
+    bulges = _sampled_values(tree, node, "bulge", scene)
+    weights = _sampled_values(tree, node, "weight", scene)
+    amount = node.bulge
+    scale = None
+    if bulges is not None:
+        amount = max(bulges.values(), key=abs)
+        if any(b * amount < 0.0 for b in bulges.values()):
+            _fail(node, "the Bulge keys change sign (a bulge and a dent): use two edits")
+        scale = {f: (b / amount if amount != 0.0 else 0.0) for f, b in bulges.items()}
+    out = {"kinematic": rows,
+           "offsets": [[amount * unit[3 * i + k] for k in range(3)] for i in range(len(rows))],
+           "grow": node.grow, "stiffness": node.stiffness}
+    if scale is not None or weights is not None:
+        frames = sorted(scale if scale is not None else weights)
+        keys = [[f, max(0.0, (scale[f] if scale is not None else 1.0)
+                       * (weights[f] if weights is not None else node.weight))]
+                for f in frames]
+        out["keys"] = _reduce_keys(keys)
+    elif node.weight != 1.0:
+        out["keys"] = [[scene.frame_start, node.weight]]
+    return out
+
+
 def _compile_edit(tree, node, obj, scene):
+    if node.source == "STROKE":
+        return _compile_stroke_edit(tree, node, obj, scene)
     if not node.vertex_group:
         _fail(node, "no vertex group (the ROI's kinematic vertices)")
     group = obj.vertex_groups.get(node.vertex_group)
@@ -1530,6 +1632,7 @@ classes = (
     SpringSkinSpringNode,
     SpringSkinImplicitJointOperator,
     SpringSkinImplicitNode,
+    SpringSkinStrokeSample,
     SpringSkinSurfaceEditNode,
     SpringSkinNormalsNode,
     SpringSkinOutputNode,

@@ -40,7 +40,7 @@ import bpy
 import numpy as np
 
 __all__ = ["RigData", "SetupError", "armature_modifier", "armature_of", "check_setup", "extract", "frame_matrices",
-           "pose_matrices", "signature", "unsupported_options"]
+           "loop_triangles", "pose_matrices", "read_skeleton", "signature", "unsupported_options"]
 
 #: Object matrices closer than this (largest absolute entry difference) to
 #: the bind-time matrix are treated as unchanged (float32 round trips of
@@ -204,6 +204,36 @@ def check_setup(obj):
     return arm, mod
 
 
+def loop_triangles(me, dtype=np.int32):
+    """(F, 3) vertex indices of mesh `me`'s loop triangles (computed
+    already: ``Mesh.calc_loop_triangles``); row f is loop triangle f, the
+    rig's triangle row."""
+    nt = len(me.loop_triangles)
+    tri = np.empty(nt * 3, dtype=dtype)
+    me.loop_triangles.foreach_get("vertices", tri)
+    return tri.reshape(nt, 3)
+
+
+def read_skeleton(rd, arm):
+    """Fill the skeleton of RigData `rd` from armature object `arm`:
+    bone_names, parents, bind (``Bone.matrix_local``), bind_inverse, heads,
+    tails (armature space) and pose_order. Returns `rd`."""
+    bones = arm.data.bones
+    nb = len(bones)
+    rd.bone_names = [b.name for b in bones]
+    index = {name: i for i, name in enumerate(rd.bone_names)}
+    rd.parents = np.array([index[b.parent.name] if b.parent else -1 for b in bones],
+                          dtype=np.int32)
+    rd.bind = _matrices(bones, "matrix_local", nb)
+    rd.bind_inverse = np.linalg.inv(rd.bind)
+    rd.heads = _vectors(bones, "head_local", nb)
+    rd.tails = _vectors(bones, "tail_local", nb)
+    pose_names = [pb.name for pb in arm.pose.bones]
+    rd.pose_order = None if pose_names == rd.bone_names else \
+        np.array([pose_names.index(n) for n in rd.bone_names], dtype=np.int64)
+    return rd
+
+
 def extract(obj, arm, progress=None):
     """Read the rig of mesh object `obj` deformed by armature object `arm`.
 
@@ -221,24 +251,11 @@ def extract(obj, arm, progress=None):
     rd.mesh_name = obj.name
     rd.positions = _vectors(me.vertices, "co", nv)
     me.calc_loop_triangles()
-    nt = len(me.loop_triangles)
-    tri = np.empty(nt * 3, dtype=np.int32)
-    me.loop_triangles.foreach_get("vertices", tri)
-    rd.triangles = tri.reshape(nt, 3)
+    rd.triangles = loop_triangles(me)
 
+    read_skeleton(rd, arm)
     bones = arm.data.bones
-    nb = len(bones)
-    rd.bone_names = [b.name for b in bones]
     index = {name: i for i, name in enumerate(rd.bone_names)}
-    rd.parents = np.array([index[b.parent.name] if b.parent else -1 for b in bones],
-                          dtype=np.int32)
-    rd.bind = _matrices(bones, "matrix_local", nb)
-    rd.bind_inverse = np.linalg.inv(rd.bind)
-    rd.heads = _vectors(bones, "head_local", nb)
-    rd.tails = _vectors(bones, "tail_local", nb)
-    pose_names = [pb.name for pb in arm.pose.bones]
-    rd.pose_order = None if pose_names == rd.bone_names else \
-        np.array([pose_names.index(n) for n in rd.bone_names], dtype=np.int64)
 
     # vertex group index -> bone index (deforming bones only), else -1
     group_bone = []

@@ -102,6 +102,23 @@ def _draw_cage(layout, obj, settings, state):
         _wrapped(box, state.cage_error, icon="ERROR", width=LINE_WIDTH)
 
 
+def _draw_stroke_edits(layout, obj):
+    """The stroke edits of the object's graph (Spring Edit tool): Bulge
+    (keyable: I over the field), Weight and Rings of each."""
+    from . import sketch
+    edits = sketch.stroke_edits(obj)
+    if not edits:
+        return
+    box = layout.box()
+    box.label(text="Stroke edits (Spring Edit tool)", icon="SCULPTMODE_HLT")
+    for node in edits:
+        row = box.row(align=True)
+        row.label(text=node.name)
+        row.prop(node, "bulge")
+        row.prop(node, "weight", text="")
+        row.prop(node, "grow", text="")
+
+
 class SPRINGSKIN_PT_modifier(Panel):
     bl_space_type = "PROPERTIES"
     bl_region_type = "WINDOW"
@@ -166,6 +183,7 @@ class SPRINGSKIN_PT_modifier(Panel):
         sub.prop(settings, "bind_method")
         sub.prop(settings, "smooth_iterations")
         col.prop(settings, "auto_rebind")
+        _draw_stroke_edits(layout, obj)
         if settings.armature_modifier:
             _wrapped(col, "Takes over '%s' (disabled) of armature '%s'"
                      % (settings.armature_modifier, settings.armature_object),

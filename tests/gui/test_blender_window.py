@@ -123,10 +123,11 @@ def ocr(png, box, out_base, scale=300):
 
 
 @contextlib.contextmanager
-def blender_window(session, out, log_name):
-    """Blender's real window on a fresh Xvfb display, on the FBX test
-    character (tests/gui/make_scene.py, saved into `out` in background
-    mode), running tests/gui/`session` with REPO BUILD OUT after "--";
+def blender_window(session, out, log_name, scene="make_scene.py"):
+    """Blender's real window on a fresh Xvfb display, on the scene that
+    tests/gui/`scene` saves into `out` in background mode (default: the FBX
+    test character, make_scene.py), running tests/gui/`session` with REPO
+    BUILD OUT after "--";
     yields (env, blender process). Blender's output goes to SHOTS/log_name;
     Blender and Xvfb are killed at the end."""
     for tool, package in (("Xvfb", "xvfb"), ("xdotool", "xdotool"), ("import", "imagemagick"),
@@ -150,7 +151,7 @@ def blender_window(session, out, log_name):
                 raise AssertionError("Xvfb did not start")
             time.sleep(0.1)
         subprocess.run(["blender", "-b", "--factory-startup", "--python-exit-code", "1",
-                        "--python", os.path.join(REPO, "tests", "gui", "make_scene.py"),
+                        "--python", os.path.join(REPO, "tests", "gui", scene),
                         "--", REPO, BUILD, out], env=env, stdout=log, stderr=subprocess.STDOUT,
                        check=True)
         blender = subprocess.Popen(
