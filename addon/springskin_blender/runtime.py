@@ -1150,6 +1150,7 @@ def register():
     for list_name, fn in _HANDLERS:
         getattr(bpy.app.handlers, list_name).append(fn)
     nodes.add_change_listener(graph_changed)
+    cagemod.set_evaluator(evaluate)
     _subscribe_active()
     # bpy.data is restricted while add-ons register at startup: resume later
     bpy.app.timers.register(resume_all, first_interval=0.0)
