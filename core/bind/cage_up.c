@@ -209,6 +209,12 @@ done:
 ssk_status ssk_cage_up_create(ssk_cage_up *out, const double *phi, uint32_t count, uint32_t c,
                               ssk_error *err)
 {
+    return ssk_cage_up_create_rows(out, phi, count, c, NULL, err);
+}
+
+ssk_status ssk_cage_up_create_rows(ssk_cage_up *out, const double *phi, uint32_t count,
+                                   uint32_t c, const uint32_t *rows, ssk_error *err)
+{
     if (!out)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_up_create: NULL out");
     memset(out, 0, sizeof *out);
@@ -229,8 +235,23 @@ ssk_status ssk_cage_up_create(ssk_cage_up *out, const double *phi, uint32_t coun
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "ssk_cage_up_create: out of memory");
         goto done;
     }
-    st = ssk_cage_maxvol(out->rows, phi, count, c, err);
-    if (st != SSK_OK) goto done;
+    if (rows) { /* given (a stored binding's): distinct and in range */
+        for (uint32_t j = 0; j < c && st == SSK_OK; ++j)
+            for (uint32_t k = 0; k < j && st == SSK_OK; ++k)
+                if (rows[j] >= count || rows[j] == rows[k])
+                    st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                       "ssk_cage_up_create: row %u is %u (rows are distinct "
+                                       "and below %u)",
+                                       j, rows[j], count);
+        if (st == SSK_OK && c && rows[0] >= count)
+            st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                               "ssk_cage_up_create: row 0 is %u (below %u)", rows[0], count);
+        if (st != SSK_OK) goto done;
+        memcpy(out->rows, rows, (size_t)c * sizeof *out->rows);
+    } else {
+        st = ssk_cage_maxvol(out->rows, phi, count, c, err);
+        if (st != SSK_OK) goto done;
+    }
     /* Phi~ column-major: entry (j, k) = phi[rows[j]][k] */
     for (uint32_t j = 0; j < c; ++j)
         for (uint32_t k = 0; k < c; ++k)
