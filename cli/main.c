@@ -823,14 +823,15 @@ static ssk_status cage_bind(ssk_cage **out, ssk_cage_mesh *cage, ssk_cage_mesh *
     const double t0 = now_seconds();
     int reused = 0;
     s = ssk_cage_create_cached(out, ssk_scene_rig(scene), cage, binding, &reused, err);
+    const double seconds = now_seconds() - t0; /* the save not included */
     if (s == SSK_OK && binding && !reused && binding_path)
         s = ssk_binding_save(binding, binding_path, err);
     if (s == SSK_OK && reused)
         printf("cage: %u vertices, binding loaded from %s (not bound again) in %.3f s\n",
-               cage->vertex_count, binding_path, now_seconds() - t0);
+               cage->vertex_count, binding_path, seconds);
     else if (s == SSK_OK)
         printf("cage: bound %u vertices to %u rig vertices in %.3f s%s%s\n", cage->vertex_count,
-               ssk_rig_vertex_count(ssk_scene_rig(scene)), now_seconds() - t0,
+               ssk_rig_vertex_count(ssk_scene_rig(scene)), seconds,
                binding && binding_path ? " -> " : "", binding && binding_path ? binding_path : "");
     return s;
 }
