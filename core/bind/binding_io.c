@@ -1037,6 +1037,8 @@ ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                              !out ? "output" : (!rig ? "rig" : "parameters"));
     ssk_status s = ssk_bind_params_check(params, err);
     if (s != SSK_OK) return s;
+    ssk_cage_binding *kept_cage = NULL;
+    uint64_t kept_cage_key = 0;
     if (path) {
         ssk_bind_params want = *params;
         want.method = ssk_bind_resolve_method(rig, params->method);
@@ -1061,12 +1063,23 @@ ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                 if (out_reused) *out_reused = 1;
                 return ssk_error_ok(err);
             }
+            /* bound again below; the cage binding does not depend on the
+             * parameters and is kept (the file was this rig's) */
+            kept_cage = loaded->cage;
+            kept_cage_key = loaded->cage_key;
+            loaded->cage = NULL;
             ssk_binding_destroy(loaded);
         }
     }
     ssk_binding *b = NULL;
     s = ssk_binding_create(&b, rig, params, err);
-    if (s != SSK_OK) return s;
+    if (s != SSK_OK) {
+        ssk_cage_binding_free(kept_cage);
+        free(kept_cage);
+        return s;
+    }
+    b->cage = kept_cage;
+    b->cage_key = kept_cage_key;
     if (path) {
         s = ssk_binding_save(b, path, err);
         if (s != SSK_OK) {

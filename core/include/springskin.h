@@ -753,8 +753,9 @@ uint64_t ssk_rig_hash(const ssk_rig *rig);
  * version 2 with them (and their parameters), version 3 with implicit
  * skinning's bind data (params.compute_implicit: its fit parameters and
  * fit algorithm version, the bone fields' grids, the mean value
- * coordinates, the rest normals); all three load. Written to a temporary
- * name and renamed.
+ * coordinates, the rest normals), version 4 with a cage binding
+ * (ssk_cage_create_cached: keyed by the rest cage; Phi, Psi, the MaxVol
+ * rows); all four load. Written to a temporary name and renamed.
  * Errors: SSK_ERROR_IO. */
 ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_error *err);
 /* Loads a binding; with `rig` not NULL its hash must match.
@@ -767,7 +768,8 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
  * made with the same ssk_cor_params, without it CoRs in the file are kept;
  * with compute_implicit the file must hold implicit data that this build
  * uses, ssk_binding_view.implicit_current, without it such data is kept);
- * otherwise binds and saves to `path` (*out_reused = 0). `path` may be
+ * otherwise binds and saves to `path` (*out_reused = 0), keeping the
+ * file's cage binding, if any (it does not depend on the parameters). `path` may be
  * NULL (always binds, saves nothing). */
 ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                               const ssk_bind_params *params, const char *path,

@@ -17,7 +17,8 @@
  *   version 4): a cage from a saved and loaded binding reshapes, fits and
  *   bakes bit for bit as a freshly bound one; another cage is bound again;
  *   a corrupt or truncated cage section is a clear SSK_ERROR_IO; the
- *   command line's bind --cage and bake --binding --cage.
+ *   command line's bind --cage (kept when bind runs again with other
+ *   parameters) and bake --binding --cage.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -545,6 +546,19 @@ static void test_cli_cage_binding(void **state)
     r = tu_run_cli(dir, bind); /* again: everything reused */
     if (r.exit_code != 0) fail_msg("%s", r.err);
     assert_non_null(strstr(r.out, "binding loaded from"));
+    tu_cli_result_free(&r);
+    /* bound again with other parameters: the cage binding is kept */
+    const char *smooth[] = {"bind", BCN, "--smooth", "3", "-o", bfile, NULL};
+    r = tu_run_cli(dir, smooth);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "bound 3014 vertices"));
+    tu_cli_result_free(&r);
+    const char *smooth_cage[] = {"bind", BCN, "--smooth", "3", "--cage", rest_obj, "-o", bfile,
+                                 NULL};
+    r = tu_run_cli(dir, smooth_cage);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "binding loaded from"));
+    assert_non_null(strstr(r.out, "reused"));
     tu_cli_result_free(&r);
     const char *with[] = {"bake", BCN, "-o", a, "--frames", "0:4", "--binding", bfile,
                           "--cage", rest_obj, "--cage-edit", edit_obj, NULL};
