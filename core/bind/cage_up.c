@@ -204,8 +204,7 @@ ssk_status ssk_cage_maxvol(uint32_t *rows, const double *phi, uint32_t count, ui
         uint32_t bi = 0, bj = 0;
         double big = maxvol_largest(b, count, c, &bi, &bj);
         if (big <= 1.0 + MAXVOL_TOLERANCE) break; /* converged */
-        uint32_t u = 0;
-        for (; u < MAXVOL_REFRESH && big > 1.0 + MAXVOL_TOLERANCE; ++u) {
+        for (uint32_t u = 0; u < MAXVOL_REFRESH && big > 1.0 + MAXVOL_TOLERANCE; ++u) {
             if (++swaps > max_swaps) {
                 st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                                    "ssk_cage_maxvol: no convergence after %llu swaps "
@@ -275,16 +274,15 @@ ssk_status ssk_cage_up_create_rows(ssk_cage_up *out, const double *phi, uint32_t
         goto done;
     }
     if (rows) { /* given (a stored binding's): distinct and in range */
-        for (uint32_t j = 0; j < c && st == SSK_OK; ++j)
-            for (uint32_t k = 0; k < j && st == SSK_OK; ++k)
-                if (rows[j] >= count || rows[j] == rows[k])
-                    st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                                       "ssk_cage_up_create: row %u is %u (rows are distinct "
-                                       "and below %u)",
-                                       j, rows[j], count);
-        if (st == SSK_OK && c && rows[0] >= count)
-            st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                               "ssk_cage_up_create: row 0 is %u (below %u)", rows[0], count);
+        for (uint32_t j = 0; j < c && st == SSK_OK; ++j) {
+            bool repeated = false;
+            for (uint32_t k = 0; k < j; ++k) repeated = repeated || rows[k] == rows[j];
+            if (rows[j] >= count || repeated)
+                st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                   "ssk_cage_up_create: row %u is %u (rows are distinct and "
+                                   "below %u)",
+                                   j, rows[j], count);
+        }
         if (st != SSK_OK) goto done;
         memcpy(out->rows, rows, (size_t)c * sizeof *out->rows);
     } else {
