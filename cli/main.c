@@ -237,7 +237,11 @@ static void print_bake_help(FILE *f)
           "                     file's scene root space); the rest mesh and the joints\n"
           "                     follow E and the animation plays on the reshaped rig\n"
           "                     (cor: centers of rotation moved by Eq. 14); not with a\n"
-          "                     --graph that has a cage node\n"
+          "                     --graph that has a cage node. With --binding B, B is\n"
+          "                     the original rig's (e.g. 'bind --cage C -o B') and\n"
+          "                     keeps the cage binding: loaded when B holds C's, else\n"
+          "                     bound and added to B; the reshaped rig's attachment\n"
+          "                     binding is then made for this bake\n"
           "  -h, --help         show this help\n"
           "\n"
           "The .pc2 file starts at frame A with a sample rate of 1 (one sample per\n"
@@ -295,7 +299,7 @@ static void print_bind_help(FILE *f)
           "                       [--method auto|direct|weights|planar] [--smooth N]\n"
           "                       [--max-distance D] [--cor [--cor-sigma S]\n"
           "                       [--cor-epsilon E] [--cor-omega W] [--cor-cutoff C]]\n"
-          "                       [--implicit]\n"
+          "                       [--implicit] [--cage C.obj]\n"
           "\n"
           "Attaches every vertex of the rig to one bone at a point along it (the\n"
           "attachment binding of the rigid and incremental-rotation deformers,\n"
@@ -335,6 +339,13 @@ static void print_bind_help(FILE *f)
           "  --implicit            fit and store implicit skinning's fields (the 32^3\n"
           "                        grids of every bone's HRBF field, default fit\n"
           "                        parameters) and mean value coordinates\n"
+          "  --cage C.obj          bind the rest cage C (closed triangle mesh, the file's\n"
+          "                        scene root space, as 'bake --cage') and store its\n"
+          "                        binding (mean value coordinates of every vertex, the\n"
+          "                        joints' cage coordinates, the cage updater's rows;\n"
+          "                        Corda et al. 2020) in BINDING, for 'bake --binding\n"
+          "                        BINDING --cage C --cage-edit E'; reused when BINDING\n"
+          "                        holds C's\n"
           "  -h, --help            show this help\n",
           f);
 }
@@ -804,18 +815,22 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* --cage / --cage-edit (issue #21): both cages read into the scene's rig
- * space, the same topology checked, the rest cage bound to the rig. */
+/* --cage / --cage-edit (issue #21): both cages (edit NULL: the rest cage
+ * only) read into the scene's rig space, the same topology checked, the
+ * rest cage bound to the rig; with `binding` (the rig's, from
+ * binding_path) the cage binding is taken from it when it holds this
+ * cage's, else bound, stored in it and the binding saved to binding_path. */
 static ssk_status cage_bind(ssk_cage **out, ssk_cage_mesh *cage, ssk_cage_mesh *edit,
                             const ssk_scene *scene, const char *cage_path,
-                            const char *edit_path, ssk_error *err)
+                            const char *edit_path, ssk_binding *binding,
+                            const char *binding_path, ssk_error *err)
 {
     ssk_status s = ssk_cage_mesh_import(cage, cage_path, scene, err);
-    if (s == SSK_OK) s = ssk_cage_mesh_import(edit, edit_path, scene, err);
+    if (s == SSK_OK && edit) s = ssk_cage_mesh_import(edit, edit_path, scene, err);
     if (s != SSK_OK) return s;
-    if (edit->vertex_count != cage->vertex_count || edit->triangle_count != cage->triangle_count ||
+    if (edit && (edit->vertex_count != cage->vertex_count || edit->triangle_count != cage->triangle_count ||
         memcmp(edit->triangles, cage->triangles,
-               3 * (size_t)cage->triangle_count * sizeof *cage->triangles) != 0)
+               3 * (size_t)cage->triangle_count * sizeof *cage->triangles) != 0))
     {
         err->status = SSK_ERROR_INVALID_ARGUMENT;
         snprintf(err->message, sizeof err->message,
@@ -826,10 +841,18 @@ static ssk_status cage_bind(ssk_cage **out, ssk_cage_mesh *cage, ssk_cage_mesh *
         return err->status;
     }
     const double t0 = now_seconds();
-    s = ssk_cage_create(out, ssk_scene_rig(scene), cage, err);
-    if (s == SSK_OK)
-        printf("cage: bound %u vertices to %u rig vertices in %.3f s\n", cage->vertex_count,
-               ssk_rig_vertex_count(ssk_scene_rig(scene)), now_seconds() - t0);
+    int reused = 0;
+    s = ssk_cage_create_cached(out, ssk_scene_rig(scene), cage, binding, &reused, err);
+    const double seconds = now_seconds() - t0; /* the save not included */
+    if (s == SSK_OK && binding && !reused && binding_path)
+        s = ssk_binding_save(binding, binding_path, err);
+    if (s == SSK_OK && reused)
+        printf("cage: %u vertices, binding loaded from %s (not bound again) in %.3f s\n",
+               cage->vertex_count, binding_path, seconds);
+    else if (s == SSK_OK)
+        printf("cage: bound %u vertices to %u rig vertices in %.3f s%s%s\n", cage->vertex_count,
+               ssk_rig_vertex_count(ssk_scene_rig(scene)), seconds,
+               binding && binding_path ? " -> " : "", binding && binding_path ? binding_path : "");
     return s;
 }
 
@@ -876,9 +899,6 @@ static int command_bake(int argc, char **argv)
     if (!cage_path != !cage_edit_path)
         return usage_error("bake", "--cage and --cage-edit go together (the rest cage and the "
                                    "edited one)");
-    if (cage_path && binding_path)
-        return usage_error("bake", "--binding and --cage exclude each other (the binding is "
-                                   "made for the reshaped rig)");
 
     ssk_error err = {0};
     ssk_bake_desc desc = {0};
@@ -935,8 +955,26 @@ static int command_bake(int argc, char **argv)
     ssk_cage_mesh cage = {0}, edit = {0};
     ssk_cage *bound_cage = NULL;
     if (cage_path) {
-        s = cage_bind(&bound_cage, &cage, &edit, scene, cage_path, cage_edit_path, &err);
+        /* with --binding, B is the original rig's and keeps the cage
+         * binding; the reshaped rig's attachment binding is made for this
+         * bake */
+        ssk_binding *rig_binding = NULL;
+        struct stat st;
+        if (binding_path && stat(binding_path, &st) == 0) {
+            s = ssk_binding_load(&rig_binding, binding_path, ssk_scene_rig(scene), &err);
+        } else if (binding_path) {
+            ssk_bind_params params;
+            ssk_bind_params_default(&params);
+            s = ssk_binding_create(&rig_binding, ssk_scene_rig(scene), &params, &err);
+        }
+        if (s == SSK_OK)
+            s = cage_bind(&bound_cage, &cage, &edit, scene, cage_path, cage_edit_path,
+                          rig_binding, binding_path, &err);
+        ssk_binding_destroy(rig_binding);
         if (s != SSK_OK) {
+            ssk_cage_destroy(bound_cage);
+            ssk_cage_mesh_free(&cage);
+            ssk_cage_mesh_free(&edit);
             ssk_scene_destroy(scene);
             return runtime_error(&err, s);
         }
@@ -946,7 +984,7 @@ static int command_bake(int argc, char **argv)
     ssk_graph *graph = NULL;
     ssk_binding *binding = NULL;
     s = bake_graph_and_binding(ssk_scene_rig(scene), desc.method, graph_path, spring_solver,
-                               binding_path, &graph, &binding, &err);
+                               cage_path ? NULL : binding_path, &graph, &binding, &err);
     /* NULL: the method's own graph */
     desc.graph = graph_path || spring_solver ? graph : NULL;
     desc.binding = binding;
@@ -1260,7 +1298,8 @@ static int command_preview(int argc, char **argv)
     ssk_cage_mesh cage = {0}, edit = {0};
     ssk_cage *bound_cage = NULL;
     if (cage_path) {
-        s = cage_bind(&bound_cage, &cage, &edit, scene, cage_path, cage_edit_path, &err);
+        s = cage_bind(&bound_cage, &cage, &edit, scene, cage_path, cage_edit_path, NULL, NULL,
+                      &err);
         desc.cage = bound_cage;
         desc.cage_edit = edit.vertices;
     }
@@ -1288,14 +1327,15 @@ static int command_bind(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *report = OPTION_FLAG_UNSET, *method_text = NULL,
                *smooth_text = NULL, *distance_text = NULL, *cor = OPTION_FLAG_UNSET,
-               *cor_text[4] = {NULL, NULL, NULL, NULL}, *implicit = OPTION_FLAG_UNSET;
+               *cor_text[4] = {NULL, NULL, NULL, NULL}, *implicit = OPTION_FLAG_UNSET,
+               *cage_path = NULL;
     const option_spec specs[] = {
         {"output", 'o', &output},      {"report", 0, &report},
         {"method", 0, &method_text},   {"smooth", 0, &smooth_text},
         {"max-distance", 0, &distance_text}, {"cor", 0, &cor},
         {"cor-sigma", 0, &cor_text[0]}, {"cor-epsilon", 0, &cor_text[1]},
         {"cor-omega", 0, &cor_text[2]}, {"cor-cutoff", 0, &cor_text[3]},
-        {"implicit", 0, &implicit},
+        {"implicit", 0, &implicit},    {"cage", 0, &cage_path},
     };
     int r = parse_options("bind", argc, argv, 2, specs, sizeof specs / sizeof specs[0], &path,
                           print_bind_help);
@@ -1362,9 +1402,16 @@ static int command_bind(int argc, char **argv)
         if (s == SSK_ERROR_INVALID_ARGUMENT) return usage_error("bind", "%s", err.message);
         return runtime_error(&err, s);
     }
+    if (cage_path) { /* its line is printed first */
+        ssk_cage_mesh cage_mesh = {0};
+        ssk_cage *cage = NULL;
+        s = cage_bind(&cage, &cage_mesh, NULL, scene, cage_path, NULL, binding, output, &err);
+        ssk_cage_destroy(cage);
+        ssk_cage_mesh_free(&cage_mesh);
+    }
     ssk_binding_view view;
     ssk_binding_report quality;
-    s = ssk_binding_get(binding, &view, &err);
+    if (s == SSK_OK) s = ssk_binding_get(binding, &view, &err);
     if (s == SSK_OK && report == OPTION_FLAG_SET)
         s = ssk_binding_report_compute(&quality, binding, rig, &err);
     /* The names of the bone pair the report names (the rig goes with the

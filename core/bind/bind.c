@@ -181,6 +181,8 @@ void ssk_binding_destroy(ssk_binding *binding)
     free(binding->cor_flags);
     if (binding->implicit) ssk_implicit_fit_free(binding->implicit);
     free(binding->implicit);
+    ssk_cage_binding_free(binding->cage);
+    free(binding->cage);
     free(binding->bones);
     free(binding->t);
     free(binding->scale_vectors);
@@ -207,6 +209,9 @@ ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ss
     out->implicit_field_count = binding->implicit ? binding->implicit->field_count : 0;
     out->implicit_seconds = binding->implicit_seconds;
     out->implicit_current = ssk_binding_implicit_fit(binding, NULL) != NULL;
+    out->has_cage = binding->cage != NULL;
+    out->cage_vertex_count = binding->cage ? binding->cage->cage_vertex_count : 0;
+    out->cage_seconds = binding->cage_seconds;
     return ssk_error_ok(err);
 }
 

@@ -12,6 +12,7 @@
 #ifndef SSK_BINDING_H
 #define SSK_BINDING_H
 
+#include "bind/cage.h"
 #include "bind/implicit_bind.h"
 #include "model/internal.h"
 
@@ -42,6 +43,14 @@ struct ssk_binding {
     ssk_implicit_fit_params implicit_params;
     uint32_t implicit_version;
     double implicit_seconds;
+    /* A cage binding (coupled cages and skeletons, Corda et al. 2020;
+     * issue #21), else NULL: its stored form (ssk_cage_binding_copy with
+     * no cage: phi, psi, the MaxVol rows), owned, a rig of #V and #B
+     * above; cage_key = ssk_cage_binding_key of the rest cage it was made
+     * for; the time ssk_cage_binding_create took (0 when loaded). */
+    ssk_cage_binding *cage;
+    uint64_t cage_key;
+    double cage_seconds;
 };
 
 /* The binding's implicit fit when it holds one that an implicit deformer

@@ -59,7 +59,33 @@
  * Size: the version 2 size + 24 + 4 #B + F (76 + 16 N^3) + 4 (#V + 1) +
  * 8 E + 12 #V bytes. The 128^3 composition operators are rig-independent
  * and not stored (ssk_implicit_operators).
- * All three versions load. The file is written to "<path>.tmp-<pid>", flushed,
+ * Format version 4 (written when the binding holds a cage binding,
+ * Corda et al. 2020, 3-4.2; issue #21): the header of version 3 with
+ * version 4 and section bit 2 (= a cage section follows; it must be set;
+ * bits 0 and 1 as in version 3, the implicit key and counts zero without
+ * bit 1), then the key and counts of the cage section:
+ *   offset 84  uint64    cage key (ssk_cage_binding_key: the rest cage's
+ *                        vertices and triangles, the localization exponent
+ *                        and SSK_CAGE_BIND_VERSION)
+ *   offset 92  uint32    c, the cage's vertex count (4 <= c <= #V, at most
+ *                        BIND_CAGE_MAX_VERTICES)
+ *   offset 96  uint32    flags: bit 0 = the joints' mvc_ji were mean value
+ *                        coordinates of the rest mesh (else the stand-in,
+ *                        bind/cage_bind.c); other bits 0
+ *   offset 100 the per-vertex arrays of version 1, the CoR section (bit
+ *   0), the implicit section (bit 1), then the cage section:
+ *              float64[#V*c] Phi: every rest vertex's mean value
+ *                            coordinates (rows sum to 1)
+ *              float64[#B*c] Psi: every bone head's cage coordinates
+ *                            (Eq. 10-12; rows sum to 1)
+ *              uint32[c]     the cage updater's MaxVol rows (distinct,
+ *                            < #V)
+ *   then       uint64    checksum as above
+ * Size: the version 3 size (without the implicit section's 24 header
+ * bytes when it is absent: they stay in the header) + 16 + 8 c (#V + #B)
+ * + 4 c bytes. The LU factors of the cage updater are not stored: they
+ * are made again from Phi and the rows (under a millisecond for c = 88).
+ * All four versions load. The file is written to "<path>.tmp-<pid>", flushed,
  * fsynced and renamed onto `path`; any failure removes the temporary file.
  * Loading checks, in order: the size of the header, the magic, the version,
  * the size the header implies, the checksum, then every field's range; any
@@ -84,12 +110,22 @@ _Static_assert(sizeof(float) == 4 && FLT_MANT_DIG == 24 && FLT_MAX_EXP == 128,
 #define BIND_FILE_VERSION 1u
 #define BIND_FILE_VERSION_COR 2u
 #define BIND_FILE_VERSION_IMPLICIT 3u
+#define BIND_FILE_VERSION_CAGE 4u
 #define BIND_HEADER_SIZE 40
 #define BIND_HEADER_SIZE_V2 60
 #define BIND_HEADER_SIZE_V3 84
+#define BIND_HEADER_SIZE_V4 100
 /* Section bits of versions 2 and 3: centers of rotation, implicit data. */
 #define BIND_SECTION_COR 1u
 #define BIND_SECTION_IMPLICIT 2u
+#define BIND_SECTION_CAGE 4u
+/* A stored cage has at most this many vertices (a cage is coarse; the
+ * bound keeps #V c below 2^48 before anything is allocated). */
+#define BIND_CAGE_MAX_VERTICES 65536u
+/* Cage section flag bits: the joints' mvc_ji were the mesh's. */
+#define BIND_CAGE_FLAG_MESH_MVC 1u
+/* A stored row of Phi or Psi sums to 1 within this times max(1, sum |x|). */
+#define BIND_CAGE_ROW_SUM_TOLERANCE 1e-6
 /* Bytes of a field's record before its grid: bone, r, centers, matrix. */
 #define BIND_FIELD_HEAD_BYTES 76u
 /* Channels of a grid point: f, grad f. */
@@ -150,9 +186,10 @@ static size_t cor_section_size(uint32_t vertex_count)
 
 static size_t header_size(uint32_t version)
 {
-    return version == BIND_FILE_VERSION       ? BIND_HEADER_SIZE
-           : version == BIND_FILE_VERSION_COR ? BIND_HEADER_SIZE_V2
-                                              : BIND_HEADER_SIZE_V3;
+    return version == BIND_FILE_VERSION            ? BIND_HEADER_SIZE
+           : version == BIND_FILE_VERSION_COR      ? BIND_HEADER_SIZE_V2
+           : version == BIND_FILE_VERSION_IMPLICIT ? BIND_HEADER_SIZE_V3
+                                                   : BIND_HEADER_SIZE_V4;
 }
 
 /* The implicit section's key and counts (header offsets 60-83). */
@@ -161,6 +198,10 @@ typedef struct implicit_dims {
     ssk_implicit_fit_params params;
     uint32_t field_count; /* F */
     uint32_t mvc_entries; /* E */
+    /* the cage section's (version 4; cage_vertex_count 0 without it) */
+    uint64_t cage_key;
+    uint32_t cage_vertex_count; /* c */
+    uint32_t cage_flags;
 } implicit_dims;
 
 /* Bytes of one field's record at resolution n. */
@@ -179,13 +220,47 @@ static uint64_t implicit_section_size(uint32_t vertex_count, uint32_t bone_count
            4ull * ((uint64_t)vertex_count + 1) + 8ull * d->mvc_entries + 12ull * vertex_count;
 }
 
+/* Size of the cage section of c cage vertices (c <= BIND_CAGE_MAX_VERTICES:
+ * no overflow). */
+static uint64_t cage_section_size(uint32_t vertex_count, uint32_t bone_count, uint32_t c)
+{
+    return 8ull * c * ((uint64_t)vertex_count + bone_count) + 4ull * c;
+}
+
 static uint64_t file_size_for(uint32_t version, uint32_t vertex_count, uint32_t bone_count,
-                              bool cor, const implicit_dims *implicit)
+                              bool cor, const implicit_dims *implicit, uint32_t cage_c)
 {
     return header_size(version) + (uint64_t)vertex_count * BIND_BYTES_PER_VERTEX +
            (cor ? cor_section_size(vertex_count) : 0) +
            (implicit ? implicit_section_size(vertex_count, bone_count, implicit) : 0) +
+           (cage_c ? cage_section_size(vertex_count, bone_count, cage_c) : 0) +
            BIND_CHECKSUM_SIZE;
+}
+
+static void put_f64(unsigned char *dst, double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    put_u64(dst, bits);
+}
+
+static double get_f64(const unsigned char *src)
+{
+    const uint64_t bits = get_u64(src);
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+/* The cage section of `b` (b->cage set) at p; returns its end. */
+static unsigned char *put_cage(unsigned char *p, const ssk_binding *b)
+{
+    const ssk_cage_binding *cb = b->cage;
+    const size_t c = cb->cage_vertex_count;
+    for (size_t i = 0; i < (size_t)b->vertex_count * c; ++i, p += 8) put_f64(p, cb->phi[i]);
+    for (size_t i = 0; i < (size_t)b->bone_count * c; ++i, p += 8) put_f64(p, cb->psi[i]);
+    for (size_t k = 0; k < c; ++k, p += 4) put_u32(p, cb->up.rows[k]);
+    return p;
 }
 
 /* The implicit section of `b` (b->implicit set) at p; returns its end. */
@@ -239,11 +314,23 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
         dims.field_count = binding->implicit->field_count;
         dims.mvc_entries = binding->implicit->mvc_offsets[nv];
     }
-    const uint32_t version = binding->implicit ? BIND_FILE_VERSION_IMPLICIT
-                             : cor             ? BIND_FILE_VERSION_COR
-                                               : BIND_FILE_VERSION;
+    const ssk_cage_binding *cage = binding->cage;
+    if (cage && (cage->vertex_count != binding->vertex_count ||
+                 cage->joint_count != binding->bone_count ||
+                 cage->cage_vertex_count > BIND_CAGE_MAX_VERTICES))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_binding_save: the cage binding (%u vertices, %u joints, %u cage "
+                             "vertices) does not fit the binding (%u vertices, %u bones, at most "
+                             "%u cage vertices)",
+                             cage->vertex_count, cage->joint_count, cage->cage_vertex_count,
+                             binding->vertex_count, binding->bone_count, BIND_CAGE_MAX_VERTICES);
+    const uint32_t cage_c = cage ? cage->cage_vertex_count : 0;
+    const uint32_t version = cage                ? BIND_FILE_VERSION_CAGE
+                             : binding->implicit ? BIND_FILE_VERSION_IMPLICIT
+                             : cor               ? BIND_FILE_VERSION_COR
+                                                 : BIND_FILE_VERSION;
     const uint64_t size64 = file_size_for(version, binding->vertex_count, binding->bone_count,
-                                          cor, binding->implicit ? &dims : NULL);
+                                          cor, binding->implicit ? &dims : NULL, cage_c);
     if (size64 > SIZE_MAX)
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY,
                              "binding '%s' would be %llu bytes, more than this build addresses",
@@ -268,7 +355,13 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
     put_u32(buf + 36, binding->bone_count);
     if (version != BIND_FILE_VERSION)
         put_u32(buf + 40, (cor ? BIND_SECTION_COR : 0u) |
-                              (binding->implicit ? BIND_SECTION_IMPLICIT : 0u));
+                              (binding->implicit ? BIND_SECTION_IMPLICIT : 0u) |
+                              (cage ? BIND_SECTION_CAGE : 0u));
+    if (cage) {
+        put_u64(buf + 84, binding->cage_key);
+        put_u32(buf + 92, cage_c);
+        put_u32(buf + 96, cage->joints_from_mesh_mvc ? BIND_CAGE_FLAG_MESH_MVC : 0u);
+    }
     if (binding->implicit) {
         put_u32(buf + 60, dims.fit_version);
         put_u32(buf + 64, dims.params.target_samples);
@@ -293,6 +386,7 @@ ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_er
         p += cor_section_size(binding->vertex_count) - 12 * nv; /* flags and padding */
     }
     if (binding->implicit) p = put_implicit(p, binding);
+    if (cage) p = put_cage(p, binding);
     put_u64(p, XXH3_64bits(buf, (size_t)(p - buf)));
 
     ssk_status s = SSK_OK;
@@ -348,7 +442,7 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
     ssk_status s = SSK_OK;
     unsigned char *buf = NULL;
     struct stat st;
-    unsigned char header[BIND_HEADER_SIZE_V3];
+    unsigned char header[BIND_HEADER_SIZE_V4];
     uint32_t version = 0;
     bool cor = false, implicit = false;
     if (fstat(fileno(f), &st) != 0) {
@@ -380,12 +474,11 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
     }
     version = get_u32(header + 8);
     if (version != BIND_FILE_VERSION && version != BIND_FILE_VERSION_COR &&
-        version != BIND_FILE_VERSION_IMPLICIT) {
+        version != BIND_FILE_VERSION_IMPLICIT && version != BIND_FILE_VERSION_CAGE) {
         s = ssk_error_set(err, SSK_ERROR_IO,
-                          "binding '%s' has format version %u; this build reads versions %u, "
-                          "%u and %u",
-                          path, (unsigned)version, BIND_FILE_VERSION, BIND_FILE_VERSION_COR,
-                          BIND_FILE_VERSION_IMPLICIT);
+                          "binding '%s' has format version %u; this build reads versions %u "
+                          "to %u",
+                          path, (unsigned)version, BIND_FILE_VERSION, BIND_FILE_VERSION_CAGE);
         goto done;
     }
     const size_t head = header_size(version);
@@ -405,9 +498,11 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
             goto done;
         }
         const uint32_t sections = get_u32(header + 40);
-        const uint32_t known = version == BIND_FILE_VERSION_COR
-                                   ? BIND_SECTION_COR
-                                   : BIND_SECTION_COR | BIND_SECTION_IMPLICIT;
+        const uint32_t known =
+            version == BIND_FILE_VERSION_COR        ? BIND_SECTION_COR
+            : version == BIND_FILE_VERSION_IMPLICIT ? BIND_SECTION_COR | BIND_SECTION_IMPLICIT
+                                                    : BIND_SECTION_COR | BIND_SECTION_IMPLICIT |
+                                                          BIND_SECTION_CAGE;
         if (sections & ~known) {
             s = ssk_error_set(err, SSK_ERROR_IO,
                               "binding '%s' (format version %u) is corrupt: unknown sections "
@@ -421,6 +516,13 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
             s = ssk_error_set(err, SSK_ERROR_IO,
                               "binding '%s' (format version 3) is corrupt: no implicit "
                               "section (sections 0x%x)",
+                              path, (unsigned)sections);
+            goto done;
+        }
+        if (version == BIND_FILE_VERSION_CAGE && !(sections & BIND_SECTION_CAGE)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' (format version 4) is corrupt: no cage section "
+                              "(sections 0x%x)",
                               path, (unsigned)sections);
             goto done;
         }
@@ -452,15 +554,32 @@ static ssk_status read_binding_file(unsigned char **out_buf, uint32_t *out_versi
             goto done;
         }
     }
-    const uint64_t expected = file_size_for(version, nv, nb, cor, implicit ? dims : NULL);
+    if (version == BIND_FILE_VERSION_CAGE) {
+        dims->cage_key = get_u64(header + 84);
+        dims->cage_vertex_count = get_u32(header + 92);
+        dims->cage_flags = get_u32(header + 96);
+        const uint32_t c = dims->cage_vertex_count;
+        if (c < 4 || c > nv || c > BIND_CAGE_MAX_VERTICES ||
+            (dims->cage_flags & ~BIND_CAGE_FLAG_MESH_MVC)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: its cage section has %u cage vertices "
+                              "(4 to min(#V = %u, %u)) and flags 0x%x (bit 0 only)",
+                              path, (unsigned)c, (unsigned)nv, BIND_CAGE_MAX_VERTICES,
+                              (unsigned)dims->cage_flags);
+            goto done;
+        }
+    }
+    const uint64_t expected = file_size_for(version, nv, nb, cor, implicit ? dims : NULL,
+                                            dims->cage_vertex_count);
     if ((uint64_t)st.st_size != expected) {
         s = ssk_error_set(err, SSK_ERROR_IO,
                           "binding '%s' is %s: %lld bytes where its header's %u vertices "
-                          "need %llu (format version %u%s%s)",
+                          "need %llu (format version %u%s%s%s)",
                           path, (uint64_t)st.st_size < expected ? "truncated" : "corrupt",
                           (long long)st.st_size, (unsigned)nv, (unsigned long long)expected,
                           (unsigned)version, cor ? ", with centers of rotation" : "",
-                          implicit ? ", with implicit data" : "");
+                          implicit ? ", with implicit data" : "",
+                          dims->cage_vertex_count ? ", with a cage binding" : "");
         goto done;
     }
     if (rig) {
@@ -673,6 +792,88 @@ fail:
     return s;
 }
 
+/* Checks a row of Phi or Psi (c values at p): finite, at most
+ * SSK_MAX_MAGNITUDE, summing to 1 (BIND_CAGE_ROW_SUM_TOLERANCE); copies it
+ * to dst. */
+static bool cage_row_load(double *dst, const unsigned char *p, uint32_t c)
+{
+    double sum = 0.0, abs_sum = 0.0;
+    for (uint32_t k = 0; k < c; ++k, p += 8) {
+        const double x = get_f64(p);
+        if (!(fabs(x) <= SSK_MAX_MAGNITUDE)) return false;
+        dst[k] = x;
+        sum += x;
+        abs_sum += fabs(x);
+    }
+    return fabs(sum - 1.0) <= BIND_CAGE_ROW_SUM_TOLERANCE * fmax(1.0, abs_sum);
+}
+
+/* The cage section at *pp of a binding of b->vertex_count and
+ * b->bone_count (c checked by read_binding_file: 4 <= c <= #V), every
+ * value checked; sets b->cage (its stored form, owned) and b->cage_key,
+ * advances *pp. Errors: SSK_ERROR_IO naming the first bad value,
+ * SSK_ERROR_OUT_OF_MEMORY. */
+static ssk_status load_cage(ssk_binding *b, const unsigned char **pp, const implicit_dims *d,
+                            const char *path, ssk_error *err)
+{
+    const unsigned char *p = *pp;
+    const uint32_t nv = b->vertex_count, nb = b->bone_count, c = d->cage_vertex_count;
+    ssk_cage_binding *cb = calloc(1, sizeof *cb);
+    uint8_t *taken = calloc((size_t)nv + 1, 1);
+    ssk_status s = SSK_OK;
+    if (!cb || !taken) goto oom;
+    b->cage = cb; /* freed with b on failure */
+    cb->vertex_count = nv;
+    cb->joint_count = nb;
+    cb->cage_vertex_count = c;
+    cb->joints_from_mesh_mvc = (d->cage_flags & BIND_CAGE_FLAG_MESH_MVC) != 0;
+    cb->phi = malloc(((size_t)nv * c + 1) * sizeof *cb->phi);
+    cb->psi = malloc(((size_t)nb * c + 1) * sizeof *cb->psi);
+    cb->up.c = c;
+    cb->up.rows = malloc(((size_t)c + 1) * sizeof *cb->up.rows);
+    if (!cb->phi || !cb->psi || !cb->up.rows) goto oom;
+    for (uint32_t v = 0; v < nv; ++v, p += 8 * (size_t)c)
+        if (!cage_row_load(cb->phi + (size_t)v * c, p, c)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: vertex %u's cage coordinates (Phi) are "
+                              "not finite or do not sum to 1",
+                              path, (unsigned)v);
+            goto fail;
+        }
+    for (uint32_t j = 0; j < nb; ++j, p += 8 * (size_t)c)
+        if (!cage_row_load(cb->psi + (size_t)j * c, p, c)) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: bone %u's cage coordinates (Psi) are "
+                              "not finite or do not sum to 1",
+                              path, (unsigned)j);
+            goto fail;
+        }
+    for (uint32_t k = 0; k < c; ++k, p += 4) {
+        const uint32_t row = get_u32(p);
+        if (row >= nv || taken[row]) {
+            s = ssk_error_set(err, SSK_ERROR_IO,
+                              "binding '%s' is corrupt: cage updater row %u is vertex %u (rows "
+                              "are distinct vertices below %u)",
+                              path, (unsigned)k, (unsigned)row, (unsigned)nv);
+            goto fail;
+        }
+        taken[row] = 1;
+        cb->up.rows[k] = row;
+    }
+    b->cage_key = d->cage_key;
+    b->cage_seconds = 0.0;
+    free(taken);
+    *pp = p;
+    return SSK_OK;
+oom:
+    s = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "cannot allocate the cage binding of '%s'",
+                      path);
+fail:
+    if (cb && !b->cage) free(cb);
+    free(taken);
+    return s;
+}
+
 ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *rig,
                             ssk_error *err)
 {
@@ -797,6 +998,7 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
         p += cor_section_size(nv) - 12 * (size_t)nv;
     }
     if (implicit && (s = load_implicit(b, &p, &dims, path, err)) != SSK_OK) goto fail;
+    if (dims.cage_vertex_count && (s = load_cage(b, &p, &dims, path, err)) != SSK_OK) goto fail;
     b->rig_hash = hash;
     b->params = params;
     if (rig) {
@@ -835,6 +1037,8 @@ ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                              !out ? "output" : (!rig ? "rig" : "parameters"));
     ssk_status s = ssk_bind_params_check(params, err);
     if (s != SSK_OK) return s;
+    ssk_cage_binding *kept_cage = NULL;
+    uint64_t kept_cage_key = 0;
     if (path) {
         ssk_bind_params want = *params;
         want.method = ssk_bind_resolve_method(rig, params->method);
@@ -859,12 +1063,23 @@ ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                 if (out_reused) *out_reused = 1;
                 return ssk_error_ok(err);
             }
+            /* bound again below; the cage binding does not depend on the
+             * parameters and is kept (the file was this rig's) */
+            kept_cage = loaded->cage;
+            kept_cage_key = loaded->cage_key;
+            loaded->cage = NULL;
             ssk_binding_destroy(loaded);
         }
     }
     ssk_binding *b = NULL;
     s = ssk_binding_create(&b, rig, params, err);
-    if (s != SSK_OK) return s;
+    if (s != SSK_OK) {
+        ssk_cage_binding_free(kept_cage);
+        free(kept_cage);
+        return s;
+    }
+    b->cage = kept_cage;
+    b->cage_key = kept_cage_key;
     if (path) {
         s = ssk_binding_save(b, path, err);
         if (s != SSK_OK) {

@@ -76,6 +76,13 @@ typedef struct ssk_cage_up {
  * Errors: those of ssk_cage_maxvol, SSK_ERROR_BIND (a singular Phi~). */
 ssk_status ssk_cage_up_create(ssk_cage_up *out, const double *phi, uint32_t count, uint32_t c,
                               ssk_error *err);
+/* The same with the rows given (c distinct indices below count, e.g. a
+ * stored binding's MaxVol selection; NULL: ssk_cage_maxvol): only Phi~ is
+ * factorized (a few ms for c = 88, against the selection's tens).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (a row repeated or out of range),
+ * those of ssk_cage_up_create. */
+ssk_status ssk_cage_up_create_rows(ssk_cage_up *out, const double *phi, uint32_t count,
+                                   uint32_t c, const uint32_t *rows, ssk_error *err);
 /* cage (c by 3, caller-owned) gets C' solving Phi~ C' = M~', posed_rows (c
  * by 3) the posed positions of the mesh vertices up->rows, in order.
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL), SSK_ERROR_NONFINITE. */
@@ -159,6 +166,36 @@ ssk_status ssk_cage_binding_create(ssk_cage_binding *out, const ssk_rig *rig,
                                    const uint32_t *cage_triangles, uint32_t cage_triangle_count,
                                    ssk_error *err);
 void ssk_cage_binding_free(ssk_cage_binding *cb);
+
+/* The version of what ssk_cage_binding_create computes (Phi, Psi and its
+ * localization exponent, the MaxVol selection): part of the key of a
+ * stored cage binding, raised whenever a change alters their values. */
+#define SSK_CAGE_BIND_VERSION 1u
+
+/* The key of a cage binding (binding files' cage section, binding_io.c):
+ * XXH3 of a little-endian stream: the tag "SSKCAGE1", SSK_CAGE_BIND_VERSION,
+ * SSK_CAGE_LOCALIZATION_EXPONENT (binary64 bits), c, the triangle count,
+ * the rest cage's vertices (c by 3 float32, rig space, as ssk_cage_mesh
+ * holds them) and triangles (by 3 uint32). */
+uint64_t ssk_cage_binding_key(const float *cage_vertices, uint32_t cage_vertex_count,
+                              const uint32_t *cage_triangles, uint32_t cage_triangle_count);
+
+/* A copy of `src` (a complete binding, or a stored one: cage_rest,
+ * cage_triangles and up.lu / up.pivots NULL):
+ * - cage_vertices NULL: the stored form (phi, psi, up.rows, the counts and
+ *   joints_from_mesh_mvc; what a binding file keeps);
+ * - else the complete form for that rest cage (c by 3, rig space, checked
+ *   by ssk_cage_check; triangles by 3): phi, psi and rows copied, Phi~
+ *   factorized again (ssk_cage_up_create_rows), bit for bit the binding
+ *   ssk_cage_binding_create made when src came from it for this cage.
+ * - out: zeroed on entry, the caller's (ssk_cage_binding_free).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, counts differ from src's),
+ * those of ssk_cage_check and ssk_cage_up_create_rows,
+ * SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_cage_binding_copy(ssk_cage_binding *out, const ssk_cage_binding *src,
+                                 const double *cage_vertices, uint32_t cage_vertex_count,
+                                 const uint32_t *cage_triangles, uint32_t cage_triangle_count,
+                                 ssk_error *err);
 
 /* The rest shape under an edited rest cage (cage: c by 3, rig space):
  * positions (#V by 3, rig space, caller-owned, may be NULL) = Phi C (Eq. 7)

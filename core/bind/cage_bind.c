@@ -50,6 +50,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 /* Twice a welded mesh triangle's area below this, relative to the squared
  * bounding-box diagonal of the rest surface: dropped as degenerate (the
@@ -417,6 +418,104 @@ void ssk_cage_binding_free(ssk_cage_binding *cb)
     free(cb->psi);
     ssk_cage_up_free(&cb->up);
     memset(cb, 0, sizeof *cb);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stored bindings (binding files' cage section)                             */
+/* ------------------------------------------------------------------------ */
+
+#define CAGE_KEY_TAG "SSKCAGE1"
+#define CAGE_KEY_TAG_SIZE 8
+
+static bool key_u32(XXH3_state_t *state, uint32_t v)
+{
+    unsigned char b[4];
+    for (int k = 0; k < 4; ++k) b[k] = (unsigned char)((v >> (8 * k)) & 0xffu);
+    return XXH3_64bits_update(state, b, sizeof b) == XXH_OK;
+}
+
+uint64_t ssk_cage_binding_key(const float *cage_vertices, uint32_t cage_vertex_count,
+                              const uint32_t *cage_triangles, uint32_t cage_triangle_count)
+{
+    XXH3_state_t *state = XXH3_createState();
+    if (!state) return 0;
+    const double s = SSK_CAGE_LOCALIZATION_EXPONENT;
+    uint64_t sbits;
+    memcpy(&sbits, &s, sizeof sbits);
+    bool ok = XXH3_64bits_reset(state) == XXH_OK &&
+              XXH3_64bits_update(state, CAGE_KEY_TAG, CAGE_KEY_TAG_SIZE) == XXH_OK &&
+              key_u32(state, SSK_CAGE_BIND_VERSION) && key_u32(state, (uint32_t)sbits) &&
+              key_u32(state, (uint32_t)(sbits >> 32)) && key_u32(state, cage_vertex_count) &&
+              key_u32(state, cage_triangle_count);
+    for (size_t i = 0; ok && cage_vertices && i < 3 * (size_t)cage_vertex_count; ++i) {
+        uint32_t bits;
+        memcpy(&bits, &cage_vertices[i], sizeof bits);
+        ok = key_u32(state, bits);
+    }
+    for (size_t i = 0; ok && cage_triangles && i < 3 * (size_t)cage_triangle_count; ++i)
+        ok = key_u32(state, cage_triangles[i]);
+    const uint64_t key = ok ? XXH3_64bits_digest(state) : 0;
+    XXH3_freeState(state);
+    return key;
+}
+
+ssk_status ssk_cage_binding_copy(ssk_cage_binding *out, const ssk_cage_binding *src,
+                                 const double *cage_vertices, uint32_t cage_vertex_count,
+                                 const uint32_t *cage_triangles, uint32_t cage_triangle_count,
+                                 ssk_error *err)
+{
+    if (!out)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_binding_copy: NULL out");
+    memset(out, 0, sizeof *out);
+    if (!src || !src->phi || !src->psi || !src->up.rows || (cage_vertices && !cage_triangles))
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_cage_binding_copy: NULL argument");
+    const uint32_t nv = src->vertex_count, nb = src->joint_count, c = src->cage_vertex_count;
+    if (cage_vertices && cage_vertex_count != c)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_cage_binding_copy: a cage of %u vertices for a binding of %u",
+                             cage_vertex_count, c);
+    ssk_status st = SSK_OK;
+    if (cage_vertices) {
+        st = ssk_cage_check(cage_vertices, cage_vertex_count, cage_triangles,
+                            cage_triangle_count, err);
+        if (st != SSK_OK) return st;
+    }
+    out->vertex_count = nv;
+    out->cage_vertex_count = c;
+    out->joint_count = nb;
+    out->joints_from_mesh_mvc = src->joints_from_mesh_mvc;
+    out->phi = malloc(((size_t)nv * c + 1) * sizeof *out->phi);
+    out->psi = malloc(((size_t)nb * c + 1) * sizeof *out->psi);
+    if (!out->phi || !out->psi) goto oom;
+    memcpy(out->phi, src->phi, (size_t)nv * c * sizeof *out->phi);
+    memcpy(out->psi, src->psi, (size_t)nb * c * sizeof *out->psi);
+    if (cage_vertices) {
+        out->cage_triangle_count = cage_triangle_count;
+        out->cage_rest = malloc((3 * (size_t)c + 1) * sizeof *out->cage_rest);
+        out->cage_triangles =
+            malloc((3 * (size_t)cage_triangle_count + 1) * sizeof *out->cage_triangles);
+        if (!out->cage_rest || !out->cage_triangles) goto oom;
+        memcpy(out->cage_rest, cage_vertices, 3 * (size_t)c * sizeof *out->cage_rest);
+        memcpy(out->cage_triangles, cage_triangles,
+               3 * (size_t)cage_triangle_count * sizeof *out->cage_triangles);
+        ssk_error inner = {0};
+        st = ssk_cage_up_create_rows(&out->up, out->phi, nv, c, src->up.rows, &inner);
+        if (st != SSK_OK) {
+            st = ssk_error_set(err, st, "ssk_cage_binding_copy: cage updater: %s", inner.message);
+            ssk_cage_binding_free(out);
+            return st;
+        }
+    } else {
+        out->up.c = c;
+        out->up.rows = malloc(((size_t)c + 1) * sizeof *out->up.rows);
+        if (!out->up.rows) goto oom;
+        memcpy(out->up.rows, src->up.rows, (size_t)c * sizeof *out->up.rows);
+    }
+    return ssk_error_ok(err);
+oom:
+    ssk_cage_binding_free(out);
+    return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "ssk_cage_binding_copy: out of memory");
 }
 
 /* rows [begin, end) of dst (by 3, float) = coords (by c) times cage (c by 3) */

@@ -16,7 +16,7 @@
  * source files' own normals (hard edges) are not kept: shading welds by
  * position only in the reshaped rig.
  */
-#include "bind/cage.h"
+#include "bind/binding.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -52,9 +52,24 @@ struct ssk_cage {
 ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_mesh *cage,
                            ssk_error *err)
 {
+    return ssk_cage_create_cached(out, rig, cage, NULL, NULL, err);
+}
+
+ssk_status ssk_cage_create_cached(ssk_cage **out, const ssk_rig *rig, const ssk_cage_mesh *cage,
+                                  ssk_binding *binding, int *out_reused, ssk_error *err)
+{
     if (out) *out = NULL;
+    if (out_reused) *out_reused = 0;
     if (!out || !rig || !cage || !cage->vertices || !cage->triangles)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_create: NULL argument");
+    if (binding && (binding->vertex_count != rig->vertex_count ||
+                    binding->bone_count != rig->bone_count ||
+                    binding->rig_hash != ssk_rig_hash(rig)))
+        return ssk_error_set(err, SSK_ERROR_BINDING_MISMATCH,
+                             "ssk_cage_create: the binding was made for another rig (%u "
+                             "vertices, %u bones; this rig: %u, %u, or another hash)",
+                             binding->vertex_count, binding->bone_count, rig->vertex_count,
+                             rig->bone_count);
     if (!ssk_floats_bounded(cage->vertices, 3 * (size_t)cage->vertex_count))
         return ssk_error_set(err, SSK_ERROR_NONFINITE,
                              "cage: a vertex is not finite or beyond SSK_MAX_MAGNITUDE");
@@ -67,8 +82,37 @@ ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_me
     }
     for (size_t i = 0; i < 3 * (size_t)cage->vertex_count; ++i) vertices[i] = cage->vertices[i];
     c->rig = rig;
-    ssk_status st = ssk_cage_binding_create(&c->binding, rig, vertices, cage->vertex_count,
-                                            cage->triangles, cage->triangle_count, err);
+    const uint64_t key = binding ? ssk_cage_binding_key(cage->vertices, cage->vertex_count,
+                                                        cage->triangles, cage->triangle_count)
+                                 : 0;
+    const ssk_cage_binding *stored = binding ? binding->cage : NULL;
+    ssk_status st;
+    if (stored && binding->cage_key == key && stored->cage_vertex_count == cage->vertex_count &&
+        stored->vertex_count == rig->vertex_count && stored->joint_count == rig->bone_count) {
+        /* the binding's: Phi, Psi and the MaxVol rows as stored, Phi~
+         * factorized again */
+        st = ssk_cage_binding_copy(&c->binding, stored, vertices, cage->vertex_count,
+                                   cage->triangles, cage->triangle_count, err);
+        if (st == SSK_OK && out_reused) *out_reused = 1;
+    } else {
+        const double t0 = ssk_time_seconds();
+        st = ssk_cage_binding_create(&c->binding, rig, vertices, cage->vertex_count,
+                                     cage->triangles, cage->triangle_count, err);
+        if (st == SSK_OK && binding) { /* stored in the binding, replacing any */
+            ssk_cage_binding *keep = calloc(1, sizeof *keep);
+            st = keep ? ssk_cage_binding_copy(keep, &c->binding, NULL, 0, NULL, 0, err)
+                      : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+            if (st == SSK_OK) {
+                ssk_cage_binding_free(binding->cage);
+                free(binding->cage);
+                binding->cage = keep;
+                binding->cage_key = key;
+                binding->cage_seconds = ssk_time_seconds() - t0;
+            } else {
+                free(keep);
+            }
+        }
+    }
     free(vertices);
     c->heads = malloc((3 * (size_t)rig->bone_count + 1) * sizeof *c->heads);
     c->edit = malloc((3 * (size_t)cage->vertex_count + 1) * sizeof *c->edit);

@@ -22,11 +22,20 @@
  *    rank-one formula B -= B[:, j] (B_i - e_j^T) / B_ij (Sherman-Morrison).
  *    The largest |B_ij| is swapped in until none exceeds 1 + tolerance;
  *    |det| grows by a factor above 1 + tolerance per swap, so this ends.
- *    B is computed afresh (dgetrf on A~ and dgetrs, as B^T = A~^{-T} phi^T,
- *    whose column-major right-hand side is the row-major phi buffer as is)
- *    at the start and after every MAXVOL_REFRESH swaps and at the end, so
- *    the rank-one updates' rounding cannot accumulate; the loop stops only
- *    on a fresh B.
+ *    The start's B comes from the elimination's factors: with P phi = L U
+ *    (L count by c, unit lower trapezoidal), A~ = L_11 U, so B = P^T [I;
+ *    L_21 L_11^{-1}] (dtrsm on L_21: c^2 (count - c) flops). After every
+ *    MAXVOL_REFRESH swaps B is computed afresh (dgetrf on A~ and dgetrs,
+ *    as B^T = A~^{-T} phi^T, whose column-major right-hand side is the
+ *    row-major phi buffer as is), so that the rank-one updates' rounding
+ *    cannot accumulate; fewer updates than that, each exact up to a few
+ *    ulps of |B| (<= 1 + tolerance after a swap), leave B within ~1e-13 of
+ *    a fresh one, far inside the tolerance, and the loop stops on them.
+ *    Before (issue #21's speed goal) the start's B came from dgetrs too and
+ *    the loop ended on one more fresh B: 2 c^2 count flops each, two thirds
+ *    of the bind time of the arm's fine cage in bench_cage (c = 88, count
+ *    1,984, 16 swaps; netlib BLAS); the rows chosen are the same on every
+ *    bench_cage case and on the tests' rigs (compared bit for bit).
  *
  * The updater factorizes A~ = Phi~ once with dgetrf (LU with partial
  * pivoting: A~ is square, general (not symmetric) and well conditioned by
@@ -50,6 +59,9 @@ extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const doub
                     const int *lda, const int *ipiv, double *b, const int *ldb, int *info);
 extern void dgecon_(const char *norm, const int *n, const double *a, const int *lda,
                     const double *anorm, double *rcond, double *work, int *iwork, int *info);
+extern void dtrsm_(const char *side, const char *uplo, const char *transa, const char *diag,
+                   const int *m, const int *n, const double *alpha, const double *a,
+                   const int *lda, double *b, const int *ldb);
 extern double dlange_(const char *norm, const int *m, const int *n, const double *a,
                       const int *lda, double *work);
 
@@ -86,20 +98,27 @@ static int maxvol_fresh_b(double *b, double *a, int *piv, const double *phi, uin
     return info;
 }
 
+/* The largest |B_ij| of row i (c values) into *best (strictly larger
+ * only: the first in row-major order wins a tie), *bi and *bj its place. */
+static void maxvol_row_largest(const double *row, uint32_t i, uint32_t c, double *best,
+                               uint32_t *bi, uint32_t *bj)
+{
+    for (uint32_t j = 0; j < c; ++j) {
+        const double v = fabs(row[j]);
+        if (v > *best) {
+            *best = v;
+            *bi = i;
+            *bj = j;
+        }
+    }
+}
+
 /* The largest |B_ij| over the rows; *i, *j get its place. */
 static double maxvol_largest(const double *b, uint32_t count, uint32_t c, uint32_t *bi,
                              uint32_t *bj)
 {
     double best = -1.0;
-    for (uint32_t i = 0; i < count; ++i)
-        for (uint32_t j = 0; j < c; ++j) {
-            const double v = fabs(b[(size_t)i * c + j]);
-            if (v > best) {
-                best = v;
-                *bi = i;
-                *bj = j;
-            }
-        }
+    for (uint32_t i = 0; i < count; ++i) maxvol_row_largest(b + (size_t)i * c, i, c, &best, bi, bj);
     return best;
 }
 
@@ -123,25 +142,26 @@ ssk_status ssk_cage_maxvol(uint32_t *rows, const double *phi, uint32_t count, ui
 
     const size_t mc = (size_t)count * c;
     double *b = malloc(mc * sizeof *b), *a = malloc((size_t)c * c * sizeof *a);
+    double *f = malloc(mc * sizeof *f);
     int *piv = malloc((size_t)c * sizeof *piv);
     uint32_t *perm = malloc((size_t)count * sizeof *perm);
     ssk_status st = SSK_OK;
-    if (!b || !a || !piv || !perm) {
+    if (!b || !a || !f || !piv || !perm) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "ssk_cage_maxvol: out of memory");
         goto done;
     }
 
     /* 1. the start: partial pivoting on phi (count by c column-major) */
     for (uint32_t i = 0; i < count; ++i)
-        for (uint32_t j = 0; j < c; ++j) b[(size_t)j * count + i] = phi[(size_t)i * c + j];
+        for (uint32_t j = 0; j < c; ++j) f[(size_t)j * count + i] = phi[(size_t)i * c + j];
     {
         const int m = (int)count, n = (int)c;
         int info = 0;
-        dgetrf_(&m, &n, b, &m, piv, &info);
+        dgetrf_(&m, &n, f, &m, piv, &info);
         double largest = 0.0;
-        for (uint32_t j = 0; j < c; ++j) largest = fmax(largest, fabs(b[(size_t)j * count + j]));
+        for (uint32_t j = 0; j < c; ++j) largest = fmax(largest, fabs(f[(size_t)j * count + j]));
         for (uint32_t j = 0; j < c && info == 0; ++j)
-            if (!(fabs(b[(size_t)j * count + j]) > MAXVOL_RANK_RATIO * largest)) info = (int)j + 1;
+            if (!(fabs(f[(size_t)j * count + j]) > MAXVOL_RANK_RATIO * largest)) info = (int)j + 1;
         if (info != 0) {
             st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                                "ssk_cage_maxvol: phi (%u by %u) has rank below c (pivot %d of "
@@ -158,11 +178,24 @@ ssk_status ssk_cage_maxvol(uint32_t *rows, const double *phi, uint32_t count, ui
     }
     memcpy(rows, perm, (size_t)c * sizeof *rows);
 
+    /* the start's B: row perm[i] is e_i for i < c, else row i - c of
+     * L_21 L_11^{-1} (X L_11 = L_21, dtrsm in place on f's rows c..) */
+    if (count > c) {
+        const int m = (int)(count - c), n = (int)c, ld = (int)count;
+        const double one = 1.0;
+        dtrsm_("R", "L", "N", "U", &m, &n, &one, f, &ld, f + c, &ld);
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+        double *dst = b + (size_t)perm[i] * c;
+        for (uint32_t j = 0; j < c; ++j)
+            dst[j] = i < c ? (i == j ? 1.0 : 0.0) : f[(size_t)j * count + i];
+    }
+
     /* 2. swaps */
     const uint64_t max_swaps = (uint64_t)MAXVOL_MAX_SWAPS_PER_COLUMN * c;
     uint64_t swaps = 0;
-    for (;;) {
-        if (maxvol_fresh_b(b, a, piv, phi, count, c, rows) != 0) {
+    for (bool fresh = false;; fresh = true) {
+        if (fresh && maxvol_fresh_b(b, a, piv, phi, count, c, rows) != 0) {
             st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                                "ssk_cage_maxvol: the selected rows became singular (phi of "
                                "rank below c?)");
@@ -170,7 +203,7 @@ ssk_status ssk_cage_maxvol(uint32_t *rows, const double *phi, uint32_t count, ui
         }
         uint32_t bi = 0, bj = 0;
         double big = maxvol_largest(b, count, c, &bi, &bj);
-        if (big <= 1.0 + MAXVOL_TOLERANCE) break; /* converged on a fresh B */
+        if (big <= 1.0 + MAXVOL_TOLERANCE) break; /* converged */
         for (uint32_t u = 0; u < MAXVOL_REFRESH && big > 1.0 + MAXVOL_TOLERANCE; ++u) {
             if (++swaps > max_swaps) {
                 st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
@@ -184,19 +217,24 @@ ssk_status ssk_cage_maxvol(uint32_t *rows, const double *phi, uint32_t count, ui
             const double pivot = b[(size_t)bi * c + bj];
             for (uint32_t k = 0; k < c; ++k) a[k] = b[(size_t)bi * c + k] / pivot;
             a[bj] -= 1.0 / pivot;
-            for (uint32_t i = 0; i < count; ++i) {
-                const double f = b[(size_t)i * c + bj];
-                if (f == 0.0) continue;
-                double *bri = b + (size_t)i * c;
-                for (uint32_t k = 0; k < c; ++k) bri[k] -= f * a[k];
-            }
+            const uint32_t col = bj;
             rows[bj] = bi;
-            big = maxvol_largest(b, count, c, &bi, &bj);
+            /* the update and the next largest |B_ij| in one pass */
+            big = -1.0;
+            for (uint32_t i = 0; i < count; ++i) {
+                double *bri = b + (size_t)i * c;
+                const double g = bri[col];
+                if (g != 0.0)
+                    for (uint32_t k = 0; k < c; ++k) bri[k] -= g * a[k];
+                maxvol_row_largest(bri, i, c, &big, &bi, &bj);
+            }
         }
+        if (big <= 1.0 + MAXVOL_TOLERANCE) break; /* converged on the updated B */
     }
 done:
     free(b);
     free(a);
+    free(f);
     free(piv);
     free(perm);
     return st == SSK_OK ? ssk_error_ok(err) : st;
@@ -208,6 +246,12 @@ done:
 
 ssk_status ssk_cage_up_create(ssk_cage_up *out, const double *phi, uint32_t count, uint32_t c,
                               ssk_error *err)
+{
+    return ssk_cage_up_create_rows(out, phi, count, c, NULL, err);
+}
+
+ssk_status ssk_cage_up_create_rows(ssk_cage_up *out, const double *phi, uint32_t count,
+                                   uint32_t c, const uint32_t *rows, ssk_error *err)
 {
     if (!out)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_cage_up_create: NULL out");
@@ -229,8 +273,22 @@ ssk_status ssk_cage_up_create(ssk_cage_up *out, const double *phi, uint32_t coun
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "ssk_cage_up_create: out of memory");
         goto done;
     }
-    st = ssk_cage_maxvol(out->rows, phi, count, c, err);
-    if (st != SSK_OK) goto done;
+    if (rows) { /* given (a stored binding's): distinct and in range */
+        for (uint32_t j = 0; j < c && st == SSK_OK; ++j) {
+            bool repeated = false;
+            for (uint32_t k = 0; k < j; ++k) repeated = repeated || rows[k] == rows[j];
+            if (rows[j] >= count || repeated)
+                st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                                   "ssk_cage_up_create: row %u is %u (rows are distinct and "
+                                   "below %u)",
+                                   j, rows[j], count);
+        }
+        if (st != SSK_OK) goto done;
+        memcpy(out->rows, rows, (size_t)c * sizeof *out->rows);
+    } else {
+        st = ssk_cage_maxvol(out->rows, phi, count, c, err);
+        if (st != SSK_OK) goto done;
+    }
     /* Phi~ column-major: entry (j, k) = phi[rows[j]][k] */
     for (uint32_t j = 0; j < c; ++j)
         for (uint32_t k = 0; k < c; ++k)

@@ -693,6 +693,12 @@ typedef struct ssk_binding_view {
     uint32_t implicit_field_count;
     double implicit_seconds;
     int implicit_current;
+    /* A cage binding (ssk_cage_create_cached, `bind --cage`): whether the
+     * binding holds one (1), its cage's vertex count c, and the time
+     * binding it took (0 when loaded). */
+    int has_cage;
+    uint32_t cage_vertex_count;
+    double cage_seconds;
 } ssk_binding_view;
 
 ssk_status ssk_binding_get(const ssk_binding *binding, ssk_binding_view *out, ssk_error *err);
@@ -747,8 +753,9 @@ uint64_t ssk_rig_hash(const ssk_rig *rig);
  * version 2 with them (and their parameters), version 3 with implicit
  * skinning's bind data (params.compute_implicit: its fit parameters and
  * fit algorithm version, the bone fields' grids, the mean value
- * coordinates, the rest normals); all three load. Written to a temporary
- * name and renamed.
+ * coordinates, the rest normals), version 4 with a cage binding
+ * (ssk_cage_create_cached: keyed by the rest cage; Phi, Psi, the MaxVol
+ * rows); all four load. Written to a temporary name and renamed.
  * Errors: SSK_ERROR_IO. */
 ssk_status ssk_binding_save(const ssk_binding *binding, const char *path, ssk_error *err);
 /* Loads a binding; with `rig` not NULL its hash must match.
@@ -761,7 +768,8 @@ ssk_status ssk_binding_load(ssk_binding **out, const char *path, const ssk_rig *
  * made with the same ssk_cor_params, without it CoRs in the file are kept;
  * with compute_implicit the file must hold implicit data that this build
  * uses, ssk_binding_view.implicit_current, without it such data is kept);
- * otherwise binds and saves to `path` (*out_reused = 0). `path` may be
+ * otherwise binds and saves to `path` (*out_reused = 0), keeping the
+ * file's cage binding, if any (it does not depend on the parameters). `path` may be
  * NULL (always binds, saves nothing). */
 ssk_status ssk_binding_cached(ssk_binding **out, const ssk_rig *rig,
                               const ssk_bind_params *params, const char *path,
@@ -1738,6 +1746,21 @@ typedef struct ssk_cage ssk_cage;
  * SSK_ERROR_OUT_OF_MEMORY. */
 ssk_status ssk_cage_create(ssk_cage **out, const ssk_rig *rig, const ssk_cage_mesh *cage,
                            ssk_error *err);
+/* ssk_cage_create that keeps its binding in `binding` (the attachment
+ * binding of `rig`, ssk_binding_create or ssk_binding_load; NULL: plain
+ * ssk_cage_create): when the binding holds a cage binding made for this
+ * rest cage (its key: the cage's vertices and triangles, the localization
+ * exponent and the version of the cage binding's algorithms; binding file
+ * format version 4, core/bind/binding_io.c), Phi, Psi and the MaxVol rows
+ * are taken from it and only Phi~ is factorized again (*out_reused = 1;
+ * the cage behaves bit for bit as a freshly bound one); otherwise the cage
+ * is bound and its binding stored in `binding`, replacing any other
+ * cage's (*out_reused = 0; save the binding with ssk_binding_save to keep
+ * it). out_reused may be NULL.
+ * Errors: those of ssk_cage_create, SSK_ERROR_BINDING_MISMATCH (the
+ * binding is another rig's). */
+ssk_status ssk_cage_create_cached(ssk_cage **out, const ssk_rig *rig, const ssk_cage_mesh *cage,
+                                  ssk_binding *binding, int *out_reused, ssk_error *err);
 void ssk_cage_destroy(ssk_cage *cage);
 /* c, the cage's vertex count (0 for NULL). */
 uint32_t ssk_cage_vertex_count(const ssk_cage *cage);

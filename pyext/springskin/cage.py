@@ -9,6 +9,17 @@ from .rig import Rig
 __all__ = ["Cage"]
 
 
+def _binding_core(binding):
+    """The core Binding of `binding` (a Binding or None)."""
+    if binding is None:
+        return None
+    from .binding import Binding
+    if not isinstance(binding, Binding):
+        raise TypeError(f"binding: expected a springskin.Binding or None, got "
+                        f"{type(binding).__name__}")
+    return binding._core
+
+
 class Cage:
     """A cage bound to a rig at rest (``ssk_cage``; Corda et al. 2020).
 
@@ -37,6 +48,15 @@ class Cage:
         Cage vertex indices in [0, c); a closed, consistently oriented
         surface (outward normals, counter-clockwise seen from outside),
         t >= 4. Every bone head must lie inside it.
+    binding : Binding, optional
+        An attachment binding of `rig` (:func:`bind`, :func:`load_binding`)
+        that keeps the cage binding (``ssk_cage_create_cached``; binding
+        file format version 4): when it holds this rest cage's (same
+        vertices and triangles), Phi, Psi and the MaxVol rows are taken
+        from it and the cage behaves bit for bit as a freshly bound one;
+        otherwise the cage is bound and its binding stored in `binding`
+        (replacing another cage's; :meth:`Binding.save` keeps it). The
+        binding is written: do not share it with a running call.
 
     Attributes
     ----------
@@ -47,18 +67,23 @@ class Cage:
     vertices : numpy.ndarray, (c, 3) float32, read-only
         The rest cage, rig space (a copy of what was given or read).
     triangles : numpy.ndarray, (t, 3) int32, read-only
+    from_binding : bool
+        True when `binding` held this cage's binding (not bound again).
 
     Raises
     ------
     TypeError
         `rig` is not a Rig; an array of the wrong dtype kind (integer
-        vertices, float triangles, bool, complex, object).
+        vertices, float triangles, bool, complex, object); `binding`
+        is not a Binding.
     ValueError
         A wrong shape (``vertices: expected shape (c, 3), got (8, 2)``),
         NaN or infinity, fewer than 4 vertices or triangles, an index out
         of range, an open or inconsistently oriented cage, a bone head
         outside it (named), more cage vertices than rig vertices, a
         singular cage updater system.
+    SpringSkinError
+        `binding` is another rig's (``status`` ``"SSK_ERROR_BINDING_MISMATCH"``).
 
     Notes
     -----
@@ -66,13 +91,13 @@ class Cage:
     change the heads :meth:`pose` uses): share it between threads freely.
     """
 
-    def __init__(self, rig, vertices, triangles):
+    def __init__(self, rig, vertices, triangles, binding=None):
         _checks.rig(rig)
         self._rig = rig
-        self._core = _core.Cage(rig._core, vertices, triangles)
+        self._core = _core.Cage(rig._core, vertices, triangles, _binding_core(binding))
 
     @classmethod
-    def load(cls, path, rig):
+    def load(cls, path, rig, binding=None):
         """Read a cage with Assimp and bind it to `rig`.
 
         Every mesh of the file is read through its node's global matrix
@@ -90,6 +115,8 @@ class Cage:
             OBJ, or any format Assimp reads.
         rig : Rig
             The rig to bind, :func:`load`-ed or built from arrays.
+        binding : Binding, optional
+            As for :class:`Cage`.
 
         Returns
         -------
@@ -109,8 +136,12 @@ class Cage:
         _checks.rig(rig)
         cage = cls.__new__(cls)
         cage._rig = rig
-        cage._core = _core.Cage.load(path, rig._core)
+        cage._core = _core.Cage.load(path, rig._core, _binding_core(binding))
         return cage
+
+    @property
+    def from_binding(self):
+        return self._core.from_binding
 
     @property
     def rig(self):

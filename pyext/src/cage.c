@@ -9,6 +9,11 @@
  * Concurrency: reshape (and a bake given the cage) writes the heads the
  * cage keeps for pose; a per-cage lock serializes every call on one cage.
  * The lock is only ever waited for with the GIL released.
+ *
+ * binding= (a Binding of the rig, ssk_cage_create_cached): its cage
+ * binding is reused when it is this cage's, else made and stored in it;
+ * the GIL is held throughout (the Binding is written, and Bindings have no
+ * lock of their own).
  */
 #include "common.h"
 
@@ -21,6 +26,7 @@ typedef struct ssk_py_cage {
     PyArrayObject *vertices;   /* (c, 3) float32, rest, rig space, read-only */
     PyArrayObject *triangles;  /* (t, 3) int32, read-only */
     PyThread_type_lock lock;   /* one call at a time per cage */
+    int from_binding;          /* 1: Phi, Psi and the rows came from binding= */
 } ssk_py_cage;
 
 /* A closed triangle mesh has at least 4 vertices and 4 triangles (as
@@ -46,13 +52,24 @@ static void cage_dealloc(ssk_py_cage *self)
 }
 
 /* Binds `vertices` (c, 3) float32 and `triangles` (t, 3) int32, both
- * C-contiguous and checked, to the rig of `rig_obj`; steals neither array
- * (the new Cage takes its own references). */
+ * C-contiguous and checked, to the rig of `rig_obj`, through the Binding
+ * `binding_obj` unless it is NULL or None; steals neither array (the new
+ * Cage takes its own references). */
 static PyObject *cage_make(PyTypeObject *type, PyObject *rig_obj, PyArrayObject *vertices,
-                           PyArrayObject *triangles, const char *prefix)
+                           PyArrayObject *triangles, PyObject *binding_obj, const char *prefix)
 {
     const ssk_rig *rig = ssk_py_rig_get(rig_obj, "rig");
     if (!rig) return NULL;
+    ssk_binding *binding = NULL;
+    if (binding_obj && binding_obj != Py_None) {
+        if (!PyObject_TypeCheck(binding_obj, &ssk_py_binding_type)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%sbinding: expected a springskin._core.Binding or None, got %.100s",
+                         prefix, Py_TYPE(binding_obj)->tp_name);
+            return NULL;
+        }
+        binding = ((ssk_py_binding *)binding_obj)->binding;
+    }
     ssk_py_cage *self = (ssk_py_cage *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     self->lock = PyThread_allocate_lock();
@@ -75,24 +92,30 @@ static PyObject *cage_make(PyTypeObject *type, PyObject *rig_obj, PyArrayObject 
     ssk_cage *cage = NULL;
     ssk_error err = {0};
     ssk_status status;
-    Py_BEGIN_ALLOW_THREADS
-    status = ssk_cage_create(&cage, rig, &mesh, &err);
-    Py_END_ALLOW_THREADS
+    int reused = 0;
+    if (binding) { /* the binding is written: the GIL kept */
+        status = ssk_cage_create_cached(&cage, rig, &mesh, binding, &reused, &err);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        status = ssk_cage_create(&cage, rig, &mesh, &err);
+        Py_END_ALLOW_THREADS
+    }
     if (status != SSK_OK) {
         Py_DECREF(self);
         return ssk_py_raise(&err, prefix, NULL);
     }
     self->cage = cage;
+    self->from_binding = reused;
     return (PyObject *)self;
 }
 
-/* Cage(rig, vertices, triangles) */
+/* Cage(rig, vertices, triangles, binding=None) */
 static PyObject *cage_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"rig", "vertices", "triangles", NULL};
-    PyObject *rig_obj, *vertices_obj, *triangles_obj, *result = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:Cage", kwlist, &rig_obj, &vertices_obj,
-                                     &triangles_obj))
+    static char *kwlist[] = {"rig", "vertices", "triangles", "binding", NULL};
+    PyObject *rig_obj, *vertices_obj, *triangles_obj, *binding_obj = NULL, *result = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O:Cage", kwlist, &rig_obj, &vertices_obj,
+                                     &triangles_obj, &binding_obj))
         return NULL;
     if (!ssk_py_rig_get(rig_obj, "rig")) return NULL;
     PyArrayObject *vertices = NULL, *tri64 = NULL, *triangles = NULL;
@@ -139,7 +162,7 @@ static PyObject *cage_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         Py_DECREF(vertices);
         vertices = copy;
     }
-    result = cage_make(type, rig_obj, vertices, triangles, "Cage: ");
+    result = cage_make(type, rig_obj, vertices, triangles, binding_obj, "Cage: ");
 fail:
     Py_XDECREF(vertices);
     Py_XDECREF(tri64);
@@ -152,10 +175,11 @@ fail:
  * then bound. */
 static PyObject *cage_load(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"path", "rig", NULL};
-    PyObject *path_obj, *rig_obj, *path = NULL, *result = NULL;
+    static char *kwlist[] = {"path", "rig", "binding", NULL};
+    PyObject *path_obj, *rig_obj, *binding_obj = NULL, *path = NULL, *result = NULL;
     PyArrayObject *vertices = NULL, *triangles = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:load", kwlist, &path_obj, &rig_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:load", kwlist, &path_obj, &rig_obj,
+                                     &binding_obj))
         return NULL;
     if (!ssk_py_rig_get(rig_obj, "rig")) return NULL;
     path = ssk_py_path(path_obj, "path");
@@ -178,7 +202,7 @@ static PyObject *cage_load(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     /* vertex indices < c <= INT32_MAX: the same bits as int32 */
     triangles = (PyArrayObject *)ssk_py_copy(NPY_INT32, 2, tdims, mesh.triangles);
     if (!vertices || !triangles) goto fail;
-    result = cage_make(type, rig_obj, vertices, triangles, "Cage.load: ");
+    result = cage_make(type, rig_obj, vertices, triangles, binding_obj, "Cage.load: ");
 fail:
     ssk_cage_mesh_free(&mesh);
     Py_XDECREF(vertices);
@@ -383,9 +407,16 @@ static PyObject *cage_rig(ssk_py_cage *self, void *closure)
     return self->rig;
 }
 
+static PyObject *cage_from_binding(ssk_py_cage *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->from_binding);
+}
+
 static PyMethodDef cage_methods[] = {
     {"load", (PyCFunction)(void (*)(void))cage_load, METH_CLASS | METH_VARARGS | METH_KEYWORDS,
-     "load(path, rig) -> Cage: ssk_cage_mesh_import into the rig's scene, ssk_cage_create."},
+     "load(path, rig, binding=None) -> Cage: ssk_cage_mesh_import into the rig's scene, "
+     "ssk_cage_create(_cached)."},
     {"reshape", (PyCFunction)(void (*)(void))cage_reshape, METH_VARARGS | METH_KEYWORDS,
      "reshape(edited_vertices) -> Rig: ssk_cage_reshape."},
     {"pose", (PyCFunction)(void (*)(void))cage_pose, METH_VARARGS | METH_KEYWORDS,
@@ -404,6 +435,8 @@ static PyGetSetDef cage_getset[] = {
      NULL},
     {"triangles", (getter)cage_triangles, NULL, "(t, 3) int32, read-only.", NULL},
     {"rig", (getter)cage_rig, NULL, "The Rig the cage is bound to.", NULL},
+    {"from_binding", (getter)cage_from_binding, NULL,
+     "True when binding= held this cage's binding (not bound again).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -413,7 +446,8 @@ PyTypeObject ssk_py_cage_type = {
     .tp_basicsize = sizeof(ssk_py_cage),
     .tp_dealloc = (destructor)cage_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Cage(rig, vertices, triangles): ssk_cage_create (see springskin.Cage).",
+    .tp_doc = "Cage(rig, vertices, triangles, binding=None): ssk_cage_create, or "
+              "ssk_cage_create_cached with a Binding (see springskin.Cage).",
     .tp_methods = cage_methods,
     .tp_getset = cage_getset,
     .tp_new = cage_new,

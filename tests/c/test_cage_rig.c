@@ -12,7 +12,13 @@
  *   ssk_cage_fit of its positions gives the edited cage back;
  * - the reverse cage deformer at the rest pose gives the posed edit back;
  * - a single-handle edit (one corner moved) keeps every frame finite;
- * - the command line's --cage / --cage-edit and their errors.
+ * - the command line's --cage / --cage-edit and their errors;
+ * - the cage binding stored in the attachment binding (binding file
+ *   version 4): a cage from a saved and loaded binding reshapes, fits and
+ *   bakes bit for bit as a freshly bound one; another cage is bound again;
+ *   a corrupt or truncated cage section is a clear SSK_ERROR_IO; the
+ *   command line's bind --cage (kept when bind runs again with other
+ *   parameters) and bake --binding --cage.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +28,8 @@
 
 #include "springskin.h"
 #include "testutil.h"
+
+#include <xxhash.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -278,11 +286,337 @@ static void test_cli_cage(void **state)
     free(dir);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The cage binding in binding files                                         */
+/* ------------------------------------------------------------------------ */
+
+#define CHECKSUM_BYTES 8
+/* Another rest cage: the box grown by this factor about its center. */
+#define OTHER_GROWTH 1.2
+
+/* Writes the box cage grown by OTHER_GROWTH about its center (corners:
+ * the rest box's) to path. */
+static void write_other_cage(const char *path, const ssk_rig *rig, const float corners[24])
+{
+    double A[9] = {0}, t[3] = {0};
+    float out[24];
+    for (int r = 0; r < 3; ++r) {
+        A[4 * r] = OTHER_GROWTH;
+        double center = 0.0;
+        for (int k = 0; k < 8; ++k) center += corners[3 * k + r] / 8.0;
+        t[r] = (1.0 - OTHER_GROWTH) * center;
+    }
+    write_cage(path, rig, A, t, out);
+}
+
+/* Bakes frames 0-8 of `scene` with LBS, the cage edited, into path and
+ * returns the file's bytes. */
+static unsigned char *bake_bytes(const ssk_scene *scene, const char *path, ssk_cage *cage,
+                                 const float *edit, size_t *size)
+{
+    bake(scene, path, SSK_METHOD_LBS, cage, edit, 0, 8);
+    return tu_read_file(path, size);
+}
+
+/* The two rigs have bit-identical rest positions and bone heads. */
+static void assert_rigs_equal(const ssk_rig *a, const ssk_rig *b)
+{
+    assert_int_equal(ssk_rig_mesh_count(a), ssk_rig_mesh_count(b));
+    for (uint32_t m = 0; m < ssk_rig_mesh_count(a); ++m) {
+        ssk_mesh_view ma, mb;
+        assert_int_equal(ssk_rig_mesh(a, m, &ma, NULL), SSK_OK);
+        assert_int_equal(ssk_rig_mesh(b, m, &mb, NULL), SSK_OK);
+        assert_int_equal(ma.vertex_count, mb.vertex_count);
+        assert_memory_equal(ma.positions, mb.positions, 3 * (size_t)ma.vertex_count * 4);
+    }
+    for (uint32_t k = 0; k < ssk_rig_bone_count(a); ++k) {
+        ssk_bone_view ba, bb;
+        assert_int_equal(ssk_rig_bone(a, k, &ba, NULL), SSK_OK);
+        assert_int_equal(ssk_rig_bone(b, k, &bb, NULL), SSK_OK);
+        assert_memory_equal(ba.head, bb.head, sizeof ba.head);
+    }
+}
+
+/* Writes bytes with the checksum recomputed (the loader's value checks,
+ * not the checksum, must catch the change) and expects its load to fail
+ * with `text` in the message. */
+static void expect_corrupt(const char *path, unsigned char *bytes, size_t size,
+                           const ssk_rig *rig, const char *text)
+{
+    tu_put_le64(bytes + size - CHECKSUM_BYTES, XXH3_64bits(bytes, size - CHECKSUM_BYTES));
+    tu_write_file(path, bytes, size);
+    ssk_binding *b = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_binding_load(&b, path, rig, &err), SSK_ERROR_IO);
+    assert_null(b);
+    printf("expected load error: %s\n", err.message);
+    if (!strstr(err.message, text)) fail_msg("'%s' does not contain '%s'", err.message, text);
+}
+
+static void test_cage_binding_file(void **state)
+{
+    (void)state;
+    char *dir = tu_temp_dir();
+    char *rest_obj = tu_path_join(dir, "cage.obj"), *edit_obj = tu_path_join(dir, "edit.obj");
+    char *bfile = tu_path_join(dir, "b.sskbind"), *bad = tu_path_join(dir, "bad.sskbind");
+    char *a = tu_path_join(dir, "a.pc2"), *b = tu_path_join(dir, "b.pc2");
+    ssk_scene *scene = NULL;
+    ssk_error err = {0};
+    if (ssk_scene_import(&scene, BCN, &err) != SSK_OK) fail_msg("%s", err.message);
+    const ssk_rig *rig = ssk_scene_rig(scene);
+    const uint32_t nv = ssk_rig_vertex_count(rig), nb = ssk_rig_bone_count(rig);
+    float rest_corners[24], edit_corners[24];
+    write_cage(rest_obj, rig, IDENTITY, ZERO, rest_corners);
+    write_cage(edit_obj, rig, STRETCH, SHIFT, edit_corners);
+    char *big_obj = tu_path_join(dir, "big.obj");
+    write_other_cage(big_obj, rig, rest_corners);
+    ssk_cage_mesh cage, other, big;
+    assert_int_equal(ssk_cage_mesh_import(&cage, rest_obj, scene, &err), SSK_OK);
+    assert_int_equal(ssk_cage_mesh_import(&other, edit_obj, scene, &err), SSK_OK);
+    assert_int_equal(ssk_cage_mesh_import(&big, big_obj, scene, &err), SSK_OK);
+    /* a single-handle edit: one corner moved (not affine) */
+    float handle[24];
+    memcpy(handle, cage.vertices, sizeof handle);
+    handle[0] -= 0.2f * (rest_corners[3 * 7] - rest_corners[0]);
+    handle[1] += 0.1f * (rest_corners[3 * 7 + 1] - rest_corners[1]);
+
+    /* bound fresh, stored in an attachment binding, saved, loaded */
+    ssk_bind_params params;
+    ssk_bind_params_default(&params);
+    ssk_binding *binding = NULL, *loaded = NULL;
+    if (ssk_binding_create(&binding, rig, &params, &err) != SSK_OK) fail_msg("%s", err.message);
+    ssk_cage *fresh = NULL, *stored = NULL, *reloaded = NULL;
+    int reused = -1;
+    if (ssk_cage_create_cached(&stored, rig, &cage, binding, &reused, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(reused, 0);
+    ssk_binding_view view;
+    assert_int_equal(ssk_binding_get(binding, &view, &err), SSK_OK);
+    assert_int_equal(view.has_cage, 1);
+    assert_int_equal(view.cage_vertex_count, 8);
+    assert_true(view.cage_seconds > 0.0);
+    if (ssk_binding_save(binding, bfile, &err) != SSK_OK) fail_msg("%s", err.message);
+    if (ssk_binding_load(&loaded, bfile, rig, &err) != SSK_OK) fail_msg("%s", err.message);
+    assert_int_equal(ssk_binding_get(loaded, &view, &err), SSK_OK);
+    assert_int_equal(view.has_cage, 1);
+    assert_true(view.cage_seconds == 0.0);
+    if (ssk_cage_create_cached(&reloaded, rig, &cage, loaded, &reused, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(reused, 1);
+    if (ssk_cage_create(&fresh, rig, &cage, &err) != SSK_OK) fail_msg("%s", err.message);
+
+    /* bit-identical reshapes (rest shape, heads), fits and bakes */
+    const float *edits[2] = {handle, other.vertices};
+    float *fit_a = malloc(24 * sizeof *fit_a), *fit_b = malloc(24 * sizeof *fit_b);
+    for (int e = 0; e < 2; ++e) {
+        ssk_rig *ra = NULL, *rb = NULL;
+        assert_int_equal(ssk_cage_reshape(&ra, fresh, edits[e], &err), SSK_OK);
+        assert_int_equal(ssk_cage_reshape(&rb, reloaded, edits[e], &err), SSK_OK);
+        assert_rigs_equal(ra, rb);
+        /* the cage updater: fitted to the reshaped rest positions (rig
+         * space through the object matrices, as a bake's output) */
+        float *pos = malloc(3 * (size_t)nv * sizeof *pos);
+        for (uint32_t m = 0; m < ssk_rig_mesh_count(ra); ++m) {
+            ssk_mesh_view mv;
+            assert_int_equal(ssk_rig_mesh(ra, m, &mv, NULL), SSK_OK);
+            for (uint32_t i = 0; i < mv.vertex_count; ++i)
+                for (int r = 0; r < 3; ++r) {
+                    const float *q = mv.positions + 3 * i, *o = mv.object_matrix + 4 * r;
+                    pos[3 * ((size_t)mv.first_vertex + i) + r] =
+                        o[0] * q[0] + o[1] * q[1] + o[2] * q[2] + o[3];
+                }
+        }
+        assert_int_equal(ssk_cage_fit(fit_a, fresh, pos, &err), SSK_OK);
+        assert_int_equal(ssk_cage_fit(fit_b, reloaded, pos, &err), SSK_OK);
+        assert_memory_equal(fit_a, fit_b, 24 * sizeof *fit_a);
+        free(pos);
+        ssk_rig_destroy(ra);
+        ssk_rig_destroy(rb);
+        size_t sa = 0, sb = 0;
+        unsigned char *fa = bake_bytes(scene, a, fresh, edits[e], &sa);
+        unsigned char *fb = bake_bytes(scene, b, reloaded, edits[e], &sb);
+        assert_int_equal(sa, sb);
+        assert_memory_equal(fa, fb, sa);
+        free(fa);
+        free(fb);
+    }
+    free(fit_a);
+    free(fit_b);
+
+    /* another rest cage: bound again, replacing the stored one */
+    ssk_cage *second = NULL;
+    if (ssk_cage_create_cached(&second, rig, &big, loaded, &reused, &err) != SSK_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(reused, 0);
+    assert_int_equal(ssk_binding_get(loaded, &view, &err), SSK_OK);
+    assert_true(view.cage_seconds > 0.0);
+    ssk_cage_destroy(second);
+    assert_int_equal(ssk_cage_create_cached(&second, rig, &big, loaded, &reused, &err), SSK_OK);
+    assert_int_equal(reused, 1);
+    ssk_cage_destroy(second);
+
+    /* corrupt or truncated cage sections (binding_io.c's version 4) */
+    size_t size = 0;
+    unsigned char *bytes = tu_read_file(bfile, &size);
+    const uint32_t c = 8;
+    assert_int_equal(bytes[8], 4);
+    const size_t rows = size - CHECKSUM_BYTES - 4 * c;
+    const size_t phi = rows - 8 * (size_t)c * (nv + nb), psi = phi + 8 * (size_t)c * nv;
+    unsigned char *copy = malloc(size);
+    tu_write_file(bad, bytes, size - 5);
+    {
+        ssk_binding *t = NULL;
+        assert_int_equal(ssk_binding_load(&t, bad, rig, &err), SSK_ERROR_IO);
+        assert_non_null(strstr(err.message, "truncated"));
+        assert_non_null(strstr(err.message, "with a cage binding"));
+    }
+    memcpy(copy, bytes, size);
+    copy[phi + 8 * 5 + 7] ^= 0x7f; /* vertex 0's Phi: a huge or NaN value */
+    expect_corrupt(bad, copy, size, rig, "vertex 0's cage coordinates (Phi)");
+    memcpy(copy, bytes, size);
+    tu_put_le64(copy + psi + 8 * (size_t)c * 3, 0x3ff8000000000000ull); /* 1.5: sum != 1 */
+    expect_corrupt(bad, copy, size, rig, "bone 3's cage coordinates (Psi)");
+    memcpy(copy, bytes, size);
+    memcpy(copy + rows + 4, copy + rows, 4); /* row 1 = row 0 */
+    expect_corrupt(bad, copy, size, rig, "cage updater row 1");
+    memcpy(copy, bytes, size);
+    tu_put_le32(copy + rows + 8, nv); /* out of range */
+    expect_corrupt(bad, copy, size, rig, "cage updater row 2");
+    memcpy(copy, bytes, size);
+    tu_put_le32(copy + 92, nv + 1); /* c > #V, before any allocation */
+    expect_corrupt(bad, copy, size, rig, "cage section has");
+    memcpy(copy, bytes, size);
+    tu_put_le32(copy + 40, 0); /* version 4 without its section */
+    expect_corrupt(bad, copy, size, rig, "no cage section");
+    memcpy(copy, bytes, size);
+    copy[phi + 100] ^= 1; /* the checksum catches the rest */
+    tu_write_file(bad, copy, size);
+    {
+        ssk_binding *t = NULL;
+        assert_int_equal(ssk_binding_load(&t, bad, rig, &err), SSK_ERROR_IO);
+        assert_non_null(strstr(err.message, "checksum"));
+    }
+    free(copy);
+    free(bytes);
+
+    ssk_cage_destroy(fresh);
+    ssk_cage_destroy(stored);
+    ssk_cage_destroy(reloaded);
+    ssk_binding_destroy(binding);
+    ssk_binding_destroy(loaded);
+    ssk_cage_mesh_free(&cage);
+    ssk_cage_mesh_free(&other);
+    ssk_cage_mesh_free(&big);
+    ssk_scene_destroy(scene);
+    free(big_obj);
+    tu_remove_tree(dir);
+    free(rest_obj);
+    free(edit_obj);
+    free(bfile);
+    free(bad);
+    free(a);
+    free(b);
+    free(dir);
+}
+
+/* bind --cage stores the cage binding; bake --binding --cage loads it and
+ * bakes byte for byte as without it; another cage is bound again and added. */
+static void test_cli_cage_binding(void **state)
+{
+    (void)state;
+    char *dir = tu_temp_dir();
+    char *rest_obj = tu_path_join(dir, "cage.obj"), *edit_obj = tu_path_join(dir, "edit.obj");
+    char *bfile = tu_path_join(dir, "b.sskbind"), *a = tu_path_join(dir, "a.pc2"),
+         *b = tu_path_join(dir, "b.pc2");
+    ssk_scene *scene = NULL;
+    ssk_error err = {0};
+    assert_int_equal(ssk_scene_import(&scene, BCN, &err), SSK_OK);
+    float corners[24], scratch[24];
+    char *big_obj = tu_path_join(dir, "big.obj");
+    write_cage(rest_obj, ssk_scene_rig(scene), IDENTITY, ZERO, corners);
+    write_cage(edit_obj, ssk_scene_rig(scene), STRETCH, SHIFT, scratch);
+    write_other_cage(big_obj, ssk_scene_rig(scene), corners);
+    ssk_scene_destroy(scene);
+    const char *bind[] = {"bind", BCN, "--cage", rest_obj, "-o", bfile, NULL};
+    tu_cli_result r = tu_run_cli(dir, bind);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    printf("%s", r.out);
+    assert_non_null(strstr(r.out, "cage: bound 8 vertices"));
+    tu_cli_result_free(&r);
+    r = tu_run_cli(dir, bind); /* again: everything reused */
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "binding loaded from"));
+    tu_cli_result_free(&r);
+    /* bound again with other parameters: the cage binding is kept */
+    const char *smooth[] = {"bind", BCN, "--smooth", "3", "-o", bfile, NULL};
+    r = tu_run_cli(dir, smooth);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "bound 3014 vertices"));
+    tu_cli_result_free(&r);
+    const char *smooth_cage[] = {"bind", BCN, "--smooth", "3", "--cage", rest_obj, "-o", bfile,
+                                 NULL};
+    r = tu_run_cli(dir, smooth_cage);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "binding loaded from"));
+    assert_non_null(strstr(r.out, "reused"));
+    tu_cli_result_free(&r);
+    const char *with[] = {"bake", BCN, "-o", a, "--frames", "0:4", "--binding", bfile,
+                          "--cage", rest_obj, "--cage-edit", edit_obj, NULL};
+    r = tu_run_cli(dir, with);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    printf("%s", r.out);
+    assert_non_null(strstr(r.out, "binding loaded from"));
+    tu_cli_result_free(&r);
+    const char *without[] = {"bake", BCN, "-o", b, "--frames", "0:4", "--cage", rest_obj,
+                             "--cage-edit", edit_obj, NULL};
+    r = tu_run_cli(dir, without);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    tu_cli_result_free(&r);
+    size_t sa = 0, sb = 0;
+    unsigned char *fa = tu_read_file(a, &sa), *fb = tu_read_file(b, &sb);
+    assert_int_equal(sa, sb);
+    assert_memory_equal(fa, fb, sa);
+    free(fa);
+    free(fb);
+    /* another rest cage: bound and added to B, then loaded */
+    const char *other[] = {"bake", BCN, "-o", a, "--frames", "0:1", "--binding", bfile,
+                           "--cage", big_obj, "--cage-edit", big_obj, NULL};
+    r = tu_run_cli(dir, other);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "cage: bound 8 vertices"));
+    tu_cli_result_free(&r);
+    r = tu_run_cli(dir, other);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "binding loaded from"));
+    tu_cli_result_free(&r);
+    /* a new B: made (attachment binding with the defaults) and the cage
+     * binding added */
+    char *fresh = tu_path_join(dir, "new.sskbind");
+    const char *make[] = {"bake", BCN, "-o", a, "--frames", "0:1", "--binding", fresh,
+                          "--cage", rest_obj, "--cage-edit", rest_obj, NULL};
+    r = tu_run_cli(dir, make);
+    if (r.exit_code != 0) fail_msg("%s", r.err);
+    assert_non_null(strstr(r.out, "cage: bound 8 vertices"));
+    assert_true(tu_file_exists(fresh));
+    tu_cli_result_free(&r);
+    tu_remove_tree(dir);
+    free(fresh);
+    free(big_obj);
+    free(rest_obj);
+    free(edit_obj);
+    free(bfile);
+    free(a);
+    free(b);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bcn_cage),
         cmocka_unit_test(test_cli_cage),
+        cmocka_unit_test(test_cage_binding_file),
+        cmocka_unit_test(test_cli_cage_binding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,39 @@ static void track_implicit(const ssk_binding *b, const ssk_rig *rig)
     ssk_implicit_destroy(im);
 }
 
+/* A loaded cage binding of 8 cage vertices with a box cage: reshaped and
+ * fitted (corpus: tube_cage.bind's box). */
+static void use_cage(const ssk_binding *b)
+{
+    enum { C = 8 };
+    if (b->cage->cage_vertex_count != C) return;
+    static const uint32_t tris[36] = {0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                      2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6};
+    double box[3 * C], moved[3 * C], fitted[3 * C];
+    for (int k = 0; k < C; ++k) {
+        box[3 * k] = k & 1 ? 0.5 : -0.5;
+        box[3 * k + 1] = k & 2 ? 3.5 : -0.5;
+        box[3 * k + 2] = k & 4 ? 0.5 : -0.5;
+        for (int a = 0; a < 3; ++a) moved[3 * k + a] = box[3 * k + a] * (a ? 1.0 : 1.5);
+    }
+    ssk_cage_binding full = {0};
+    ssk_error err = {0};
+    if (ssk_cage_binding_copy(&full, b->cage, box, C, tris, 12, &err) != SSK_OK) return;
+    float *positions = malloc((3 * (size_t)full.vertex_count + 1) * sizeof *positions);
+    float *heads = malloc((3 * (size_t)full.joint_count + 1) * sizeof *heads);
+    double rows[3 * C];
+    if (positions && heads) {
+        ssk_cage_binding_reshape(&full, moved, positions, heads);
+        for (int k = 0; k < C; ++k)
+            for (int a = 0; a < 3; ++a)
+                rows[3 * k + a] = positions[3 * (size_t)full.up.rows[k] + a];
+        (void)ssk_cage_up_solve(&full.up, fitted, rows, &err);
+    }
+    free(positions);
+    free(heads);
+    ssk_cage_binding_free(&full);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const ssk_rig *rig = fuzz_rig();
@@ -82,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         ssk_binding_destroy(again);
         if (with_rig && b->implicit) track_implicit(b, rig);
+        if (b->cage) use_cage(b);
         ssk_binding_destroy(b);
     }
     return 0;

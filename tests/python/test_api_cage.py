@@ -474,3 +474,30 @@ def test_reverse_bad_arguments(bcn):
         cage.reverse(skinning, bad)
     with pytest.raises(TypeError, match=r"^posed_offset: expected"):
         cage.reverse(skinning, np.zeros((8, 3), dtype=np.int64))
+
+
+def test_cage_binding_kept_in_the_binding(bcn, tmp_path):
+    """Cage(..., binding=): bound once and stored in the attachment binding;
+    from the saved and loaded file the cage is not bound again and reshapes
+    bit for bit as a freshly bound one; another cage is bound again."""
+    rig, fresh, corners = bcn
+    binding = rig.bind()
+    first = springskin.Cage(rig, corners, TRIANGLES, binding=binding)
+    assert first.from_binding is False and fresh.from_binding is False
+    assert springskin.Cage(rig, corners, TRIANGLES, binding=binding).from_binding is True
+    path = tmp_path / "cage.sskbind"
+    binding.save(path)
+    loaded = springskin.load_binding(path, rig)
+    cage = springskin.Cage(rig, corners, TRIANGLES, binding=loaded)
+    assert cage.from_binding is True
+    edited = corners.copy()
+    edited[0] -= 0.2 * (corners[7] - corners[0])  # one handle moved: not affine
+    a, b = fresh.reshape(edited), cage.reshape(edited)
+    np.testing.assert_array_equal(a.rest_positions(), b.rest_positions())
+    np.testing.assert_array_equal(a.bones.heads, b.bones.heads)
+    fresh.reshape(fresh.vertices)  # back to the rest heads for the other tests
+    bigger = corners.mean(axis=0) + 1.2 * (corners - corners.mean(axis=0))
+    assert springskin.Cage(rig, bigger, TRIANGLES, binding=loaded).from_binding is False
+    assert springskin.Cage(rig, bigger, TRIANGLES, binding=loaded).from_binding is True
+    with pytest.raises(TypeError, match="binding"):
+        springskin.Cage(rig, corners, TRIANGLES, binding="cage.sskbind")
