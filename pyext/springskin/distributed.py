@@ -297,11 +297,17 @@ def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
                         "workers": [], "merge": None, "_start": time.perf_counter()})
     # which job and what each future is
     role = {}
+    # every future stays referenced until the run ends: a worker that dies
+    # loses the results it holds, and the scheduler recomputes a lost
+    # result (a plan a later chunk needs, a chunk the merge needs) from the
+    # futures' task specs only while some client holds them
+    held = []
     futures = as_completed()
     for i, job in enumerate(jobs):
         f = client.submit(_plan, job, key=f"springskin-plan-{i}-{os.getpid()}-{time.time_ns()}",
                           pure=False)
         role[f.key] = (i, "plan")
+        held.append(f)
         futures.add(f)
     total_tasks, done_tasks, merged = len(jobs), 0, 0
     last_line = 0.0
@@ -322,12 +328,14 @@ def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
             report["chunks"] = len(ranges)
             parts = [client.submit(_chunk, job, a, b, core_threads, f, pure=False)
                      for a, b in ranges]
+            held.extend(parts)
             for p in parts:
                 role[p.key] = (i, "chunk")
                 futures.add(p)
             m = client.submit(_merge, job, result["first"], result["last"], keep_shards, *parts,
                               pure=False)
             role[m.key] = (i, "merge")
+            held.append(m)
             futures.add(m)
             total_tasks += len(parts) + 1
         elif result is not None and what == "chunk":
