@@ -254,4 +254,15 @@ void ssk_cage_skinning(float *dst, const ssk_rig *rig, const float *new_heads,
 ssk_status ssk_cage_rev_solve(double *rest_offset, const ssk_cage_binding *cb, const ssk_rig *rig,
                               const float *skinning, const double *posed_offset, ssk_error *err);
 
+/* The rig an edited cage describes (ssk_cage_reshape) and, when
+ * with_centers, its centers of rotation repositioned by Eq. 14
+ * (ssk_cage_cor_centers): *out_centers #V by 3 and *out_flags #V, malloc'd,
+ * the caller frees them (NULL without with_centers); *out_rig the caller
+ * destroys. The bake and the preview of a --cage edit (cage_rig.c). On
+ * failure nothing is left allocated. */
+ssk_status ssk_cage_reshape_with_centers(ssk_rig **out_rig, float **out_centers,
+                                         uint8_t **out_flags, ssk_cage *cage,
+                                         const float *edited_vertices, bool with_centers,
+                                         ssk_error *err);
+
 #endif /* SSK_BIND_CAGE_H */

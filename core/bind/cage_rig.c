@@ -506,3 +506,34 @@ int ssk_cage_is_rest(const ssk_cage *cage, const float *edited_vertices)
         if ((double)edited_vertices[i] != cage->binding.cage_rest[i]) return 0;
     return 1;
 }
+
+ssk_status ssk_cage_reshape_with_centers(ssk_rig **out_rig, float **out_centers,
+                                         uint8_t **out_flags, ssk_cage *cage,
+                                         const float *edited_vertices, bool with_centers,
+                                         ssk_error *err)
+{
+    *out_rig = NULL;
+    *out_centers = NULL;
+    *out_flags = NULL;
+    ssk_rig *rig = NULL;
+    ssk_status s = ssk_cage_reshape(&rig, cage, edited_vertices, err);
+    if (s != SSK_OK || !with_centers) {
+        *out_rig = rig;
+        return s;
+    }
+    const size_t nv = ssk_rig_vertex_count(rig);
+    float *centers = malloc((3 * nv + 1) * sizeof *centers);
+    uint8_t *flags = malloc(nv + 1);
+    s = centers && flags ? ssk_cage_cor_centers(centers, flags, cage, err)
+                         : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (s != SSK_OK) {
+        free(centers);
+        free(flags);
+        ssk_rig_destroy(rig);
+        return s;
+    }
+    *out_rig = rig;
+    *out_centers = centers;
+    *out_flags = flags;
+    return SSK_OK;
+}

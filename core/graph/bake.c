@@ -13,6 +13,7 @@
  * Everything that can be checked is checked before the output is created,
  * so a bad request never touches the disk; a failure during the bake aborts
  * the writer, which removes its temporary file. */
+#include "bind/cage.h"
 #include "graph/graph.h"
 #include "io/shard.h"
 #include "model/internal.h"
@@ -348,24 +349,13 @@ ssk_status ssk_scene_bake(const ssk_scene *scene, const ssk_bake_desc *desc,
     float *cor_centers = NULL;
     uint8_t *cor_flags = NULL;
     if (desc->cage) {
-        s = ssk_cage_reshape(&reshaped, desc->cage, desc->cage_edit, err);
-        if (s != SSK_OK) return s;
-        rig = reshaped;
         /* CoR nodes: the centers repositioned by Eq. 14 (as a graph's cage
          * node does; they take the place of a binding's) */
-        if (desc->graph ? ssk_graph_needs_cor(desc->graph) : desc->method == SSK_METHOD_COR) {
-            cor_centers = malloc((3 * (size_t)vertices + 1) * sizeof *cor_centers);
-            cor_flags = malloc((size_t)vertices + 1);
-            s = cor_centers && cor_flags
-                    ? ssk_cage_cor_centers(cor_centers, cor_flags, desc->cage, err)
-                    : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-            if (s != SSK_OK) {
-                free(cor_centers);
-                free(cor_flags);
-                ssk_rig_destroy(reshaped);
-                return s;
-            }
-        }
+        s = ssk_cage_reshape_with_centers(
+            &reshaped, &cor_centers, &cor_flags, desc->cage, desc->cage_edit,
+            desc->graph ? ssk_graph_needs_cor(desc->graph) : desc->method == SSK_METHOD_COR, err);
+        if (s != SSK_OK) return s;
+        rig = reshaped;
     }
 
     /* +1: never malloc(0). */

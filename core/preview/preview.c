@@ -47,6 +47,7 @@
  * the label band, with the same scale in pixels per unit for every panel.
  */
 #include "backends/gl.h"
+#include "bind/cage.h"
 
 #include <cairo.h>
 #include <png.h>
@@ -852,25 +853,13 @@ ssk_status ssk_scene_preview(const ssk_scene *scene, const ssk_preview_desc *des
     float *cor_centers = NULL;
     uint8_t *cor_flags = NULL;
     if (desc->cage) {
-        s = ssk_cage_reshape(&reshaped, desc->cage, desc->cage_edit, err);
-        if (s != SSK_OK) return s;
-        rig = reshaped;
         /* CoR panels: the centers repositioned by Eq. 14 */
         bool cor = false;
         for (uint32_t p = 0; p < panels; ++p) cor |= desc->methods[p] == SSK_METHOD_COR;
-        if (cor) {
-            cor_centers = malloc((floats + 1) * sizeof *cor_centers);
-            cor_flags = malloc((size_t)vertices + 1);
-            s = cor_centers && cor_flags
-                    ? ssk_cage_cor_centers(cor_centers, cor_flags, desc->cage, err)
-                    : ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-            if (s != SSK_OK) {
-                free(cor_centers);
-                free(cor_flags);
-                ssk_rig_destroy(reshaped);
-                return s;
-            }
-        }
+        s = ssk_cage_reshape_with_centers(&reshaped, &cor_centers, &cor_flags, desc->cage,
+                                          desc->cage_edit, cor, err);
+        if (s != SSK_OK) return s;
+        rig = reshaped;
     }
     float *carried = malloc(((size_t)bones * 16 + 1) * sizeof(float));
 
