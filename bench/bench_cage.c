@@ -58,6 +58,7 @@
  * Usage: bench_cage [--repeats N] [--bind-repeats N] [--threads N]
  * Prints a Markdown table.
  */
+#define _DEFAULT_SOURCE /* mkstemp, P_tmpdir */
 #include "springskin.h"
 
 #include "limb.h"
@@ -229,7 +230,10 @@ static case_result run_case(const bench_case *bc, int repeats, int bind_repeats)
 
     /* stored bind: from a binding file holding the cage binding */
     {
-        char path[] = "/tmp/bench_cage-XXXXXX";
+        /* in $TMPDIR (else the C library's P_tmpdir) */
+        const char *dir = getenv("TMPDIR");
+        char path[4096];
+        snprintf(path, sizeof path, "%s/bench_cage-XXXXXX", dir && *dir ? dir : P_tmpdir);
         const int fd = mkstemp(path);
         if (fd < 0) {
             fprintf(stderr, "bench_cage: cannot create a temporary file\n");

@@ -16,6 +16,7 @@
  * Usage: bench_implicit_binding [--repeats N] [--model PATH]
  * Prints a Markdown table: step, ms.
  */
+#define _DEFAULT_SOURCE /* P_tmpdir */
 #include "springskin.h"
 
 #include "limb.h"
@@ -75,8 +76,11 @@ int main(int argc, char **argv)
     const ssk_rig *rig = ssk_scene_rig(scene);
     ssk_implicit_operators *ops = NULL;
     if (ssk_implicit_operators_create(&ops, 0, &err) != SSK_OK) die("operators", &err);
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/bench_implicit_binding-%ld.bind", (long)getpid());
+    /* in $TMPDIR (else the C library's P_tmpdir) */
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bench_implicit_binding-%ld.bind", dir && *dir ? dir : P_tmpdir,
+             (long)getpid());
     ssk_bind_params params;
     ssk_bind_params_default(&params);
     params.compute_implicit = 1;
