@@ -64,8 +64,9 @@
 // --- kernels_spring_reduce.comp -----------------------------------------------------
 #define SSK_SPRING_RED_SCRATCH 0  // vec4[#V] the step's per-vertex values
 #define SSK_SPRING_RED_PARTIALS 1 // SpringPartial[groups of pass 0]
-#define SSK_SPRING_RED_RESULT 2   // SpringPartial[1] out
+#define SSK_SPRING_RED_RESULT 2   // SpringPartial[batch] out: a slot per pass of a batch
 #define SSK_LOC_SPRING_RED_PASS 3 // 0: vertices -> partials, 1: partials -> result
+#define SSK_LOC_SPRING_RED_SLOT 4 // pass 1: the slot of result[] it writes
 
 // --- kernels_spring_multilevel.comp and kernels_spring_ml_coarse.comp ----------------
 #define SSK_SPRING_ML_VERTEX 0   // uvec4[#V] vertex data

@@ -10,8 +10,9 @@
 // invocation looping over the vertices u_base + gl_GlobalInvocationID.x +
 // j u_stride (grid stride), then a two-level shared-memory reduction per
 // group; invocation 0 writes the group's partial. Pass 1: one work group
-// over the partials, writing result[0], which the host reads back (32
-// bytes per iteration; the positions stay on the device).
+// over the partials, writing result[u_slot]: the host reads back the
+// slots of a batch of passes at once (32 bytes per pass; the positions
+// stay on the device; core/backends/gl_backend.c run_spring).
 //
 // Maxima: `x > m` from m = 0, so a NaN is skipped as the CPU's select
 // skips it; `bad` tests the bits (exponent all ones: inf or NaN), the
@@ -48,6 +49,7 @@ layout(location = SSK_LOC_BASE) uniform uint u_base;
 layout(location = SSK_LOC_COUNT) uniform uint u_count;   // pass 0: #V, pass 1: #partials
 layout(location = SSK_LOC_STRIDE) uniform uint u_stride; // invocations dispatched
 layout(location = SSK_LOC_SPRING_RED_PASS) uniform uint u_pass;
+layout(location = SSK_LOC_SPRING_RED_SLOT) uniform uint u_slot;
 
 // sqrt(SSK_LOCAL_SIZE): the fan-in of each level of the group's reduction
 #define SSK_SPRING_RED_FAN 16u
@@ -135,6 +137,6 @@ void main()
         if (u_pass == 0u)
             partials[gl_WorkGroupID.x] = p;
         else
-            result[0] = p;
+            result[u_slot] = p;
     }
 }

@@ -252,6 +252,7 @@ enum gl_spring_uniform {
     LOC_SPRING_IN_MESH_COUNT = 5,
     LOC_SPRING_IN_FLAGS = 6,
     LOC_SPRING_RED_PASS = 3,
+    LOC_SPRING_RED_SLOT = 4,
     LOC_SPRING_FLAGS = 3,
     LOC_SPRING_K = 4, /* float[SSK_FORCE_COUNT] */
     LOC_SPRING_DT = 11,
@@ -327,6 +328,15 @@ typedef struct gl_spring_partial {
 } gl_spring_partial;
 _Static_assert(sizeof(gl_spring_partial) == 32, "SpringPartial is 32 bytes in std430");
 
+/* Batches (run_spring): the iterates kept on the device are x_{k-2},
+ * x_{k-1} and the passes of a batch, at most SPRING_BATCH_MAX, issued
+ * before one read-back of their reductions. */
+#define SPRING_RING 6u
+#define SPRING_BATCH_MAX (SPRING_RING - 2u)
+/* SSK_GL_SPRING_BATCH = 1 .. SPRING_BATCH_MAX overrides the most passes
+ * a batch takes (hardware GPUs SPRING_BATCH_MAX, software renderers 1). */
+#define SSK_GL_SPRING_BATCH_ENV "SSK_GL_SPRING_BATCH"
+
 /* Device buffers of one spring node (uploaded on its first solve). */
 typedef enum gl_spring_buffer {
     SB_VERTEX = 0, /* uvec4 per vertex: CSR row, bone, rest bone angle */
@@ -337,9 +347,8 @@ typedef enum gl_spring_buffer {
                       then #V edit targets */
     SB_RECORDS,    /* 2 vec4 per vertex */
     SB_FIRST,      /* the first stage in rig space */
-    SB_POS0,       /* the three rotating iterates */
-    SB_POS1,
-    SB_POS2,
+    SB_POS0,       /* the ring of SPRING_RING iterates (run_spring "Batches") */
+    SB_POS_LAST = SB_POS0 + SPRING_RING - 1,
     SB_GOOD,       /* the kept lowest-energy iterate */
     SB_VELOCITY,   /* semi-implicit */
     SB_PREV,       /* frame-dependent: the previous output (rig space) */
@@ -357,10 +366,14 @@ typedef enum gl_spring_buffer {
 static const char *const spring_buffer_names[SB_COUNT] = {
     "spring vertices", "spring edges", "spring anchors", "spring roles and maps",
     "spring frame data", "spring records", "spring first stage", "spring iterate 0",
-    "spring iterate 1", "spring iterate 2", "spring good iterate", "spring velocities",
+    "spring iterate 1", "spring iterate 2", "spring iterate 3", "spring iterate 4",
+    "spring iterate 5", "spring good iterate", "spring velocities",
     "spring previous output", "spring differential transforms", "spring scratch",
     "spring partial reductions", "spring result", "spring clusters",
     "spring multilevel integers", "spring multilevel floats", "spring multilevel work"};
+_Static_assert(SPRING_RING == 6u && sizeof spring_buffer_names / sizeof spring_buffer_names[0] ==
+                                        SB_COUNT,
+               "a name per spring buffer (the ring's names list SPRING_RING iterates)");
 
 /* One spring node's device state, found by its ssk_spring pointer. The
  * frame-dependent history (previous output, skinning, frame) is the
@@ -486,6 +499,7 @@ typedef struct gl_state {
     uint32_t max_groups;           /* GL_MAX_COMPUTE_WORK_GROUP_COUNT x */
     bool ml_wide;                  /* the spring solver's programs and work
                                       sizes for hardware GPUs (ml_wide) */
+    uint32_t spring_batch;         /* most passes of a spring batch (spring_batch) */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
@@ -640,6 +654,22 @@ static bool ml_wide(const ssk_gl_info *info)
     if (env && strcmp(env, "wide") == 0) return true;
     if (env && strcmp(env, "narrow") == 0) return false;
     return info->hardware != 0;
+}
+
+/* The most passes of a spring solve issued before one read-back
+ * (run_spring "Batches"): on hardware GPUs a read-back drains the queue,
+ * and the GPU idles while the host reads and issues the next pass; on a
+ * software renderer the draining costs little against a pass, and a pass
+ * issued past the stopping pass is lost. */
+static uint32_t spring_batch(const ssk_gl_info *info)
+{
+    const char *env = getenv(SSK_GL_SPRING_BATCH_ENV);
+    if (env && *env) {
+        char *end = NULL;
+        const long n = strtol(env, &end, 10);
+        if (end && *end == '\0' && n >= 1 && n <= (long)SPRING_BATCH_MAX) return (uint32_t)n;
+    }
+    return info->hardware ? SPRING_BATCH_MAX : 1u;
 }
 
 /* Reads `bytes` of a buffer into dst after the kernels that wrote it. */
@@ -1168,9 +1198,12 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
              GL_DYNAMIC_COPY},
             {SB_RECORDS, 8 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
             {SB_FIRST, pos_bytes, NULL, GL_DYNAMIC_COPY},
-            {SB_POS0, pos_bytes, NULL, GL_DYNAMIC_COPY},
-            {SB_POS1, pos_bytes, NULL, GL_DYNAMIC_COPY},
-            {SB_POS2, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 0, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 1, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 2, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 3, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 4, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 5, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_GOOD, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_VELOCITY, p->integrator == SSK_SPRING_SEMI_IMPLICIT ? pos_bytes : 0, NULL,
              GL_DYNAMIC_COPY},
@@ -1179,7 +1212,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_SCRATCH, 4 * nv * sizeof(float), NULL, GL_DYNAMIC_COPY},
             {SB_PARTIALS, GL_REDUCTION_MAX_GROUPS * sizeof(gl_spring_partial), NULL,
              GL_DYNAMIC_COPY},
-            {SB_RESULT, sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
+            {SB_RESULT, SPRING_BATCH_MAX * sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
             {SB_CLUSTERS, ((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t), clusters,
              GL_STATIC_DRAW},
         };
@@ -1341,8 +1374,9 @@ static void spring_detail(gl_state *s, gl_spring *g, GLuint mode, GLuint result)
     spring_barrier();
 }
 
-/* The reductions of the last step (kernels_spring_reduce.comp), read back. */
-static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out, ssk_error *err)
+/* The reductions of the last step (kernels_spring_reduce.comp) into
+ * result slot `slot` (< SPRING_BATCH_MAX), on the device. */
+static void spring_reduce_issue(gl_state *s, gl_spring *g, uint32_t slot)
 {
     const uint32_t nv = s->rig->vertex_count;
     const GLuint local = s->local_size[PROG_SPRING_REDUCE];
@@ -1365,19 +1399,37 @@ static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out,
     glDispatchCompute((GLuint)groups, 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     glUniform1ui(LOC_SPRING_RED_PASS, 1);
+    glUniform1ui(LOC_SPRING_RED_SLOT, slot);
     glUniform1ui(LOC_COUNT, (GLuint)groups);
     glUniform1ui(LOC_STRIDE, local);
     glDispatchCompute(1, 1, 1);
-    gl_spring_partial r;
-    read_back(g->buffers[SB_RESULT], &r, sizeof r);
+    /* the next pass's step rewrites the scratch and partials */
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+}
+
+/* Reads back result slots 0 .. n - 1 (n <= SPRING_BATCH_MAX) into out. */
+static ssk_status spring_reduce_read(gl_spring *g, uint32_t n, ssk_spring_pass *out,
+                                     ssk_error *err)
+{
+    gl_spring_partial r[SPRING_BATCH_MAX];
+    read_back(g->buffers[SB_RESULT], r, n * sizeof r[0]);
     ssk_status st = ssk_gl_check("spring reduction", err);
     if (st != SSK_OK) return st;
-    out->energy = r.energy;
-    out->kinetic = r.kinetic;
-    out->max_disp2 = r.max_disp2;
-    out->max_force2 = r.max_force2;
-    out->bad = r.bad != 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        out[i].energy = r[i].energy;
+        out[i].kinetic = r[i].kinetic;
+        out[i].max_disp2 = r[i].max_disp2;
+        out[i].max_force2 = r[i].max_force2;
+        out[i].bad = r[i].bad != 0;
+    }
     return SSK_OK;
+}
+
+/* The reductions of the last step, read back. */
+static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out, ssk_error *err)
+{
+    spring_reduce_issue(s, g, 0);
+    return spring_reduce_read(g, 1, out, err);
 }
 
 /* The multilevel correction's uniforms for a solve and the frame's node
@@ -1411,21 +1463,23 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
 
 /* Phases of a spring solve for SSK_GL_PROFILE (gl_profile.h). */
 enum {
-    SPRING_PROF_START, SPRING_PROF_SETUP, SPRING_PROF_RECORDS, SPRING_PROF_STEP,
-    SPRING_PROF_RESTRICT, SPRING_PROF_COARSE, SPRING_PROF_PROLONG, SPRING_PROF_REDUCE,
-    SPRING_PROF_FINISH, SPRING_PROF_COUNT
+    SPRING_PROF_START, SPRING_PROF_ANCHORS, SPRING_PROF_FIRST, SPRING_PROF_SETUP,
+    SPRING_PROF_RECORDS, SPRING_PROF_STEP, SPRING_PROF_RESTRICT, SPRING_PROF_COARSE,
+    SPRING_PROF_PROLONG, SPRING_PROF_REDUCE, SPRING_PROF_READBACK, SPRING_PROF_FINISH,
+    SPRING_PROF_COUNT
 };
 static const char *const spring_prof_names[SPRING_PROF_COUNT] = {
-    "start", "setup", "records", "step", "ml-restrict", "ml-coarse", "ml-prolong",
-    "reduce+readback", "finish"};
+    "start", "anchors", "first-stage", "setup", "records", "step", "ml-restrict",
+    "ml-coarse", "ml-prolong", "reduce", "readback", "finish"};
 
 /* The multilevel correction of the pass that wrote `next` (blended with
- * x_{k-1} = prev at weight omega): restriction per slab (an invocation
+ * x_{k-1} = prev at weight omega; the coarse steps scaled by theta x
+ * scale, the solve's ml->scale when the pass was issued): restriction per slab (an invocation
  * each), the coarse step
  * in one work group, prolongation per vertex (kernels_spring_multilevel.comp);
  * the step's scratch then holds the corrected moves. */
 static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint prev, float omega,
-                              ssk_gl_profile *prof)
+                              float scale, ssk_gl_profile *prof)
 {
     const ssk_spring_ml *ml = g->sp->ml;
     glUseProgram(s->programs[PROG_SPRING_ML]);
@@ -1457,7 +1511,7 @@ static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     ssk_gl_profile_mark(prof, SPRING_PROF_RESTRICT);
     glUseProgram(s->programs[s->ml_wide ? PROG_SPRING_ML_COARSE_WIDE : PROG_SPRING_ML_COARSE]);
-    glUniform1f(LOC_SPRING_ML_THETA, ml->theta * ml->scale);
+    glUniform1f(LOC_SPRING_ML_THETA, ml->theta * scale);
     glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     ssk_gl_profile_mark(prof, SPRING_PROF_COARSE);
@@ -1468,6 +1522,142 @@ static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     dispatch(s, PROG_SPRING_ML, g->sp->vertex_count);
     spring_barrier();
     ssk_gl_profile_mark(prof, SPRING_PROF_PROLONG);
+}
+
+/* --- Batches -------------------------------------------------------------
+ * Pass k of a solve writes x_k into ring slot k mod SPRING_RING from
+ * x_{k-1} and x_{k-2} (x_0 = the starting iterate, which every slot holds
+ * at first, as x_{-1} too). The host issues a batch of up to
+ * s->spring_batch passes, each with the Chebyshev weight and coarse-step
+ * scale that the watch gives it when no pass of the batch changes them,
+ * and each pass's reductions into its result slot; then reads the slots
+ * back at once and replays the watch (ssk_spring_watch_*,
+ * ssk_spring_ml_watch) pass by pass as the one-pass loop calls it. Its
+ * actions are taken then: SAVE_GOOD copies x_{k-2}, still in the ring (a
+ * batch writes at most SPRING_RING - 2 slots, so the two iterates before
+ * it and its own survive it); DONE ends the solve, the passes issued after
+ * it lost work whose iterates are never read; and when the replay gives a
+ * pass another weight or scale than it ran with (an accelerated run
+ * restarted, coarse steps halved), the batch ends before it and the next
+ * batch issues it again with the replay's values (its x_{k-1} and x_{k-2}
+ * are still in the ring). So every pass a solve keeps ran on the one-pass
+ * loop's inputs, and the iterates, the stopping pass and the pick are the
+ * same bit for bit. The semi-implicit integrator updates its velocities in
+ * place, which a lost pass would spoil, and the energy scheme's stop
+ * cannot be foreseen: both take batches of one pass.
+ *
+ * A batch's size: the passes that the last two residuals (the scheme's
+ * measure) predict to the threshold if they keep decreasing geometrically,
+ * rounded up, at least one and at most s->spring_batch; one while there
+ * are not two residuals or they do not decrease. */
+static GLuint ring_slot(const gl_spring *g, int64_t k)
+{
+    const int64_t r = (int64_t)SPRING_RING;
+    return g->buffers[SB_POS0 + (int)(((k % r) + r) % r)];
+}
+
+typedef struct spring_batch_run {
+    ssk_spring_watch w;
+    int64_t current;   /* the iterate that PICK_CURRENT names */
+    uint32_t batches;  /* read-backs */
+    uint32_t passes;   /* passes issued, lost ones included */
+} spring_batch_run;
+
+/* The scheme's measure of a pass (the watch's residual). */
+static float spring_measure(const ssk_spring *sp, const ssk_spring_pass *r)
+{
+    return sqrtf(sp->params.convergence == SSK_CONVERGE_FORCE ? r->max_force2 : r->max_disp2);
+}
+
+static uint32_t spring_batch_size(const gl_state *s, const ssk_spring *sp, bool semi, uint32_t k,
+                                  float last, float before)
+{
+    const ssk_spring_params *p = &sp->params;
+    uint32_t n = s->spring_batch;
+    if (semi || p->convergence == SSK_CONVERGE_ENERGY) {
+        n = 1;
+    } else if (p->convergence != SSK_CONVERGE_ITERATIONS) {
+        if (!(before > 0.0f) || !(last < before) || !(last > sp->threshold)) {
+            n = 1;
+        } else {
+            const double want = ceil(log((double)sp->threshold / last) / log((double)last / before));
+            if (want < (double)n) n = want < 1.0 ? 1u : (uint32_t)want;
+        }
+    }
+    const uint32_t left = p->max_iterations - k + 1u;
+    return n < left ? n : left;
+}
+
+/* The passes of a solve (see "Batches"): b->w the watch after them
+ * (ssk_spring_watch_end called). */
+static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_batch_run *b,
+                                ssk_gl_profile *prof, ssk_error *err)
+{
+    ssk_spring *sp = g->sp;
+    const ssk_spring_params *p = &sp->params;
+    ssk_spring_ml *ml = sp->ml;
+    const size_t bytes = 3 * (size_t)sp->vertex_count * sizeof(float);
+    uint32_t ml_growth = 0;
+    float ml_last = INFINITY, last = 0.0f, before = 0.0f;
+    memset(b, 0, sizeof *b);
+    ssk_spring_watch *w = &b->w;
+    ssk_spring_watch_begin(w);
+    uint32_t k = 1;
+    float omega_k = p->max_iterations >= 1 ? ssk_spring_watch_omega(w, sp, 1) : 1.0f;
+    bool done = false;
+    while (!done && k <= p->max_iterations) {
+        const uint32_t n = spring_batch_size(s, sp, semi, k, last, before);
+        float omega[SPRING_BATCH_MAX], scale[SPRING_BATCH_MAX];
+        ssk_spring_watch ahead = *w;
+        for (uint32_t i = 0; i < n; ++i) {
+            const int64_t j = (int64_t)k + i;
+            omega[i] = i == 0 ? omega_k : ssk_spring_watch_omega(&ahead, sp, (uint32_t)j);
+            scale[i] = ml ? ml->scale : 1.0f;
+            const GLuint prev = ring_slot(g, j - 2), next = ring_slot(g, j);
+            spring_records(s, g, ring_slot(g, j - 1));
+            ssk_gl_profile_mark(prof, SPRING_PROF_RECORDS);
+            spring_step(s, g, next, true, omega[i] != 1.0f ? prev : 0, omega[i]);
+            ssk_gl_profile_mark(prof, SPRING_PROF_STEP);
+            if (ml) spring_ml_correct(s, g, next, prev, omega[i], scale[i], prof);
+            spring_reduce_issue(s, g, i);
+            ssk_gl_profile_mark(prof, SPRING_PROF_REDUCE);
+        }
+        b->passes += n;
+        b->batches++;
+        ssk_spring_pass r[SPRING_BATCH_MAX];
+        ssk_status st = spring_reduce_read(g, n, r, err);
+        ssk_gl_profile_mark(prof, SPRING_PROF_READBACK);
+        if (st != SSK_OK) return st;
+        uint32_t i = 0;
+        for (; i < n; ++i) {
+            const uint32_t j = k + i;
+            if (i > 0) {
+                const float om = ssk_spring_watch_omega(w, sp, j);
+                if (om != omega[i] || (ml && ml->scale != scale[i])) {
+                    omega_k = om; /* pass j again, with the replay's values */
+                    break;
+                }
+            }
+            if (ml) ssk_spring_ml_watch(ml, r[i].max_disp2, &ml_growth, &ml_last);
+            const unsigned act = ssk_spring_watch_pass(w, sp, j, &r[i]);
+            if (act & SSK_SPRING_SAVE_GOOD)
+                copy_buffer(ring_slot(g, (int64_t)j - 2), g->buffers[SB_GOOD], bytes);
+            if ((act & SSK_SPRING_ZERO_VELOCITY) && semi) clear_buffer(g->buffers[SB_VELOCITY]);
+            before = last;
+            last = spring_measure(sp, &r[i]);
+            if (act & SSK_SPRING_DONE) {
+                done = true;
+                b->current = (int64_t)j - 1;
+                break;
+            }
+        }
+        if (done) break;
+        k += i;
+        if (i == n && k <= p->max_iterations) omega_k = ssk_spring_watch_omega(w, sp, k);
+    }
+    if (!done) b->current = p->max_iterations; /* x_max, CURRENT after the last rotation */
+    ssk_spring_watch_end(w, sp);
+    return SSK_OK;
 }
 
 /* The spring node: ssk_spring_solve on the device (see above), input and
@@ -1521,6 +1711,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
                         (GLsizeiptr)(g->role_words * sizeof(uint32_t)), g->roles_packed);
         g->base_roles_on_device = roles == sp->roles;
     }
+    ssk_gl_profile_mark(&prof, SPRING_PROF_ANCHORS);
 
     /* The first stage in rig space, checked as ssk_spring_solve checks it. */
     const GLuint all_finite = SPRING_ALL_FINITE;
@@ -1535,62 +1726,42 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         return ssk_error_set(err, SSK_ERROR_NONFINITE,
                              "spring solve: first-stage position of vertex %u is not finite",
                              bad_row);
+    ssk_gl_profile_mark(&prof, SPRING_PROF_FIRST);
 
     /* The detail force's targets from the first stage. */
     spring_detail(s, g, SPRING_DET_DETAIL, 0);
 
-    /* Starting iterate. */
-    GLuint px = g->buffers[SB_POS0], cx = g->buffers[SB_POS1], nx = g->buffers[SB_POS2];
+    /* Starting iterate x_0 in every slot of the ring (static vertices keep
+     * the first stage in every buffer). */
+    GLuint x0 = ring_slot(g, 0);
     bool continued = false;
     if (ssk_spring_continues(p, g->has_prev, g->prev_frame, call->skinning, call->frame) &&
         ssk_spring_differential(g->diff, call->skinning, g->prev_skinning, (uint32_t)nb)) {
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_DIFF]);
         glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(16 * nb * sizeof(float)),
                         g->diff);
-        spring_in(s, g, SPRING_IN_CONTINUE, g->buffers[SB_PREV], cx, g->buffers[SB_DIFF]);
+        spring_in(s, g, SPRING_IN_CONTINUE, g->buffers[SB_PREV], x0, g->buffers[SB_DIFF]);
         continued = true;
     } else {
-        copy_buffer(g->buffers[SB_FIRST], cx, bytes);
+        copy_buffer(g->buffers[SB_FIRST], x0, bytes);
     }
     if (semi && !continued) clear_buffer(g->buffers[SB_VELOCITY]);
-    /* static vertices keep the first stage in every buffer */
-    copy_buffer(cx, nx, bytes);
-    copy_buffer(cx, px, bytes);
+    for (int64_t i = 1; i < (int64_t)SPRING_RING; ++i) copy_buffer(x0, ring_slot(g, i), bytes);
 
     spring_step_setup(s, g);
-    uint32_t ml_growth = 0;
-    float ml_last = INFINITY;
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
-    ssk_spring_watch w;
-    ssk_spring_watch_begin(&w);
     ssk_gl_profile_mark(&prof, SPRING_PROF_SETUP);
-    for (uint32_t k = 1; k <= p->max_iterations; ++k) {
-        spring_records(s, g, cx);
-        ssk_gl_profile_mark(&prof, SPRING_PROF_RECORDS);
-        const float omega = ssk_spring_watch_omega(&w, sp, k);
-        spring_step(s, g, nx, true, omega != 1.0f ? px : 0, omega);
-        ssk_gl_profile_mark(&prof, SPRING_PROF_STEP);
-        if (sp->ml) spring_ml_correct(s, g, nx, px, omega, &prof);
-        ssk_spring_pass r;
-        st = spring_reduce(s, g, &r, err);
-        ssk_gl_profile_mark(&prof, SPRING_PROF_REDUCE);
-        if (st != SSK_OK) return st;
-        if (sp->ml) ssk_spring_ml_watch(sp->ml, r.max_disp2, &ml_growth, &ml_last);
-        const unsigned act = ssk_spring_watch_pass(&w, sp, k, &r);
-        if (act & SSK_SPRING_SAVE_GOOD) copy_buffer(px, g->buffers[SB_GOOD], bytes);
-        if ((act & SSK_SPRING_ZERO_VELOCITY) && semi) clear_buffer(g->buffers[SB_VELOCITY]);
-        if (act & SSK_SPRING_DONE) break;
-        const GLuint old = px;
-        px = cx;
-        cx = nx;
-        nx = old;
-    }
-    ssk_spring_watch_end(&w, sp);
-    const GLuint result = w.result == SSK_SPRING_PICK_PREVIOUS   ? px
-                          : w.result == SSK_SPRING_PICK_CURRENT  ? cx
-                          : w.result == SSK_SPRING_PICK_NEXT     ? nx
-                          : w.result == SSK_SPRING_PICK_GOOD     ? g->buffers[SB_GOOD]
-                                                                 : g->buffers[SB_FIRST];
+    spring_batch_run b;
+    st = spring_passes(s, g, semi, &b, &prof, err);
+    if (st != SSK_OK) return st;
+    ssk_spring_watch w = b.w;
+    const GLuint result =
+        w.result == SSK_SPRING_PICK_PREVIOUS  ? ring_slot(g, (int64_t)w.iterations - 2)
+        : w.result == SSK_SPRING_PICK_CURRENT ? ring_slot(g, b.current)
+        : w.result == SSK_SPRING_PICK_NEXT    ? ring_slot(g, w.iterations)
+        : w.result == SSK_SPRING_PICK_GOOD    ? g->buffers[SB_GOOD]
+                                              : g->buffers[SB_FIRST];
+    const GLuint nx = ring_slot(g, b.current + 1);
     if (!w.energy_known && call->report) {
         spring_records(s, g, result);
         spring_step(s, g, nx, false, 0, 1.0f);
@@ -1614,6 +1785,9 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     }
     if (w.diverged && semi) clear_buffer(g->buffers[SB_VELOCITY]);
     ssk_gl_profile_mark(&prof, SPRING_PROF_FINISH);
+    if (prof.enabled)
+        fprintf(stderr, "spring solve: %u passes kept, %u issued in %u batches\n", w.iterations,
+                b.passes, b.batches);
     ssk_gl_profile_report(&prof, "spring solve");
     st = ssk_gl_check("spring solve", err);
     if (st != SSK_OK) return st;
@@ -2214,6 +2388,7 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
                         ? (uint32_t)s->info->max_work_group_count[0]
                         : GL_MIN_MAX_GROUP_COUNT;
     s->ml_wide = ml_wide(s->info);
+    s->spring_batch = spring_batch(s->info);
     s->meshes = calloc(rig->mesh_count ? rig->mesh_count : 1, sizeof *s->meshes);
     if (!s->meshes) {
         free(s);

@@ -745,6 +745,147 @@ static void test_spring_parity_divergence(void **state)
     spring_parity_divergence(", \"solver\": \"chebyshev\"", "divergence, Chebyshev");
 }
 
+/* Batches (core/backends/gl_backend.c run_spring "Batches"): a GL solve
+ * that issues up to 4 passes before each read-back and replays the watch
+ * keeps exactly the passes of the one-pass loop. Against the same solve
+ * with batches of one (SSK_GL_SPRING_BATCH), on any device (the same
+ * kernels on the same inputs): the same positions bit for bit, the same
+ * status, iterations, convergence, residual and energy. Cases: the
+ * default multilevel solver to the threshold (a stop inside a batch: the
+ * passes after it lost), a fixed count, a Chebyshev run that restarts and
+ * then diverges (a pass issued with a weight the replay changes: issued
+ * again), the force scheme, frame-dependent frames, and BCN frames. */
+typedef struct batch_pair {
+    ssk_deformer *one, *many;
+    ssk_binding *binding;
+    float *p1, *p4;
+    uint32_t nv;
+} batch_pair;
+
+static ssk_deformer *gl_with_batch(const ssk_rig *rig, const ssk_graph *graph,
+                                   const ssk_binding *binding, const char *batch)
+{
+    setenv("SSK_GL_SPRING_BATCH", batch, 1);
+    ssk_deformer_desc d = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_GL, .gl_context = gl,
+                           .graph = graph, .binding = binding};
+    ssk_deformer *out = NULL;
+    ssk_error err = {0};
+    const ssk_status st = ssk_deformer_create(&out, rig, &d, &err);
+    unsetenv("SSK_GL_SPRING_BATCH");
+    if (st != SSK_OK) fail_msg("%s", err.message);
+    assert_int_equal(ssk_deformer_backend(out), SSK_BACKEND_GL);
+    return out;
+}
+
+static batch_pair batch_pair_make(const ssk_rig *rig, const char *members)
+{
+    batch_pair p = {0};
+    p.nv = ssk_rig_vertex_count(rig);
+    ssk_bind_params bp;
+    ssk_bind_params_default(&bp);
+    ssk_error err = {0};
+    if (ssk_binding_create(&p.binding, rig, &bp, &err) != SSK_OK) fail_msg("%s", err.message);
+    ssk_graph *g = spring_graph(rig, members);
+    p.one = gl_with_batch(rig, g, p.binding, "1");
+    p.many = gl_with_batch(rig, g, p.binding, "4");
+    ssk_graph_destroy(g);
+    p.p1 = malloc(3 * (size_t)p.nv * sizeof(float));
+    p.p4 = malloc(3 * (size_t)p.nv * sizeof(float));
+    return p;
+}
+
+static void batch_pair_free(batch_pair *p)
+{
+    ssk_deformer_destroy(p->one);
+    ssk_deformer_destroy(p->many);
+    ssk_binding_destroy(p->binding);
+    free(p->p1);
+    free(p->p4);
+}
+
+/* One frame on both: returns the report. */
+static ssk_spring_report batch_compare(batch_pair *p, const float *skin, const float *objects,
+                                       double frame, const char *what)
+{
+    ssk_error e1 = {0}, e4 = {0};
+    ssk_deformer_set_frame(p->one, frame);
+    ssk_deformer_set_frame(p->many, frame);
+    const ssk_status s1 = ssk_deformer_deform(p->one, p->p1, skin, objects, &e1);
+    const ssk_status s4 = ssk_deformer_deform(p->many, p->p4, skin, objects, &e4);
+    if (s1 != s4 || (s1 != SSK_OK && strcmp(e1.message, e4.message) != 0))
+        fail_msg("%s: batches of one %s (%s), of four %s (%s)", what, ssk_status_name(s1),
+                 e1.message, ssk_status_name(s4), e4.message);
+    if (s1 != SSK_OK && s1 != SSK_ERROR_SPRING_DIVERGED) fail_msg("%s: %s", what, e1.message);
+    if (memcmp(p->p1, p->p4, 3 * (size_t)p->nv * sizeof(float)) != 0)
+        fail_msg("%s: batched positions differ from the one-pass loop's by %g", what,
+                 tu_max_abs_diff(p->p1, p->p4, 3 * (size_t)p->nv));
+    ssk_spring_report r1, r4;
+    ssk_deformer_spring_report(p->one, &r1);
+    ssk_deformer_spring_report(p->many, &r4);
+    print_message("%s: %u iterations (%s), residual %.6g, batched the same\n", what,
+                  r1.iterations, r1.converged ? "converged" : "not converged",
+                  (double)r1.residual);
+    assert_int_equal(r1.iterations, r4.iterations);
+    assert_int_equal(r1.converged, r4.converged);
+    assert_true(r1.residual == r4.residual);
+    assert_true(r1.energy == r4.energy);
+    return r1;
+}
+
+static void test_spring_batches(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(40, 16, 2, 2.0f, 0.25f, 0.5f, 2);
+    float skin[32];
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    tu_mat4_identity(skin);
+    tu_mat4_rotation(skin + 16, z, 2.3561945f, joint); /* 135 degrees */
+    struct {
+        const char *members, *what;
+        bool converges;
+    } const cases[] = {
+        {"", "default (multilevel) to the threshold", true},
+        {"\"convergence\": \"iterations\", \"max_iterations\": 23", "fixed count (its scheme: met)", true},
+        {"\"solver\": \"chebyshev\", \"max_iterations\": 400", "chebyshev", true},
+        {"\"max_iterations\": 400, \"convergence\": \"force\", \"threshold\": 0.002",
+         "force scheme", true},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        batch_pair p = batch_pair_make(rig, cases[c].members);
+        const ssk_spring_report r = batch_compare(&p, skin, NULL, 0.0, cases[c].what);
+        assert_int_equal(r.converged, cases[c].converges);
+        batch_pair_free(&p);
+    }
+    /* divergence after Chebyshev restarts (spring_parity_divergence) */
+    batch_pair d = batch_pair_make(
+        rig, "\"stiffness\": {\"surface\": 30, \"length\": 30, \"torsion\": 30, \"detail\": 0}, "
+             "\"max_iterations\": 2000, \"convergence\": \"iterations\", \"solver\": \"chebyshev\"");
+    tu_mat4_rotation(skin + 16, z, 1.5707963f, joint);
+    batch_compare(&d, skin, NULL, 0.0, "divergence, Chebyshev");
+    batch_pair_free(&d);
+    /* frame-dependent: each frame from the previous result */
+    batch_pair f = batch_pair_make(rig, "\"mode\": \"frame_dependent\"");
+    for (int k = 0; k < 3; ++k) {
+        tu_mat4_rotation(skin + 16, z, 0.5f + 0.3f * (float)k, joint);
+        batch_compare(&f, skin, NULL, (double)k, "frame-dependent");
+    }
+    batch_pair_free(&f);
+    ssk_rig_destroy(rig);
+
+    bcn b = bcn_load();
+    batch_pair q = batch_pair_make(b.rig, "");
+    const int frames[] = {12, 40, 79};
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
+        bcn_sample(&b, frames[i]);
+        char what[64];
+        snprintf(what, sizeof what, "BCN frame %d", frames[i]);
+        assert_true(batch_compare(&q, b.skin, b.obj, frames[i], what).converged);
+    }
+    batch_pair_free(&q);
+    bcn_free(&b);
+}
+
 /* The host has its own context current on this thread with some state;
  * running the GL backend must leave both alone. */
 static void test_host_context_untouched(void **state)
@@ -980,6 +1121,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_spring_parity_frame_dependent),
         cmocka_unit_test(test_spring_parity_schemes),
         cmocka_unit_test(test_spring_parity_divergence),
+        cmocka_unit_test(test_spring_batches),
         cmocka_unit_test(test_host_context_untouched),
         cmocka_unit_test(test_shader_compile_error_is_reported),
         cmocka_unit_test(test_auto_choice),
