@@ -61,6 +61,16 @@
                                    // the previous iterate x_{k-1} (Chebyshev, in)
 #define SSK_SPRING_STEP_SCRATCH 7  // vec4[#V] out: |step|^2, |F|^2, energy, kinetic
 
+// --- kernels_spring_anchors.comp ---------------------------------------------------
+#define SSK_SPRING_ANC_TERMS 0   // uvec4[#V + terms] headers, then the terms
+#define SSK_SPRING_ANC_BONES 1   // vec4[8 #B] ssk_attach_bone of the frame
+#define SSK_SPRING_ANC_ANCHOR 2  // vec4[#V] out: a' and the defined flag
+#define SSK_SPRING_ANC_DIR 3     // vec4[#V] out: unit bone directions
+#define SSK_LOC_SPRING_ANC_EPS_DIR 3 // SSK_SPRING_DIRECTION_EPSILON
+#define SSK_SPRING_ANCHOR_BINDING 0u    // core/kernels/spring.h SSK_SPRING_ANCHOR_*
+#define SSK_SPRING_ANCHOR_UNWEIGHTED 1u
+#define SSK_SPRING_ANCHOR_WEIGHTS 2u
+
 // --- kernels_spring_reduce.comp -----------------------------------------------------
 #define SSK_SPRING_RED_SCRATCH 0  // vec4[#V] the step's per-vertex values
 #define SSK_SPRING_RED_PARTIALS 1 // SpringPartial[groups of pass 0]

@@ -165,6 +165,7 @@ typedef enum gl_program {
     PROG_IMPLICIT,
     PROG_SPRING_ML_RESTRICT,
     PROG_SPRING_ML_COARSE_WIDE,
+    PROG_SPRING_ANCHORS,
     PROG_COUNT
 } gl_program;
 
@@ -174,7 +175,8 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_spring_in.comp", "kernels_spring_records.comp", "kernels_spring_step.comp", "kernels_spring_reduce.comp",
     "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp",
     "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp",
-    "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp"};
+    "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp",
+    "kernels_spring_anchors.comp"};
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -245,6 +247,10 @@ enum gl_spring_binding {
     SPRING_ML_NEXT = 5,
     SPRING_ML_RECORDS = 6,
     SPRING_ML_AUX = 7,
+    SPRING_ANC_TERMS = 0,
+    SPRING_ANC_BONES = 1,
+    SPRING_ANC_ANCHOR = 2,
+    SPRING_ANC_DIR = 3,
 };
 enum gl_spring_uniform {
     LOC_SPRING_IN_MODE = 3,
@@ -265,6 +271,7 @@ enum gl_spring_uniform {
     LOC_SPRING_DETAIL_FIRST = 24,
     LOC_SPRING_TWIST_FIRST = 25,
     LOC_SPRING_DET_MODE = 3,
+    LOC_SPRING_ANC_EPS_DIR = 3,
     LOC_SPRING_ML_MODE = 3,
     LOC_SPRING_ML_BONES = 4,
     LOC_SPRING_ML_NODES = 5,
@@ -360,6 +367,7 @@ typedef enum gl_spring_buffer {
     SB_ML_U,       /* multilevel: static integers (kernels_spring_multilevel.comp) */
     SB_ML_F,       /* multilevel: static floats, then the frame's node bases */
     SB_ML_W,       /* multilevel: work */
+    SB_ANCHOR_TERMS, /* #V headers and the anchors' terms (kernels_spring_anchors.comp) */
     SB_COUNT
 } gl_spring_buffer;
 
@@ -370,7 +378,8 @@ static const char *const spring_buffer_names[SB_COUNT] = {
     "spring iterate 5", "spring good iterate", "spring velocities",
     "spring previous output", "spring differential transforms", "spring scratch",
     "spring partial reductions", "spring result", "spring clusters",
-    "spring multilevel integers", "spring multilevel floats", "spring multilevel work"};
+    "spring multilevel integers", "spring multilevel floats", "spring multilevel work",
+    "spring anchor terms"};
 _Static_assert(SPRING_RING == 6u && sizeof spring_buffer_names / sizeof spring_buffer_names[0] ==
                                         SB_COUNT,
                "a name per spring buffer (the ring's names list SPRING_RING iterates)");
@@ -1119,6 +1128,72 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
 
 /* The device state of spring `sp`, uploaded on first use (CSR, rest data,
  * roles and maps are constant for the spring's lifetime). */
+/* SB_ANCHOR_TERMS (kernels_spring_anchors.comp): per vertex a header
+ * (first term, end, its binding bone, kind | defined << 2), then the
+ * terms (bone, w bits, t bits, 0) of ssk_spring_anchor_terms. */
+static ssk_status spring_anchor_upload(gl_state *s, gl_spring *g, ssk_error *err)
+{
+    const ssk_spring *sp = g->sp;
+    const uint32_t nv = sp->vertex_count;
+    uint32_t k = 1;
+    if (sp->weights_rig)
+        for (uint32_t m = 0; m < sp->weights_rig->mesh_count; ++m)
+            if (sp->weights_rig->meshes[m].influence_count > k)
+                k = sp->weights_rig->meshes[m].influence_count;
+    uint32_t *words = malloc(4 * ((size_t)nv + (size_t)nv * k) * sizeof(uint32_t) + 1);
+    ssk_spring_anchor_term *terms = malloc(k * sizeof *terms);
+    if (!words || !terms) {
+        free(words);
+        free(terms);
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    uint32_t next = nv;
+    for (uint32_t i = 0; i < nv; ++i) {
+        uint32_t count = 0;
+        const uint32_t kind = ssk_spring_anchor_terms(sp, i, terms, &count);
+        uint32_t *h = words + 4 * (size_t)i;
+        h[0] = next;
+        h[1] = next + count;
+        h[2] = (uint32_t)sp->bones[i];
+        h[3] = kind | (sp->scale_defined[i] ? 4u : 0u);
+        for (uint32_t j = 0; j < count; ++j, ++next) {
+            uint32_t *e = words + 4 * (size_t)next;
+            e[0] = (uint32_t)terms[j].bone;
+            memcpy(&e[1], &terms[j].w, sizeof(float));
+            memcpy(&e[2], &terms[j].t, sizeof(float));
+            e[3] = 0;
+        }
+    }
+    const ssk_status st = allocate_named(s, &g->buffers[SB_ANCHOR_TERMS],
+                                         spring_buffer_names[SB_ANCHOR_TERMS],
+                                         4 * (size_t)next * sizeof(uint32_t), words,
+                                         GL_STATIC_DRAW, err);
+    free(words);
+    free(terms);
+    return st;
+}
+
+static void spring_barrier(void);
+
+/* The frame's anchors and bone directions on the device
+ * (kernels_spring_anchors.comp) into SB_ANCHOR and SB_FRAME's first #V. */
+static void spring_anchors(gl_state *s, gl_spring *g, const ssk_attach_bone *bones)
+{
+    const ssk_rig *rig = s->rig;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, s->buffers[BUF_ATTACH]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0,
+                    (GLsizeiptr)(rig->bone_count * sizeof(ssk_attach_bone)), bones);
+    glUseProgram(s->programs[PROG_SPRING_ANCHORS]);
+    bind(SPRING_ANC_TERMS, g->buffers[SB_ANCHOR_TERMS]);
+    bind(SPRING_ANC_BONES, s->buffers[BUF_ATTACH]);
+    bind(SPRING_ANC_ANCHOR, g->buffers[SB_ANCHOR]);
+    bind(SPRING_ANC_DIR, g->buffers[SB_FRAME]);
+    glUniform1ui(LOC_COUNT, rig->vertex_count);
+    glUniform1f(LOC_SPRING_ANC_EPS_DIR, SSK_SPRING_DIRECTION_EPSILON);
+    dispatch(s, PROG_SPRING_ANCHORS, rig->vertex_count);
+    spring_barrier();
+}
+
 static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk_error *err)
 {
     for (int i = 0; i < s->spring_count; ++i)
@@ -1221,6 +1296,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
                                 spring_buffer_names[allocations[i].b], allocations[i].bytes,
                                 allocations[i].data, allocations[i].usage, err);
         if (st == SSK_OK && sp->ml) st = spring_ml_upload(s, g, err);
+        if (st == SSK_OK) st = spring_anchor_upload(s, g, err);
     }
     free(vertex);
     free(scalars);
@@ -1675,7 +1751,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
                                    PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML,
                                    PROG_SPRING_ML_COARSE, PROG_SPRING_ML_RESTRICT,
-                                   PROG_SPRING_ML_COARSE_WIDE};
+                                   PROG_SPRING_ML_COARSE_WIDE, PROG_SPRING_ANCHORS};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         ssk_status st = program(s, programs[i], err);
         if (st != SSK_OK) return st;
@@ -1689,18 +1765,16 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     ssk_gl_profile prof;
     ssk_gl_profile_begin(&prof, spring_prof_names, SPRING_PROF_COUNT);
 
-    /* The frame: anchors, their bone directions, edit targets and roles
-     * (the CPU solver's own set-up, ssk_spring_prepare_frame). */
-    const uint8_t *roles = ssk_spring_prepare_frame(sp, call->attach_bones, call->frame);
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_ANCHOR]);
-    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nv * sizeof(float)),
-                    sp->anchor);
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_FRAME]);
-    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(4 * nv * sizeof(float)),
-                    sp->vertex_dir);
-    if (sp->edit_target)
+    /* The frame: anchors and their bone directions on the device, edit
+     * targets and roles on the host (ssk_spring_prepare_edits: the CPU
+     * solver's own set-up). */
+    if (nb > 0) spring_anchors(s, g, call->attach_bones);
+    const uint8_t *roles = ssk_spring_prepare_edits(sp, call->attach_bones, call->frame);
+    if (sp->edit_target) {
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_FRAME]);
         glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(12 * nv * sizeof(float)),
                         (GLsizeiptr)(4 * nv * sizeof(float)), sp->edit_target);
+    }
     if (!(roles == sp->roles && g->base_roles_on_device)) {
         memset(g->roles_packed, 0, g->role_words * sizeof(uint32_t));
         for (size_t i = 0; i < nv; ++i)

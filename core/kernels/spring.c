@@ -895,6 +895,23 @@ static const uint8_t *edit_frame(ssk_spring *sp, const ssk_attach_bone *bones, d
     return roles;
 }
 
+/* The normalized skin weight of influence j (of k) and its t on the
+ * bone's rest segment, the terms of a per-weight anchor (spring.c
+ * "Anchors"): ssk_spring_anchor_terms gives them to GPU backends, which
+ * sum them as weights_anchor does. */
+static inline float weights_sum(const float *weights, uint32_t k)
+{
+    float sum = 0.0f;
+    for (uint32_t j = 0; j < k; ++j) sum += weights[j];
+    return sum;
+}
+
+static inline float weights_t(const ssk_spring *sp, int32_t b, const float x[3])
+{
+    const float *rest = sp->rest_segment + 8 * (size_t)sp->bone_slot[b];
+    return ssk_am_project_t_segment(rest, rest + 4, x);
+}
+
 /* The anchor a' (out[0..2]) and bone direction (dir[0..3]) of vertex i,
  * rest position x (rig space), from its skin weights (K influences) on
  * the posed `bones` (spring.c "Anchors"). */
@@ -903,8 +920,7 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
                                   const int32_t *idx, const float *weights, uint32_t k,
                                   uint32_t i)
 {
-    float sum = 0.0f;
-    for (uint32_t j = 0; j < k; ++j) sum += weights[j];
+    const float sum = weights_sum(weights, k);
     float acc[3] = {0.0f, 0.0f, 0.0f}, dir[3] = {0.0f, 0.0f, 0.0f}, best = -1.0f;
     int32_t dominant = sp->bones[i];
     if (!(sum > SSK_WEIGHT_EPSILON)) { /* no skin weight: the binding's attachment */
@@ -918,8 +934,7 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
             if (!(w > 0.0f)) continue;
             const int32_t b = idx[j];
             float p[3];
-            const float *rest = sp->rest_segment + 8 * (size_t)sp->bone_slot[b];
-            ssk_am_attachment(p, &bones[b], ssk_am_project_t_segment(rest, rest + 4, x));
+            ssk_am_attachment(p, &bones[b], weights_t(sp, b, x));
             float u[4];
             ssk_spring_bone_direction(u, bones[b].head, bones[b].tail);
             for (int c = 0; c < 3; ++c) {
@@ -941,6 +956,40 @@ static inline void weights_anchor(float *a, float *d, const ssk_spring *sp,
     d[3] = 0.0f;
     memcpy(a, acc, sizeof acc);
     a[3] = sp->scale_defined[i] ? 1.0f : 0.0f;
+}
+
+uint32_t ssk_spring_anchor_terms(const ssk_spring *sp, uint32_t i, ssk_spring_anchor_term *dst,
+                                 uint32_t *count)
+{
+    const ssk_rig *rig = sp->weights_rig;
+    dst[0].bone = sp->bones[i];
+    dst[0].w = 1.0f;
+    dst[0].t = sp->t[i];
+    *count = 1;
+    if (!rig) return SSK_SPRING_ANCHOR_BINDING;
+    const ssk_mesh *mesh = NULL;
+    for (uint32_t m = 0; m < rig->mesh_count && !mesh; ++m)
+        if (i >= rig->meshes[m].first_vertex &&
+            i - rig->meshes[m].first_vertex < rig->meshes[m].vertex_count)
+            mesh = &rig->meshes[m];
+    if (!mesh) return SSK_SPRING_ANCHOR_BINDING;
+    const uint32_t k = mesh->influence_count, v = i - mesh->first_vertex;
+    const int32_t *idx = mesh->bone_indices + (size_t)v * k;
+    const float *weights = mesh->weights + (size_t)v * k;
+    const float sum = weights_sum(weights, k);
+    if (!(sum > SSK_WEIGHT_EPSILON)) return SSK_SPRING_ANCHOR_UNWEIGHTED;
+    float x[3];
+    ssk_mat4_transform_point(x, mesh->object_matrix, mesh->positions + 3 * (size_t)v);
+    *count = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+        const float w = weights[j] / sum;
+        if (!(w > 0.0f)) continue;
+        dst[*count].bone = idx[j];
+        dst[*count].w = w;
+        dst[*count].t = weights_t(sp, idx[j], x);
+        ++*count;
+    }
+    return SSK_SPRING_ANCHOR_WEIGHTS;
 }
 
 /* Anchors of the binding's bone, rows [begin, end). */
@@ -998,11 +1047,17 @@ void ssk_spring_anchors(ssk_spring *sp, const ssk_attach_bone *bones)
     }
 }
 
+const uint8_t *ssk_spring_prepare_edits(ssk_spring *sp, const ssk_attach_bone *bones,
+                                        double frame)
+{
+    return sp->edit_target ? edit_frame(sp, bones, frame) : sp->roles;
+}
+
 const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
                                         double frame)
 {
     ssk_spring_anchors(sp, bones);
-    return sp->edit_target ? edit_frame(sp, bones, frame) : sp->roles;
+    return ssk_spring_prepare_edits(sp, bones, frame);
 }
 
 bool ssk_spring_differential(float *out, const float *skinning, const float *prev_skinning,

@@ -405,6 +405,38 @@ static inline bool ssk_spring_cluster_mean(float mean[3], const uint32_t *block,
  * ROIs only; both #V bytes, owned by sp). */
 const uint8_t *ssk_spring_prepare_frame(ssk_spring *sp, const ssk_attach_bone *bones,
                                         double frame);
+/* Its second part alone (the edit targets and the roles), for a backend
+ * that computes the anchors itself. */
+const uint8_t *ssk_spring_prepare_edits(ssk_spring *sp, const ssk_attach_bone *bones,
+                                        double frame);
+
+/* Anchors computed elsewhere (the GL backend's kernels_spring_anchors.comp):
+ * vertex i's anchor is one of three kinds, from terms that do not change
+ * between frames (ssk_spring_anchor_terms), which the other side sums in
+ * the CPU's order with the CPU's arithmetic (spring.c weights_anchor,
+ * binding_anchors_chunk):
+ *   BINDING     a' = attachment(b, t), d = the bone direction of b (the
+ *               binding's bone and t: one term);
+ *   UNWEIGHTED  per skin weight, but the vertex has none: a' the same, d =
+ *               that direction divided by its length when longer than
+ *               SSK_SPRING_DIRECTION_EPSILON (one term);
+ *   WEIGHTS     a' = sum_j w_j attachment(b_j, t_j), d = sum_j w_j dir(b_j)
+ *               divided by its length, or, when not longer than
+ *               SSK_SPRING_DIRECTION_EPSILON, the direction of the first
+ *               term of largest w (the terms: the influences with w > 0, in
+ *               order). */
+#define SSK_SPRING_ANCHOR_BINDING 0u
+#define SSK_SPRING_ANCHOR_UNWEIGHTED 1u
+#define SSK_SPRING_ANCHOR_WEIGHTS 2u
+typedef struct ssk_spring_anchor_term {
+    int32_t bone; /* bone index */
+    float w;      /* normalized skin weight (1 for one-term kinds) */
+    float t;      /* attachment parameter on the bone */
+} ssk_spring_anchor_term;
+/* Vertex i's anchor kind (SSK_SPRING_ANCHOR_*) and terms: dst (room for
+ * max(K, 1) terms, K the influences per vertex of i's mesh) gets *count. */
+uint32_t ssk_spring_anchor_terms(const ssk_spring *sp, uint32_t i, ssk_spring_anchor_term *dst,
+                                 uint32_t *count);
 
 /* sp->anchor and sp->vertex_dir of the posed bones (the
  * first part of ssk_spring_prepare_frame; spring_rest.c calls it with the
