@@ -29,11 +29,27 @@ layout(location = SSK_LOC_SPRING_ML_OFF) uniform uint u_off[SSK_ML_OFF_COUNT];
 #define MOM 12
 #define UNK 9
 
+// The local nodes' moments and maps (LOC below): in shared memory when the
+// including program defines SSK_ML_COARSE_SHARED (its capacity in floats;
+// the host picks that program when #local x 12 fits), written back to W
+// at the end for the prolongation; else in W itself. The same operations
+// in the same order either way.
+#ifdef SSK_ML_COARSE_SHARED
+shared float s_loc[SSK_ML_COARSE_SHARED];
+#define LOC_GET(i) s_loc[i]
+#define LOC_SET(i, x) s_loc[i] = (x)
+#else
+#define LOC_GET(i) mwc[LOC + (i)]
+#define LOC_SET(i, x) mwc[LOC + (i)] = (x)
+#endif
+layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
+
 uint loc_first(uint b, uint l) { return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l]; }
 
 void sync()
 {
     memoryBarrierBuffer();
+    memoryBarrierShared();
     barrier();
 }
 
@@ -58,7 +74,7 @@ void coarse()
             float x = 0.0;
             if (k < n) x += mwc[SL + (base + k) * 24u + c];
             if (k > 0u) x += mwc[SL + (base + k - 1u) * 24u + MOM + c];
-            mwc[LOC + (base + k) * MOM + c] = x;
+            LOC_SET((base + k) * MOM + c, x);
         }
     }
     sync();
@@ -70,10 +86,10 @@ void coarse()
             uint kn = 1u << uint(l), fn = 2u * kn;
             for (uint i = lane; i < (kn + 1u) * MOM; i += lanes) {
                 uint k = i / MOM, c = i % MOM;
-                float x = mwc[LOC + (fine + 2u * k) * MOM + c];
-                if (k > 0u) x += 0.5 * mwc[LOC + (fine + 2u * k - 1u) * MOM + c];
-                if (2u * k + 1u <= fn) x += 0.5 * mwc[LOC + (fine + 2u * k + 1u) * MOM + c];
-                mwc[LOC + (crs + k) * MOM + c] = x;
+                float x = LOC_GET((fine + 2u * k) * MOM + c);
+                if (k > 0u) x += 0.5 * LOC_GET((fine + 2u * k - 1u) * MOM + c);
+                if (2u * k + 1u <= fn) x += 0.5 * LOC_GET((fine + 2u * k + 1u) * MOM + c);
+                LOC_SET((crs + k) * MOM + c, x);
             }
         }
         sync();
@@ -85,7 +101,7 @@ void coarse()
         uint a0 = mu[u_off[SSK_ML_OFF_G2L] + n], a1 = mu[u_off[SSK_ML_OFF_G2L] + n + 1u];
         for (uint j = a0; j < a1; ++j) {
             uint lo = mu[u_off[SSK_ML_OFF_G2L_LIST] + j];
-            for (uint c = 0u; c < MOM; ++c) g[c] += mwc[LOC + lo * MOM + c];
+            for (uint c = 0u; c < MOM; ++c) g[c] += LOC_GET(lo * MOM + c);
         }
         float F[9];
         for (uint c = 0u; c < 9u; ++c) F[c] = mf[u_off[SSK_ML_OFF_FRAME] + n * 9u + c];
@@ -148,7 +164,7 @@ void coarse()
             for (uint i = lane; i < ((1u << l) + 1u) * MOM; i += lanes) {
                 uint k = i / MOM, c = i % MOM;
                 uint n = mu[u_off[SSK_ML_OFF_L2G] + base + k];
-                mwc[LOC + (base + k) * MOM + c] = mwc[u_off[SSK_ML_OFF_NODE_MAP] + n * MOM + c];
+                LOC_SET((base + k) * MOM + c, mwc[u_off[SSK_ML_OFF_NODE_MAP] + n * MOM + c]);
             }
         }
     }
@@ -161,18 +177,21 @@ void coarse()
             uint fn = 2u << l;
             for (uint i = lane; i < (fn + 1u) * MOM; i += lanes) {
                 uint j = i / MOM, c = i % MOM;
-                float y = mwc[LOC + (fine + j) * MOM + c];
+                float y = LOC_GET((fine + j) * MOM + c);
                 if ((j & 1u) == 0u) {
-                    y += mwc[LOC + (crs + j / 2u) * MOM + c];
+                    y += LOC_GET((crs + j / 2u) * MOM + c);
                 } else {
-                    y += 0.5 * mwc[LOC + (crs + (j - 1u) / 2u) * MOM + c];
-                    y += 0.5 * mwc[LOC + (crs + (j + 1u) / 2u) * MOM + c];
+                    y += 0.5 * LOC_GET((crs + (j - 1u) / 2u) * MOM + c);
+                    y += 0.5 * LOC_GET((crs + (j + 1u) / 2u) * MOM + c);
                 }
-                mwc[LOC + (fine + j) * MOM + c] = y;
+                LOC_SET((fine + j) * MOM + c, y);
             }
         }
         sync();
     }
+#ifdef SSK_ML_COARSE_SHARED
+    for (uint i = lane; i < u_local * MOM; i += lanes) mwc[LOC + i] = s_loc[i];
+#endif
 }
 
 void main() { coarse(); }

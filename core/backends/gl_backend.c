@@ -166,6 +166,7 @@ typedef enum gl_program {
     PROG_SPRING_ML_RESTRICT,
     PROG_SPRING_ML_COARSE_WIDE,
     PROG_SPRING_ANCHORS,
+    PROG_SPRING_ML_COARSE_SHARED,
     PROG_COUNT
 } gl_program;
 
@@ -176,7 +177,10 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp",
     "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp",
     "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp",
-    "kernels_spring_anchors.comp"};
+    "kernels_spring_anchors.comp", "kernels_spring_ml_coarse_shared.comp"};
+/* SSK_ML_COARSE_SHARED of kernels_spring_ml_coarse_shared.comp: the local
+ * nodes' floats (12 each) its shared memory holds. */
+#define SPRING_ML_COARSE_SHARED_FLOATS 8192u
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -509,6 +513,7 @@ typedef struct gl_state {
     bool ml_wide;                  /* the spring solver's programs and work
                                       sizes for hardware GPUs (ml_wide) */
     uint32_t spring_batch;         /* most passes of a spring batch (spring_batch) */
+    bool ml_shared;                /* wide coarse step in shared memory where it fits */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
@@ -655,12 +660,14 @@ static void dispatch_strided(const gl_state *s, gl_program p, uint32_t count)
  * vertices the wide RESTRICT took 20-34 ms a pass against 0.6-1.7). On an
  * H200 at 100k vertices the wide programs took 36 and 178 us a pass
  * against 2500 and 660. SSK_GL_SPRING_ML = "wide" or "narrow" overrides
- * the choice (the tests run both on llvmpipe). */
+ * the choice (the tests run both on llvmpipe); "wide-global" is "wide"
+ * with the coarse step's local nodes in W even where they fit in shared
+ * memory (spring_coarse_program). */
 #define SSK_GL_SPRING_ML_ENV "SSK_GL_SPRING_ML"
 static bool ml_wide(const ssk_gl_info *info)
 {
     const char *env = getenv(SSK_GL_SPRING_ML_ENV);
-    if (env && strcmp(env, "wide") == 0) return true;
+    if (env && (strcmp(env, "wide") == 0 || strcmp(env, "wide-global") == 0)) return true;
     if (env && strcmp(env, "narrow") == 0) return false;
     return info->hardware != 0;
 }
@@ -1508,6 +1515,18 @@ static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out,
     return spring_reduce_read(g, 1, out, err);
 }
 
+/* The coarse step's program: one invocation per bone level for software
+ * renderers; on hardware GPUs 1024 invocations, with the local nodes in
+ * shared memory where they fit. */
+static gl_program spring_coarse_program(const gl_state *s, const ssk_spring_ml *ml)
+{
+    if (!s->ml_wide) return PROG_SPRING_ML_COARSE;
+    if (s->ml_shared && (uint64_t)ml->local_count * SSK_SPRING_ML_MOMENTS <=
+                            SPRING_ML_COARSE_SHARED_FLOATS)
+        return PROG_SPRING_ML_COARSE_SHARED;
+    return PROG_SPRING_ML_COARSE_WIDE;
+}
+
 /* The multilevel correction's uniforms for a solve and the frame's node
  * bases (ssk_spring_ml_frame on the host: a few floats per node). */
 static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bones)
@@ -1529,7 +1548,9 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
         glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
         glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
     }
-    glUseProgram(s->programs[s->ml_wide ? PROG_SPRING_ML_COARSE_WIDE : PROG_SPRING_ML_COARSE]);
+    const gl_program coarse = spring_coarse_program(s, ml);
+    glUseProgram(s->programs[coarse]);
+    if (coarse == PROG_SPRING_ML_COARSE_SHARED) glUniform1ui(LOC_COUNT, ml->local_count);
     glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
@@ -1586,7 +1607,7 @@ static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     }
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     ssk_gl_profile_mark(prof, SPRING_PROF_RESTRICT);
-    glUseProgram(s->programs[s->ml_wide ? PROG_SPRING_ML_COARSE_WIDE : PROG_SPRING_ML_COARSE]);
+    glUseProgram(s->programs[spring_coarse_program(s, ml)]);
     glUniform1f(LOC_SPRING_ML_THETA, ml->theta * scale);
     glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
@@ -1751,7 +1772,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
                                    PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML,
                                    PROG_SPRING_ML_COARSE, PROG_SPRING_ML_RESTRICT,
-                                   PROG_SPRING_ML_COARSE_WIDE, PROG_SPRING_ANCHORS};
+                                   PROG_SPRING_ML_COARSE_WIDE, PROG_SPRING_ANCHORS,
+                                   PROG_SPRING_ML_COARSE_SHARED};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         ssk_status st = program(s, programs[i], err);
         if (st != SSK_OK) return st;
@@ -2463,6 +2485,10 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
                         : GL_MIN_MAX_GROUP_COUNT;
     s->ml_wide = ml_wide(s->info);
     s->spring_batch = spring_batch(s->info);
+    {
+        const char *env = getenv(SSK_GL_SPRING_ML_ENV);
+        s->ml_shared = !(env && strcmp(env, "wide-global") == 0);
+    }
     s->meshes = calloc(rig->mesh_count ? rig->mesh_count : 1, sizeof *s->meshes);
     if (!s->meshes) {
         free(s);

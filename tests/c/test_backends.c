@@ -775,22 +775,25 @@ typedef struct batch_pair {
     uint32_t nv;
 } batch_pair;
 
-static ssk_deformer *gl_with_batch(const ssk_rig *rig, const ssk_graph *graph,
-                                   const ssk_binding *binding, const char *batch)
+static ssk_deformer *gl_with_env(const ssk_rig *rig, const ssk_graph *graph,
+                                 const ssk_binding *binding, const char *name, const char *value)
 {
-    setenv("SSK_GL_SPRING_BATCH", batch, 1);
+    setenv(name, value, 1);
     ssk_deformer_desc d = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_GL, .gl_context = gl,
                            .graph = graph, .binding = binding};
     ssk_deformer *out = NULL;
     ssk_error err = {0};
     const ssk_status st = ssk_deformer_create(&out, rig, &d, &err);
-    unsetenv("SSK_GL_SPRING_BATCH");
+    unsetenv(name);
     if (st != SSK_OK) fail_msg("%s", err.message);
     assert_int_equal(ssk_deformer_backend(out), SSK_BACKEND_GL);
     return out;
 }
 
-static batch_pair batch_pair_make(const ssk_rig *rig, const char *members)
+/* Two GL deformers of the same graph, made with environment variable
+ * `name` set to `one` and to `many`. */
+static batch_pair env_pair_make(const ssk_rig *rig, const char *members, const char *name,
+                                const char *one, const char *many)
 {
     batch_pair p = {0};
     p.nv = ssk_rig_vertex_count(rig);
@@ -799,12 +802,17 @@ static batch_pair batch_pair_make(const ssk_rig *rig, const char *members)
     ssk_error err = {0};
     if (ssk_binding_create(&p.binding, rig, &bp, &err) != SSK_OK) fail_msg("%s", err.message);
     ssk_graph *g = spring_graph(rig, members);
-    p.one = gl_with_batch(rig, g, p.binding, "1");
-    p.many = gl_with_batch(rig, g, p.binding, "4");
+    p.one = gl_with_env(rig, g, p.binding, name, one);
+    p.many = gl_with_env(rig, g, p.binding, name, many);
     ssk_graph_destroy(g);
     p.p1 = malloc(3 * (size_t)p.nv * sizeof(float));
     p.p4 = malloc(3 * (size_t)p.nv * sizeof(float));
     return p;
+}
+
+static batch_pair batch_pair_make(const ssk_rig *rig, const char *members)
+{
+    return env_pair_make(rig, members, "SSK_GL_SPRING_BATCH", "1", "4");
 }
 
 static void batch_pair_free(batch_pair *p)
@@ -826,16 +834,16 @@ static ssk_spring_report batch_compare(batch_pair *p, const float *skin, const f
     const ssk_status s1 = ssk_deformer_deform(p->one, p->p1, skin, objects, &e1);
     const ssk_status s4 = ssk_deformer_deform(p->many, p->p4, skin, objects, &e4);
     if (s1 != s4 || (s1 != SSK_OK && strcmp(e1.message, e4.message) != 0))
-        fail_msg("%s: batches of one %s (%s), of four %s (%s)", what, ssk_status_name(s1),
+        fail_msg("%s: first %s (%s), second %s (%s)", what, ssk_status_name(s1),
                  e1.message, ssk_status_name(s4), e4.message);
     if (s1 != SSK_OK && s1 != SSK_ERROR_SPRING_DIVERGED) fail_msg("%s: %s", what, e1.message);
     if (memcmp(p->p1, p->p4, 3 * (size_t)p->nv * sizeof(float)) != 0)
-        fail_msg("%s: batched positions differ from the one-pass loop's by %g", what,
+        fail_msg("%s: the positions differ by %g", what,
                  tu_max_abs_diff(p->p1, p->p4, 3 * (size_t)p->nv));
     ssk_spring_report r1, r4;
     ssk_deformer_spring_report(p->one, &r1);
     ssk_deformer_spring_report(p->many, &r4);
-    print_message("%s: %u iterations (%s), residual %.6g, batched the same\n", what,
+    print_message("%s: %u iterations (%s), residual %.6g, both the same\n", what,
                   r1.iterations, r1.converged ? "converged" : "not converged",
                   (double)r1.residual);
     assert_int_equal(r1.iterations, r4.iterations);
@@ -895,6 +903,33 @@ static void test_spring_batches(void **state)
         snprintf(what, sizeof what, "BCN frame %d", frames[i]);
         assert_true(batch_compare(&q, b.skin, b.obj, frames[i], what).converged);
     }
+    batch_pair_free(&q);
+    bcn_free(&b);
+}
+
+/* The hardware GPUs' coarse step with its local nodes in shared memory
+ * (kernels_spring_ml_coarse_shared.comp) and in the work buffer
+ * (kernels_spring_ml_coarse_wide.comp, SSK_GL_SPRING_ML=wide-global): the
+ * same operations in the same order, so the same solve bit for bit, on
+ * the limb bent 135 degrees and on BCN. */
+static void test_spring_coarse_shared(void **state)
+{
+    (void)state;
+    need_gl();
+    ssk_rig *rig = tu_make_limb(40, 16, 2, 2.0f, 0.25f, 0.5f, 2);
+    float skin[32];
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    tu_mat4_identity(skin);
+    tu_mat4_rotation(skin + 16, z, 2.3561945f, joint);
+    batch_pair p = env_pair_make(rig, "", "SSK_GL_SPRING_ML", "wide", "wide-global");
+    assert_true(batch_compare(&p, skin, NULL, 0.0, "limb, coarse step shared / global").converged);
+    batch_pair_free(&p);
+    ssk_rig_destroy(rig);
+    bcn b = bcn_load();
+    batch_pair q = env_pair_make(b.rig, "", "SSK_GL_SPRING_ML", "wide", "wide-global");
+    bcn_sample(&b, 40);
+    assert_true(batch_compare(&q, b.skin, b.obj, 40.0, "BCN frame 40, coarse step shared / global")
+                    .converged);
     batch_pair_free(&q);
     bcn_free(&b);
 }
@@ -1135,6 +1170,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_spring_parity_schemes),
         cmocka_unit_test(test_spring_parity_divergence),
         cmocka_unit_test(test_spring_batches),
+        cmocka_unit_test(test_spring_coarse_shared),
         cmocka_unit_test(test_host_context_untouched),
         cmocka_unit_test(test_shader_compile_error_is_reported),
         cmocka_unit_test(test_auto_choice),
