@@ -1,4 +1,6 @@
 #version 430 core
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_arithmetic : enable
 // kernels_spring_reduce.comp - the reductions of one spring force pass (the
 // ssk_spring_pass that core/kernels/spring.c's force_pass returns, from the
 // per-vertex values kernels_spring_step.comp leaves in scratch): the largest
@@ -86,6 +88,33 @@ void main()
             bad |= p.bad;
         }
     }
+#if defined(GL_KHR_shader_subgroup_arithmetic)
+    // With subgroup arithmetic (NVIDIA's drivers offer it): each subgroup's
+    // sums and maxima, then invocation 0 over the subgroups in order (the
+    // maxima are exact in any order; the sums in double, see above).
+    energy = subgroupAdd(energy);
+    kinetic = subgroupAdd(kinetic);
+    disp2 = subgroupMax(disp2);
+    force2 = subgroupMax(force2);
+    bad = subgroupOr(bad);
+    if (subgroupElect()) {
+        s_energy[gl_SubgroupID] = energy;
+        s_kinetic[gl_SubgroupID] = kinetic;
+        s_disp2[gl_SubgroupID] = disp2;
+        s_force2[gl_SubgroupID] = force2;
+        s_bad[gl_SubgroupID] = bad;
+    }
+    memoryBarrierShared();
+    barrier();
+    if (lane == 0u)
+        for (uint k = 1u; k < gl_NumSubgroups; ++k) {
+            energy += s_energy[k];
+            kinetic += s_kinetic[k];
+            disp2 = max(disp2, s_disp2[k]);
+            force2 = max(force2, s_force2[k]);
+            bad |= s_bad[k];
+        }
+#else
     s_energy[lane] = energy;
     s_kinetic[lane] = kinetic;
     s_disp2[lane] = disp2;
@@ -119,7 +148,7 @@ void main()
     }
     memoryBarrierShared();
     barrier();
-    if (lane == 0u) {
+    if (lane == 0u)
         for (uint k = 1u; k < SSK_SPRING_RED_FAN; ++k) {
             energy += s_energy[k];
             kinetic += s_kinetic[k];
@@ -127,6 +156,8 @@ void main()
             force2 = max(force2, s_force2[k]);
             bad |= s_bad[k];
         }
+#endif
+    if (lane == 0u) {
         SpringPartial p;
         p.energy = energy;
         p.kinetic = kinetic;

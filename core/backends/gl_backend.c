@@ -342,7 +342,7 @@ _Static_assert(sizeof(gl_spring_partial) == 32, "SpringPartial is 32 bytes in st
 /* Batches (run_spring): the iterates kept on the device are x_{k-2},
  * x_{k-1} and the passes of a batch, at most SPRING_BATCH_MAX, issued
  * before one read-back of their reductions. */
-#define SPRING_RING 6u
+#define SPRING_RING 8u
 #define SPRING_BATCH_MAX (SPRING_RING - 2u)
 /* SSK_GL_SPRING_BATCH = 1 .. SPRING_BATCH_MAX overrides the most passes
  * a batch takes (hardware GPUs SPRING_BATCH_MAX, software renderers 1). */
@@ -366,12 +366,13 @@ typedef enum gl_spring_buffer {
     SB_DIFF,       /* frame-dependent: #B differential transforms */
     SB_SCRATCH,    /* vec4 per vertex from the step */
     SB_PARTIALS,   /* per-group reductions */
-    SB_RESULT,     /* the reduction / the non-finite row */
+    SB_RESULT,     /* the reductions of a batch (a slot per pass) */
     SB_CLUSTERS,   /* the short-edge clusters' words (spring.h) */
     SB_ML_U,       /* multilevel: static integers (kernels_spring_multilevel.comp) */
     SB_ML_F,       /* multilevel: static floats, then the frame's node bases */
     SB_ML_W,       /* multilevel: work */
     SB_ANCHOR_TERMS, /* #V headers and the anchors' terms (kernels_spring_anchors.comp) */
+    SB_FIRST_ROW,  /* the smallest row whose first stage is not finite */
     SB_COUNT
 } gl_spring_buffer;
 
@@ -379,12 +380,12 @@ static const char *const spring_buffer_names[SB_COUNT] = {
     "spring vertices", "spring edges", "spring anchors", "spring roles and maps",
     "spring frame data", "spring records", "spring first stage", "spring iterate 0",
     "spring iterate 1", "spring iterate 2", "spring iterate 3", "spring iterate 4",
-    "spring iterate 5", "spring good iterate", "spring velocities",
+    "spring iterate 5", "spring iterate 6", "spring iterate 7", "spring good iterate", "spring velocities",
     "spring previous output", "spring differential transforms", "spring scratch",
     "spring partial reductions", "spring result", "spring clusters",
     "spring multilevel integers", "spring multilevel floats", "spring multilevel work",
-    "spring anchor terms"};
-_Static_assert(SPRING_RING == 6u && sizeof spring_buffer_names / sizeof spring_buffer_names[0] ==
+    "spring anchor terms", "spring first-stage check"};
+_Static_assert(SPRING_RING == 8u && sizeof spring_buffer_names / sizeof spring_buffer_names[0] ==
                                         SB_COUNT,
                "a name per spring buffer (the ring's names list SPRING_RING iterates)");
 
@@ -1286,6 +1287,8 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_POS0 + 3, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_POS0 + 4, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_POS0 + 5, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 6, pos_bytes, NULL, GL_DYNAMIC_COPY},
+            {SB_POS0 + 7, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_GOOD, pos_bytes, NULL, GL_DYNAMIC_COPY},
             {SB_VELOCITY, p->integrator == SSK_SPRING_SEMI_IMPLICIT ? pos_bytes : 0, NULL,
              GL_DYNAMIC_COPY},
@@ -1295,6 +1298,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_PARTIALS, GL_REDUCTION_MAX_GROUPS * sizeof(gl_spring_partial), NULL,
              GL_DYNAMIC_COPY},
             {SB_RESULT, SPRING_BATCH_MAX * sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
+            {SB_FIRST_ROW, sizeof(GLuint), NULL, GL_DYNAMIC_READ},
             {SB_CLUSTERS, ((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t), clusters,
              GL_STATIC_DRAW},
         };
@@ -1355,7 +1359,7 @@ static void spring_in(gl_state *s, gl_spring *g, GLuint mode, GLuint input, GLui
     bind(SPRING_IN_MATRICES, matrices);
     bind(SPRING_IN_SCALARS, g->buffers[SB_SCALARS]);
     bind(SPRING_IN_FIRST, g->buffers[SB_FIRST]);
-    bind(SPRING_IN_RESULT, g->buffers[SB_RESULT]);
+    bind(SPRING_IN_RESULT, g->buffers[SB_FIRST_ROW]);
     glUniform1ui(LOC_SPRING_IN_MODE, mode);
     glUniform1ui(LOC_SPRING_IN_MESH_COUNT, rig->mesh_count);
     if (mode == SPRING_IN_CONTINUE) {
@@ -1645,8 +1649,9 @@ static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
  *
  * A batch's size: the passes that the last two residuals (the scheme's
  * measure) predict to the threshold if they keep decreasing geometrically,
- * rounded up, at least one and at most s->spring_batch; one while there
- * are not two residuals or they do not decrease. */
+ * rounded up, at least one and at most s->spring_batch; two for the
+ * first batch (which gives the first two residuals), one while the
+ * residuals do not decrease. */
 static GLuint ring_slot(const gl_spring *g, int64_t k)
 {
     const int64_t r = (int64_t)SPRING_RING;
@@ -1674,7 +1679,9 @@ static uint32_t spring_batch_size(const gl_state *s, const ssk_spring *sp, bool 
     if (semi || p->convergence == SSK_CONVERGE_ENERGY) {
         n = 1;
     } else if (p->convergence != SSK_CONVERGE_ITERATIONS) {
-        if (!(before > 0.0f) || !(last < before) || !(last > sp->threshold)) {
+        if (k == 1) {
+            if (n > 2) n = 2;
+        } else if (!(before > 0.0f) || !(last < before) || !(last > sp->threshold)) {
             n = 1;
         } else {
             const double want = ceil(log((double)sp->threshold / last) / log((double)last / before));
@@ -1683,6 +1690,22 @@ static uint32_t spring_batch_size(const gl_state *s, const ssk_spring *sp, bool 
     }
     const uint32_t left = p->max_iterations - k + 1u;
     return n < left ? n : left;
+}
+
+/* The first stage's check (kernels_spring_in.comp TO_RIG), read back:
+ * SSK_ERROR_NONFINITE naming the smallest row that is not finite. A solve
+ * reads it with its first batch, whose passes are then dropped. */
+static ssk_status spring_first_check(gl_spring *g, ssk_error *err)
+{
+    GLuint bad_row = 0;
+    read_back(g->buffers[SB_FIRST_ROW], &bad_row, sizeof bad_row);
+    ssk_status st = ssk_gl_check("spring first stage", err);
+    if (st != SSK_OK) return st;
+    if (bad_row != SPRING_ALL_FINITE)
+        return ssk_error_set(err, SSK_ERROR_NONFINITE,
+                             "spring solve: first-stage position of vertex %u is not finite",
+                             bad_row);
+    return SSK_OK;
 }
 
 /* The passes of a solve (see "Batches"): b->w the watch after them
@@ -1724,6 +1747,7 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
         ssk_spring_pass r[SPRING_BATCH_MAX];
         ssk_status st = spring_reduce_read(g, n, r, err);
         ssk_gl_profile_mark(prof, SPRING_PROF_READBACK);
+        if (st == SSK_OK && b->batches == 1) st = spring_first_check(g, err);
         if (st != SSK_OK) return st;
         uint32_t i = 0;
         for (; i < n; ++i) {
@@ -1751,6 +1775,10 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
         if (done) break;
         k += i;
         if (i == n && k <= p->max_iterations) omega_k = ssk_spring_watch_omega(w, sp, k);
+    }
+    if (b->batches == 0) {
+        const ssk_status st = spring_first_check(g, err);
+        if (st != SSK_OK) return st;
     }
     if (!done) b->current = p->max_iterations; /* x_max, CURRENT after the last rotation */
     ssk_spring_watch_end(w, sp);
@@ -1809,19 +1837,14 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     }
     ssk_gl_profile_mark(&prof, SPRING_PROF_ANCHORS);
 
-    /* The first stage in rig space, checked as ssk_spring_solve checks it. */
+    /* The first stage in rig space, checked as ssk_spring_solve checks it:
+     * the row is read back with the first batch (spring_first_check), not
+     * on its own (a read-back waits for the GPU: 75 us at 100k vertices on
+     * an H200). */
     const GLuint all_finite = SPRING_ALL_FINITE;
-    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_RESULT]);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_FIRST_ROW]);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof all_finite, &all_finite);
     spring_in(s, g, SPRING_IN_TO_RIG, input, g->buffers[SB_FIRST], s->buffers[BUF_PRE_POST]);
-    GLuint bad_row = 0;
-    read_back(g->buffers[SB_RESULT], &bad_row, sizeof bad_row);
-    st = ssk_gl_check("spring first stage", err);
-    if (st != SSK_OK) return st;
-    if (bad_row != SPRING_ALL_FINITE)
-        return ssk_error_set(err, SSK_ERROR_NONFINITE,
-                             "spring solve: first-stage position of vertex %u is not finite",
-                             bad_row);
     ssk_gl_profile_mark(&prof, SPRING_PROF_FIRST);
 
     /* The detail force's targets from the first stage. */
