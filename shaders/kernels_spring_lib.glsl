@@ -61,6 +61,14 @@
                                    // the previous iterate x_{k-1} (Chebyshev, in)
 #define SSK_SPRING_STEP_SCRATCH 7  // vec4[#V] out: |step|^2, |F|^2, energy, kinetic
 
+// --- kernels_spring_ml_prolong.comp (after the SSK_SPRING_ML_* bindings) -----------
+#define SSK_SPRING_MLP_ANCHOR 8      // vec4[#V] anchors a' of the frame
+#define SSK_SPRING_MLP_PARTIALS 9    // SpringPartial[groups] per-group reductions
+#define SSK_SPRING_MLP_RESULT 10     // SpringPartial[batch] out: a slot per pass
+#define SSK_SPRING_MLP_COUNTER 11    // uint[1] groups done (0 between dispatches)
+#define SSK_LOC_SPRING_MLP_SLOT 31
+#define SSK_LOC_SPRING_MLP_EPS_LEN 32
+
 // --- kernels_spring_anchors.comp ---------------------------------------------------
 #define SSK_SPRING_ANC_TERMS 0   // uvec4[#V + terms] headers, then the terms
 #define SSK_SPRING_ANC_BONES 1   // vec4[8 #B] ssk_attach_bone of the frame
@@ -213,4 +221,19 @@ float ssk_spring_atan2(float y, float x)
 bool ssk_spring_nonfinite(float x)
 {
     return (floatBitsToUint(x) & 0x7f800000u) == 0x7f800000u;
+}
+
+// The record of iterate position x anchored at `anchor` (a', defined in
+// .w): r0 = (x, |s|), r1 = (s / |s|, 0), s = x - a' (s / |s| = 0 when |s|
+// <= eps_len or the scale vector is not defined); ssk_spring_record of
+// core/kernels/spring.h, the same operations in the same order.
+void ssk_spring_record(vec4 anchor, vec3 x, float eps_len, out vec4 r0, out vec4 r1)
+{
+    vec3 a = anchor.xyz;
+    precise vec3 s = vec3(x.x - a.x, x.y - a.y, x.z - a.z);
+    precise float l = sqrt(s.x * s.x + s.y * s.y + s.z * s.z);
+    precise float inv = l > eps_len && anchor.w > 0.0 ? 1.0 / l : 0.0;
+    r0 = vec4(x, l);
+    precise vec4 r = vec4(s.x * inv, s.y * inv, s.z * inv, 0.0);
+    r1 = r;
 }

@@ -46,10 +46,23 @@ layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
 
 uint loc_first(uint b, uint l) { return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l]; }
 
+// After writes of LOC that other invocations read next: in shared memory a
+// shared-memory barrier only (a buffer barrier is a global fence, about a
+// microsecond each on an H200, and the step has 17 of these).
 void sync()
 {
-    memoryBarrierBuffer();
+#ifdef SSK_ML_COARSE_SHARED
     memoryBarrierShared();
+#else
+    memoryBarrierBuffer();
+#endif
+    barrier();
+}
+
+// After the node maps' writes to W, which the next phase reads.
+void sync_global()
+{
+    memoryBarrierBuffer();
     barrier();
 }
 
@@ -152,7 +165,7 @@ void coarse()
                 mwc[M + 3u + uint(3 * c + e)] = x;
             }
     }
-    sync();
+    sync_global();
     // Per bone, every level's maps from the nodes, then prolonged to the
     // finest, coarsest first: level l + 1 gathers from level l (an even
     // node k' = 2k adds x_k, an odd one 0.5 x_k then 0.5 x_(k+1), the

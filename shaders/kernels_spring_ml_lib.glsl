@@ -10,7 +10,13 @@ layout(std430, binding = SSK_SPRING_ML_F) readonly buffer MlF { float mf[]; };
 layout(std430, binding = SSK_SPRING_ML_W) buffer MlW { float mw[]; };
 layout(std430, binding = SSK_SPRING_ML_SCALARS) readonly buffer Scalars { uint scalars[]; };
 layout(std430, binding = SSK_SPRING_ML_NEXT) buffer Next { float next[]; };
+// written only by the fused prolongation (kernels_spring_ml_prolong.comp
+// defines SSK_ML_RECORDS_WRITE), which leaves the next pass's records
+#ifdef SSK_ML_RECORDS_WRITE
+layout(std430, binding = SSK_SPRING_ML_RECORDS) buffer Records { vec4 records[]; };
+#else
 layout(std430, binding = SSK_SPRING_ML_RECORDS) readonly buffer Records { vec4 records[]; };
+#endif
 // RESTRICT: the iterate before the current one (Chebyshev); PROLONG: the
 // step's scratch (vec4 per vertex, .x rewritten)
 layout(std430, binding = SSK_SPRING_ML_AUX) buffer Aux { float aux[]; };
@@ -93,4 +99,34 @@ void row_moments(uint v, out float up, out float m[MOM])
     vec3 s = row_offset(v);
     m = float[MOM](f.x, f.y, f.z, f.x * s.x, f.x * s.y, f.x * s.z, f.y * s.x, f.y * s.y,
                    f.y * s.z, f.z * s.x, f.z * s.y, f.z * s.z);
+}
+
+// PROLONG of row v: next += w (sum of its two finest nodes' maps at s~)
+// for a row that takes part; returns the new next and its squared move
+// from the current iterate, the move the reduction measures.
+vec3 ml_prolong(uint v, out float move2)
+{
+    vec3 cur = records[2u * v].xyz;
+    vec3 y = SSK_LOAD3(next, v);
+    if (takes_part(v)) {
+        float up;
+        uint key = row_key(v, up);
+        vec3 s = row_offset(v);
+        uint L = u_off[SSK_ML_OFF_LOCAL] + key * MOM;
+        vec3 corr = vec3(0.0);
+        for (uint h = 0u; h < 2u; ++h) {
+            uint m = L + h * MOM;
+            float w = h == 0u ? 1.0 - up : up;
+            for (uint c = 0u; c < 3u; ++c)
+                corr[c] += w * (mw[m + c] + mw[m + 3u + 3u * c] * s.x + mw[m + 4u + 3u * c] * s.y +
+                                mw[m + 5u + 3u * c] * s.z);
+        }
+        y += u_omega * corr;
+        next[3u * v] = y.x;
+        next[3u * v + 1u] = y.y;
+        next[3u * v + 2u] = y.z;
+    }
+    vec3 d = y - cur;
+    move2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    return y;
 }

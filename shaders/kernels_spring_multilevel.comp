@@ -67,28 +67,9 @@ void restrict_slab(uint key)
 
 void prolong(uint v)
 {
-    vec3 cur = records[2u * v].xyz;
-    vec3 y = SSK_LOAD3(next, v);
-    if (takes_part(v)) {
-        float up;
-        uint key = row_key(v, up);
-        vec3 s = row_offset(v);
-        uint L = u_off[SSK_ML_OFF_LOCAL] + key * MOM;
-        vec3 corr = vec3(0.0);
-        for (uint h = 0u; h < 2u; ++h) {
-            uint m = L + h * MOM;
-            float w = h == 0u ? 1.0 - up : up;
-            for (uint c = 0u; c < 3u; ++c)
-                corr[c] += w * (mw[m + c] + mw[m + 3u + 3u * c] * s.x + mw[m + 4u + 3u * c] * s.y +
-                                mw[m + 5u + 3u * c] * s.z);
-        }
-        y += u_omega * corr;
-        next[3u * v] = y.x;
-        next[3u * v + 1u] = y.y;
-        next[3u * v + 2u] = y.z;
-    }
-    vec3 d = y - cur;
-    aux[4u * v] = d.x * d.x + d.y * d.y + d.z * d.z;
+    float move2;
+    ml_prolong(v, move2);
+    aux[4u * v] = move2;
 }
 
 void main()

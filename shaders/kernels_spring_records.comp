@@ -26,12 +26,8 @@ void main()
 {
     uint v = u_base + gl_GlobalInvocationID.x;
     if (v >= u_count) return;
-    vec4 anchor = anchors[v];
-    vec3 a = anchor.xyz;
-    vec3 x = SSK_LOAD3(positions, v);
-    precise vec3 s = vec3(x.x - a.x, x.y - a.y, x.z - a.z);
-    precise float l = sqrt(s.x * s.x + s.y * s.y + s.z * s.z);
-    precise float inv = l > u_eps_len && anchor.w > 0.0 ? 1.0 / l : 0.0;
-    records[2u * v] = vec4(x, l);
-    records[2u * v + 1u] = vec4(s.x * inv, s.y * inv, s.z * inv, 0.0);
+    vec4 r0, r1;
+    ssk_spring_record(anchors[v], SSK_LOAD3(positions, v), u_eps_len, r0, r1);
+    records[2u * v] = r0;
+    records[2u * v + 1u] = r1;
 }

@@ -167,6 +167,7 @@ typedef enum gl_program {
     PROG_SPRING_ML_COARSE_WIDE,
     PROG_SPRING_ANCHORS,
     PROG_SPRING_ML_COARSE_SHARED,
+    PROG_SPRING_ML_PROLONG,
     PROG_COUNT
 } gl_program;
 
@@ -177,7 +178,8 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_cor.comp", "kernels_spring_detail.comp", "model_weld.comp", "kernels_attach_weights.comp",
     "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp",
     "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp",
-    "kernels_spring_anchors.comp", "kernels_spring_ml_coarse_shared.comp"};
+    "kernels_spring_anchors.comp", "kernels_spring_ml_coarse_shared.comp",
+    "kernels_spring_ml_prolong.comp"};
 /* SSK_ML_COARSE_SHARED of kernels_spring_ml_coarse_shared.comp: the local
  * nodes' floats (12 each) its shared memory holds. */
 #define SPRING_ML_COARSE_SHARED_FLOATS 8192u
@@ -251,6 +253,10 @@ enum gl_spring_binding {
     SPRING_ML_NEXT = 5,
     SPRING_ML_RECORDS = 6,
     SPRING_ML_AUX = 7,
+    SPRING_MLP_ANCHOR = 8,
+    SPRING_MLP_PARTIALS = 9,
+    SPRING_MLP_RESULT = 10,
+    SPRING_MLP_COUNTER = 11,
     SPRING_ANC_TERMS = 0,
     SPRING_ANC_BONES = 1,
     SPRING_ANC_ANCHOR = 2,
@@ -287,6 +293,8 @@ enum gl_spring_uniform {
     LOC_SPRING_ML_TRUST = 11,
     LOC_SPRING_ML_MAX_LEVELS = 12,
     LOC_SPRING_ML_OFF = 13, /* uint[ML_OFF_COUNT] */
+    LOC_SPRING_MLP_SLOT = 31,
+    LOC_SPRING_MLP_EPS_LEN = 32,
 };
 /* kernels_spring_multilevel.comp: modes and the offsets into its buffers
  * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
@@ -373,6 +381,7 @@ typedef enum gl_spring_buffer {
     SB_ML_W,       /* multilevel: work */
     SB_ANCHOR_TERMS, /* #V headers and the anchors' terms (kernels_spring_anchors.comp) */
     SB_FIRST_ROW,  /* the smallest row whose first stage is not finite */
+    SB_COUNTER,    /* kernels_spring_ml_prolong.comp: groups done (0 between passes) */
     SB_COUNT
 } gl_spring_buffer;
 
@@ -384,7 +393,7 @@ static const char *const spring_buffer_names[SB_COUNT] = {
     "spring previous output", "spring differential transforms", "spring scratch",
     "spring partial reductions", "spring result", "spring clusters",
     "spring multilevel integers", "spring multilevel floats", "spring multilevel work",
-    "spring anchor terms", "spring first-stage check"};
+    "spring anchor terms", "spring first-stage check", "spring group counter"};
 _Static_assert(SPRING_RING == 8u && sizeof spring_buffer_names / sizeof spring_buffer_names[0] ==
                                         SB_COUNT,
                "a name per spring buffer (the ring's names list SPRING_RING iterates)");
@@ -515,6 +524,7 @@ typedef struct gl_state {
                                       sizes for hardware GPUs (ml_wide) */
     uint32_t spring_batch;         /* most passes of a spring batch (spring_batch) */
     bool ml_shared;                /* wide coarse step in shared memory where it fits */
+    bool ml_fused;                 /* wide passes end in kernels_spring_ml_prolong.comp */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
@@ -663,12 +673,16 @@ static void dispatch_strided(const gl_state *s, gl_program p, uint32_t count)
  * against 2500 and 660. SSK_GL_SPRING_ML = "wide" or "narrow" overrides
  * the choice (the tests run both on llvmpipe); "wide-global" is "wide"
  * with the coarse step's local nodes in W even where they fit in shared
- * memory (spring_coarse_program). */
+ * memory (spring_coarse_program), and "wide-unfused" without the
+ * fused prolongation (kernels_spring_ml_prolong.comp: its own prolongation,
+ * reductions and records dispatches). */
 #define SSK_GL_SPRING_ML_ENV "SSK_GL_SPRING_ML"
 static bool ml_wide(const ssk_gl_info *info)
 {
     const char *env = getenv(SSK_GL_SPRING_ML_ENV);
-    if (env && (strcmp(env, "wide") == 0 || strcmp(env, "wide-global") == 0)) return true;
+    if (env && (strcmp(env, "wide") == 0 || strcmp(env, "wide-global") == 0 ||
+                strcmp(env, "wide-unfused") == 0))
+        return true;
     if (env && strcmp(env, "narrow") == 0) return false;
     return info->hardware != 0;
 }
@@ -721,6 +735,10 @@ static void job_destroy(void *user)
 static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *err)
 {
     const ssk_rig *rig = s->rig;
+    /* the fused prolongation binds 12 storage blocks (GL guarantees 8) */
+    GLint blocks = 0;
+    glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &blocks);
+    if (blocks < SPRING_MLP_COUNTER + 1) s->ml_fused = false;
     const size_t nv = rig->vertex_count, nm = rig->mesh_count, nb = rig->bone_count;
     const size_t nf = s->triangle_count;
     struct {
@@ -1267,6 +1285,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             if (sp->maps[f]) memcpy(scalars + g->map_offset[f], sp->maps[f], nv * sizeof(float));
         g->base_roles_on_device = true;
         const size_t pos_bytes = 3 * nv * sizeof(float);
+        const GLuint zero_word = 0;
         struct {
             gl_spring_buffer b;
             size_t bytes;
@@ -1299,6 +1318,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
              GL_DYNAMIC_COPY},
             {SB_RESULT, SPRING_BATCH_MAX * sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
             {SB_FIRST_ROW, sizeof(GLuint), NULL, GL_DYNAMIC_READ},
+            {SB_COUNTER, sizeof(GLuint), &zero_word, GL_DYNAMIC_COPY},
             {SB_CLUSTERS, ((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t), clusters,
              GL_STATIC_DRAW},
         };
@@ -1552,6 +1572,14 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
         glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
         glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
     }
+    if (s->ml_fused) {
+        /* only its active uniforms (row_q is not used there) */
+        glUseProgram(s->programs[PROG_SPRING_ML_PROLONG]);
+        glUniform1ui(LOC_COUNT, sp->vertex_count);
+        glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
+        glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
+        glUniform1f(LOC_SPRING_MLP_EPS_LEN, sp->length_epsilon);
+    }
     const gl_program coarse = spring_coarse_program(s, ml);
     glUseProgram(s->programs[coarse]);
     if (coarse == PROG_SPRING_ML_COARSE_SHARED) glUniform1ui(LOC_COUNT, ml->local_count);
@@ -1578,9 +1606,11 @@ static const char *const spring_prof_names[SPRING_PROF_COUNT] = {
  * scale, the solve's ml->scale when the pass was issued): restriction per slab (an invocation
  * each), the coarse step
  * in one work group, prolongation per vertex (kernels_spring_multilevel.comp);
- * the step's scratch then holds the corrected moves. */
-static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint prev, float omega,
-                              float scale, ssk_gl_profile *prof)
+ * the step's scratch then holds the corrected moves. With s->ml_fused the
+ * prolongation also reduces the pass into result slot `slot` and writes
+ * the records of `next`: returns true then. */
+static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint prev, float omega,
+                              float scale, uint32_t slot, ssk_gl_profile *prof)
 {
     const ssk_spring_ml *ml = g->sp->ml;
     glUseProgram(s->programs[PROG_SPRING_ML]);
@@ -1616,13 +1646,36 @@ static void spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     ssk_gl_profile_mark(prof, SPRING_PROF_COARSE);
-    glUseProgram(s->programs[PROG_SPRING_ML]);
     bind(SPRING_ML_AUX, g->buffers[SB_SCRATCH]);
+    if (s->ml_fused) {
+        /* prolongation, reductions into result slot `slot` and the next
+         * pass's records in one dispatch (kernels_spring_ml_prolong.comp) */
+        const uint32_t nv = g->sp->vertex_count;
+        const GLuint local = s->local_size[PROG_SPRING_ML_PROLONG];
+        uint64_t groups = ((uint64_t)nv + local - 1) / local;
+        if (groups > GL_REDUCTION_MAX_GROUPS) groups = GL_REDUCTION_MAX_GROUPS;
+        if (groups > s->max_groups) groups = s->max_groups;
+        if (groups == 0) groups = 1;
+        glUseProgram(s->programs[PROG_SPRING_ML_PROLONG]);
+        bind(SPRING_MLP_ANCHOR, g->buffers[SB_ANCHOR]);
+        bind(SPRING_MLP_PARTIALS, g->buffers[SB_PARTIALS]);
+        bind(SPRING_MLP_RESULT, g->buffers[SB_RESULT]);
+        bind(SPRING_MLP_COUNTER, g->buffers[SB_COUNTER]);
+        glUniform1f(LOC_SPRING_ML_OMEGA, omega);
+        glUniform1ui(LOC_STRIDE, (GLuint)(groups * local));
+        glUniform1ui(LOC_SPRING_MLP_SLOT, slot);
+        glDispatchCompute((GLuint)groups, 1, 1);
+        spring_barrier();
+        ssk_gl_profile_mark(prof, SPRING_PROF_PROLONG);
+        return true;
+    }
+    glUseProgram(s->programs[PROG_SPRING_ML]);
     glUniform1ui(LOC_SPRING_ML_MODE, SPRING_ML_PROLONG);
     glUniform1ui(LOC_COUNT, g->sp->vertex_count);
     dispatch(s, PROG_SPRING_ML, g->sp->vertex_count);
     spring_barrier();
     ssk_gl_profile_mark(prof, SPRING_PROF_PROLONG);
+    return false;
 }
 
 /* --- Batches -------------------------------------------------------------
@@ -1719,6 +1772,7 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
     const size_t bytes = 3 * (size_t)sp->vertex_count * sizeof(float);
     uint32_t ml_growth = 0;
     float ml_last = INFINITY, last = 0.0f, before = 0.0f;
+    int64_t records_of = INT64_MIN; /* the iterate SB_RECORDS holds the records of */
     memset(b, 0, sizeof *b);
     ssk_spring_watch *w = &b->w;
     ssk_spring_watch_begin(w);
@@ -1734,12 +1788,13 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
             omega[i] = i == 0 ? omega_k : ssk_spring_watch_omega(&ahead, sp, (uint32_t)j);
             scale[i] = ml ? ml->scale : 1.0f;
             const GLuint prev = ring_slot(g, j - 2), next = ring_slot(g, j);
-            spring_records(s, g, ring_slot(g, j - 1));
+            if (records_of != j - 1) spring_records(s, g, ring_slot(g, j - 1));
             ssk_gl_profile_mark(prof, SPRING_PROF_RECORDS);
             spring_step(s, g, next, true, omega[i] != 1.0f ? prev : 0, omega[i]);
             ssk_gl_profile_mark(prof, SPRING_PROF_STEP);
-            if (ml) spring_ml_correct(s, g, next, prev, omega[i], scale[i], prof);
-            spring_reduce_issue(s, g, i);
+            const bool fused = ml && spring_ml_correct(s, g, next, prev, omega[i], scale[i], i, prof);
+            if (!fused) spring_reduce_issue(s, g, i);
+            records_of = fused ? j : j - 1;
             ssk_gl_profile_mark(prof, SPRING_PROF_REDUCE);
         }
         b->passes += n;
@@ -1801,7 +1856,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
                                    PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML,
                                    PROG_SPRING_ML_COARSE, PROG_SPRING_ML_RESTRICT,
                                    PROG_SPRING_ML_COARSE_WIDE, PROG_SPRING_ANCHORS,
-                                   PROG_SPRING_ML_COARSE_SHARED};
+                                   PROG_SPRING_ML_COARSE_SHARED, PROG_SPRING_ML_PROLONG};
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         ssk_status st = program(s, programs[i], err);
         if (st != SSK_OK) return st;
@@ -2511,6 +2566,8 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
     {
         const char *env = getenv(SSK_GL_SPRING_ML_ENV);
         s->ml_shared = !(env && strcmp(env, "wide-global") == 0);
+        /* create_on_thread checks the storage blocks */
+        s->ml_fused = s->ml_wide && !(env && strcmp(env, "wide-unfused") == 0);
     }
     s->meshes = calloc(rig->mesh_count ? rig->mesh_count : 1, sizeof *s->meshes);
     if (!s->meshes) {

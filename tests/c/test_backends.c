@@ -253,6 +253,27 @@ static void test_parity_bcn_epileptic(void **state)
 #define SPRING_EXACT_ENERGY_TOL 1e-12
 /* Relative agreement of the residuals off the bitwise path (spring_compare). */
 #define SPRING_RESIDUAL_REL 0.05
+/* Off the bitwise path, passes by which a diverging solve may stop apart:
+ * its iterate grows without bound, rounding differences grow with it, and
+ * the watch's growth streak may end a pass or two later on one backend
+ * (on an NVIDIA H200, Chebyshev: 56 passes on the CPU, 58 on GL once the
+ * device's energy sums took another order). */
+#define SPRING_DIVERGED_GAP 4u
+
+/* msg with the number after "iteration " replaced by "N" (the divergence
+ * message without its pass), into out. */
+static void without_iteration(char *out, size_t size, const char *msg)
+{
+    const char *at = strstr(msg, "iteration ");
+    if (!at) {
+        snprintf(out, size, "%s", msg);
+        return;
+    }
+    at += strlen("iteration ");
+    const char *rest = at;
+    while (*rest >= '0' && *rest <= '9') ++rest;
+    snprintf(out, size, "%.*sN%s", (int)(at - msg), msg, rest);
+}
 
 /* A rigid first stage relaxed by one spring node with the given extra JSON
  * members (may be ""). */
@@ -336,8 +357,19 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
     if (sg != sc)
         fail_msg("%s: CPU %s (%s), GL %s (%s)", what, ssk_status_name(sc), ec.message,
                  ssk_status_name(sg), eg.message);
-    if (sc != SSK_OK && strcmp(ec.message, eg.message) != 0)
-        fail_msg("%s: CPU '%s', GL '%s'", what, ec.message, eg.message);
+    /* llvmpipe rounds every operation as IEEE-754 requires (division and
+     * square root included) and the kernels do the CPU's operations in its
+     * order: the iterates are the CPU's bit for bit, and so are the
+     * decisions. */
+    const int exact = p->bitwise && strstr(gl_renderer(), "llvmpipe") != NULL;
+    const bool diverged = sc == SSK_ERROR_SPRING_DIVERGED;
+    if (sc != SSK_OK) {
+        char mc[SSK_ERROR_MESSAGE_SIZE], mg[SSK_ERROR_MESSAGE_SIZE];
+        without_iteration(mc, sizeof mc, ec.message);
+        without_iteration(mg, sizeof mg, eg.message);
+        if (exact || !diverged ? strcmp(ec.message, eg.message) != 0 : strcmp(mc, mg) != 0)
+            fail_msg("%s: CPU '%s', GL '%s'", what, ec.message, eg.message);
+    }
     const size_t n = 3 * (size_t)p->nv;
     for (size_t i = 0; i < n; ++i)
         if (!isfinite(p->pg[i])) fail_msg("%s: GL position %zu is not finite", what, i / 3);
@@ -350,11 +382,6 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
                   "energy %.9g vs %.9g\n",
                   what, rg.iterations, rg.converged ? "converged" : "not converged", diff,
                   diff / diag, rc.energy, rg.energy);
-    /* llvmpipe rounds every operation as IEEE-754 requires (division and
-     * square root included) and the kernels do the CPU's operations in its
-     * order: the iterates are the CPU's bit for bit, and so are the
-     * decisions. */
-    const int exact = p->bitwise && strstr(gl_renderer(), "llvmpipe") != NULL;
     if (exact && diff != 0.0)
         fail_msg("%s: llvmpipe differs from the CPU by %g: the GL kernels no longer repeat "
                  "the CPU's arithmetic", what, diff);
@@ -367,10 +394,11 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
     const uint32_t gap = rc.iterations > rg.iterations ? rc.iterations - rg.iterations
                                                        : rg.iterations - rc.iterations;
     const bool one_pass = !exact && gap == 1 && rc.converged && rg.converged;
+    const bool diverged_apart = !exact && diverged && gap <= SPRING_DIVERGED_GAP;
     const double slack = one_pass ? fmax(rc.residual, rg.residual) : 0.0;
     if (!(diff <= PARITY_TOL * diag + slack))
         fail_msg("%s: CPU/GL differ by %g (diagonal %g)", what, diff, diag);
-    if ((gap != 0 && !one_pass) || rc.converged != rg.converged)
+    if ((gap != 0 && !one_pass && !diverged_apart) || rc.converged != rg.converged)
         fail_msg("%s: CPU %u iterations (converged %d), GL %u (converged %d)", what,
                  rc.iterations, rc.converged, rg.iterations, rg.converged);
     if (gap != 0) return rg;
@@ -907,12 +935,16 @@ static void test_spring_batches(void **state)
     bcn_free(&b);
 }
 
-/* The hardware GPUs' coarse step with its local nodes in shared memory
+/* The hardware GPUs' variants of a multilevel pass against each other:
+ * the coarse step with its local nodes in shared memory
  * (kernels_spring_ml_coarse_shared.comp) and in the work buffer
- * (kernels_spring_ml_coarse_wide.comp, SSK_GL_SPRING_ML=wide-global): the
- * same operations in the same order, so the same solve bit for bit, on
- * the limb bent 135 degrees and on BCN. */
-static void test_spring_coarse_shared(void **state)
+ * (kernels_spring_ml_coarse_wide.comp, SSK_GL_SPRING_ML=wide-global); the
+ * prolongation fused with the reductions and the next records
+ * (kernels_spring_ml_prolong.comp) and as three dispatches
+ * (SSK_GL_SPRING_ML=wide-unfused). The same operations in the same order
+ * each time, so the same solve bit for bit, on the limb bent 135 degrees
+ * and on BCN. */
+static void test_spring_wide_variants(void **state)
 {
     (void)state;
     need_gl();
@@ -921,16 +953,23 @@ static void test_spring_coarse_shared(void **state)
     const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
     tu_mat4_identity(skin);
     tu_mat4_rotation(skin + 16, z, 2.3561945f, joint);
-    batch_pair p = env_pair_make(rig, "", "SSK_GL_SPRING_ML", "wide", "wide-global");
-    assert_true(batch_compare(&p, skin, NULL, 0.0, "limb, coarse step shared / global").converged);
-    batch_pair_free(&p);
-    ssk_rig_destroy(rig);
+    static const char *const variants[2] = {"wide-global", "wide-unfused"};
+    static const char *const names[2] = {"coarse step shared / global",
+                                         "prolongation fused / three dispatches"};
     bcn b = bcn_load();
-    batch_pair q = env_pair_make(b.rig, "", "SSK_GL_SPRING_ML", "wide", "wide-global");
     bcn_sample(&b, 40);
-    assert_true(batch_compare(&q, b.skin, b.obj, 40.0, "BCN frame 40, coarse step shared / global")
-                    .converged);
-    batch_pair_free(&q);
+    for (int v = 0; v < 2; ++v) {
+        char what[96];
+        batch_pair p = env_pair_make(rig, "", "SSK_GL_SPRING_ML", "wide", variants[v]);
+        snprintf(what, sizeof what, "limb, %s", names[v]);
+        assert_true(batch_compare(&p, skin, NULL, 0.0, what).converged);
+        batch_pair_free(&p);
+        batch_pair q = env_pair_make(b.rig, "", "SSK_GL_SPRING_ML", "wide", variants[v]);
+        snprintf(what, sizeof what, "BCN frame 40, %s", names[v]);
+        assert_true(batch_compare(&q, b.skin, b.obj, 40.0, what).converged);
+        batch_pair_free(&q);
+    }
+    ssk_rig_destroy(rig);
     bcn_free(&b);
 }
 
@@ -1170,7 +1209,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_spring_parity_schemes),
         cmocka_unit_test(test_spring_parity_divergence),
         cmocka_unit_test(test_spring_batches),
-        cmocka_unit_test(test_spring_coarse_shared),
+        cmocka_unit_test(test_spring_wide_variants),
         cmocka_unit_test(test_host_context_untouched),
         cmocka_unit_test(test_shader_compile_error_is_reported),
         cmocka_unit_test(test_auto_choice),
