@@ -1,4 +1,8 @@
 #version 430 core
+// NVIDIA's compiler: unroll the fixed loops (over 12 moments, 9 modes,
+// 81 inverse-curvature entries), whose loads then overlap instead of each
+// waiting for the last; other compilers ignore the pragma.
+#pragma optionNV(unroll all)
 // kernels_spring_ml_coarse_shared.comp - the coarse step of the spring
 // solver's multilevel correction (kernels_spring_ml_coarse_lib.glsl) in one
 // work group of 1024 invocations with the local nodes' moments and maps in

@@ -104,16 +104,18 @@ void row_moments(uint v, out float up, out float m[MOM])
 // PROLONG of row v: next += w (sum of its two finest nodes' maps at s~)
 // for a row that takes part; returns the new next and its squared move
 // from the current iterate, the move the reduction measures.
+// (precise: the fused and the plain prolongation, two programs, then round
+// alike on any compiler)
 vec3 ml_prolong(uint v, out float move2)
 {
     vec3 cur = records[2u * v].xyz;
-    vec3 y = SSK_LOAD3(next, v);
+    precise vec3 y = SSK_LOAD3(next, v);
     if (takes_part(v)) {
         float up;
         uint key = row_key(v, up);
         vec3 s = row_offset(v);
         uint L = u_off[SSK_ML_OFF_LOCAL] + key * MOM;
-        vec3 corr = vec3(0.0);
+        precise vec3 corr = vec3(0.0);
         for (uint h = 0u; h < 2u; ++h) {
             uint m = L + h * MOM;
             float w = h == 0u ? 1.0 - up : up;
@@ -126,7 +128,8 @@ vec3 ml_prolong(uint v, out float move2)
         next[3u * v + 1u] = y.y;
         next[3u * v + 2u] = y.z;
     }
-    vec3 d = y - cur;
-    move2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    precise vec3 d = y - cur;
+    precise float m2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    move2 = m2;
     return y;
 }

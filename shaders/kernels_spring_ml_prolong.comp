@@ -1,6 +1,10 @@
 #version 430 core
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
+// NVIDIA's compiler: unroll the fixed loops (over 12 moments, 9 modes,
+// 81 inverse-curvature entries), whose loads then overlap instead of each
+// waiting for the last; other compilers ignore the pragma.
+#pragma optionNV(unroll all)
 // kernels_spring_ml_prolong.comp - for hardware GPUs, the last kernel of a
 // multilevel spring pass: PROLONG of kernels_spring_multilevel.comp, the
 // pass's reductions (kernels_spring_reduce.comp's two dispatches) and the

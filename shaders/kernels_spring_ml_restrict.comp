@@ -1,6 +1,10 @@
 #version 430 core
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
+// NVIDIA's compiler: unroll the fixed loops (over 12 moments, 9 modes,
+// 81 inverse-curvature entries), whose loads then overlap instead of each
+// waiting for the last; other compilers ignore the pragma.
+#pragma optionNV(unroll all)
 // kernels_spring_ml_restrict.comp - RESTRICT of the spring solver's
 // multilevel correction (kernels_spring_multilevel.comp has the buffers and
 // the modes; core/kernels/spring_multilevel.c is the CPU twin), a work
@@ -31,9 +35,14 @@ layout(local_size_x = SSK_LOCAL_SIZE) in;
 // of 16 invocations then invocation 0, each reading 384 floats from shared
 // memory in turn, took most of the 38 us a pass on an H200 at 100k
 // vertices.)
-// Subgroups: the sum of subgroup g's component c at g * 24 + c (any
-// subgroup size); the tree: component c of lane i at c * SSK_LOCAL_SIZE + i.
+#if defined(GL_KHR_shader_subgroup_arithmetic)
+// the sum of subgroup g's component c at g * 24 + c (subgroups of at least
+// 4 invocations: every NVIDIA, AMD and Intel GPU)
+shared float s_acc[2 * MOM * SSK_LOCAL_SIZE / 4];
+#else
+// component c of lane i at c * SSK_LOCAL_SIZE + i
 shared float s_acc[2 * MOM * SSK_LOCAL_SIZE];
+#endif
 
 void main()
 {

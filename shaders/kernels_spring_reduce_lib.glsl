@@ -43,9 +43,10 @@ shared uint s_bad[SSK_LOCAL_SIZE];
 
 // The group's partial from each invocation's values, valid in invocation 0
 // (every invocation of the group must call it).
-SpringPartial spring_group_reduce(double energy, double kinetic, float disp2, float force2,
+SpringPartial spring_group_reduce(double energy_in, double kinetic_in, float disp2, float force2,
                                   uint bad)
 {
+    precise double energy = energy_in, kinetic = kinetic_in;
     uint lane = gl_LocalInvocationIndex;
 #if defined(GL_KHR_shader_subgroup_arithmetic)
     // With subgroup arithmetic (NVIDIA's drivers offer it): each subgroup's

@@ -1905,8 +1905,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     /* The detail force's targets from the first stage. */
     spring_detail(s, g, SPRING_DET_DETAIL, 0);
 
-    /* Starting iterate x_0 in every slot of the ring (static vertices keep
-     * the first stage in every buffer). */
+    /* Starting iterate x_0, also as x_{-1} (a pass writes every vertex of
+     * its slot, static ones too: no other slot is read before written). */
     GLuint x0 = ring_slot(g, 0);
     bool continued = false;
     if (ssk_spring_continues(p, g->has_prev, g->prev_frame, call->skinning, call->frame) &&
@@ -1920,7 +1920,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         copy_buffer(g->buffers[SB_FIRST], x0, bytes);
     }
     if (semi && !continued) clear_buffer(g->buffers[SB_VELOCITY]);
-    for (int64_t i = 1; i < (int64_t)SPRING_RING; ++i) copy_buffer(x0, ring_slot(g, i), bytes);
+    copy_buffer(x0, ring_slot(g, -1), bytes);
 
     spring_step_setup(s, g);
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);

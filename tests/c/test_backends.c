@@ -253,12 +253,12 @@ static void test_parity_bcn_epileptic(void **state)
 #define SPRING_EXACT_ENERGY_TOL 1e-12
 /* Relative agreement of the residuals off the bitwise path (spring_compare). */
 #define SPRING_RESIDUAL_REL 0.05
-/* Off the bitwise path, passes by which a diverging solve may stop apart:
- * its iterate grows without bound, rounding differences grow with it, and
- * the watch's growth streak may end a pass or two later on one backend
- * (on an NVIDIA H200, Chebyshev: 56 passes on the CPU, 58 on GL once the
- * device's energy sums took another order). */
-#define SPRING_DIVERGED_GAP 4u
+/* Off the bitwise path a diverging solve may stop at another pass on each
+ * backend: its iterate grows without bound from rounding noise, which
+ * differs there, and the watch's growth streak ends when it ends (on an
+ * NVIDIA H200, Chebyshev: 56 passes on the CPU, 45 to 58 on GL as the
+ * device's energy sums changed order). The reason and the kept iterate
+ * (the last good one) are compared, not the pass. */
 
 /* msg with the number after "iteration " replaced by "N" (the divergence
  * message without its pass), into out. */
@@ -394,7 +394,7 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
     const uint32_t gap = rc.iterations > rg.iterations ? rc.iterations - rg.iterations
                                                        : rg.iterations - rc.iterations;
     const bool one_pass = !exact && gap == 1 && rc.converged && rg.converged;
-    const bool diverged_apart = !exact && diverged && gap <= SPRING_DIVERGED_GAP;
+    const bool diverged_apart = !exact && diverged;
     const double slack = one_pass ? fmax(rc.residual, rg.residual) : 0.0;
     if (!(diff <= PARITY_TOL * diag + slack))
         fail_msg("%s: CPU/GL differ by %g (diagonal %g)", what, diff, diag);
