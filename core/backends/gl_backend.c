@@ -1582,7 +1582,7 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     }
     const gl_program coarse = spring_coarse_program(s, ml);
     glUseProgram(s->programs[coarse]);
-    if (coarse == PROG_SPRING_ML_COARSE_SHARED) glUniform1ui(LOC_COUNT, ml->local_count);
+    glUniform1ui(LOC_COUNT, ml->local_count);
     glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
