@@ -1558,7 +1558,6 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     const ssk_spring *sp = g->sp;
     ssk_spring_ml *ml = sp->ml;
     ssk_spring_ml_frame(ml, sp, bones);
-    ml->scale = 1.0f;
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_ML_F]);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(g->ml_off[ML_OFF_FRAME] * sizeof(float)),
                     (GLsizeiptr)(9 * (size_t)ml->node_count * sizeof(float)), ml->node_frame);
@@ -1770,8 +1769,9 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
     const ssk_spring_params *p = &sp->params;
     ssk_spring_ml *ml = sp->ml;
     const size_t bytes = 3 * (size_t)sp->vertex_count * sizeof(float);
-    uint32_t ml_growth = 0;
-    float ml_last = INFINITY, last = 0.0f, before = 0.0f;
+    ssk_spring_ml_moves ml_moves;
+    if (ml) ssk_spring_ml_watch_begin(ml, &ml_moves);
+    float last = 0.0f, before = 0.0f;
     int64_t records_of = INT64_MIN; /* the iterate SB_RECORDS holds the records of */
     memset(b, 0, sizeof *b);
     ssk_spring_watch *w = &b->w;
@@ -1814,7 +1814,7 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
                     break;
                 }
             }
-            if (ml) ssk_spring_ml_watch(ml, r[i].max_disp2, &ml_growth, &ml_last);
+            if (ml) ssk_spring_ml_watch(ml, r[i].max_disp2, &ml_moves);
             const unsigned act = ssk_spring_watch_pass(w, sp, j, &r[i]);
             if (act & SSK_SPRING_SAVE_GOOD)
                 copy_buffer(ring_slot(g, (int64_t)j - 2), g->buffers[SB_GOOD], bytes);

@@ -1484,11 +1484,10 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     a.first = positions; /* the first stage until the result is copied back */
     ssk_spring_watch w;
     ssk_spring_watch_begin(&w);
-    uint32_t ml_growth = 0;
-    float ml_last = INFINITY;
+    ssk_spring_ml_moves ml_moves;
     if (sp->ml) {
         ssk_spring_ml_frame(sp->ml, sp, bones);
-        sp->ml->scale = 1.0f;
+        ssk_spring_ml_watch_begin(sp->ml, &ml_moves);
     }
     for (uint32_t k = 1; k <= p->max_iterations; ++k) {
         pass_result r;
@@ -1502,9 +1501,10 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
              * next pass's pre-pass (k > 1 above) */
             const float md =
                 ssk_spring_ml_correct(sp->ml, sp, nx, cx, px, omega, roles, sp->rec, true);
-            /* a move that grows over SSK_SPRING_ML_GROWTH_WINDOW passes: the
-             * coarse steps overshoot in this pose; halve them */
-            ssk_spring_ml_watch(sp->ml, md, &ml_growth, &ml_last);
+            /* a move that grows over SSK_SPRING_ML_GROWTH_WINDOW passes, or
+             * no smaller one in SSK_SPRING_ML_STALL_WINDOW: the coarse steps
+             * overshoot in this pose; halve them */
+            ssk_spring_ml_watch(sp->ml, md, &ml_moves);
             r.max_disp2 = md;
             if (isnan(md)) r.bad = 1;
         } else {

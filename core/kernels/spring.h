@@ -593,6 +593,14 @@ ssk_status ssk_spring_watch_finish(const ssk_spring_watch *w, const ssk_spring *
 #define SSK_SPRING_ML_GROWTH_WINDOW 4u
 /* A move more than this times the last one quarters them at once. */
 #define SSK_SPRING_ML_JUMP 4.0f
+/* Passes without a move smaller than the smallest since the coarse steps
+ * last changed after which a solve halves them: an oscillation that
+ * neither grows nor decays (a corrected pass's eigenvalue near -1 in a
+ * pose far from rest, the 10k limb twisted 180 degrees) never trips the
+ * growth rule. Longer than a Chebyshev start's rise (5 passes on the
+ * bent limb); at 12 the default BCN_Epileptic.X bake keeps its bytes (at
+ * 8 some frames halved). */
+#define SSK_SPRING_ML_STALL_WINDOW 12u
 /* A node's coarse step moves it at most this times its radius per pass. */
 #define SSK_SPRING_ML_TRUST 0.05f
 
@@ -709,11 +717,20 @@ void ssk_spring_ml_destroy(ssk_spring_ml *ml);
  * full inverse blocks. */
 uint32_t ssk_spring_ml_row_slab(const ssk_spring_ml *ml, const ssk_spring *sp, uint32_t i);
 void ssk_spring_ml_kinv_full(const ssk_spring_ml *ml, float *dst);
-/* After a corrected pass whose largest squared move is md: the growth
- * rule of a solve (SSK_SPRING_ML_GROWTH_WINDOW growing moves halve
- * ml->scale, a jump of SSK_SPRING_ML_JUMP quarters it; growth and last
- * start at 0 and INFINITY per solve, with ml->scale = 1). */
-void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last);
+/* A solve's record of its corrected moves (largest squared moves). */
+typedef struct ssk_spring_ml_moves {
+    float last;      /* the last pass's (INFINITY before the first) */
+    float best;      /* the smallest since ml->scale last changed */
+    uint32_t growth; /* consecutive passes that moved more than the one before */
+    uint32_t stall;  /* passes since `best` last fell */
+} ssk_spring_ml_moves;
+/* Before a solve's first pass: ml->scale = 1, an empty record. */
+void ssk_spring_ml_watch_begin(ssk_spring_ml *ml, ssk_spring_ml_moves *m);
+/* After a corrected pass whose largest squared move is md: the rules of a
+ * solve's coarse-step scale: SSK_SPRING_ML_GROWTH_WINDOW growing moves or
+ * SSK_SPRING_ML_STALL_WINDOW passes without a new smallest move halve
+ * ml->scale, a jump of SSK_SPRING_ML_JUMP quarters it. */
+void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, ssk_spring_ml_moves *m);
 /* Bytes ml owns (counted in the spring's bytes). */
 size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t vertex_count);
 /* The nodes' posed frames of a frame from its attachment bones. */

@@ -422,17 +422,33 @@ void ssk_spring_ml_kinv_full(const ssk_spring_ml *ml, float *dst)
                 dst[((size_t)n * U + a) * U + c] = ml->kinv[(size_t)n * S + ssk_spring_ml_kinv_index(a, c)];
 }
 
-void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, uint32_t *growth, float *last)
+void ssk_spring_ml_watch_begin(ssk_spring_ml *ml, ssk_spring_ml_moves *m)
 {
-    *growth = md > *last ? *growth + 1 : 0;
-    if (md > SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP * *last) {
-        ml->scale *= 0.25f; /* a jump: at once */
-        *growth = 0;
-    } else if (*growth >= SSK_SPRING_ML_GROWTH_WINDOW) {
-        ml->scale *= 0.5f;
-        *growth = 0;
+    ml->scale = 1.0f;
+    m->last = m->best = INFINITY;
+    m->growth = m->stall = 0;
+}
+
+void ssk_spring_ml_watch(ssk_spring_ml *ml, float md, ssk_spring_ml_moves *m)
+{
+    m->growth = md > m->last ? m->growth + 1 : 0;
+    if (md < m->best) {
+        m->best = md;
+        m->stall = 0;
+    } else {
+        ++m->stall;
     }
-    *last = md;
+    const float before = ml->scale;
+    if (md > SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP * m->last)
+        ml->scale *= 0.25f; /* a jump: at once */
+    else if (m->growth >= SSK_SPRING_ML_GROWTH_WINDOW || m->stall >= SSK_SPRING_ML_STALL_WINDOW)
+        ml->scale *= 0.5f;
+    if (ml->scale != before) {
+        /* the moves of the new scale are measured afresh */
+        m->growth = m->stall = 0;
+        m->best = INFINITY;
+    }
+    m->last = md;
 }
 
 size_t ssk_spring_ml_bytes(const ssk_spring_ml *ml, uint32_t bone_count, uint32_t vertex_count)

@@ -25,6 +25,8 @@
  */
 #include "testutil.h"
 
+#include "kernels/spring.h" /* ssk_spring_ml_watch (test_ml_watch_rules) */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1700,6 +1702,53 @@ static void test_twist_anchor(void **state)
     fixture_free(&f);
 }
 
+/* The coarse-step scale rules of a multilevel solve (ssk_spring_ml_watch,
+ * issue #16) on given sequences of largest squared moves: an oscillation
+ * that neither grows nor decays halves the scale once
+ * SSK_SPRING_ML_STALL_WINDOW passes bring no new smallest move, and again
+ * after as many more at the halved scale; falling moves with a rise
+ * shorter than both windows (as a Chebyshev start gives) keep it;
+ * SSK_SPRING_ML_GROWTH_WINDOW growing moves halve it; a jump over
+ * SSK_SPRING_ML_JUMP times the last move quarters it. */
+static void test_ml_watch_rules(void **state)
+{
+    (void)state;
+    ssk_spring_ml ml;
+    memset(&ml, 0, sizeof ml);
+    ssk_spring_ml_moves m;
+    /* the 10k limb twisted 180 degrees: two moves in turn, 1 and 1.5 (the
+     * smallest: pass 1; at the halved scale pass W + 3) */
+    ssk_spring_ml_watch_begin(&ml, &m);
+    for (uint32_t k = 1; k <= 2 * SSK_SPRING_ML_STALL_WINDOW + 3; ++k) {
+        ssk_spring_ml_watch(&ml, k % 2 ? 1.0f : 1.5f, &m);
+        const float want = k < SSK_SPRING_ML_STALL_WINDOW + 1       ? 1.0f
+                           : k < 2 * SSK_SPRING_ML_STALL_WINDOW + 3 ? 0.5f
+                                                                    : 0.25f;
+        assert_float_equal(ml.scale, want, 0.0f);
+    }
+    /* falling by 0.8 a pass, then 3 passes rising by 1.3, then falling by 0.6 */
+    ssk_spring_ml_watch_begin(&ml, &m);
+    float md = 1.0f;
+    for (uint32_t k = 1; k <= 40; ++k) {
+        md *= k <= 10 ? 0.8f : k <= 13 ? 1.3f : 0.6f;
+        ssk_spring_ml_watch(&ml, md, &m);
+        assert_float_equal(ml.scale, 1.0f, 0.0f);
+    }
+    /* growing moves */
+    ssk_spring_ml_watch_begin(&ml, &m);
+    md = 1.0f;
+    for (uint32_t k = 1; k <= SSK_SPRING_ML_GROWTH_WINDOW + 1; ++k) {
+        ssk_spring_ml_watch(&ml, md, &m);
+        assert_float_equal(ml.scale, k <= SSK_SPRING_ML_GROWTH_WINDOW ? 1.0f : 0.5f, 0.0f);
+        md *= 1.1f;
+    }
+    /* a jump */
+    ssk_spring_ml_watch_begin(&ml, &m);
+    ssk_spring_ml_watch(&ml, 1.0f, &m);
+    ssk_spring_ml_watch(&ml, 1.01f * SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP, &m);
+    assert_float_equal(ml.scale, 0.25f, 0.0f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1732,6 +1781,7 @@ int main(void)
         cmocka_unit_test(test_detail_stable_at_any_stiffness),
         cmocka_unit_test(test_short_edge_clusters),
         cmocka_unit_test(test_twist_anchor),
+        cmocka_unit_test(test_ml_watch_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
