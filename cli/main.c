@@ -671,6 +671,11 @@ static int command_gpuinfo(int argc, char **argv)
            info.max_work_group_count[2], info.max_work_group_size[0],
            info.max_work_group_size[1], info.max_work_group_size[2],
            info.max_work_group_invocations, info.max_shared_memory_bytes, info.max_ssbo_bytes);
+    if (info.subgroup_size > 0)
+        printf("subgroups: size %d, arithmetic %s (GL_KHR_shader_subgroup)\n", info.subgroup_size,
+               info.subgroup_arithmetic ? "yes" : "no");
+    else
+        printf("subgroups: none (no GL_KHR_shader_subgroup)\n");
     ssk_backend chosen = backend == SSK_BACKEND_GL || info.hardware ? SSK_BACKEND_GL
                                                                    : SSK_BACKEND_CPU;
     printf("backend: %s%s\n", ssk_backend_name(chosen),

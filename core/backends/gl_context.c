@@ -213,6 +213,19 @@ static void fill_info(ssk_gl_info *info)
     glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &ssbo);
     info->max_ssbo_bytes = (long long)ssbo;
     info->hardware = !renderer_is_software(info->renderer);
+    /* GL_KHR_shader_subgroup (the hardware spring kernels' sums use its
+     * arithmetic where the driver offers it) */
+    GLint extensions = 0;
+    glGetIntegerv(GL_NUM_EXTENSIONS, &extensions);
+    for (GLint i = 0; i < extensions; ++i) {
+        const char *name = (const char *)glGetStringi(GL_EXTENSIONS, (GLuint)i);
+        if (!name || strcmp(name, "GL_KHR_shader_subgroup") != 0) continue;
+        GLint size = 0, features = 0;
+        glGetIntegerv(GL_SUBGROUP_SIZE_KHR, &size);
+        glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &features);
+        info->subgroup_size = size;
+        info->subgroup_arithmetic = (features & GL_SUBGROUP_FEATURE_ARITHMETIC_BIT_KHR) != 0;
+    }
     glGetError();
 }
 

@@ -1453,6 +1453,8 @@ typedef struct ssk_gl_info {
     int max_work_group_invocations;
     int max_shared_memory_bytes;
     long long max_ssbo_bytes;
+    int subgroup_size;        /* GL_KHR_shader_subgroup's size, 0 without it */
+    int subgroup_arithmetic;  /* 1 when its arithmetic operations are supported */
 } ssk_gl_info;
 
 /* Errors: SSK_ERROR_INVALID_ARGUMENT (NULL). */

@@ -40,7 +40,8 @@ class GLContext:
         hardware (False for software renderers such as llvmpipe), and the
         compute limits (max_work_group_count, max_work_group_size,
         max_work_group_invocations, max_shared_memory_bytes,
-        max_ssbo_bytes)."""
+        max_ssbo_bytes), subgroup_size (GL_KHR_shader_subgroup's, 0 without
+        it) and subgroup_arithmetic (bool)."""
         return self._core.info()
 
     def __repr__(self):

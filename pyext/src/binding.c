@@ -429,7 +429,8 @@ static PyObject *gl_context_info(ssk_py_gl_context *self, PyObject *unused)
     if (ssk_gl_context_info(self->ctx, &info, &err) != SSK_OK)
         return ssk_py_raise(&err, "info: ", NULL);
     return Py_BuildValue(
-        "{s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:(iii),s:(iii),s:i,s:i,s:L}", "platform", info.platform,
+        "{s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:(iii),s:(iii),s:i,s:i,s:L,s:i,s:O}", "platform",
+        info.platform,
         "device", info.device, "vendor", info.vendor, "renderer", info.renderer, "version",
         info.version, "glsl_version", info.glsl_version, "hardware",
         info.hardware ? Py_True : Py_False, "max_work_group_count",
@@ -438,7 +439,8 @@ static PyObject *gl_context_info(ssk_py_gl_context *self, PyObject *unused)
         info.max_work_group_size[1], info.max_work_group_size[2],
         "max_work_group_invocations", info.max_work_group_invocations,
         "max_shared_memory_bytes", info.max_shared_memory_bytes, "max_ssbo_bytes",
-        info.max_ssbo_bytes);
+        info.max_ssbo_bytes, "subgroup_size", info.subgroup_size, "subgroup_arithmetic",
+        info.subgroup_arithmetic ? Py_True : Py_False);
 }
 
 static PyMethodDef gl_context_methods[] = {
