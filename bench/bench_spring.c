@@ -35,6 +35,12 @@
  * with each solver (a graph naming it), per pose of the limb: the
  * animation pose above, the middle joint (bone 4) bent 135 degrees, and
  * twisted 180 degrees; median and best ms per frame, iterations, converged.
+ * Then the same in frame-dependent mode (Toothman 2020, 6.1: each frame
+ * starts from the previous frame's equilibrium) over an animation of
+ * consecutive frames, bench_limb_pose(0.3 + 0.05 f), f = 0 .. --repeats
+ * (frame 0, from the first stage, untimed): median and best ms per frame,
+ * the median iterations per frame (the largest in brackets), and whether
+ * every frame converged.
  *
  * With --files (comma-separated paths Assimp reads): no timing, only the
  * spring state memory of real rigs (issue #16: at most 256 bytes per
@@ -46,6 +52,7 @@
 
 #include "limb.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +292,51 @@ int main(int argc, char **argv)
                        rep.converged ? "yes" : "no");
                 fflush(stdout);
             }
+            ssk_deformer_destroy(d);
+            ssk_graph_destroy(graph);
+            /* frame-dependent: an animation from each previous equilibrium */
+            snprintf(json, sizeof json,
+                     "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
+                     "\"method\": \"irs\"}, {\"id\": \"relax\", \"type\": \"spring\", "
+                     "\"solver\": \"%s\", \"mode\": \"frame_dependent\"}, {\"id\": \"out\", "
+                     "\"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", \"to\": "
+                     "\"relax\"}, {\"from\": \"relax\", \"to\": \"out\"}]}",
+                     solver_names[solver]);
+            if (ssk_graph_parse(&graph, json, rig, &err) != SSK_OK) {
+                fprintf(stderr, "bench_spring: %s\n", err.message);
+                return 1;
+            }
+            desc.graph = graph;
+            if (ssk_deformer_create(&d, rig, &desc, &err) != SSK_OK) {
+                fprintf(stderr, "bench_spring: %s\n", err.message);
+                return 1;
+            }
+            uint32_t *its = malloc((size_t)repeats * sizeof(uint32_t));
+            bool all_converged = true;
+            for (int f = 0; f <= repeats && its; ++f) {
+                bench_limb_pose(skin, 0.3 + 0.05 * f);
+                ssk_deformer_set_frame(d, (double)f);
+                const double t0 = bench_now();
+                if (ssk_deformer_deform(d, out, skin, NULL, &err) != SSK_OK) {
+                    fprintf(stderr, "bench_spring: %s\n", err.message);
+                    return 1;
+                }
+                if (f == 0) continue;
+                t[f - 1] = bench_now() - t0;
+                ssk_spring_report rep = {0};
+                ssk_deformer_spring_report(d, &rep);
+                its[f - 1] = rep.iterations;
+                all_converged = all_converged && rep.converged;
+            }
+            if (its) {
+                qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
+                qsort(its, (size_t)repeats, sizeof(uint32_t), bench_compare_u32);
+                printf("| animation, frame-dependent | %u | %s | %.1f / %.1f | %u (%u) | %s |\n", nv,
+                       solver_names[solver], 1e3 * t[repeats / 2], 1e3 * t[0], its[repeats / 2],
+                       its[repeats - 1], all_converged ? "yes" : "no");
+                fflush(stdout);
+            }
+            free(its);
             ssk_deformer_destroy(d);
             ssk_graph_destroy(graph);
         }

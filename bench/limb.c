@@ -22,6 +22,12 @@ int bench_compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int bench_compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 void bench_identity(float m[16])
 {
     memset(m, 0, 16 * sizeof(float));

@@ -50,6 +50,8 @@ double bench_now(void);
 
 /* qsort comparator of doubles, ascending. */
 int bench_compare_double(const void *a, const void *b);
+/* qsort comparison of uint32_t. */
+int bench_compare_u32(const void *a, const void *b);
 
 /* Row-major 4x4 identity. */
 void bench_identity(float m[16]);
