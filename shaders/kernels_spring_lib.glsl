@@ -68,6 +68,7 @@
 #define SSK_SPRING_MLP_COUNTER 11    // uint[1] groups done (0 between dispatches)
 #define SSK_LOC_SPRING_MLP_SLOT 31
 #define SSK_LOC_SPRING_MLP_EPS_LEN 32
+#define SSK_LOC_SPRING_ML_PROBE 33   // coarse step and restriction: SSK_GL_SPRING_PROBE
 
 // --- kernels_spring_anchors.comp ---------------------------------------------------
 #define SSK_SPRING_ANC_TERMS 0   // uvec4[#V + terms] headers, then the terms

@@ -43,6 +43,10 @@ shared float s_loc[SSK_ML_COARSE_SHARED];
 #define LOC_SET(i, x) mwc[LOC + (i)] = (x)
 #endif
 layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
+// A developer's probe (SSK_GL_SPRING_PROBE, core/backends/gl_backend.c):
+// 1 .. 5 end the step after that phase (the result is then wrong: for
+// timing the phases with SSK_GL_PROFILE only); 0 runs it all.
+layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
 
 uint loc_first(uint b, uint l) { return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l]; }
 
@@ -91,6 +95,7 @@ void coarse()
         }
     }
     sync();
+    if (u_probe == 1u) return;
     for (int l = int(u_max_levels) - 2; l >= 0; --l) {
         for (uint b = 0u; b < u_bones; ++b) {
             int levels = int(mu[u_off[SSK_ML_OFF_LEVELS] + b]);
@@ -107,6 +112,7 @@ void coarse()
         }
         sync();
     }
+    if (u_probe == 2u) return;
     // per global node: moments, step, map
     for (uint n = lane; n < u_nodes; n += lanes) {
         float g[MOM];
@@ -166,9 +172,10 @@ void coarse()
             }
     }
     sync_global();
+    if (u_probe == 3u) return;
     // Every local node's map from its node (the local nodes of all bones
     // and levels in one flat loop: a loop per bone and level waited on the
-    // two dependent loads of each of its ~50 rounds in turn, most of the
+    // two dependent loads of each of its ~50 rounds in turn, 10 of the
     // step's 60 us on an H200), then prolonged to the finest, coarsest
     // first: level l + 1 gathers from level l (an even node k' = 2k adds
     // x_k, an odd one 0.5 x_k then 0.5 x_(k+1), the CPU's order).
@@ -178,6 +185,7 @@ void coarse()
         LOC_SET(i, mwc[u_off[SSK_ML_OFF_NODE_MAP] + n * MOM + c]);
     }
     sync();
+    if (u_probe == 4u) return;
     for (uint l = 0u; l + 1u < u_max_levels; ++l) {
         for (uint b = 0u; b < u_bones; ++b) {
             uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
@@ -198,6 +206,7 @@ void coarse()
         }
         sync();
     }
+    if (u_probe == 5u) return;
 #ifdef SSK_ML_COARSE_SHARED
     for (uint i = lane; i < u_local * MOM; i += lanes) mwc[LOC + i] = s_loc[i];
 #endif

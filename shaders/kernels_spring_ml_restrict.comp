@@ -44,13 +44,16 @@ shared float s_acc[2 * MOM * SSK_LOCAL_SIZE / 4];
 shared float s_acc[2 * MOM * SSK_LOCAL_SIZE];
 #endif
 
+layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
+
 void main()
 {
     uint key = u_base + gl_WorkGroupID.x;
     uint lane = gl_LocalInvocationIndex;
     float acc[2 * MOM];
     for (int c = 0; c < 2 * MOM; ++c) acc[c] = 0.0;
-    if (key < u_count) {
+    // SSK_GL_SPRING_PROBE 6 (a developer's timing probe): the rows skipped
+    if (key < u_count && u_probe != 6u) {
         uint first = mu[u_off[SSK_ML_OFF_SLAB] + key], last = mu[u_off[SSK_ML_OFF_SLAB] + key + 1u];
         for (uint j = first + lane; j < last; j += SSK_LOCAL_SIZE) {
             uint v = mu[u_off[SSK_ML_OFF_ROWS] + j];

@@ -295,6 +295,7 @@ enum gl_spring_uniform {
     LOC_SPRING_ML_OFF = 13, /* uint[ML_OFF_COUNT] */
     LOC_SPRING_MLP_SLOT = 31,
     LOC_SPRING_MLP_EPS_LEN = 32,
+    LOC_SPRING_ML_PROBE = 33,
 };
 /* kernels_spring_multilevel.comp: modes and the offsets into its buffers
  * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
@@ -525,6 +526,7 @@ typedef struct gl_state {
     uint32_t spring_batch;         /* most passes of a spring batch (spring_batch) */
     bool ml_shared;                /* wide coarse step in shared memory where it fits */
     bool ml_fused;                 /* wide passes end in kernels_spring_ml_prolong.comp */
+    uint32_t ml_probe;             /* SSK_GL_SPRING_PROBE (developers' timing), else 0 */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
     bool reference_allocated;
@@ -1579,8 +1581,13 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
         glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
         glUniform1f(LOC_SPRING_MLP_EPS_LEN, sp->length_epsilon);
     }
+    if (s->ml_wide) {
+        glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
+        glUniform1ui(LOC_SPRING_ML_PROBE, s->ml_probe);
+    }
     const gl_program coarse = spring_coarse_program(s, ml);
     glUseProgram(s->programs[coarse]);
+    glUniform1ui(LOC_SPRING_ML_PROBE, s->ml_probe);
     glUniform1ui(LOC_COUNT, ml->local_count);
     glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
@@ -2568,6 +2575,11 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
         s->ml_shared = !(env && strcmp(env, "wide-global") == 0);
         /* create_on_thread checks the storage blocks */
         s->ml_fused = s->ml_wide && !(env && strcmp(env, "wide-unfused") == 0);
+        /* SSK_GL_SPRING_PROBE = 1 .. 5 ends the coarse step after that
+         * phase, 6 skips the restriction's rows: wrong results, for timing
+         * the phases with SSK_GL_PROFILE (kernels_spring_ml_coarse_lib.glsl) */
+        const char *probe = getenv("SSK_GL_SPRING_PROBE");
+        s->ml_probe = probe ? (uint32_t)strtoul(probe, NULL, 10) : 0u;
     }
     s->meshes = calloc(rig->mesh_count ? rig->mesh_count : 1, sizeof *s->meshes);
     if (!s->meshes) {
