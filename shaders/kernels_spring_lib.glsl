@@ -66,9 +66,9 @@
 #define SSK_SPRING_MLP_PARTIALS 9    // SpringPartial[groups] per-group reductions
 #define SSK_SPRING_MLP_RESULT 10     // SpringPartial[batch] out: a slot per pass
 #define SSK_SPRING_MLP_COUNTER 11    // uint[1] groups done (0 between dispatches)
-#define SSK_LOC_SPRING_MLP_SLOT 31
-#define SSK_LOC_SPRING_MLP_EPS_LEN 32
-#define SSK_LOC_SPRING_ML_PROBE 33   // coarse step and restriction: SSK_GL_SPRING_PROBE
+#define SSK_LOC_SPRING_MLP_SLOT 40
+#define SSK_LOC_SPRING_MLP_EPS_LEN 41
+#define SSK_LOC_SPRING_ML_PROBE 42   // coarse step and restriction: SSK_GL_SPRING_PROBE
 
 // --- kernels_spring_anchors.comp ---------------------------------------------------
 #define SSK_SPRING_ANC_TERMS 0   // uvec4[#V + terms] headers, then the terms
@@ -108,7 +108,7 @@
 #define SSK_LOC_SPRING_ML_MAP 10
 #define SSK_LOC_SPRING_ML_TRUST 11
 #define SSK_LOC_SPRING_ML_MAX_LEVELS 12
-#define SSK_LOC_SPRING_ML_OFF 13 // uint[SSK_ML_OFF_COUNT] (locations 13..30)
+#define SSK_LOC_SPRING_ML_OFF 13 // uint[SSK_ML_OFF_COUNT] (locations 13..32)
 // offsets: into F
 #define SSK_ML_OFF_T 0
 #define SSK_ML_OFF_INV_RADIUS 1
@@ -130,7 +130,11 @@
 #define SSK_ML_OFF_SLAB_SUMS 15
 #define SSK_ML_OFF_LOCAL 16
 #define SSK_ML_OFF_NODE_MAP 17
-#define SSK_ML_OFF_COUNT 18
+// into U: per local node k | l << 16 | (its bone's levels) << 24; the local
+// nodes by level (SSK_SPRING_ML_MAX_LEVELS + 1 offsets, then the list)
+#define SSK_ML_OFF_NODE_INFO 18
+#define SSK_ML_OFF_BY_LEVEL 19
+#define SSK_ML_OFF_COUNT 20
 
 // --- kernels_spring_detail.comp -----------------------------------------------------
 #define SSK_SPRING_DET_VERTEX 0   // uvec4[#V] vertex data

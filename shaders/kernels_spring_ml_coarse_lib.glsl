@@ -19,7 +19,6 @@ layout(std430, binding = SSK_SPRING_ML_F) readonly buffer MlF { float mf[]; };
 // coherent: the invocations read each other's writes within the group
 layout(std430, binding = SSK_SPRING_ML_W) coherent buffer MlW { float mwc[]; };
 
-layout(location = SSK_LOC_SPRING_ML_BONES) uniform uint u_bones;
 layout(location = SSK_LOC_SPRING_ML_NODES) uniform uint u_nodes;
 layout(location = SSK_LOC_SPRING_ML_THETA) uniform float u_theta; // theta x this solve's scale
 layout(location = SSK_LOC_SPRING_ML_TRUST) uniform float u_trust;
@@ -48,7 +47,6 @@ layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
 // timing the phases with SSK_GL_PROFILE only); 0 runs it all.
 layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
 
-uint loc_first(uint b, uint l) { return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l]; }
 
 // After writes of LOC that other invocations read next: in shared memory a
 // shared-memory barrier only (a buffer barrier is a global fence, about a
@@ -75,40 +73,46 @@ void coarse()
     uint lanes = gl_WorkGroupSize.x;
     uint lane = gl_LocalInvocationID.x;
     uint LOC = u_off[SSK_ML_OFF_LOCAL], SL = u_off[SSK_ML_OFF_SLAB_SUMS];
-    // Per bone, the finest local moments (A_k + B_(k-1)), then the coarser
-    // levels, finest first, each level after a barrier: within a level the
-    // items (bone, node k, moment c) are shared by all invocations (a level
-    // gathers from the finer one, so no two invocations write one value).
-    // Every value is added in the order of the CPU's loops
-    // (core/kernels/spring_multilevel.c), which these loops only
-    // reorganize, so the results are the same bit for bit.
-    for (uint b = 0u; b < u_bones; ++b) {
-        uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
-        if (levels == 0u) continue;
-        uint lf = levels - 1u, n = 1u << lf, base = loc_first(b, lf);
-        for (uint i = lane; i < (n + 1u) * MOM; i += lanes) {
-            uint k = i / MOM, c = i % MOM;
-            float x = 0.0;
-            if (k < n) x += mwc[SL + (base + k) * 24u + c];
-            if (k > 0u) x += mwc[SL + (base + k - 1u) * 24u + MOM + c];
-            LOC_SET((base + k) * MOM + c, x);
-        }
+    // The finest local moments of each bone (A_k + B_(k-1)), then the
+    // coarser levels, finest first, each level after a barrier; within a
+    // level the items (node, moment c) are shared by all invocations (a
+    // level gathers from the finer one, so no two invocations write one
+    // value). Each loop runs over the local nodes of all bones at once (one
+    // loop per bone waited on each bone's loads in turn: 11 us a sweep on
+    // an H200), from NODE_INFO (k, level, the bone's levels) and BY_LEVEL
+    // (the local nodes of each level); level l + 1 of a bone starts 2^l + 1
+    // nodes after its level l (ssk_spring_ml_loc). Every value is added in
+    // the order of the CPU's loops (core/kernels/spring_multilevel.c),
+    // which these loops only reorganize, so the results are the same bit
+    // for bit.
+    uint INFO = u_off[SSK_ML_OFF_NODE_INFO], BYL = u_off[SSK_ML_OFF_BY_LEVEL];
+    uint LIST = BYL + u_max_levels + 1u;
+    for (uint i = lane; i < u_local * MOM; i += lanes) {
+        uint lo = i / MOM, c = i % MOM;
+        uint info = mu[INFO + lo];
+        uint k = info & 0xffffu, l = (info >> 16u) & 0xffu, levels = info >> 24u;
+        if (l + 1u != levels) continue; // not the bone's finest level
+        uint n = 1u << l;
+        float x = 0.0;
+        if (k < n) x += mwc[SL + lo * 24u + c];
+        if (k > 0u) x += mwc[SL + (lo - 1u) * 24u + MOM + c];
+        LOC_SET(lo * MOM + c, x);
     }
     sync();
     if (u_probe == 1u) return;
     for (int l = int(u_max_levels) - 2; l >= 0; --l) {
-        for (uint b = 0u; b < u_bones; ++b) {
-            int levels = int(mu[u_off[SSK_ML_OFF_LEVELS] + b]);
-            if (l > levels - 2) continue;
-            uint fine = loc_first(b, uint(l) + 1u), crs = loc_first(b, uint(l));
-            uint kn = 1u << uint(l), fn = 2u * kn;
-            for (uint i = lane; i < (kn + 1u) * MOM; i += lanes) {
-                uint k = i / MOM, c = i % MOM;
-                float x = LOC_GET((fine + 2u * k) * MOM + c);
-                if (k > 0u) x += 0.5 * LOC_GET((fine + 2u * k - 1u) * MOM + c);
-                if (2u * k + 1u <= fn) x += 0.5 * LOC_GET((fine + 2u * k + 1u) * MOM + c);
-                LOC_SET((crs + k) * MOM + c, x);
-            }
+        uint first = mu[BYL + uint(l)], end = mu[BYL + uint(l) + 1u];
+        uint kn = 1u << uint(l), fn = 2u * kn;
+        for (uint i = lane; i < (end - first) * MOM; i += lanes) {
+            uint lo = mu[LIST + first + i / MOM], c = i % MOM;
+            uint info = mu[INFO + lo];
+            uint k = info & 0xffffu, levels = info >> 24u;
+            if (l > int(levels) - 2) continue; // the bone's finest level
+            uint fine = lo - k + kn + 1u;
+            float x = LOC_GET((fine + 2u * k) * MOM + c);
+            if (k > 0u) x += 0.5 * LOC_GET((fine + 2u * k - 1u) * MOM + c);
+            if (2u * k + 1u <= fn) x += 0.5 * LOC_GET((fine + 2u * k + 1u) * MOM + c);
+            LOC_SET(lo * MOM + c, x);
         }
         sync();
     }
@@ -187,22 +191,20 @@ void coarse()
     sync();
     if (u_probe == 4u) return;
     for (uint l = 0u; l + 1u < u_max_levels; ++l) {
-        for (uint b = 0u; b < u_bones; ++b) {
-            uint levels = mu[u_off[SSK_ML_OFF_LEVELS] + b];
-            if (l + 1u >= levels) continue;
-            uint crs = loc_first(b, l), fine = loc_first(b, l + 1u);
-            uint fn = 2u << l;
-            for (uint i = lane; i < (fn + 1u) * MOM; i += lanes) {
-                uint j = i / MOM, c = i % MOM;
-                float y = LOC_GET((fine + j) * MOM + c);
-                if ((j & 1u) == 0u) {
-                    y += LOC_GET((crs + j / 2u) * MOM + c);
-                } else {
-                    y += 0.5 * LOC_GET((crs + (j - 1u) / 2u) * MOM + c);
-                    y += 0.5 * LOC_GET((crs + (j + 1u) / 2u) * MOM + c);
-                }
-                LOC_SET((fine + j) * MOM + c, y);
+        // the nodes of level l + 1 (of bones with more than l + 1 levels)
+        uint first = mu[BYL + l + 1u], end = mu[BYL + l + 2u];
+        for (uint i = lane; i < (end - first) * MOM; i += lanes) {
+            uint lo = mu[LIST + first + i / MOM], c = i % MOM;
+            uint j = mu[INFO + lo] & 0xffffu;
+            uint crs = lo - j - ((1u << l) + 1u);
+            float y = LOC_GET(lo * MOM + c);
+            if ((j & 1u) == 0u) {
+                y += LOC_GET((crs + j / 2u) * MOM + c);
+            } else {
+                y += 0.5 * LOC_GET((crs + (j - 1u) / 2u) * MOM + c);
+                y += 0.5 * LOC_GET((crs + (j + 1u) / 2u) * MOM + c);
             }
+            LOC_SET(lo * MOM + c, y);
         }
         sync();
     }

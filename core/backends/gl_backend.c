@@ -293,9 +293,9 @@ enum gl_spring_uniform {
     LOC_SPRING_ML_TRUST = 11,
     LOC_SPRING_ML_MAX_LEVELS = 12,
     LOC_SPRING_ML_OFF = 13, /* uint[ML_OFF_COUNT] */
-    LOC_SPRING_MLP_SLOT = 31,
-    LOC_SPRING_MLP_EPS_LEN = 32,
-    LOC_SPRING_ML_PROBE = 33,
+    LOC_SPRING_MLP_SLOT = 40,
+    LOC_SPRING_MLP_EPS_LEN = 41,
+    LOC_SPRING_ML_PROBE = 42,
 };
 /* kernels_spring_multilevel.comp: modes and the offsets into its buffers
  * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
@@ -305,10 +305,11 @@ enum {
     ML_OFF_T, ML_OFF_INV_RADIUS, ML_OFF_KINV, ML_OFF_CENTER, ML_OFF_RADIUS, ML_OFF_FRAME,
     ML_OFF_LOC_FIRST, ML_OFF_LEVELS, ML_OFF_L2G, ML_OFF_G2L, ML_OFF_G2L_LIST, ML_OFF_SLAB,
     ML_OFF_ROWS, ML_OFF_FROZEN, ML_OFF_FROZEN_WORDS, ML_OFF_SLAB_SUMS, ML_OFF_LOCAL,
-    ML_OFF_NODE_MAP, ML_OFF_COUNT
+    ML_OFF_NODE_MAP, ML_OFF_NODE_INFO, ML_OFF_BY_LEVEL, ML_OFF_COUNT
 };
-_Static_assert(LOC_SPRING_ML_OFF + ML_OFF_COUNT <= 31,
-               "kernels_spring_multilevel.comp's offsets end at location 30");
+_Static_assert(LOC_SPRING_ML_OFF + ML_OFF_COUNT <= LOC_SPRING_MLP_SLOT,
+               "kernels_spring_multilevel.comp's offsets run into the fused prolongation's "
+               "uniforms");
 _Static_assert(LOC_SPRING_K + SSK_FORCE_COUNT <= LOC_SPRING_DT &&
                    LOC_SPRING_MAP_OFFSET + SSK_FORCE_COUNT <= LOC_SPRING_OMEGA,
                "spring uniform arrays overlap (shaders/kernels_spring_lib.glsl)");
@@ -1089,6 +1090,8 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_ROWS] = (GLuint)u, u += nv;
     off[ML_OFF_FROZEN] = (GLuint)u, u += frozen_words;
     off[ML_OFF_FROZEN_WORDS] = (GLuint)frozen_words;
+    off[ML_OFF_NODE_INFO] = (GLuint)u, u += local;
+    off[ML_OFF_BY_LEVEL] = (GLuint)u, u += SSK_SPRING_ML_MAX_LEVELS + 1 + local;
     off[ML_OFF_T] = (GLuint)f, f += nv;
     off[ML_OFF_INV_RADIUS] = (GLuint)f, f += nb;
     off[ML_OFF_KINV] = (GLuint)f, f += nodes * SSK_SPRING_ML_MODES * SSK_SPRING_ML_MODES;
@@ -1114,6 +1117,24 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
             U[off[ML_OFF_LOC_FIRST] + b * SSK_SPRING_ML_MAX_LEVELS + l] =
                 ssk_spring_ml_loc(ml, (uint32_t)b, l);
     }
+    /* per local node its k, level and bone's levels; the local nodes by
+     * level (CSR, ascending): the coarse step's flat loops */
+    uint32_t *info = U + off[ML_OFF_NODE_INFO], *by_level = U + off[ML_OFF_BY_LEVEL];
+    uint32_t *level_list = by_level + SSK_SPRING_ML_MAX_LEVELS + 1;
+    for (size_t b = 0; b < nb; ++b) {
+        const uint32_t levels = ssk_spring_ml_levels(ml, (uint32_t)b);
+        for (uint32_t l = 0; l < levels; ++l)
+            for (uint32_t k = 0; k <= (1u << l); ++k) {
+                info[ssk_spring_ml_loc(ml, (uint32_t)b, l) + k] = k | l << 16 | levels << 24;
+                ++by_level[l + 1];
+            }
+    }
+    for (uint32_t l = 0; l < SSK_SPRING_ML_MAX_LEVELS; ++l) by_level[l + 1] += by_level[l];
+    for (size_t lo = 0; lo < local; ++lo) {
+        const uint32_t l = (info[lo] >> 16) & 0xffu;
+        level_list[by_level[l] + count[l]++] = (uint32_t)lo;
+    }
+    memset(count, 0, (local + nodes + 2) * sizeof *count);
     uint32_t *l2g = U + off[ML_OFF_L2G];
     memcpy(l2g, ml->node_of, local * sizeof *l2g);
     /* global -> local (CSR, locals ascending) */
@@ -1589,7 +1610,6 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     glUseProgram(s->programs[coarse]);
     glUniform1ui(LOC_SPRING_ML_PROBE, s->ml_probe);
     glUniform1ui(LOC_COUNT, ml->local_count);
-    glUniform1ui(LOC_SPRING_ML_BONES, sp->bone_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
     glUniform1ui(LOC_SPRING_ML_MAX_LEVELS, SSK_SPRING_ML_MAX_LEVELS);
