@@ -108,7 +108,7 @@
 #define SSK_LOC_SPRING_ML_MAP 10
 #define SSK_LOC_SPRING_ML_TRUST 11
 #define SSK_LOC_SPRING_ML_MAX_LEVELS 12
-#define SSK_LOC_SPRING_ML_OFF 13 // uint[SSK_ML_OFF_COUNT] (locations 13..32)
+#define SSK_LOC_SPRING_ML_OFF 13 // uint[SSK_ML_OFF_COUNT] (locations 13..35)
 // offsets: into F
 #define SSK_ML_OFF_T 0
 #define SSK_ML_OFF_INV_RADIUS 1
@@ -134,7 +134,15 @@
 // nodes by level (SSK_SPRING_ML_MAX_LEVELS + 1 offsets, then the list)
 #define SSK_ML_OFF_NODE_INFO 18
 #define SSK_ML_OFF_BY_LEVEL 19
-#define SSK_ML_OFF_COUNT 20
+// per row its slab (finest local node), or 0xffffffff when it takes no
+// part whatever its role (a bone without levels, frozen); the slabs with
+// rows' keys (the finest local nodes k < 2^l: a restriction work group
+// each on hardware GPUs)
+#define SSK_ML_OFF_ROW_KEY 20
+#define SSK_ML_OFF_SLAB_KEYS 21
+// into F: per row its upper hat weight and 1 / r_b
+#define SSK_ML_OFF_ROW_F 22
+#define SSK_ML_OFF_COUNT 23
 
 // --- kernels_spring_detail.comp -----------------------------------------------------
 #define SSK_SPRING_DET_VERTEX 0   // uvec4[#V] vertex data

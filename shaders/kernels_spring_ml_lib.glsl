@@ -41,14 +41,12 @@ layout(location = SSK_LOC_SPRING_ML_OFF) uniform uint u_off[SSK_ML_OFF_COUNT];
 
 uint role_of(uint v) { return (scalars[v >> 2u] >> (8u * (v & 3u))) & 255u; }
 
-// a free row, not frozen, of a bone with levels (core/kernels/spring_multilevel.c row_on)
+// a free row, not frozen, of a bone with levels (core/kernels/spring_multilevel.c
+// row_on): the last two, which do not change, in ROW_KEY (uploaded once:
+// one load instead of a chain of three)
 bool takes_part(uint v)
 {
-    if (role_of(v) != SSK_ROLE_FREE) return false;
-    if (mu[u_off[SSK_ML_OFF_LEVELS] + vdata[v].z] == 0u) return false;
-    if (u_off[SSK_ML_OFF_FROZEN_WORDS] == 0u) return true;
-    uint word = mu[u_off[SSK_ML_OFF_FROZEN] + (v >> 2u)];
-    return ((word >> (8u * (v & 3u))) & 255u) == 0u;
+    return role_of(v) == SSK_ROLE_FREE && mu[u_off[SSK_ML_OFF_ROW_KEY] + v] != 0xffffffffu;
 }
 
 // 1 / p of a row that takes part (core/kernels/spring_multilevel.c row_q)
@@ -60,24 +58,19 @@ float row_q(uint v)
     return (1.0 + u_dt * u_kd * map) / u_dt;
 }
 
-// the finest local node k (the slab) of row v and its upper weight
+// the finest local node k (the slab) of row v, which takes part, and its
+// upper weight (ssk_spring_ml_finest of core/kernels/spring.h, uploaded once)
 uint row_key(uint v, out float up)
 {
-    uint b = vdata[v].z;
-    uint l = mu[u_off[SSK_ML_OFF_LEVELS] + b] - 1u;
-    uint segments = 1u << l;
-    float t = clamp(mf[u_off[SSK_ML_OFF_T] + v], 0.0, 1.0);
-    float u = t * float(segments);
-    uint k = min(uint(u), segments - 1u);
-    up = u - float(k);
-    return mu[u_off[SSK_ML_OFF_LOC_FIRST] + b * u_max_levels + l] + k;
+    up = mf[u_off[SSK_ML_OFF_ROW_F] + 2u * v];
+    return mu[u_off[SSK_ML_OFF_ROW_KEY] + v];
 }
 
 // s~ of row v from the records of the current iterate
 vec3 row_offset(uint v)
 {
     vec4 r1 = records[2u * v + 1u];
-    float r = mf[u_off[SSK_ML_OFF_INV_RADIUS] + vdata[v].z];
+    float r = mf[u_off[SSK_ML_OFF_ROW_F] + 2u * v + 1u]; // 1 / r_b of its bone
     return r * records[2u * v].w * r1.xyz;
 }
 

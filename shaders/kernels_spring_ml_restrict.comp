@@ -48,12 +48,15 @@ layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
 
 void main()
 {
-    uint key = u_base + gl_WorkGroupID.x;
+    // the slab of this group: the finest local nodes k < 2^l in order (the
+    // others have no rows, and the coarse step reads no sums of theirs)
+    uint slab = u_base + gl_WorkGroupID.x;
+    uint key = slab < u_count ? mu[u_off[SSK_ML_OFF_SLAB_KEYS] + slab] : 0u;
     uint lane = gl_LocalInvocationIndex;
     float acc[2 * MOM];
     for (int c = 0; c < 2 * MOM; ++c) acc[c] = 0.0;
     // SSK_GL_SPRING_PROBE 6 (a developer's timing probe): the rows skipped
-    if (key < u_count && u_probe != 6u) {
+    if (slab < u_count && u_probe != 6u) {
         uint first = mu[u_off[SSK_ML_OFF_SLAB] + key], last = mu[u_off[SSK_ML_OFF_SLAB] + key + 1u];
         for (uint j = first + lane; j < last; j += SSK_LOCAL_SIZE) {
             uint v = mu[u_off[SSK_ML_OFF_ROWS] + j];
@@ -73,7 +76,7 @@ void main()
     }
     memoryBarrierShared();
     barrier();
-    if (lane < 2u * MOM && key < u_count) {
+    if (lane < 2u * MOM && slab < u_count) {
         float x = 0.0;
         for (uint g = 0u; g < gl_NumSubgroups; ++g) x += s_acc[g * 2u * MOM + lane];
         mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + lane] = x;
@@ -89,7 +92,7 @@ void main()
         memoryBarrierShared();
         barrier();
     }
-    if (lane < 2u * MOM && key < u_count)
+    if (lane < 2u * MOM && slab < u_count)
         mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + lane] = s_acc[lane * SSK_LOCAL_SIZE];
 #endif
 }

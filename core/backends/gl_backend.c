@@ -305,7 +305,8 @@ enum {
     ML_OFF_T, ML_OFF_INV_RADIUS, ML_OFF_KINV, ML_OFF_CENTER, ML_OFF_RADIUS, ML_OFF_FRAME,
     ML_OFF_LOC_FIRST, ML_OFF_LEVELS, ML_OFF_L2G, ML_OFF_G2L, ML_OFF_G2L_LIST, ML_OFF_SLAB,
     ML_OFF_ROWS, ML_OFF_FROZEN, ML_OFF_FROZEN_WORDS, ML_OFF_SLAB_SUMS, ML_OFF_LOCAL,
-    ML_OFF_NODE_MAP, ML_OFF_NODE_INFO, ML_OFF_BY_LEVEL, ML_OFF_COUNT
+    ML_OFF_NODE_MAP, ML_OFF_NODE_INFO, ML_OFF_BY_LEVEL, ML_OFF_ROW_KEY, ML_OFF_SLAB_KEYS,
+    ML_OFF_ROW_F, ML_OFF_COUNT
 };
 _Static_assert(LOC_SPRING_ML_OFF + ML_OFF_COUNT <= LOC_SPRING_MLP_SLOT,
                "kernels_spring_multilevel.comp's offsets run into the fused prolongation's "
@@ -416,6 +417,7 @@ typedef struct gl_spring {
     double prev_frame;
     int has_prev;
     GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
+    uint32_t ml_slab_keys;        /* multilevel: slabs (ML_OFF_SLAB_KEYS entries) */
 } gl_spring;
 
 /* Binding points, uniforms, modes and offsets of kernels_implicit.comp
@@ -1078,7 +1080,6 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     const ssk_spring_ml *ml = sp->ml;
     const size_t nv = sp->vertex_count, nb = sp->bone_count;
     const size_t nodes = ml->node_count, local = ml->local_count;
-    const size_t frozen_words = ml->frozen ? (nv + 3) / 4 : 0;
     GLuint *off = g->ml_off;
     size_t u = 0, f = 0, w = 0;
     off[ML_OFF_LOC_FIRST] = (GLuint)u, u += nb * SSK_SPRING_ML_MAX_LEVELS;
@@ -1088,11 +1089,15 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_G2L_LIST] = (GLuint)u, u += local;
     off[ML_OFF_SLAB] = (GLuint)u, u += local + 1;
     off[ML_OFF_ROWS] = (GLuint)u, u += nv;
-    off[ML_OFF_FROZEN] = (GLuint)u, u += frozen_words;
-    off[ML_OFF_FROZEN_WORDS] = (GLuint)frozen_words;
+    /* the frozen flags and t per row are in ROW_KEY and ROW_F (below) */
+    off[ML_OFF_FROZEN] = (GLuint)u;
+    off[ML_OFF_FROZEN_WORDS] = 0;
     off[ML_OFF_NODE_INFO] = (GLuint)u, u += local;
     off[ML_OFF_BY_LEVEL] = (GLuint)u, u += SSK_SPRING_ML_MAX_LEVELS + 1 + local;
-    off[ML_OFF_T] = (GLuint)f, f += nv;
+    off[ML_OFF_ROW_KEY] = (GLuint)u, u += nv;
+    off[ML_OFF_SLAB_KEYS] = (GLuint)u, u += local;
+    off[ML_OFF_ROW_F] = (GLuint)f, f += 2 * nv;
+    off[ML_OFF_T] = (GLuint)f;
     off[ML_OFF_INV_RADIUS] = (GLuint)f, f += nb;
     off[ML_OFF_KINV] = (GLuint)f, f += nodes * SSK_SPRING_ML_MODES * SSK_SPRING_ML_MODES;
     off[ML_OFF_CENTER] = (GLuint)f, f += 2 * nodes;
@@ -1130,6 +1135,23 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
             }
     }
     for (uint32_t l = 0; l < SSK_SPRING_ML_MAX_LEVELS; ++l) by_level[l + 1] += by_level[l];
+    /* the slabs (the finest local nodes k < 2^l, in order) */
+    g->ml_slab_keys = 0;
+    for (size_t lo = 0; lo < local; ++lo) {
+        const uint32_t k = info[lo] & 0xffffu, l = (info[lo] >> 16) & 0xffu;
+        if (l + 1 == info[lo] >> 24 && k < (1u << l))
+            U[off[ML_OFF_SLAB_KEYS] + g->ml_slab_keys++] = (uint32_t)lo;
+    }
+    /* per row: its slab or UINT32_MAX (no levels, frozen), its upper hat
+     * weight and 1 / r_b (the CPU's ssk_spring_ml_finest) */
+    for (size_t i = 0; i < nv; ++i) {
+        const uint32_t b = (uint32_t)sp->bones[i];
+        float up = 0.0f;
+        const bool on = ssk_spring_ml_levels(ml, b) > 0 && !(ml->frozen && ml->frozen[i]);
+        U[off[ML_OFF_ROW_KEY] + i] = on ? ssk_spring_ml_finest(ml, b, sp->t[i], &up) : UINT32_MAX;
+        F[off[ML_OFF_ROW_F] + 2 * i] = up;
+        F[off[ML_OFF_ROW_F] + 2 * i + 1] = ml->inv_radius[ml->slot[b]];
+    }
     for (size_t lo = 0; lo < local; ++lo) {
         const uint32_t l = (info[lo] >> 16) & 0xffu;
         level_list[by_level[l] + count[l]++] = (uint32_t)lo;
@@ -1155,9 +1177,6 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         const uint32_t k = ssk_spring_ml_row_slab(ml, sp, (uint32_t)i);
         if (k != UINT32_MAX) rows[slab[k] + fill[k]++] = (uint32_t)i;
     }
-    for (size_t i = 0; i < frozen_words * 4 && i < nv; ++i)
-        U[off[ML_OFF_FROZEN] + i / 4] |= (uint32_t)ml->frozen[i] << (8u * (i % 4));
-    memcpy(F + off[ML_OFF_T], sp->t, nv * sizeof(float));
     ssk_spring_ml_kinv_full(ml, F + off[ML_OFF_KINV]);
     memcpy(F + off[ML_OFF_CENTER], ml->node_center, 2 * nodes * sizeof(float));
     memcpy(F + off[ML_OFF_RADIUS], ml->node_radius, nodes * sizeof(float));
@@ -1651,12 +1670,12 @@ static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     glUniform1f(LOC_SPRING_ML_OMEGA, omega); /* RESTRICT and PROLONG */
     if (s->ml_wide) {
         /* a work group per slab (kernels_spring_ml_restrict.comp) */
+        const uint32_t slabs = g->ml_slab_keys;
         glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
         glUniform1f(LOC_SPRING_ML_OMEGA, omega);
-        glUniform1ui(LOC_COUNT, ml->local_count);
-        for (uint32_t base = 0; base < ml->local_count; base += s->max_groups) {
-            const uint32_t groups = ml->local_count - base < s->max_groups
-                                        ? ml->local_count - base : s->max_groups;
+        glUniform1ui(LOC_COUNT, slabs);
+        for (uint32_t base = 0; base < slabs; base += s->max_groups) {
+            const uint32_t groups = slabs - base < s->max_groups ? slabs - base : s->max_groups;
             glUniform1ui(LOC_BASE, base);
             glDispatchCompute(groups, 1, 1);
         }
