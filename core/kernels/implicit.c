@@ -466,6 +466,7 @@ void ssk_implicit_destroy(ssk_implicit *im)
     free(im->beta);
     free(im->beta_next);
     free(im->skin);
+    free(im->residual_chunks);
     ssk_implicit_elastic_destroy(im->elastic);
     free(im);
 }
@@ -547,8 +548,10 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
     im->beta = malloc((nv + 1) * sizeof *im->beta);
     im->beta_next = malloc((nv + 1) * sizeof *im->beta_next);
     im->skin = malloc((16 * (size_t)rig->bone_count + 1) * sizeof *im->skin);
+    im->residual_chunks =
+        malloc(((size_t)ssk_parallel_chunk_count((int64_t)nv, TRACK_GRAIN) + 1) * sizeof(float));
     if (!im->iso || !im->flags || !im->from_posed || !im->next || !im->fg || !im->prev_error ||
-        !im->beta || !im->beta_next || !im->skin) {
+        !im->beta || !im->beta_next || !im->skin || !im->residual_chunks) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto fail;
     }
@@ -642,84 +645,134 @@ ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error 
 /* --- tracking -------------------------------------------------------------- */
 
 
+/* One Newton projection step of vertex v, step `step` of the frame, from x
+ * to nx (3 floats each, may alias), with the contact and convergence
+ * checks; fg gets f and grad at x. */
+static inline void project_vertex(ssk_implicit *im, uint32_t v, uint32_t step, const float x[3],
+                                  float nx[3])
+{
+    const float x0 = x[0], x1 = x[1], x2 = x[2];
+    nx[0] = x0;
+    nx[1] = x1;
+    nx[2] = x2;
+    const uint8_t fl = im->flags[v];
+    if (!(fl & V_TRACKED) || (fl & (V_CONTACT | V_DONE))) return;
+    float *fg = im->fg + 4 * (size_t)v;
+    float g[3];
+    const float p[3] = {x0, x1, x2};
+    const float f = ssk_implicit_vertex_eval(im, v, p, g);
+    const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+    const float e = f - im->iso[v];
+    if (step > 0) {
+        /* contact: the gradient turned, or the error grew again */
+        const float pg2 = fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3];
+        const float dot = g[0] * fg[1] + g[1] * fg[2] + g[2] * fg[3];
+        const bool turned = g2 > GRADIENT_EPSILON && pg2 > GRADIENT_EPSILON &&
+                            dot < im->cos_contact * sqrtf(g2 * pg2);
+        const bool grew = fabsf(e) > im->prev_error[v] + MONOTONICITY_TOLERANCE;
+        if (turned || grew) {
+            im->flags[v] = fl | V_CONTACT;
+            return;
+        }
+    }
+    fg[0] = f;
+    memcpy(fg + 1, g, 3 * sizeof(float));
+    im->prev_error[v] = fabsf(e);
+    if (fabsf(e) < CONVERGED_EPSILON) {
+        im->flags[v] = fl | V_DONE;
+        return;
+    }
+    if (!(g2 > GRADIENT_EPSILON)) return;
+    float s = -im->params.sigma * e / g2;
+    const float len = fabsf(s) * sqrtf(g2);
+    if (len > im->max_step[v]) s *= im->max_step[v] / len;
+    nx[0] = x0 + s * g[0];
+    nx[1] = x1 + s * g[1];
+    nx[2] = x2 + s * g[2];
+}
+
 /* One Newton projection step (writes next; fg at the step's start). */
 void ssk_implicit_project_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
     (void)chunk;
     const track_ctx *c = ctx;
-    ssk_implicit *im = c->im;
-    for (int64_t vi = begin; vi < end; ++vi) {
-        const uint32_t v = (uint32_t)vi;
-        float *x = c->x + 3 * (size_t)v, *nx = im->next + 3 * (size_t)v;
-        memcpy(nx, x, 3 * sizeof(float));
-        uint8_t fl = im->flags[v];
-        if (!(fl & V_TRACKED) || (fl & (V_CONTACT | V_DONE))) continue;
-        float *fg = im->fg + 4 * (size_t)v;
-        float g[3];
-        const float f = ssk_implicit_vertex_eval(im, v, x, g);
-        const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
-        const float e = f - im->iso[v];
-        if (c->step > 0) {
-            /* contact: the gradient turned, or the error grew again */
-            const float pg2 = fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3];
-            const float dot = g[0] * fg[1] + g[1] * fg[2] + g[2] * fg[3];
-            const bool turned = g2 > GRADIENT_EPSILON && pg2 > GRADIENT_EPSILON &&
-                                dot < im->cos_contact * sqrtf(g2 * pg2);
-            const bool grew = fabsf(e) > im->prev_error[v] + MONOTONICITY_TOLERANCE;
-            if (turned || grew) {
-                im->flags[v] = fl | V_CONTACT;
-                continue;
-            }
-        }
-        fg[0] = f;
-        memcpy(fg + 1, g, 3 * sizeof(float));
-        im->prev_error[v] = fabsf(e);
-        if (fabsf(e) < CONVERGED_EPSILON) {
-            im->flags[v] = fl | V_DONE;
-            continue;
-        }
-        if (!(g2 > GRADIENT_EPSILON)) continue;
-        float s = -im->params.sigma * e / g2;
-        const float len = fabsf(s) * sqrtf(g2);
-        if (len > im->max_step[v]) s *= im->max_step[v] / len;
-        for (int k = 0; k < 3; ++k) nx[k] = x[k] + s * g[k];
-    }
+    for (int64_t vi = begin; vi < end; ++vi)
+        project_vertex(c->im, (uint32_t)vi, c->step, c->x + 3 * (size_t)vi,
+                       c->im->next + 3 * (size_t)vi);
 }
 
-/* Tangential relaxation (Eq. 4.6-4.7), from x into next. */
-static void relax_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+/* Tangential relaxation (Eq. 4.6-4.7) of vertex v with the positions x
+ * (#V by 3) into nx (3 floats, not in x). */
+static inline void relax_vertex(const ssk_implicit *im, uint32_t v, const float *xs, float nx[3])
 {
-    (void)chunk;
-    const track_ctx *c = ctx;
-    ssk_implicit *im = c->im;
     const ssk_implicit_fit *fit = &im->fit;
+    const float *x = xs + 3 * (size_t)v;
+    memcpy(nx, x, 3 * sizeof(float));
+    const uint8_t fl = im->flags[v];
+    if (!(fl & V_TRACKED) || (fl & V_CONTACT)) return;
+    const uint32_t b = fit->mvc_offsets[v], e = fit->mvc_offsets[v + 1];
+    if (b == e) return;
+    const float *fg = im->fg + 4 * (size_t)v;
+    const float gl = sqrtf(fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3]);
+    if (!(gl > GRADIENT_EPSILON)) return;
+    const float n[3] = {fg[1] / gl, fg[2] / gl, fg[3] / gl};
+    const float dist = fabsf(fg[0] - im->iso[v]) - 1.0f;
+    const float d2 = dist * dist;
+    const float mu = fmaxf(0.0f, 1.0f - d2 * d2);
+    if (mu <= 0.0f) return;
+    float t[3] = {0.0f, 0.0f, 0.0f};
+    for (uint32_t k = b; k < e; ++k) {
+        const float *q = xs + 3 * (size_t)fit->mvc_neighbors[k];
+        const float d[3] = {q[0] - x[0], q[1] - x[1], q[2] - x[2]};
+        const float h = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
+        const float w = fit->mvc_weights[k];
+        for (int a = 0; a < 3; ++a) t[a] += w * (q[a] - h * n[a]);
+    }
+    for (int a = 0; a < 3; ++a) nx[a] = (1.0f - mu) * x[a] + mu * t[a];
+}
+
+/* One sweep of the fused tracking (ssk_implicit_track): per vertex, the
+ * relaxation (when `relax`; it reads src, every vertex's positions after
+ * the previous sweep), then projection steps first_step .. end_step - 1,
+ * into dst; with `residual`, |f - iso| at the result of each tracked
+ * vertex not at contact, the largest per chunk in residual[chunk]. */
+typedef struct fused_ctx {
+    ssk_implicit *im;
+    const float *src;
+    float *dst;
+    uint32_t first_step, end_step;
+    bool relax;
+    float *residual; /* NULL, or one per chunk */
+} fused_ctx;
+
+static void fused_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const fused_ctx *c = ctx;
+    ssk_implicit *im = c->im;
+    float worst = 0.0f;
     for (int64_t vi = begin; vi < end; ++vi) {
         const uint32_t v = (uint32_t)vi;
-        const float *x = c->x + 3 * (size_t)v;
-        float *nx = im->next + 3 * (size_t)v;
-        memcpy(nx, x, 3 * sizeof(float));
-        const uint8_t fl = im->flags[v];
-        if (!(fl & V_TRACKED) || (fl & V_CONTACT)) continue;
-        const uint32_t b = fit->mvc_offsets[v], e = fit->mvc_offsets[v + 1];
-        if (b == e) continue;
-        const float *fg = im->fg + 4 * (size_t)v;
-        const float gl = sqrtf(fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3]);
-        if (!(gl > GRADIENT_EPSILON)) continue;
-        const float n[3] = {fg[1] / gl, fg[2] / gl, fg[3] / gl};
-        const float dist = fabsf(fg[0] - im->iso[v]) - 1.0f;
-        const float d2 = dist * dist;
-        const float mu = fmaxf(0.0f, 1.0f - d2 * d2);
-        if (mu <= 0.0f) continue;
-        float t[3] = {0.0f, 0.0f, 0.0f};
-        for (uint32_t k = b; k < e; ++k) {
-            const float *q = c->x + 3 * (size_t)fit->mvc_neighbors[k];
-            const float d[3] = {q[0] - x[0], q[1] - x[1], q[2] - x[2]};
-            const float h = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
-            const float w = fit->mvc_weights[k];
-            for (int a = 0; a < 3; ++a) t[a] += w * (q[a] - h * n[a]);
+        float x[3];
+        if (c->relax) {
+            relax_vertex(im, v, c->src, x);
+            /* a relaxed vertex moved along its iso-surface: the next
+             * step's error is not comparable with this one's */
+            im->prev_error[v] = INFINITY;
+        } else {
+            memcpy(x, c->src + 3 * (size_t)v, sizeof x);
         }
-        for (int a = 0; a < 3; ++a) nx[a] = (1.0f - mu) * x[a] + mu * t[a];
+        for (uint32_t step = c->first_step; step < c->end_step; ++step)
+            project_vertex(im, v, step, x, x);
+        if (c->dst != c->src) memcpy(c->dst + 3 * (size_t)v, x, sizeof x);
+        if (c->residual) {
+            const uint8_t fl = im->flags[v];
+            if (!(fl & V_TRACKED) || (fl & V_CONTACT)) continue;
+            float g[3];
+            const float e = fabsf(ssk_implicit_vertex_eval(im, v, x, g) - im->iso[v]);
+            if (e > worst) worst = e;
+        }
     }
+    if (c->residual) c->residual[chunk] = worst;
 }
 
 /* One diffusion step of beta (beta -> beta_next). */
@@ -761,6 +814,18 @@ static void smooth_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
     }
 }
 
+/* The tracked and contact vertex counts of the frame's flags. */
+static void count_flags(const ssk_implicit *im, uint32_t *tracked, uint32_t *contacts)
+{
+    uint32_t t = 0, c = 0;
+    for (uint32_t v = 0; v < im->rig->vertex_count; ++v) {
+        t += (im->flags[v] & V_TRACKED) != 0;
+        c += (im->flags[v] & V_CONTACT) != 0;
+    }
+    *tracked = t;
+    *contacts = c;
+}
+
 void ssk_implicit_take_next(ssk_implicit *im, float *x)
 {
     memcpy(x, im->next, 3 * (size_t)im->rig->vertex_count * sizeof(float));
@@ -776,28 +841,48 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
         im->flags[v] &= V_TRACKED;
         im->prev_error[v] = INFINITY;
     }
-    track_ctx c = {.im = im, .x = positions, .step = 0};
-    for (uint32_t it = 0; it < im->params.iterations; ++it) {
-        c.step = it;
-        ssk_parallel_for(nv, TRACK_GRAIN, ssk_implicit_project_rows, &c);
-        ssk_implicit_take_next(im, positions);
-        if (it % 2 == 1) {
-            ssk_parallel_for(nv, TRACK_GRAIN, relax_rows, &c);
-            ssk_implicit_take_next(im, positions);
-            /* a relaxed vertex moved along its iso-surface: the next
-             * step's error is not comparable with this one's */
-            for (uint32_t v = 0; v < nv; ++v) im->prev_error[v] = INFINITY;
-        }
-    }
-    /* the contact regions' weights, diffused, then the smoothing */
+    /* Fused sweeps, the same arithmetic as the passes one by one: a
+     * projection step of a vertex reads only that vertex's position, f,
+     * grad, error and flags, so the steps between two relaxations (which
+     * read the neighbors) run per vertex in one sweep, the relaxation
+     * first; positions alternate between `positions` and im->next. */
+    fused_ctx fc = {.im = im, .src = positions, .dst = im->next};
+    const uint32_t iterations = im->params.iterations;
+    const bool smoothable = im->rig->weld.adjacency_offsets != NULL;
     uint32_t contacts = 0, tracked = 0;
-    for (uint32_t v = 0; v < nv; ++v) {
-        const uint8_t fl = im->flags[v];
-        tracked += (fl & V_TRACKED) != 0;
-        contacts += (fl & V_CONTACT) != 0;
-        im->beta[v] = (fl & V_CONTACT) ? 1.0f : 0.0f;
+    bool counted = false, residual_done = false;
+    bool relax = false;
+    for (uint32_t first = 0; first < iterations || relax;) {
+        /* the projections up to the next odd step, the relaxation that
+         * follows an odd step in the next sweep */
+        uint32_t end = first;
+        if (first < iterations) end = (first | 1u) + 1u < iterations ? (first | 1u) + 1u : iterations;
+        fc.relax = relax;
+        fc.first_step = first;
+        fc.end_step = end;
+        fc.residual = NULL;
+        if (end == first) {
+            /* the last sweep, a relaxation only: the flags are final, and
+             * without a smoothing after it the report's residual is at
+             * this sweep's result */
+            count_flags(im, &tracked, &contacts);
+            counted = true;
+            if (report && !(contacts && smoothable)) fc.residual = im->residual_chunks;
+        }
+        ssk_parallel_for(nv, TRACK_GRAIN, fused_rows, &fc);
+        residual_done = fc.residual != NULL;
+        float *t = (float *)fc.src;
+        fc.src = fc.dst;
+        fc.dst = t;
+        relax = end > first && (end - 1u) % 2u == 1u;
+        first = end;
     }
-    if (contacts && im->rig->weld.adjacency_offsets) {
+    if (fc.src != positions) memcpy(positions, fc.src, 3 * (size_t)nv * sizeof(float));
+    if (!counted) count_flags(im, &tracked, &contacts);
+    /* the contact regions' weights, diffused, then the smoothing */
+    track_ctx c = {.im = im, .x = positions, .step = iterations};
+    if (contacts && smoothable) {
+        for (uint32_t v = 0; v < nv; ++v) im->beta[v] = (im->flags[v] & V_CONTACT) ? 1.0f : 0.0f;
         for (uint32_t k = 0; k < im->params.diffusion_iterations; ++k) {
             ssk_parallel_for(nv, TRACK_GRAIN, diffuse_rows, &c);
             float *t = im->beta;
@@ -810,14 +895,18 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
         }
     }
     if (report) {
-        float residual = 0.0f;
-        for (uint32_t v = 0; v < nv; ++v) {
-            const uint8_t fl = im->flags[v];
-            if (!(fl & V_TRACKED) || (fl & V_CONTACT)) continue;
-            float g[3];
-            const float e = fabsf(ssk_implicit_vertex_eval(im, v, positions + 3 * (size_t)v, g) - im->iso[v]);
-            if (e > residual) residual = e;
+        if (!residual_done) {
+            /* a sweep of no steps: the residual at the final positions */
+            fused_ctx rc = {.im = im, .src = positions, .dst = positions,
+                            .residual = im->residual_chunks};
+            ssk_parallel_for(nv, TRACK_GRAIN, fused_rows, &rc);
         }
+        /* the largest of the chunks' (order-free: the same for any thread
+         * count) */
+        float residual = 0.0f;
+        const uint32_t chunks = ssk_parallel_chunk_count(nv, TRACK_GRAIN);
+        for (uint32_t k = 0; k < chunks; ++k)
+            if (im->residual_chunks[k] > residual) residual = im->residual_chunks[k];
         report->tracked = tracked;
         report->contacts = contacts;
         report->residual = residual;

@@ -67,6 +67,7 @@ struct ssk_implicit {
     float *prev_error; /* #V */
     float *beta, *beta_next; /* #V */
     float *skin;       /* #B by 16: the last ssk_implicit_pose */
+    float *residual_chunks; /* one per TRACK_GRAIN chunk: the report's residual */
     /* elastic tracking's state (kernels/implicit_elastic.c), made when
      * params.tracking is ELASTIC, else NULL */
     ssk_implicit_elastic *elastic;
