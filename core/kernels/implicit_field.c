@@ -12,6 +12,7 @@
  * trilinear f, and the same thing as the cells shrink).
  */
 #include "kernels/implicit.h"
+#include "kernels/simd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,13 +44,17 @@ float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3],
     }
     const size_t sx = FIELD_CHANNELS, sy = (size_t)n * sx, sz = (size_t)n * sy;
     const float *base = field->samples + c[2] * sz + c[1] * sy + c[0] * sx;
-    float acc[FIELD_CHANNELS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    /* the four channels of a corner in one vector, the corners added in
+     * order: per channel the scalar sum of w * s, operation by operation
+     * (the GL twin, shaders/kernels_implicit.comp, agrees bit for bit) */
+    const float wx[2] = {1.0f - t[0], t[0]}, wy[2] = {1.0f - t[1], t[1]},
+                wz[2] = {1.0f - t[2], t[2]};
+    ssk_v4 acc = ssk_v4_splat(0.0f);
     for (int corner = 0; corner < 8; ++corner) {
         const int dx = corner & 1, dy = (corner >> 1) & 1, dz = (corner >> 2) & 1;
-        const float w = (dx ? t[0] : 1.0f - t[0]) * (dy ? t[1] : 1.0f - t[1]) *
-                        (dz ? t[2] : 1.0f - t[2]);
-        const float *s = base + (size_t)dz * sz + (size_t)dy * sy + (size_t)dx * sx;
-        for (int ch = 0; ch < FIELD_CHANNELS; ++ch) acc[ch] += w * s[ch];
+        const float w = wx[dx] * wy[dy] * wz[dz];
+        acc += ssk_v4_splat(w) *
+               ssk_v4_load(base + (size_t)dz * sz + (size_t)dy * sy + (size_t)dx * sx);
     }
     if (grad)
         for (int a = 0; a < 3; ++a) grad[a] = acc[1 + a];
