@@ -129,7 +129,8 @@ static float leaf_eval(const ssk_implicit *im, uint32_t fi, const float p[3], fl
     const float *m = im->from_posed + 12 * (size_t)fi;
     float q[3], gr[3];
     for (int r = 0; r < 3; ++r) q[r] = m[4 * r] * p[0] + m[4 * r + 1] * p[1] + m[4 * r + 2] * p[2] + m[4 * r + 3];
-    const float f = ssk_implicit_field_eval(&im->fit.fields[fi], q, gr);
+    const float f = ssk_implicit_field_eval_cells(&im->fit.fields[fi],
+                                                  im->zero_cells + im->zero_cell_offsets[fi], q, gr);
     /* f(p) = f_rest(A p): grad = A^T grad_rest */
     for (int c = 0; c < 3; ++c) g[c] = m[c] * gr[0] + m[4 + c] * gr[1] + m[8 + c] * gr[2];
     return f;
@@ -241,6 +242,25 @@ static int32_t compose(ssk_implicit *im, int32_t acc, int32_t sub, uint8_t op, i
     if (sub < 0) return acc;
     if (acc < 0) return sub;
     return add_node(im, -1, acc, sub, op, joint);
+}
+
+/* Each field's zero cells (ssk_implicit_field_zero_cells), one array. */
+static ssk_status build_zero_cells(ssk_implicit *im, ssk_error *err)
+{
+    const uint32_t nf = im->fit.field_count;
+    im->zero_cell_offsets = malloc(((size_t)nf + 1) * sizeof *im->zero_cell_offsets);
+    if (!im->zero_cell_offsets) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    size_t words = 0;
+    for (uint32_t f = 0; f < nf; ++f) {
+        im->zero_cell_offsets[f] = words;
+        words += ssk_implicit_field_cell_words(&im->fit.fields[f]);
+    }
+    im->zero_cell_offsets[nf] = words;
+    if (!(im->zero_cells = malloc((words + 1) * sizeof *im->zero_cells)))
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t f = 0; f < nf; ++f)
+        ssk_implicit_field_zero_cells(&im->fit.fields[f], im->zero_cells + im->zero_cell_offsets[f]);
+    return SSK_OK;
 }
 
 /* The skeleton's children as CSR (im->child_offsets, im->children). */
@@ -467,6 +487,8 @@ void ssk_implicit_destroy(ssk_implicit *im)
     free(im->beta_next);
     free(im->skin);
     free(im->residual_chunks);
+    free(im->zero_cell_offsets);
+    free(im->zero_cells);
     ssk_implicit_elastic_destroy(im->elastic);
     free(im);
 }
@@ -555,7 +577,8 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto fail;
     }
-    st = build_children(im, err);
+    st = build_zero_cells(im, err);
+    if (st == SSK_OK) st = build_children(im, err);
     if (st == SSK_OK) st = build_tree(im, params->joint_operators, err);
     if (st == SSK_OK) st = build_programs(im, err);
     if (st != SSK_OK) goto fail;

@@ -15,13 +15,15 @@
 #include "kernels/simd.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The four channels of a grid point: f, then grad f. */
 #define FIELD_CHANNELS 4
 
-float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3], float grad[3])
+float ssk_implicit_field_eval_cells(const ssk_implicit_field *field, const uint32_t *zero_cells,
+                                    const float p[3], float grad[3])
 {
     if (grad) grad[0] = grad[1] = grad[2] = 0.0f;
     if (!field || !field->samples || field->resolution < 2 || !p) return 0.0f;
@@ -42,6 +44,12 @@ float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3],
         c[a] = i;
         t[a] = g[a] - (float)i;
     }
+    /* a cell whose corners are all zero: every w s is a zero, their sum
+     * +0 in every channel, as below */
+    if (zero_cells) {
+        const uint32_t cell = (c[2] * (n - 1) + c[1]) * (n - 1) + c[0];
+        if (zero_cells[cell / 32u] >> (cell % 32u) & 1u) return 0.0f;
+    }
     const size_t sx = FIELD_CHANNELS, sy = (size_t)n * sx, sz = (size_t)n * sy;
     const float *base = field->samples + c[2] * sz + c[1] * sy + c[0] * sx;
     /* the four channels of a corner in one vector, the corners added in
@@ -59,6 +67,42 @@ float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3],
     if (grad)
         for (int a = 0; a < 3; ++a) grad[a] = acc[1 + a];
     return acc[0];
+}
+
+float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3], float grad[3])
+{
+    return ssk_implicit_field_eval_cells(field, NULL, p, grad);
+}
+
+size_t ssk_implicit_field_cell_words(const ssk_implicit_field *field)
+{
+    if (!field || field->resolution < 2) return 0;
+    const size_t c = field->resolution - 1u;
+    return (c * c * c + 31u) / 32u;
+}
+
+void ssk_implicit_field_zero_cells(const ssk_implicit_field *field, uint32_t *out)
+{
+    const size_t words = ssk_implicit_field_cell_words(field);
+    if (!out || words == 0) return;
+    memset(out, 0, words * sizeof *out);
+    if (!field->samples) return;
+    const uint32_t n = field->resolution, cn = n - 1u;
+    const size_t sy = (size_t)n * FIELD_CHANNELS, sz = (size_t)n * sy;
+    for (uint32_t k = 0; k < cn; ++k)
+        for (uint32_t j = 0; j < cn; ++j)
+            for (uint32_t i = 0; i < cn; ++i) {
+                const float *base = field->samples + k * sz + j * sy + (size_t)i * FIELD_CHANNELS;
+                bool zero = true;
+                for (int corner = 0; corner < 8 && zero; ++corner) {
+                    const float *s = base + (size_t)(corner >> 2 & 1) * sz +
+                                     (size_t)(corner >> 1 & 1) * sy +
+                                     (size_t)(corner & 1) * FIELD_CHANNELS;
+                    for (int ch = 0; ch < FIELD_CHANNELS; ++ch) zero = zero && s[ch] == 0.0f;
+                }
+                const uint32_t cell = (k * cn + j) * cn + i;
+                if (zero) out[cell / 32u] |= 1u << (cell % 32u);
+            }
 }
 
 void ssk_implicit_fit_free(ssk_implicit_fit *fit)

@@ -55,6 +55,10 @@ struct ssk_implicit {
     program_entry *programs;
     program_entry *all_program; /* every field (ssk_implicit_eval with UINT32_MAX) */
     uint32_t all_count;
+    /* each field's zero cells (ssk_implicit_field_zero_cells): field f's
+     * words from zero_cell_offsets[f] */
+    size_t *zero_cell_offsets; /* #fields + 1 */
+    uint32_t *zero_cells;
     float *iso;       /* #V */
     float *max_step;  /* #V */
     uint8_t *flags;   /* #V */
