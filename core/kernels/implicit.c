@@ -129,8 +129,8 @@ static float leaf_eval(const ssk_implicit *im, uint32_t fi, const float p[3], fl
     const float *m = im->from_posed + 12 * (size_t)fi;
     float q[3], gr[3];
     for (int r = 0; r < 3; ++r) q[r] = m[4 * r] * p[0] + m[4 * r + 1] * p[1] + m[4 * r + 2] * p[2] + m[4 * r + 3];
-    const float f = ssk_implicit_field_eval_cells(&im->fit.fields[fi],
-                                                  im->zero_cells + im->zero_cell_offsets[fi], q, gr);
+    const float f = ssk_implicit_field_lookup(&im->fit.fields[fi],
+                                              im->zero_cells + im->zero_cell_offsets[fi], q, gr);
     /* f(p) = f_rest(A p): grad = A^T grad_rest */
     for (int c = 0; c < 3; ++c) g[c] = m[c] * gr[0] + m[4 + c] * gr[1] + m[8 + c] * gr[2];
     return f;
