@@ -23,7 +23,6 @@
 #ifndef SSK_KERNELS_IMPLICIT_H
 #define SSK_KERNELS_IMPLICIT_H
 
-#include "kernels/simd.h"
 #include "model/internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -115,56 +114,6 @@ float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3],
 
 /* The four channels of a grid point: f, then grad f. */
 #define SSK_IMPLICIT_FIELD_CHANNELS 4
-
-/* ssk_implicit_field_eval_cells's body, inline for the tracker's hot loop
- * (kernels/implicit.c). */
-static inline float ssk_implicit_field_lookup(const ssk_implicit_field *field,
-                                              const uint32_t *zero_cells, const float p[3],
-                                              float grad[3])
-{
-    if (grad) grad[0] = grad[1] = grad[2] = 0.0f;
-    if (!field || !field->samples || field->resolution < 2 || !p) return 0.0f;
-    const uint32_t n = field->resolution;
-    const float top = (float)(n - 1);
-    const float *m = field->grid_from_rest;
-    float g[3];
-    for (int a = 0; a < 3; ++a) {
-        g[a] = m[4 * a] * p[0] + m[4 * a + 1] * p[1] + m[4 * a + 2] * p[2] + m[4 * a + 3];
-        /* also rejects NaN */
-        if (!(g[a] >= 0.0f && g[a] <= top)) return 0.0f;
-    }
-    uint32_t c[3];
-    float t[3];
-    for (int a = 0; a < 3; ++a) {
-        uint32_t i = (uint32_t)g[a];
-        if (i > n - 2) i = n - 2; /* g = N - 1: the last cell, t = 1 */
-        c[a] = i;
-        t[a] = g[a] - (float)i;
-    }
-    /* a cell whose corners are all zero: every w s is a zero, their sum
-     * +0 in every channel, as below */
-    if (zero_cells) {
-        const uint32_t cell = (c[2] * (n - 1) + c[1]) * (n - 1) + c[0];
-        if (zero_cells[cell / 32u] >> (cell % 32u) & 1u) return 0.0f;
-    }
-    const size_t sx = SSK_IMPLICIT_FIELD_CHANNELS, sy = (size_t)n * sx, sz = (size_t)n * sy;
-    const float *base = field->samples + c[2] * sz + c[1] * sy + c[0] * sx;
-    /* the four channels of a corner in one vector, the corners added in
-     * order: per channel the scalar sum of w * s, operation by operation
-     * (the GL twin, shaders/kernels_implicit.comp, agrees bit for bit) */
-    const float wx[2] = {1.0f - t[0], t[0]}, wy[2] = {1.0f - t[1], t[1]},
-                wz[2] = {1.0f - t[2], t[2]};
-    ssk_v4 acc = ssk_v4_splat(0.0f);
-    for (int corner = 0; corner < 8; ++corner) {
-        const int dx = corner & 1, dy = (corner >> 1) & 1, dz = (corner >> 2) & 1;
-        const float w = wx[dx] * wy[dy] * wz[dz];
-        acc += ssk_v4_splat(w) *
-               ssk_v4_load(base + (size_t)dz * sz + (size_t)dy * sy + (size_t)dx * sx);
-    }
-    if (grad)
-        for (int a = 0; a < 3; ++a) grad[a] = acc[1 + a];
-    return acc[0];
-}
 
 /* ssk_implicit_field_eval with the field's zero cells (NULL: none), as
  * ssk_implicit_field_zero_cells marks them: the same result, without the

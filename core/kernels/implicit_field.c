@@ -11,7 +11,7 @@
  * sampled analytic gradients (smoother than the derivative of the
  * trilinear f, and the same thing as the cells shrink).
  */
-#include "kernels/implicit.h"
+#include "kernels/implicit_internal.h"
 
 #include <math.h>
 #include <stdbool.h>
