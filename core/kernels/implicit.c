@@ -147,13 +147,24 @@ void ssk_implicit_params_default(ssk_implicit_params *out)
 /* f and grad (posed rig space) of field `fi` at posed point p. */
 static float leaf_eval(const ssk_implicit *im, uint32_t fi, const float p[3], float g[3])
 {
-    const float *m = im->from_posed + 12 * (size_t)fi;
-    float q[3], gr[3];
-    for (int r = 0; r < 3; ++r) q[r] = m[4 * r] * p[0] + m[4 * r + 1] * p[1] + m[4 * r + 2] * p[2] + m[4 * r + 3];
+    /* q = A p + t as columns, lane r of ((a0 p0 + a1 p1) + a2 p2) + t the
+     * sum of row r in the same order as the scalar code (and the shader) */
+    const float *cols = im->from_posed_columns + 16 * (size_t)fi;
+    const ssk_v4 qv = ssk_v4_load(cols) * ssk_v4_splat(p[0]) +
+                      ssk_v4_load(cols + 4) * ssk_v4_splat(p[1]) +
+                      ssk_v4_load(cols + 8) * ssk_v4_splat(p[2]) + ssk_v4_load(cols + 12);
+    const float q[3] = {qv[0], qv[1], qv[2]};
+    float gr[3];
     const float f = ssk_implicit_field_lookup(&im->fit.fields[fi],
                                               im->zero_cells + im->zero_cell_offsets[fi], q, gr);
-    /* f(p) = f_rest(A p): grad = A^T grad_rest */
-    for (int c = 0; c < 3; ++c) g[c] = m[c] * gr[0] + m[4 + c] * gr[1] + m[8 + c] * gr[2];
+    /* f(p) = f_rest(A p): grad = A^T grad_rest, lane c = m[c] gr0 + m[4 + c]
+     * gr1 + m[8 + c] gr2 (the rows of A; lane 3 unused) */
+    const float *m = im->from_posed + 12 * (size_t)fi;
+    const ssk_v4 gv = ssk_v4_load(m) * ssk_v4_splat(gr[0]) + ssk_v4_load(m + 4) * ssk_v4_splat(gr[1]) +
+                      ssk_v4_load(m + 8) * ssk_v4_splat(gr[2]);
+    g[0] = gv[0];
+    g[1] = gv[1];
+    g[2] = gv[2];
     return f;
 }
 
@@ -500,6 +511,7 @@ void ssk_implicit_destroy(ssk_implicit *im)
     free(im->max_step);
     free(im->flags);
     free(im->from_posed);
+    free(im->from_posed_columns);
     free(im->node_bend);
     free(im->next);
     free(im->fg);
@@ -549,6 +561,19 @@ static ssk_status check_params(const ssk_implicit_params *p, ssk_error *err)
 }
 
 
+/* from_posed's columns (implicit_internal.h), after from_posed changed. */
+static void set_columns(ssk_implicit *im)
+{
+    for (uint32_t f = 0; f < im->fit.field_count; ++f) {
+        const float *m = im->from_posed + 12 * (size_t)f;
+        float *c = im->from_posed_columns + 16 * (size_t)f;
+        for (int col = 0; col < 4; ++col) {
+            for (int r = 0; r < 3; ++r) c[4 * col + r] = m[4 * r + col];
+            c[4 * col + 3] = 0.0f;
+        }
+    }
+}
+
 ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_implicit_fit *fit,
                                const ssk_implicit_operators *ops,
                                const ssk_implicit_params *params, ssk_error *err)
@@ -585,6 +610,7 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
     im->iso = malloc((nv + 1) * sizeof *im->iso);
     im->flags = calloc(nv + 1, 1);
     im->from_posed = malloc((12 * nf + 1) * sizeof *im->from_posed);
+    im->from_posed_columns = malloc((16 * nf + 1) * sizeof *im->from_posed_columns);
     im->next = malloc((3 * nv + 1) * sizeof *im->next);
     im->fg = malloc((4 * nv + 1) * sizeof *im->fg);
     im->prev_error = malloc((nv + 1) * sizeof *im->prev_error);
@@ -593,7 +619,7 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
     im->skin = malloc((16 * (size_t)rig->bone_count + 1) * sizeof *im->skin);
     im->residual_chunks =
         malloc(((size_t)ssk_parallel_chunk_count((int64_t)nv, TRACK_GRAIN) + 1) * sizeof(float));
-    if (!im->iso || !im->flags || !im->from_posed || !im->next || !im->fg || !im->prev_error ||
+    if (!im->iso || !im->flags || !im->from_posed || !im->from_posed_columns || !im->next || !im->fg || !im->prev_error ||
         !im->beta || !im->beta_next || !im->skin || !im->residual_chunks) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto fail;
@@ -613,6 +639,7 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
         memset(m, 0, 12 * sizeof(float));
         m[0] = m[5] = m[10] = 1.0f;
     }
+    set_columns(im);
     const ssk_weld *weld = &rig->weld;
     for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {
         const ssk_mesh *mesh = &rig->meshes[mi];
@@ -652,6 +679,7 @@ ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error 
                                  b);
         memcpy(im->from_posed + 12 * (size_t)f, inv, 12 * sizeof(float));
     }
+    set_columns(im);
     memcpy(im->skin, skinning, 16 * (size_t)im->rig->bone_count * sizeof(float));
     /* each joint's bend: the angle its child's rest axis u turned through
      * relative to its parent since rest, (S_p^-1 S_c) u against u (a twist

@@ -65,6 +65,7 @@ struct ssk_implicit {
     uint8_t *flags;   /* #V */
     /* per frame */
     float *from_posed; /* #fields by 12: rows of the inverse skinning matrix (posed -> rest) */
+    float *from_posed_columns; /* #fields by 16: its 4 columns, 4 floats each (the 4th 0) */
     float *node_bend;  /* #nodes: the bend angle of a merge's joint (radians), else 0 */
     /* scratch of the tracking */
     float *next;       /* #V by 3 */
