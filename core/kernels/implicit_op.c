@@ -47,6 +47,11 @@ static inline float clamp01(float x)
     return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
 }
 
+/* fminf(x, 1) and fmaxf(x, 0) for the clamped inputs' neighbors (never
+ * NaN), without libm's calls. */
+static inline float at_most_1(float x) { return x < 1.0f ? x : 1.0f; }
+static inline float at_least_0(float x) { return x > 0.0f ? x : 0.0f; }
+
 /* One axis of the grid: the cell c (0 .. N-2) holding x in [0, 1] and the
  * fraction t in it. */
 static inline void grid_axis(float x, uint32_t n, uint32_t *c, float *t)
@@ -113,12 +118,12 @@ float ssk_implicit_op_eval(const ssk_implicit_op *op, float f1, float f2, float 
     const float h = 1.0f / (float)(n - 1);
     const axis_at u = axis(f1, n), w = axis(f2, n);
     if (dg_df1) {
-        const float hi = fminf(f1 + h, 1.0f), lo = fmaxf(f1 - h, 0.0f);
+        const float hi = at_most_1(f1 + h), lo = at_least_0(f1 - h);
         *dg_df1 = (trilinear(op, axis(hi, n), w, k, tk) - trilinear(op, axis(lo, n), w, k, tk)) /
                   (hi - lo);
     }
     if (dg_df2) {
-        const float hi = fminf(f2 + h, 1.0f), lo = fmaxf(f2 - h, 0.0f);
+        const float hi = at_most_1(f2 + h), lo = at_least_0(f2 - h);
         *dg_df2 = (trilinear(op, u, axis(hi, n), k, tk) - trilinear(op, u, axis(lo, n), k, tk)) /
                   (hi - lo);
     }
