@@ -27,6 +27,11 @@
 //   TO_OBJECT  (per mesh) the result, rig -> object space with the mesh's
 //              post matrix (else a copy).
 //
+// The CPU fuses the projection steps between two relaxations into one sweep
+// and skips zero grid cells and empty operator slices (kernels/implicit.c,
+// "Speed"): shortcuts that give the same numbers, so the plain passes here
+// agree with it.
+//
 // Arithmetic: every expression is ssk_implicit_field_eval's,
 // ssk_implicit_op_eval's, merge_eval's and the passes' own, operation by
 // operation and `precise` (no contraction, no reassociation), so that on an

@@ -48,6 +48,27 @@
  *   then v <- (1 - beta) v + beta (centroid of its neighbors).
  * Steps read the positions of the previous step (Jacobi), so the result
  * does not depend on the thread count.
+ *
+ * Speed (bench/bench_implicit.c), each shortcut exact, the GL twin
+ * (shaders/kernels_implicit.comp) running the plain passes and agreeing
+ * bit for bit on an IEEE device:
+ * - the active set is the paper's ("only a small fraction of vertices
+ *   have to be projected"): a vertex converged (|f - iso| <
+ *   CONVERGED_EPSILON) or stopped at contact is not evaluated again;
+ * - a projection step reads only its own vertex, so the steps between two
+ *   relaxations run per vertex in one sweep, the relaxation (which reads
+ *   the neighbors' positions of the previous sweep) first; positions
+ *   alternate between two buffers instead of being copied back;
+ * - a field's lookup in a cell whose 8 corners are all zero returns the
+ *   +0 that the blend of zeros gives, without the fetches (zero cells,
+ *   marked at creation);
+ * - an operator lookup with the controller at 0 reads one slice of the
+ *   grid (implicit_op.c);
+ * - the report's residual is taken in parallel (per-chunk maxima), in the
+ *   last relaxation's sweep where no smoothing follows.
+ * Not done, as it would change the result: skipping the relaxation of a
+ * converged vertex (mu = 1 - (1 - |f - iso|)^4 is about 4 |f - iso|, small
+ * but not 0).
  */
 #include "kernels/implicit_internal.h"
 
@@ -126,12 +147,24 @@ void ssk_implicit_params_default(ssk_implicit_params *out)
 /* f and grad (posed rig space) of field `fi` at posed point p. */
 static float leaf_eval(const ssk_implicit *im, uint32_t fi, const float p[3], float g[3])
 {
+    /* q = A p + t as columns, lane r of ((a0 p0 + a1 p1) + a2 p2) + t the
+     * sum of row r in the same order as the scalar code (and the shader) */
+    const float *cols = im->from_posed_columns + 16 * (size_t)fi;
+    const ssk_v4 qv = ssk_v4_load(cols) * ssk_v4_splat(p[0]) +
+                      ssk_v4_load(cols + 4) * ssk_v4_splat(p[1]) +
+                      ssk_v4_load(cols + 8) * ssk_v4_splat(p[2]) + ssk_v4_load(cols + 12);
+    const float q[3] = {qv[0], qv[1], qv[2]};
+    float gr[3];
+    const float f = ssk_implicit_field_lookup(&im->fit.fields[fi],
+                                              im->zero_cells + im->zero_cell_offsets[fi], q, gr);
+    /* f(p) = f_rest(A p): grad = A^T grad_rest, lane c = m[c] gr0 + m[4 + c]
+     * gr1 + m[8 + c] gr2 (the rows of A; lane 3 unused) */
     const float *m = im->from_posed + 12 * (size_t)fi;
-    float q[3], gr[3];
-    for (int r = 0; r < 3; ++r) q[r] = m[4 * r] * p[0] + m[4 * r + 1] * p[1] + m[4 * r + 2] * p[2] + m[4 * r + 3];
-    const float f = ssk_implicit_field_eval(&im->fit.fields[fi], q, gr);
-    /* f(p) = f_rest(A p): grad = A^T grad_rest */
-    for (int c = 0; c < 3; ++c) g[c] = m[c] * gr[0] + m[4 + c] * gr[1] + m[8 + c] * gr[2];
+    const ssk_v4 gv = ssk_v4_load(m) * ssk_v4_splat(gr[0]) + ssk_v4_load(m + 4) * ssk_v4_splat(gr[1]) +
+                      ssk_v4_load(m + 8) * ssk_v4_splat(gr[2]);
+    g[0] = gv[0];
+    g[1] = gv[1];
+    g[2] = gv[2];
     return f;
 }
 
@@ -241,6 +274,25 @@ static int32_t compose(ssk_implicit *im, int32_t acc, int32_t sub, uint8_t op, i
     if (sub < 0) return acc;
     if (acc < 0) return sub;
     return add_node(im, -1, acc, sub, op, joint);
+}
+
+/* Each field's zero cells (ssk_implicit_field_zero_cells), one array. */
+static ssk_status build_zero_cells(ssk_implicit *im, ssk_error *err)
+{
+    const uint32_t nf = im->fit.field_count;
+    im->zero_cell_offsets = malloc(((size_t)nf + 1) * sizeof *im->zero_cell_offsets);
+    if (!im->zero_cell_offsets) return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    size_t words = 0;
+    for (uint32_t f = 0; f < nf; ++f) {
+        im->zero_cell_offsets[f] = words;
+        words += ssk_implicit_field_cell_words(&im->fit.fields[f]);
+    }
+    im->zero_cell_offsets[nf] = words;
+    if (!(im->zero_cells = malloc((words + 1) * sizeof *im->zero_cells)))
+        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t f = 0; f < nf; ++f)
+        ssk_implicit_field_zero_cells(&im->fit.fields[f], im->zero_cells + im->zero_cell_offsets[f]);
+    return SSK_OK;
 }
 
 /* The skeleton's children as CSR (im->child_offsets, im->children). */
@@ -459,6 +511,7 @@ void ssk_implicit_destroy(ssk_implicit *im)
     free(im->max_step);
     free(im->flags);
     free(im->from_posed);
+    free(im->from_posed_columns);
     free(im->node_bend);
     free(im->next);
     free(im->fg);
@@ -466,6 +519,9 @@ void ssk_implicit_destroy(ssk_implicit *im)
     free(im->beta);
     free(im->beta_next);
     free(im->skin);
+    free(im->residual_chunks);
+    free(im->zero_cell_offsets);
+    free(im->zero_cells);
     ssk_implicit_elastic_destroy(im->elastic);
     free(im);
 }
@@ -505,6 +561,19 @@ static ssk_status check_params(const ssk_implicit_params *p, ssk_error *err)
 }
 
 
+/* from_posed's columns (implicit_internal.h), after from_posed changed. */
+static void set_columns(ssk_implicit *im)
+{
+    for (uint32_t f = 0; f < im->fit.field_count; ++f) {
+        const float *m = im->from_posed + 12 * (size_t)f;
+        float *c = im->from_posed_columns + 16 * (size_t)f;
+        for (int col = 0; col < 4; ++col) {
+            for (int r = 0; r < 3; ++r) c[4 * col + r] = m[4 * r + col];
+            c[4 * col + 3] = 0.0f;
+        }
+    }
+}
+
 ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_implicit_fit *fit,
                                const ssk_implicit_operators *ops,
                                const ssk_implicit_params *params, ssk_error *err)
@@ -541,18 +610,22 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
     im->iso = malloc((nv + 1) * sizeof *im->iso);
     im->flags = calloc(nv + 1, 1);
     im->from_posed = malloc((12 * nf + 1) * sizeof *im->from_posed);
+    im->from_posed_columns = malloc((16 * nf + 1) * sizeof *im->from_posed_columns);
     im->next = malloc((3 * nv + 1) * sizeof *im->next);
     im->fg = malloc((4 * nv + 1) * sizeof *im->fg);
     im->prev_error = malloc((nv + 1) * sizeof *im->prev_error);
     im->beta = malloc((nv + 1) * sizeof *im->beta);
     im->beta_next = malloc((nv + 1) * sizeof *im->beta_next);
     im->skin = malloc((16 * (size_t)rig->bone_count + 1) * sizeof *im->skin);
-    if (!im->iso || !im->flags || !im->from_posed || !im->next || !im->fg || !im->prev_error ||
-        !im->beta || !im->beta_next || !im->skin) {
+    im->residual_chunks =
+        malloc(((size_t)ssk_parallel_chunk_count((int64_t)nv, TRACK_GRAIN) + 1) * sizeof(float));
+    if (!im->iso || !im->flags || !im->from_posed || !im->from_posed_columns || !im->next || !im->fg || !im->prev_error ||
+        !im->beta || !im->beta_next || !im->skin || !im->residual_chunks) {
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
         goto fail;
     }
-    st = build_children(im, err);
+    st = build_zero_cells(im, err);
+    if (st == SSK_OK) st = build_children(im, err);
     if (st == SSK_OK) st = build_tree(im, params->joint_operators, err);
     if (st == SSK_OK) st = build_programs(im, err);
     if (st != SSK_OK) goto fail;
@@ -566,6 +639,7 @@ ssk_status ssk_implicit_create(ssk_implicit **out, const ssk_rig *rig, ssk_impli
         memset(m, 0, 12 * sizeof(float));
         m[0] = m[5] = m[10] = 1.0f;
     }
+    set_columns(im);
     const ssk_weld *weld = &rig->weld;
     for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {
         const ssk_mesh *mesh = &rig->meshes[mi];
@@ -605,6 +679,7 @@ ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error 
                                  b);
         memcpy(im->from_posed + 12 * (size_t)f, inv, 12 * sizeof(float));
     }
+    set_columns(im);
     memcpy(im->skin, skinning, 16 * (size_t)im->rig->bone_count * sizeof(float));
     /* each joint's bend: the angle its child's rest axis u turned through
      * relative to its parent since rest, (S_p^-1 S_c) u against u (a twist
@@ -642,84 +717,134 @@ ssk_status ssk_implicit_pose(ssk_implicit *im, const float *skinning, ssk_error 
 /* --- tracking -------------------------------------------------------------- */
 
 
+/* One Newton projection step of vertex v, step `step` of the frame, from x
+ * to nx (3 floats each, may alias), with the contact and convergence
+ * checks; fg gets f and grad at x. */
+static inline void project_vertex(ssk_implicit *im, uint32_t v, uint32_t step, const float x[3],
+                                  float nx[3])
+{
+    const float x0 = x[0], x1 = x[1], x2 = x[2];
+    nx[0] = x0;
+    nx[1] = x1;
+    nx[2] = x2;
+    const uint8_t fl = im->flags[v];
+    if (!(fl & V_TRACKED) || (fl & (V_CONTACT | V_DONE))) return;
+    float *fg = im->fg + 4 * (size_t)v;
+    float g[3];
+    const float p[3] = {x0, x1, x2};
+    const float f = ssk_implicit_vertex_eval(im, v, p, g);
+    const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+    const float e = f - im->iso[v];
+    if (step > 0) {
+        /* contact: the gradient turned, or the error grew again */
+        const float pg2 = fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3];
+        const float dot = g[0] * fg[1] + g[1] * fg[2] + g[2] * fg[3];
+        const bool turned = g2 > GRADIENT_EPSILON && pg2 > GRADIENT_EPSILON &&
+                            dot < im->cos_contact * sqrtf(g2 * pg2);
+        const bool grew = fabsf(e) > im->prev_error[v] + MONOTONICITY_TOLERANCE;
+        if (turned || grew) {
+            im->flags[v] = fl | V_CONTACT;
+            return;
+        }
+    }
+    fg[0] = f;
+    memcpy(fg + 1, g, 3 * sizeof(float));
+    im->prev_error[v] = fabsf(e);
+    if (fabsf(e) < CONVERGED_EPSILON) {
+        im->flags[v] = fl | V_DONE;
+        return;
+    }
+    if (!(g2 > GRADIENT_EPSILON)) return;
+    float s = -im->params.sigma * e / g2;
+    const float len = fabsf(s) * sqrtf(g2);
+    if (len > im->max_step[v]) s *= im->max_step[v] / len;
+    nx[0] = x0 + s * g[0];
+    nx[1] = x1 + s * g[1];
+    nx[2] = x2 + s * g[2];
+}
+
 /* One Newton projection step (writes next; fg at the step's start). */
 void ssk_implicit_project_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
     (void)chunk;
     const track_ctx *c = ctx;
-    ssk_implicit *im = c->im;
-    for (int64_t vi = begin; vi < end; ++vi) {
-        const uint32_t v = (uint32_t)vi;
-        float *x = c->x + 3 * (size_t)v, *nx = im->next + 3 * (size_t)v;
-        memcpy(nx, x, 3 * sizeof(float));
-        uint8_t fl = im->flags[v];
-        if (!(fl & V_TRACKED) || (fl & (V_CONTACT | V_DONE))) continue;
-        float *fg = im->fg + 4 * (size_t)v;
-        float g[3];
-        const float f = ssk_implicit_vertex_eval(im, v, x, g);
-        const float g2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
-        const float e = f - im->iso[v];
-        if (c->step > 0) {
-            /* contact: the gradient turned, or the error grew again */
-            const float pg2 = fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3];
-            const float dot = g[0] * fg[1] + g[1] * fg[2] + g[2] * fg[3];
-            const bool turned = g2 > GRADIENT_EPSILON && pg2 > GRADIENT_EPSILON &&
-                                dot < im->cos_contact * sqrtf(g2 * pg2);
-            const bool grew = fabsf(e) > im->prev_error[v] + MONOTONICITY_TOLERANCE;
-            if (turned || grew) {
-                im->flags[v] = fl | V_CONTACT;
-                continue;
-            }
-        }
-        fg[0] = f;
-        memcpy(fg + 1, g, 3 * sizeof(float));
-        im->prev_error[v] = fabsf(e);
-        if (fabsf(e) < CONVERGED_EPSILON) {
-            im->flags[v] = fl | V_DONE;
-            continue;
-        }
-        if (!(g2 > GRADIENT_EPSILON)) continue;
-        float s = -im->params.sigma * e / g2;
-        const float len = fabsf(s) * sqrtf(g2);
-        if (len > im->max_step[v]) s *= im->max_step[v] / len;
-        for (int k = 0; k < 3; ++k) nx[k] = x[k] + s * g[k];
-    }
+    for (int64_t vi = begin; vi < end; ++vi)
+        project_vertex(c->im, (uint32_t)vi, c->step, c->x + 3 * (size_t)vi,
+                       c->im->next + 3 * (size_t)vi);
 }
 
-/* Tangential relaxation (Eq. 4.6-4.7), from x into next. */
-static void relax_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+/* Tangential relaxation (Eq. 4.6-4.7) of vertex v with the positions x
+ * (#V by 3) into nx (3 floats, not in x). */
+static inline void relax_vertex(const ssk_implicit *im, uint32_t v, const float *xs, float nx[3])
 {
-    (void)chunk;
-    const track_ctx *c = ctx;
-    ssk_implicit *im = c->im;
     const ssk_implicit_fit *fit = &im->fit;
+    const float *x = xs + 3 * (size_t)v;
+    memcpy(nx, x, 3 * sizeof(float));
+    const uint8_t fl = im->flags[v];
+    if (!(fl & V_TRACKED) || (fl & V_CONTACT)) return;
+    const uint32_t b = fit->mvc_offsets[v], e = fit->mvc_offsets[v + 1];
+    if (b == e) return;
+    const float *fg = im->fg + 4 * (size_t)v;
+    const float gl = sqrtf(fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3]);
+    if (!(gl > GRADIENT_EPSILON)) return;
+    const float n[3] = {fg[1] / gl, fg[2] / gl, fg[3] / gl};
+    const float dist = fabsf(fg[0] - im->iso[v]) - 1.0f;
+    const float d2 = dist * dist;
+    const float mu = fmaxf(0.0f, 1.0f - d2 * d2);
+    if (mu <= 0.0f) return;
+    float t[3] = {0.0f, 0.0f, 0.0f};
+    for (uint32_t k = b; k < e; ++k) {
+        const float *q = xs + 3 * (size_t)fit->mvc_neighbors[k];
+        const float d[3] = {q[0] - x[0], q[1] - x[1], q[2] - x[2]};
+        const float h = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
+        const float w = fit->mvc_weights[k];
+        for (int a = 0; a < 3; ++a) t[a] += w * (q[a] - h * n[a]);
+    }
+    for (int a = 0; a < 3; ++a) nx[a] = (1.0f - mu) * x[a] + mu * t[a];
+}
+
+/* One sweep of the fused tracking (ssk_implicit_track): per vertex, the
+ * relaxation (when `relax`; it reads src, every vertex's positions after
+ * the previous sweep), then projection steps first_step .. end_step - 1,
+ * into dst; with `residual`, |f - iso| at the result of each tracked
+ * vertex not at contact, the largest per chunk in residual[chunk]. */
+typedef struct fused_ctx {
+    ssk_implicit *im;
+    const float *src;
+    float *dst;
+    uint32_t first_step, end_step;
+    bool relax;
+    float *residual; /* NULL, or one per chunk */
+} fused_ctx;
+
+static void fused_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const fused_ctx *c = ctx;
+    ssk_implicit *im = c->im;
+    float worst = 0.0f;
     for (int64_t vi = begin; vi < end; ++vi) {
         const uint32_t v = (uint32_t)vi;
-        const float *x = c->x + 3 * (size_t)v;
-        float *nx = im->next + 3 * (size_t)v;
-        memcpy(nx, x, 3 * sizeof(float));
-        const uint8_t fl = im->flags[v];
-        if (!(fl & V_TRACKED) || (fl & V_CONTACT)) continue;
-        const uint32_t b = fit->mvc_offsets[v], e = fit->mvc_offsets[v + 1];
-        if (b == e) continue;
-        const float *fg = im->fg + 4 * (size_t)v;
-        const float gl = sqrtf(fg[1] * fg[1] + fg[2] * fg[2] + fg[3] * fg[3]);
-        if (!(gl > GRADIENT_EPSILON)) continue;
-        const float n[3] = {fg[1] / gl, fg[2] / gl, fg[3] / gl};
-        const float dist = fabsf(fg[0] - im->iso[v]) - 1.0f;
-        const float d2 = dist * dist;
-        const float mu = fmaxf(0.0f, 1.0f - d2 * d2);
-        if (mu <= 0.0f) continue;
-        float t[3] = {0.0f, 0.0f, 0.0f};
-        for (uint32_t k = b; k < e; ++k) {
-            const float *q = c->x + 3 * (size_t)fit->mvc_neighbors[k];
-            const float d[3] = {q[0] - x[0], q[1] - x[1], q[2] - x[2]};
-            const float h = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
-            const float w = fit->mvc_weights[k];
-            for (int a = 0; a < 3; ++a) t[a] += w * (q[a] - h * n[a]);
+        float x[3];
+        if (c->relax) {
+            relax_vertex(im, v, c->src, x);
+            /* a relaxed vertex moved along its iso-surface: the next
+             * step's error is not comparable with this one's */
+            im->prev_error[v] = INFINITY;
+        } else {
+            memcpy(x, c->src + 3 * (size_t)v, sizeof x);
         }
-        for (int a = 0; a < 3; ++a) nx[a] = (1.0f - mu) * x[a] + mu * t[a];
+        for (uint32_t step = c->first_step; step < c->end_step; ++step)
+            project_vertex(im, v, step, x, x);
+        if (c->dst != c->src) memcpy(c->dst + 3 * (size_t)v, x, sizeof x);
+        if (c->residual) {
+            const uint8_t fl = im->flags[v];
+            if (!(fl & V_TRACKED) || (fl & V_CONTACT)) continue;
+            float g[3];
+            const float e = fabsf(ssk_implicit_vertex_eval(im, v, x, g) - im->iso[v]);
+            if (e > worst) worst = e;
+        }
     }
+    if (c->residual) c->residual[chunk] = worst;
 }
 
 /* One diffusion step of beta (beta -> beta_next). */
@@ -761,6 +886,18 @@ static void smooth_rows(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
     }
 }
 
+/* The tracked and contact vertex counts of the frame's flags. */
+static void count_flags(const ssk_implicit *im, uint32_t *tracked, uint32_t *contacts)
+{
+    uint32_t t = 0, c = 0;
+    for (uint32_t v = 0; v < im->rig->vertex_count; ++v) {
+        t += (im->flags[v] & V_TRACKED) != 0;
+        c += (im->flags[v] & V_CONTACT) != 0;
+    }
+    *tracked = t;
+    *contacts = c;
+}
+
 void ssk_implicit_take_next(ssk_implicit *im, float *x)
 {
     memcpy(x, im->next, 3 * (size_t)im->rig->vertex_count * sizeof(float));
@@ -776,28 +913,48 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
         im->flags[v] &= V_TRACKED;
         im->prev_error[v] = INFINITY;
     }
-    track_ctx c = {.im = im, .x = positions, .step = 0};
-    for (uint32_t it = 0; it < im->params.iterations; ++it) {
-        c.step = it;
-        ssk_parallel_for(nv, TRACK_GRAIN, ssk_implicit_project_rows, &c);
-        ssk_implicit_take_next(im, positions);
-        if (it % 2 == 1) {
-            ssk_parallel_for(nv, TRACK_GRAIN, relax_rows, &c);
-            ssk_implicit_take_next(im, positions);
-            /* a relaxed vertex moved along its iso-surface: the next
-             * step's error is not comparable with this one's */
-            for (uint32_t v = 0; v < nv; ++v) im->prev_error[v] = INFINITY;
-        }
-    }
-    /* the contact regions' weights, diffused, then the smoothing */
+    /* Fused sweeps, the same arithmetic as the passes one by one: a
+     * projection step of a vertex reads only that vertex's position, f,
+     * grad, error and flags, so the steps between two relaxations (which
+     * read the neighbors) run per vertex in one sweep, the relaxation
+     * first; positions alternate between `positions` and im->next. */
+    fused_ctx fc = {.im = im, .src = positions, .dst = im->next};
+    const uint32_t iterations = im->params.iterations;
+    const bool smoothable = im->rig->weld.adjacency_offsets != NULL;
     uint32_t contacts = 0, tracked = 0;
-    for (uint32_t v = 0; v < nv; ++v) {
-        const uint8_t fl = im->flags[v];
-        tracked += (fl & V_TRACKED) != 0;
-        contacts += (fl & V_CONTACT) != 0;
-        im->beta[v] = (fl & V_CONTACT) ? 1.0f : 0.0f;
+    bool counted = false, residual_done = false;
+    bool relax = false;
+    for (uint32_t first = 0; first < iterations || relax;) {
+        /* the projections up to the next odd step, the relaxation that
+         * follows an odd step in the next sweep */
+        uint32_t end = first;
+        if (first < iterations) end = (first | 1u) + 1u < iterations ? (first | 1u) + 1u : iterations;
+        fc.relax = relax;
+        fc.first_step = first;
+        fc.end_step = end;
+        fc.residual = NULL;
+        if (end == first) {
+            /* the last sweep, a relaxation only: the flags are final, and
+             * without a smoothing after it the report's residual is at
+             * this sweep's result */
+            count_flags(im, &tracked, &contacts);
+            counted = true;
+            if (report && !(contacts && smoothable)) fc.residual = im->residual_chunks;
+        }
+        ssk_parallel_for(nv, TRACK_GRAIN, fused_rows, &fc);
+        residual_done = fc.residual != NULL;
+        float *t = (float *)fc.src;
+        fc.src = fc.dst;
+        fc.dst = t;
+        relax = end > first && (end - 1u) % 2u == 1u;
+        first = end;
     }
-    if (contacts && im->rig->weld.adjacency_offsets) {
+    if (fc.src != positions) memcpy(positions, fc.src, 3 * (size_t)nv * sizeof(float));
+    if (!counted) count_flags(im, &tracked, &contacts);
+    /* the contact regions' weights, diffused, then the smoothing */
+    track_ctx c = {.im = im, .x = positions, .step = iterations};
+    if (contacts && smoothable) {
+        for (uint32_t v = 0; v < nv; ++v) im->beta[v] = (im->flags[v] & V_CONTACT) ? 1.0f : 0.0f;
         for (uint32_t k = 0; k < im->params.diffusion_iterations; ++k) {
             ssk_parallel_for(nv, TRACK_GRAIN, diffuse_rows, &c);
             float *t = im->beta;
@@ -810,14 +967,18 @@ ssk_status ssk_implicit_track(ssk_implicit *im, float *positions, ssk_implicit_r
         }
     }
     if (report) {
-        float residual = 0.0f;
-        for (uint32_t v = 0; v < nv; ++v) {
-            const uint8_t fl = im->flags[v];
-            if (!(fl & V_TRACKED) || (fl & V_CONTACT)) continue;
-            float g[3];
-            const float e = fabsf(ssk_implicit_vertex_eval(im, v, positions + 3 * (size_t)v, g) - im->iso[v]);
-            if (e > residual) residual = e;
+        if (!residual_done) {
+            /* a sweep of no steps: the residual at the final positions */
+            fused_ctx rc = {.im = im, .src = positions, .dst = positions,
+                            .residual = im->residual_chunks};
+            ssk_parallel_for(nv, TRACK_GRAIN, fused_rows, &rc);
         }
+        /* the largest of the chunks' (order-free: the same for any thread
+         * count) */
+        float residual = 0.0f;
+        const uint32_t chunks = ssk_parallel_chunk_count(nv, TRACK_GRAIN);
+        for (uint32_t k = 0; k < chunks; ++k)
+            if (im->residual_chunks[k] > residual) residual = im->residual_chunks[k];
         report->tracked = tracked;
         report->contacts = contacts;
         report->residual = residual;

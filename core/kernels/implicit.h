@@ -112,6 +112,25 @@ typedef struct ssk_implicit_field {
  * trilinear interpolation of the sampled gradients (rest space). */
 float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3], float grad[3]);
 
+/* The four channels of a grid point: f, then grad f. */
+#define SSK_IMPLICIT_FIELD_CHANNELS 4
+
+/* ssk_implicit_field_eval with the field's zero cells (NULL: none), as
+ * ssk_implicit_field_zero_cells marks them: the same result, without the
+ * 8 corner fetches in a cell where the field and its gradient are 0 (past
+ * the support of t_r, inside the grid's box). */
+float ssk_implicit_field_eval_cells(const ssk_implicit_field *field, const uint32_t *zero_cells,
+                                    const float p[3], float grad[3]);
+
+/* The 32-bit words of a field's zero-cell bitmap: ((N - 1)^3 + 31) / 32
+ * (0 for N < 2). */
+size_t ssk_implicit_field_cell_words(const ssk_implicit_field *field);
+
+/* Marks in out (ssk_implicit_field_cell_words words, caller-owned) the
+ * cells (i, j, k) of the grid, bit (k (N - 1) + j) (N - 1) + i, whose 8
+ * corners hold 0 in all four channels (either sign of zero). */
+void ssk_implicit_field_zero_cells(const ssk_implicit_field *field, uint32_t *out);
+
 /* ------------------------------------------------------------------------ */
 /* The rig's implicit data (made at bind)                                    */
 /* ------------------------------------------------------------------------ */

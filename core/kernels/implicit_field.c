@@ -11,49 +11,55 @@
  * sampled analytic gradients (smoother than the derivative of the
  * trilinear f, and the same thing as the cells shrink).
  */
-#include "kernels/implicit.h"
+#include "kernels/implicit_internal.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The four channels of a grid point: f, then grad f. */
-#define FIELD_CHANNELS 4
+
+float ssk_implicit_field_eval_cells(const ssk_implicit_field *field, const uint32_t *zero_cells,
+                                    const float p[3], float grad[3])
+{
+    return ssk_implicit_field_lookup(field, zero_cells, p, grad);
+}
 
 float ssk_implicit_field_eval(const ssk_implicit_field *field, const float p[3], float grad[3])
 {
-    if (grad) grad[0] = grad[1] = grad[2] = 0.0f;
-    if (!field || !field->samples || field->resolution < 2 || !p) return 0.0f;
-    const uint32_t n = field->resolution;
-    const float top = (float)(n - 1);
-    const float *m = field->grid_from_rest;
-    float g[3];
-    for (int a = 0; a < 3; ++a) {
-        g[a] = m[4 * a] * p[0] + m[4 * a + 1] * p[1] + m[4 * a + 2] * p[2] + m[4 * a + 3];
-        /* also rejects NaN */
-        if (!(g[a] >= 0.0f && g[a] <= top)) return 0.0f;
-    }
-    uint32_t c[3];
-    float t[3];
-    for (int a = 0; a < 3; ++a) {
-        uint32_t i = (uint32_t)g[a];
-        if (i > n - 2) i = n - 2; /* g = N - 1: the last cell, t = 1 */
-        c[a] = i;
-        t[a] = g[a] - (float)i;
-    }
-    const size_t sx = FIELD_CHANNELS, sy = (size_t)n * sx, sz = (size_t)n * sy;
-    const float *base = field->samples + c[2] * sz + c[1] * sy + c[0] * sx;
-    float acc[FIELD_CHANNELS] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int corner = 0; corner < 8; ++corner) {
-        const int dx = corner & 1, dy = (corner >> 1) & 1, dz = (corner >> 2) & 1;
-        const float w = (dx ? t[0] : 1.0f - t[0]) * (dy ? t[1] : 1.0f - t[1]) *
-                        (dz ? t[2] : 1.0f - t[2]);
-        const float *s = base + (size_t)dz * sz + (size_t)dy * sy + (size_t)dx * sx;
-        for (int ch = 0; ch < FIELD_CHANNELS; ++ch) acc[ch] += w * s[ch];
-    }
-    if (grad)
-        for (int a = 0; a < 3; ++a) grad[a] = acc[1 + a];
-    return acc[0];
+    return ssk_implicit_field_eval_cells(field, NULL, p, grad);
+}
+
+size_t ssk_implicit_field_cell_words(const ssk_implicit_field *field)
+{
+    if (!field || field->resolution < 2) return 0;
+    const size_t c = field->resolution - 1u;
+    return (c * c * c + 31u) / 32u;
+}
+
+void ssk_implicit_field_zero_cells(const ssk_implicit_field *field, uint32_t *out)
+{
+    const size_t words = ssk_implicit_field_cell_words(field);
+    if (!out || words == 0) return;
+    memset(out, 0, words * sizeof *out);
+    if (!field->samples) return;
+    const uint32_t n = field->resolution, cn = n - 1u;
+    const size_t sy = (size_t)n * SSK_IMPLICIT_FIELD_CHANNELS, sz = (size_t)n * sy;
+    for (uint32_t k = 0; k < cn; ++k)
+        for (uint32_t j = 0; j < cn; ++j)
+            for (uint32_t i = 0; i < cn; ++i) {
+                const float *base =
+                    field->samples + k * sz + j * sy + (size_t)i * SSK_IMPLICIT_FIELD_CHANNELS;
+                bool zero = true;
+                for (int corner = 0; corner < 8 && zero; ++corner) {
+                    const float *s = base + (size_t)(corner >> 2 & 1) * sz +
+                                     (size_t)(corner >> 1 & 1) * sy +
+                                     (size_t)(corner & 1) * SSK_IMPLICIT_FIELD_CHANNELS;
+                    for (int ch = 0; ch < SSK_IMPLICIT_FIELD_CHANNELS; ++ch) zero = zero && s[ch] == 0.0f;
+                }
+                const uint32_t cell = (k * cn + j) * cn + i;
+                if (zero) out[cell / 32u] |= 1u << (cell % 32u);
+            }
 }
 
 void ssk_implicit_fit_free(ssk_implicit_fit *fit)

@@ -10,6 +10,8 @@
  *   margin covers t_r's support); the gradient points inward (toward the
  *   bone, against the outward normal) and matches central differences of
  *   the evaluated f; outside the box f = 0 with a zero gradient;
+ * - the fields' zero cells: the lookup that skips them gives the same
+ *   bits as the plain one, in and past the box;
  * - the mean value coordinates: one row per vertex of the closed tube,
  *   summing to 1, reproducing every vertex within 1e-5 of the bounding
  *   box's diagonal from its neighbors projected onto its tangent plane;
@@ -207,6 +209,60 @@ static void test_limb_fields(void **state)
     printf("limb: largest |f - 0.5| on the sub-meshes' sides %.4f, at the caps' rims %.4f; "
            "largest finite-difference error %.4f of max |grad f|\n",
            worst_iso, worst_rim, worst_fd);
+    ssk_implicit_fit_free(&fit);
+    ssk_rig_destroy(rig);
+}
+
+/* The zero cells (ssk_implicit_field_zero_cells) of the limb's fields:
+ * some cells are marked (the box is wider than the support); at points
+ * spread over every cell of the box and past it, the lookup with the
+ * marks gives the same bits as the plain one (f and grad), and is 0 with
+ * a zero gradient in the marked cells. */
+static void test_zero_cells(void **state)
+{
+    (void)state;
+    ssk_rig *rig = make_limb();
+    ssk_implicit_fit fit;
+    fit_or_fail(&fit, rig, NULL);
+    for (uint32_t b = 0; b < fit.field_count; ++b) {
+        const ssk_implicit_field *field = &fit.fields[b];
+        const uint32_t n = field->resolution, cn = n - 1u;
+        const size_t words = ssk_implicit_field_cell_words(field);
+        assert_int_equal(words, ((size_t)cn * cn * cn + 31u) / 32u);
+        uint32_t *cells = malloc(words * sizeof *cells);
+        assert_non_null(cells);
+        ssk_implicit_field_zero_cells(field, cells);
+        float inv[16];
+        assert_true(ssk_mat4_invert(inv, field->grid_from_rest));
+        uint32_t marked = 0, compared = 0;
+        /* 2 points per cell along a diagonal, and a layer past the box */
+        for (int k = -1; k <= (int)cn; ++k)
+            for (int j = -1; j <= (int)cn; ++j)
+                for (int i = -1; i <= (int)cn; ++i)
+                    for (int s = 0; s < 2; ++s) {
+                        const float frac = s == 0 ? 0.25f : 0.7f;
+                        const float g[3] = {(float)i + frac, (float)j + frac, (float)k + frac};
+                        float p[3];
+                        ssk_mat4_transform_point(p, inv, g);
+                        float ga[3], gb[3];
+                        const float fa = ssk_implicit_field_eval(field, p, ga);
+                        const float fb = ssk_implicit_field_eval_cells(field, cells, p, gb);
+                        assert_memory_equal(&fa, &fb, sizeof fa);
+                        assert_memory_equal(ga, gb, sizeof ga);
+                        ++compared;
+                        const bool inside = i >= 0 && j >= 0 && k >= 0 && i < (int)cn &&
+                                            j < (int)cn && k < (int)cn;
+                        if (!inside || s != 0) continue;
+                        const uint32_t cell = ((uint32_t)k * cn + (uint32_t)j) * cn + (uint32_t)i;
+                        if (!(cells[cell / 32u] >> (cell % 32u) & 1u)) continue;
+                        ++marked;
+                        assert_true(fa == 0.0f && ga[0] == 0.0f && ga[1] == 0.0f && ga[2] == 0.0f);
+                    }
+        printf("field %u: %u of %u cells zero; %u points, the same bits with the marks\n", b,
+               marked, cn * cn * cn, compared);
+        assert_true(marked > 0 && marked < cn * cn * cn);
+        free(cells);
+    }
     ssk_implicit_fit_free(&fit);
     ssk_rig_destroy(rig);
 }
@@ -438,6 +494,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_limb_fields),
+        cmocka_unit_test(test_zero_cells),
         cmocka_unit_test(test_limb_mvc),
         cmocka_unit_test(test_thread_count_independent),
         cmocka_unit_test(test_bcn_epileptic),
