@@ -41,6 +41,28 @@ shared float s_disp2[SSK_LOCAL_SIZE];
 shared float s_force2[SSK_LOCAL_SIZE];
 shared uint s_bad[SSK_LOCAL_SIZE];
 
+// The values of slot k of the shared arrays added into a partial.
+void spring_partial_add(inout double energy, inout double kinetic, inout float disp2,
+                        inout float force2, inout uint bad, uint k)
+{
+    precise double e = energy + s_energy[k], kin = kinetic + s_kinetic[k];
+    energy = e;
+    kinetic = kin;
+    disp2 = max(disp2, s_disp2[k]);
+    force2 = max(force2, s_force2[k]);
+    bad |= s_bad[k];
+}
+
+void spring_partial_store(uint k, double energy, double kinetic, float disp2, float force2,
+                          uint bad)
+{
+    s_energy[k] = energy;
+    s_kinetic[k] = kinetic;
+    s_disp2[k] = disp2;
+    s_force2[k] = force2;
+    s_bad[k] = bad;
+}
+
 // The group's partial from each invocation's values, valid in invocation 0
 // (every invocation of the group must call it).
 SpringPartial spring_group_reduce(double energy_in, double kinetic_in, float disp2, float force2,
@@ -57,29 +79,14 @@ SpringPartial spring_group_reduce(double energy_in, double kinetic_in, float dis
     disp2 = subgroupMax(disp2);
     force2 = subgroupMax(force2);
     bad = subgroupOr(bad);
-    if (subgroupElect()) {
-        s_energy[gl_SubgroupID] = energy;
-        s_kinetic[gl_SubgroupID] = kinetic;
-        s_disp2[gl_SubgroupID] = disp2;
-        s_force2[gl_SubgroupID] = force2;
-        s_bad[gl_SubgroupID] = bad;
-    }
+    if (subgroupElect()) spring_partial_store(gl_SubgroupID, energy, kinetic, disp2, force2, bad);
     memoryBarrierShared();
     barrier();
     if (lane == 0u)
-        for (uint k = 1u; k < gl_NumSubgroups; ++k) {
-            energy += s_energy[k];
-            kinetic += s_kinetic[k];
-            disp2 = max(disp2, s_disp2[k]);
-            force2 = max(force2, s_force2[k]);
-            bad |= s_bad[k];
-        }
+        for (uint k = 1u; k < gl_NumSubgroups; ++k)
+            spring_partial_add(energy, kinetic, disp2, force2, bad, k);
 #else
-    s_energy[lane] = energy;
-    s_kinetic[lane] = kinetic;
-    s_disp2[lane] = disp2;
-    s_force2[lane] = force2;
-    s_bad[lane] = bad;
+    spring_partial_store(lane, energy, kinetic, disp2, force2, bad);
     memoryBarrierShared();
     barrier();
     // Two levels (SSK_SPRING_RED_FAN leaders of SSK_SPRING_RED_FAN values
@@ -87,35 +94,17 @@ SpringPartial spring_group_reduce(double energy_in, double kinetic_in, float dis
     // halving tree, which on a CPU device (llvmpipe runs a work group's
     // invocations as coroutines switched at every barrier) cost more than
     // the additions.
-    if (lane < SSK_SPRING_RED_FAN) {
-        for (uint k = 1u; k < SSK_SPRING_RED_FAN; ++k) {
-            uint o = lane + k * SSK_SPRING_RED_FAN;
-            energy += s_energy[o];
-            kinetic += s_kinetic[o];
-            disp2 = max(disp2, s_disp2[o]);
-            force2 = max(force2, s_force2[o]);
-            bad |= s_bad[o];
-        }
-    }
+    if (lane < SSK_SPRING_RED_FAN)
+        for (uint k = 1u; k < SSK_SPRING_RED_FAN; ++k)
+            spring_partial_add(energy, kinetic, disp2, force2, bad, lane + k * SSK_SPRING_RED_FAN);
     memoryBarrierShared();
     barrier();
-    if (lane < SSK_SPRING_RED_FAN) {
-        s_energy[lane] = energy;
-        s_kinetic[lane] = kinetic;
-        s_disp2[lane] = disp2;
-        s_force2[lane] = force2;
-        s_bad[lane] = bad;
-    }
+    if (lane < SSK_SPRING_RED_FAN) spring_partial_store(lane, energy, kinetic, disp2, force2, bad);
     memoryBarrierShared();
     barrier();
     if (lane == 0u)
-        for (uint k = 1u; k < SSK_SPRING_RED_FAN; ++k) {
-            energy += s_energy[k];
-            kinetic += s_kinetic[k];
-            disp2 = max(disp2, s_disp2[k]);
-            force2 = max(force2, s_force2[k]);
-            bad |= s_bad[k];
-        }
+        for (uint k = 1u; k < SSK_SPRING_RED_FAN; ++k)
+            spring_partial_add(energy, kinetic, disp2, force2, bad, k);
 #endif
     SpringPartial p;
     p.energy = energy;

@@ -298,8 +298,8 @@ static ssk_graph *spring_graph(const ssk_rig *rig, const char *members)
 
 typedef struct spring_pair {
     ssk_binding *binding;
-    ssk_deformer *cpu, *gl;
-    float *pc, *pg;
+    ssk_deformer *a, *b; /* CPU and GL (spring_pair_make), or two GL (env_pair_make) */
+    float *pa, *pb;
     uint32_t nv;
     /* the spring repeats the CPU's arithmetic on llvmpipe bit for bit:
      * every solver but the multilevel one, whose restriction sums a slab's
@@ -307,7 +307,9 @@ typedef struct spring_pair {
     int bitwise;
 } spring_pair;
 
-static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
+/* A pair's default binding and position buffers (its deformers: the
+ * caller's). */
+static spring_pair pair_begin(const ssk_rig *rig)
 {
     spring_pair p = {0};
     p.nv = ssk_rig_vertex_count(rig);
@@ -315,15 +317,22 @@ static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
     ssk_bind_params_default(&bp);
     ssk_error err = {0};
     if (ssk_binding_create(&p.binding, rig, &bp, &err) != SSK_OK) fail_msg("%s", err.message);
+    p.pa = malloc(3 * (size_t)p.nv * sizeof(float));
+    p.pb = malloc(3 * (size_t)p.nv * sizeof(float));
+    return p;
+}
+
+static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
+{
+    spring_pair p = pair_begin(rig);
+    ssk_error err = {0};
     ssk_deformer_desc dc = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_CPU, .graph = graph,
                             .binding = p.binding};
     ssk_deformer_desc dg = {.method = SSK_METHOD_LBS, .backend = SSK_BACKEND_GL, .gl_context = gl,
                             .graph = graph, .binding = p.binding};
-    if (ssk_deformer_create(&p.cpu, rig, &dc, &err) != SSK_OK) fail_msg("%s", err.message);
-    if (ssk_deformer_create(&p.gl, rig, &dg, &err) != SSK_OK) fail_msg("%s", err.message);
-    assert_int_equal(ssk_deformer_backend(p.gl), SSK_BACKEND_GL);
-    p.pc = malloc(3 * (size_t)p.nv * sizeof(float));
-    p.pg = malloc(3 * (size_t)p.nv * sizeof(float));
+    if (ssk_deformer_create(&p.a, rig, &dc, &err) != SSK_OK) fail_msg("%s", err.message);
+    if (ssk_deformer_create(&p.b, rig, &dg, &err) != SSK_OK) fail_msg("%s", err.message);
+    assert_int_equal(ssk_deformer_backend(p.b), SSK_BACKEND_GL);
     char *json = ssk_graph_to_json(graph);
     p.bitwise = !strstr(json, "\"solver\": \"multilevel\"");
     free(json);
@@ -332,11 +341,22 @@ static spring_pair spring_pair_make(const ssk_rig *rig, const ssk_graph *graph)
 
 static void spring_pair_free(spring_pair *p)
 {
-    ssk_deformer_destroy(p->cpu);
-    ssk_deformer_destroy(p->gl);
+    ssk_deformer_destroy(p->a);
+    ssk_deformer_destroy(p->b);
     ssk_binding_destroy(p->binding);
-    free(p->pc);
-    free(p->pg);
+    free(p->pa);
+    free(p->pb);
+}
+
+/* Frame `frame` deformed by both deformers of the pair into pa and pb:
+ * their statuses and errors. */
+static void deform_both(spring_pair *p, const float *skin, const float *objects, double frame,
+                        ssk_status *sa, ssk_error *ea, ssk_status *sb, ssk_error *eb)
+{
+    ssk_deformer_set_frame(p->a, frame);
+    ssk_deformer_set_frame(p->b, frame);
+    *sa = ssk_deformer_deform(p->a, p->pa, skin, objects, ea);
+    *sb = ssk_deformer_deform(p->b, p->pb, skin, objects, eb);
 }
 
 /* Frame `frame` on both backends: the same status (and divergence
@@ -349,10 +369,8 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
                                         double frame, const char *what)
 {
     ssk_error ec = {0}, eg = {0};
-    ssk_deformer_set_frame(p->cpu, frame);
-    ssk_deformer_set_frame(p->gl, frame);
-    const ssk_status sc = ssk_deformer_deform(p->cpu, p->pc, skin, objects, &ec);
-    const ssk_status sg = ssk_deformer_deform(p->gl, p->pg, skin, objects, &eg);
+    ssk_status sc, sg;
+    deform_both(p, skin, objects, frame, &sc, &ec, &sg, &eg);
     if (sc != SSK_OK && sc != SSK_ERROR_SPRING_DIVERGED) fail_msg("%s: CPU: %s", what, ec.message);
     if (sg != sc)
         fail_msg("%s: CPU %s (%s), GL %s (%s)", what, ssk_status_name(sc), ec.message,
@@ -372,12 +390,12 @@ static ssk_spring_report spring_compare(spring_pair *p, const float *skin, const
     }
     const size_t n = 3 * (size_t)p->nv;
     for (size_t i = 0; i < n; ++i)
-        if (!isfinite(p->pg[i])) fail_msg("%s: GL position %zu is not finite", what, i / 3);
-    const double diag = tu_bbox_diagonal(p->pc, p->nv);
-    const double diff = tu_max_abs_diff(p->pc, p->pg, n);
+        if (!isfinite(p->pb[i])) fail_msg("%s: GL position %zu is not finite", what, i / 3);
+    const double diag = tu_bbox_diagonal(p->pa, p->nv);
+    const double diff = tu_max_abs_diff(p->pa, p->pb, n);
     ssk_spring_report rc, rg;
-    ssk_deformer_spring_report(p->cpu, &rc);
-    ssk_deformer_spring_report(p->gl, &rg);
+    ssk_deformer_spring_report(p->a, &rc);
+    ssk_deformer_spring_report(p->b, &rg);
     print_message("%s: %u iterations (%s), max |CPU - GL| = %.3g (%.2g of the diagonal), "
                   "energy %.9g vs %.9g\n",
                   what, rg.iterations, rg.converged ? "converged" : "not converged", diff,
@@ -466,7 +484,7 @@ static void test_spring_parity_clusters(void **state)
     assert_true(r.energy > 0.0);
     /* the pairs stayed together on GL too (1e-4 apart at rest) */
     for (int s = 0; s < 16; ++s) {
-        const float *a = p.pg + 3 * (21 * 16 + s), *b = p.pg + 3 * (22 * 16 + s);
+        const float *a = p.pb + 3 * (21 * 16 + s), *b = p.pb + 3 * (22 * 16 + s);
         const float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
         assert_true(sqrtf(dx * dx + dy * dy + dz * dz) < 2e-4f);
     }
@@ -637,9 +655,9 @@ static void test_spring_parity_edit_bcn(void **state)
     float *edited = malloc(3 * (size_t)p.nv * sizeof(float));
     bcn_sample(&b, 20);
     spring_compare(&p, b.skin, b.obj, 20.0, "BCN edit frame 20 again");
-    memcpy(edited, p.pg, 3 * (size_t)p.nv * sizeof(float));
+    memcpy(edited, p.pb, 3 * (size_t)p.nv * sizeof(float));
     spring_compare(&p, b.skin, b.obj, 40.0, "BCN edit frame 40 (weight 0), pose of 20");
-    const float *a = edited + 3 * 473, *c = p.pg + 3 * 473;
+    const float *a = edited + 3 * 473, *c = p.pb + 3 * 473;
     const double moved = sqrt((double)(a[0] - c[0]) * (a[0] - c[0]) +
                               (double)(a[1] - c[1]) * (a[1] - c[1]) +
                               (double)(a[2] - c[2]) * (a[2] - c[2]));
@@ -682,7 +700,7 @@ static void test_spring_parity_frame_dependent(void **state)
                  * did not (frames 0, 5): against the frame-independent GL
                  * solve of the same pose */
                 spring_compare(&ind, skin, NULL, frames[f], "frame-independent");
-                const double d = tu_max_abs_diff(p.pg, ind.pg, 3 * (size_t)p.nv);
+                const double d = tu_max_abs_diff(p.pb, ind.pb, 3 * (size_t)p.nv);
                 if (frames[f] == 1 || frames[f] == 2)
                     assert_true(d > 1e-4);
                 else
@@ -765,7 +783,7 @@ static void spring_parity_divergence(const char *extra, const char *what)
     tu_mat4_identity(skin);
     tu_mat4_rotation(skin + 16, z, 1.5707963f, joint);
     ssk_error err = {0};
-    assert_int_equal(ssk_deformer_deform(p.gl, p.pg, skin, NULL, &err),
+    assert_int_equal(ssk_deformer_deform(p.b, p.pb, skin, NULL, &err),
                      SSK_ERROR_SPRING_DIVERGED);
     print_message("GL: %s\n", err.message);
     const ssk_spring_report r = spring_compare(&p, skin, NULL, 0.0, what);
@@ -796,13 +814,6 @@ static void test_spring_parity_divergence(void **state)
  * passes after it lost), a fixed count, a Chebyshev run that restarts and
  * then diverges (a pass issued with a weight the replay changes: issued
  * again), the force scheme, frame-dependent frames, and BCN frames. */
-typedef struct batch_pair {
-    ssk_deformer *one, *many;
-    ssk_binding *binding;
-    float *p1, *p4;
-    uint32_t nv;
-} batch_pair;
-
 static ssk_deformer *gl_with_env(const ssk_rig *rig, const ssk_graph *graph,
                                  const ssk_binding *binding, const char *name, const char *value)
 {
@@ -818,59 +829,42 @@ static ssk_deformer *gl_with_env(const ssk_rig *rig, const ssk_graph *graph,
     return out;
 }
 
-/* Two GL deformers of the same graph, made with environment variable
- * `name` set to `one` and to `many`. */
-static batch_pair env_pair_make(const ssk_rig *rig, const char *members, const char *name,
-                                const char *one, const char *many)
+/* Two GL deformers of the same graph (a spring_pair: a, b), made with
+ * environment variable `name` set to `value_a` and to `value_b`. */
+static spring_pair env_pair_make(const ssk_rig *rig, const char *members, const char *name,
+                                 const char *value_a, const char *value_b)
 {
-    batch_pair p = {0};
-    p.nv = ssk_rig_vertex_count(rig);
-    ssk_bind_params bp;
-    ssk_bind_params_default(&bp);
-    ssk_error err = {0};
-    if (ssk_binding_create(&p.binding, rig, &bp, &err) != SSK_OK) fail_msg("%s", err.message);
+    spring_pair p = pair_begin(rig);
     ssk_graph *g = spring_graph(rig, members);
-    p.one = gl_with_env(rig, g, p.binding, name, one);
-    p.many = gl_with_env(rig, g, p.binding, name, many);
+    p.a = gl_with_env(rig, g, p.binding, name, value_a);
+    p.b = gl_with_env(rig, g, p.binding, name, value_b);
     ssk_graph_destroy(g);
-    p.p1 = malloc(3 * (size_t)p.nv * sizeof(float));
-    p.p4 = malloc(3 * (size_t)p.nv * sizeof(float));
     return p;
 }
 
-static batch_pair batch_pair_make(const ssk_rig *rig, const char *members)
+static spring_pair batch_pair_make(const ssk_rig *rig, const char *members)
 {
     return env_pair_make(rig, members, "SSK_GL_SPRING_BATCH", "1", "6");
 }
 
-static void batch_pair_free(batch_pair *p)
-{
-    ssk_deformer_destroy(p->one);
-    ssk_deformer_destroy(p->many);
-    ssk_binding_destroy(p->binding);
-    free(p->p1);
-    free(p->p4);
-}
-
-/* One frame on both: returns the report. */
-static ssk_spring_report batch_compare(batch_pair *p, const float *skin, const float *objects,
+/* One frame on both GL deformers: the same status and message, the same
+ * positions bit for bit, the same report; returns it. */
+static ssk_spring_report batch_compare(spring_pair *p, const float *skin, const float *objects,
                                        double frame, const char *what)
 {
     ssk_error e1 = {0}, e4 = {0};
-    ssk_deformer_set_frame(p->one, frame);
-    ssk_deformer_set_frame(p->many, frame);
-    const ssk_status s1 = ssk_deformer_deform(p->one, p->p1, skin, objects, &e1);
-    const ssk_status s4 = ssk_deformer_deform(p->many, p->p4, skin, objects, &e4);
+    ssk_status s1, s4;
+    deform_both(p, skin, objects, frame, &s1, &e1, &s4, &e4);
     if (s1 != s4 || (s1 != SSK_OK && strcmp(e1.message, e4.message) != 0))
         fail_msg("%s: first %s (%s), second %s (%s)", what, ssk_status_name(s1),
                  e1.message, ssk_status_name(s4), e4.message);
     if (s1 != SSK_OK && s1 != SSK_ERROR_SPRING_DIVERGED) fail_msg("%s: %s", what, e1.message);
-    if (memcmp(p->p1, p->p4, 3 * (size_t)p->nv * sizeof(float)) != 0)
+    if (memcmp(p->pa, p->pb, 3 * (size_t)p->nv * sizeof(float)) != 0)
         fail_msg("%s: the positions differ by %g", what,
-                 tu_max_abs_diff(p->p1, p->p4, 3 * (size_t)p->nv));
+                 tu_max_abs_diff(p->pa, p->pb, 3 * (size_t)p->nv));
     ssk_spring_report r1, r4;
-    ssk_deformer_spring_report(p->one, &r1);
-    ssk_deformer_spring_report(p->many, &r4);
+    ssk_deformer_spring_report(p->a, &r1);
+    ssk_deformer_spring_report(p->b, &r4);
     print_message("%s: %u iterations (%s), residual %.6g, both the same\n", what,
                   r1.iterations, r1.converged ? "converged" : "not converged",
                   (double)r1.residual);
@@ -881,15 +875,24 @@ static ssk_spring_report batch_compare(batch_pair *p, const float *skin, const f
     return r1;
 }
 
+/* The 2-bone limb of the spring parity tests, its second bone bent by
+ * `angle` radians about z at the joint (skin: 2 skinning matrices). */
+static ssk_rig *bent_limb(float skin[32], float angle)
+{
+    ssk_rig *rig = tu_make_limb(40, 16, 2, 2.0f, 0.25f, 0.5f, 2);
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    tu_mat4_identity(skin);
+    tu_mat4_rotation(skin + 16, z, angle, joint);
+    return rig;
+}
+
 static void test_spring_batches(void **state)
 {
     (void)state;
     need_gl();
-    ssk_rig *rig = tu_make_limb(40, 16, 2, 2.0f, 0.25f, 0.5f, 2);
     float skin[32];
+    ssk_rig *rig = bent_limb(skin, 2.3561945f); /* 135 degrees */
     const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
-    tu_mat4_identity(skin);
-    tu_mat4_rotation(skin + 16, z, 2.3561945f, joint); /* 135 degrees */
     struct {
         const char *members, *what;
         bool converges;
@@ -901,29 +904,29 @@ static void test_spring_batches(void **state)
          "force scheme", true},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-        batch_pair p = batch_pair_make(rig, cases[c].members);
+        spring_pair p = batch_pair_make(rig, cases[c].members);
         const ssk_spring_report r = batch_compare(&p, skin, NULL, 0.0, cases[c].what);
         assert_int_equal(r.converged, cases[c].converges);
-        batch_pair_free(&p);
+        spring_pair_free(&p);
     }
     /* divergence after Chebyshev restarts (spring_parity_divergence) */
-    batch_pair d = batch_pair_make(
+    spring_pair d = batch_pair_make(
         rig, "\"stiffness\": {\"surface\": 30, \"length\": 30, \"torsion\": 30, \"detail\": 0}, "
              "\"max_iterations\": 2000, \"convergence\": \"iterations\", \"solver\": \"chebyshev\"");
     tu_mat4_rotation(skin + 16, z, 1.5707963f, joint);
     batch_compare(&d, skin, NULL, 0.0, "divergence, Chebyshev");
-    batch_pair_free(&d);
+    spring_pair_free(&d);
     /* frame-dependent: each frame from the previous result */
-    batch_pair f = batch_pair_make(rig, "\"mode\": \"frame_dependent\"");
+    spring_pair f = batch_pair_make(rig, "\"mode\": \"frame_dependent\"");
     for (int k = 0; k < 3; ++k) {
         tu_mat4_rotation(skin + 16, z, 0.5f + 0.3f * (float)k, joint);
         batch_compare(&f, skin, NULL, (double)k, "frame-dependent");
     }
-    batch_pair_free(&f);
+    spring_pair_free(&f);
     ssk_rig_destroy(rig);
 
     bcn b = bcn_load();
-    batch_pair q = batch_pair_make(b.rig, "");
+    spring_pair q = batch_pair_make(b.rig, "");
     const int frames[] = {12, 40, 79};
     for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
         bcn_sample(&b, frames[i]);
@@ -931,7 +934,7 @@ static void test_spring_batches(void **state)
         snprintf(what, sizeof what, "BCN frame %d", frames[i]);
         assert_true(batch_compare(&q, b.skin, b.obj, frames[i], what).converged);
     }
-    batch_pair_free(&q);
+    spring_pair_free(&q);
     bcn_free(&b);
 }
 
@@ -948,11 +951,8 @@ static void test_spring_wide_variants(void **state)
 {
     (void)state;
     need_gl();
-    ssk_rig *rig = tu_make_limb(40, 16, 2, 2.0f, 0.25f, 0.5f, 2);
     float skin[32];
-    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
-    tu_mat4_identity(skin);
-    tu_mat4_rotation(skin + 16, z, 2.3561945f, joint);
+    ssk_rig *rig = bent_limb(skin, 2.3561945f);
     static const char *const variants[2] = {"wide-global", "wide-unfused"};
     static const char *const names[2] = {"coarse step shared / global",
                                          "prolongation fused / three dispatches"};
@@ -960,14 +960,14 @@ static void test_spring_wide_variants(void **state)
     bcn_sample(&b, 40);
     for (int v = 0; v < 2; ++v) {
         char what[96];
-        batch_pair p = env_pair_make(rig, "", "SSK_GL_SPRING_ML", "wide", variants[v]);
+        spring_pair p = env_pair_make(rig, "", "SSK_GL_SPRING_ML", "wide", variants[v]);
         snprintf(what, sizeof what, "limb, %s", names[v]);
         assert_true(batch_compare(&p, skin, NULL, 0.0, what).converged);
-        batch_pair_free(&p);
-        batch_pair q = env_pair_make(b.rig, "", "SSK_GL_SPRING_ML", "wide", variants[v]);
+        spring_pair_free(&p);
+        spring_pair q = env_pair_make(b.rig, "", "SSK_GL_SPRING_ML", "wide", variants[v]);
         snprintf(what, sizeof what, "BCN frame 40, %s", names[v]);
         assert_true(batch_compare(&q, b.skin, b.obj, 40.0, what).converged);
-        batch_pair_free(&q);
+        spring_pair_free(&q);
     }
     ssk_rig_destroy(rig);
     bcn_free(&b);
