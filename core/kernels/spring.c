@@ -1352,54 +1352,27 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     const size_t bytes = 3 * (size_t)nv * sizeof(float);
     float *x0 = malloc(bytes + 1), *g0 = malloc(bytes + 1), *probe = malloc(bytes + 1),
           *g = malloc(bytes + 1);
-    if (!ml || !x0 || !g0 || !probe || !g) {
-        ssk_spring_ml_destroy(ml);
-        free(x0);
-        free(g0);
-        free(probe);
-        free(g);
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-    }
+    /* every vertex free: the surface edits (off at rest) change neither
+     * the forces nor, so, the curvatures, and a spring with edits whose
+     * weights are 0 solves bit for bit as one without */
+    uint8_t *free_roles = calloc((size_t)nv + 8, 1);
+    float *blocks = NULL, *own = NULL, *scratch = NULL;
+    if (!ml || !x0 || !g0 || !probe || !g || !free_roles) goto fail;
     sp->ml = ml;
     memcpy(x0, rest, bytes);
     ssk_spring_anchors(sp, rest_bones);
     ssk_spring_ml_frame(ml, sp, rest_bones);
     ssk_spring_detail(sp, x0);
-    /* every vertex free: the surface edits (off at rest) change neither
-     * the forces nor, so, the curvatures, and a spring with edits whose
-     * weights are 0 solves bit for bit as one without */
-    uint8_t *free_roles = calloc((size_t)nv + 8, 1);
-    if (!free_roles) {
-        ssk_spring_ml_destroy(ml);
-        sp->ml = NULL;
-        free(x0);
-        free(g0);
-        free(probe);
-        free(g);
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-    }
     pass_args a;
     fill_args(&a, sp, free_roles);
     a.first = x0;
     a.velocity = NULL;
     plain_step(sp, &a, g0, x0, false);
     const size_t M = SSK_SPRING_ML_MODES;
-    float *blocks = calloc((size_t)ml->node_count * M * M + 1, sizeof(float));
-    float *own = calloc((size_t)ml->node_count * M + 1, sizeof(float));
-    float *scratch = malloc(((size_t)ml->chunk_count * ml->node_count * (M + 1) + 1) * sizeof(float));
-    if (!blocks || !own || !scratch) {
-        free(blocks);
-        free(own);
-        free(scratch);
-        free(free_roles);
-        free(x0);
-        free(g0);
-        free(probe);
-        free(g);
-        ssk_spring_ml_destroy(ml);
-        sp->ml = NULL;
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-    }
+    blocks = calloc((size_t)ml->node_count * M * M + 1, sizeof(float));
+    own = calloc((size_t)ml->node_count * M + 1, sizeof(float));
+    scratch = malloc(((size_t)ml->chunk_count * ml->node_count * (M + 1) + 1) * sizeof(float));
+    if (!blocks || !own || !scratch) goto fail;
     for (uint32_t l = 0; l < ml->levels; ++l)
         for (uint32_t m = 0; m < SSK_SPRING_ML_MODES; ++m)
             for (uint32_t c = 0; c < ml->color_count[l]; ++c) {
@@ -1415,17 +1388,9 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     free(blocks);
     free(own);
     free(scratch);
+    blocks = own = scratch = NULL;
     /* the solve's layout: the active nodes only (spring.h "Two layouts") */
-    if (!ssk_spring_ml_compact(ml, sp)) {
-        free(free_roles);
-        free(x0);
-        free(g0);
-        free(probe);
-        free(g);
-        ssk_spring_ml_destroy(ml);
-        sp->ml = NULL;
-        return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
-    }
+    if (!ssk_spring_ml_compact(ml, sp)) goto fail;
     /* theta: the coarse steps' scale that keeps B A's largest eigenvalue
      * below SSK_SPRING_ML_LAMBDA_TARGET */
     ml->theta = 0.0f;
@@ -1446,6 +1411,19 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
     free(g);
     sp->bytes += ssk_spring_ml_bytes(ml, sp->bone_count, sp->vertex_count);
     return ssk_error_ok(err);
+
+fail:
+    free(blocks);
+    free(own);
+    free(scratch);
+    free(free_roles);
+    free(x0);
+    free(g0);
+    free(probe);
+    free(g);
+    ssk_spring_ml_destroy(ml);
+    sp->ml = NULL;
+    return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
 }
 
 ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_bone *bones,
