@@ -33,13 +33,32 @@ layout(location = SSK_LOC_SPRING_ML_OFF) uniform uint u_off[SSK_ML_OFF_COUNT];
 // the host picks that program when #local x 12 fits), written back to W
 // at the end for the prolongation; else in W itself. The same operations
 // in the same order either way.
+//
+// The shared program also keeps the integers the level loops read in every
+// round in shared memory, loaded once (index_load): per local node its
+// NODE_INFO word, and its BY_LEVEL list entry with its L2G node packed in
+// one word (both < 2^16: the host picks the program only for at most
+// SSK_ML_COARSE_SHARED_NODES local nodes), and the BY_LEVEL offsets. Read
+// from U, each round of a level waited on two dependent loads before its
+// shared-memory ones (17 levels a pass).
 #ifdef SSK_ML_COARSE_SHARED
 shared float s_loc[SSK_ML_COARSE_SHARED];
+shared uint s_info[SSK_ML_COARSE_SHARED_NODES];
+shared uint s_pack[SSK_ML_COARSE_SHARED_NODES];
+shared uint s_byl[SSK_SPRING_ML_MAX_LEVELS_GLSL + 1];
 #define LOC_GET(i) s_loc[i]
 #define LOC_SET(i, x) s_loc[i] = (x)
+#define INFO_GET(lo) s_info[lo]
+#define LIST_GET(i) (s_pack[i] & 0xffffu)
+#define L2G_GET(lo) (s_pack[lo] >> 16u)
+#define BYL_GET(l) s_byl[l]
 #else
 #define LOC_GET(i) mwc[LOC + (i)]
 #define LOC_SET(i, x) mwc[LOC + (i)] = (x)
+#define INFO_GET(lo) mu[INFO + (lo)]
+#define LIST_GET(i) mu[LIST + (i)]
+#define L2G_GET(lo) mu[u_off[SSK_ML_OFF_L2G] + (lo)]
+#define BYL_GET(l) mu[BYL + (l)]
 #endif
 layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
 // A developer's probe (SSK_GL_SPRING_PROBE, core/backends/gl_backend.c):
@@ -87,9 +106,17 @@ void coarse()
     // for bit.
     uint INFO = u_off[SSK_ML_OFF_NODE_INFO], BYL = u_off[SSK_ML_OFF_BY_LEVEL];
     uint LIST = BYL + u_max_levels + 1u;
+#ifdef SSK_ML_COARSE_SHARED
+    for (uint i = lane; i < u_local; i += lanes) {
+        s_info[i] = mu[INFO + i];
+        s_pack[i] = mu[LIST + i] | (mu[u_off[SSK_ML_OFF_L2G] + i] << 16u);
+    }
+    for (uint l = lane; l <= u_max_levels; l += lanes) s_byl[l] = mu[BYL + l];
+    sync();
+#endif
     for (uint i = lane; i < u_local * MOM; i += lanes) {
         uint lo = i / MOM, c = i % MOM;
-        uint info = mu[INFO + lo];
+        uint info = INFO_GET(lo);
         uint k = info & 0xffffu, l = (info >> 16u) & 0xffu, levels = info >> 24u;
         if (l + 1u != levels) continue; // not the bone's finest level
         uint n = 1u << l;
@@ -101,11 +128,11 @@ void coarse()
     sync();
     if (u_probe == 1u) return;
     for (int l = int(u_max_levels) - 2; l >= 0; --l) {
-        uint first = mu[BYL + uint(l)], end = mu[BYL + uint(l) + 1u];
+        uint first = BYL_GET(uint(l)), end = BYL_GET(uint(l) + 1u);
         uint kn = 1u << uint(l), fn = 2u * kn;
         for (uint i = lane; i < (end - first) * MOM; i += lanes) {
-            uint lo = mu[LIST + first + i / MOM], c = i % MOM;
-            uint info = mu[INFO + lo];
+            uint lo = LIST_GET(first + i / MOM), c = i % MOM;
+            uint info = INFO_GET(lo);
             uint k = info & 0xffffu, levels = info >> 24u;
             if (l > int(levels) - 2) continue; // the bone's finest level
             uint fine = lo - k + kn + 1u;
@@ -185,17 +212,17 @@ void coarse()
     // x_k, an odd one 0.5 x_k then 0.5 x_(k+1), the CPU's order).
     for (uint i = lane; i < u_local * MOM; i += lanes) {
         uint lo = i / MOM, c = i % MOM;
-        uint n = mu[u_off[SSK_ML_OFF_L2G] + lo];
+        uint n = L2G_GET(lo);
         LOC_SET(i, mwc[u_off[SSK_ML_OFF_NODE_MAP] + n * MOM + c]);
     }
     sync();
     if (u_probe == 4u) return;
     for (uint l = 0u; l + 1u < u_max_levels; ++l) {
         // the nodes of level l + 1 (of bones with more than l + 1 levels)
-        uint first = mu[BYL + l + 1u], end = mu[BYL + l + 2u];
+        uint first = BYL_GET(l + 1u), end = BYL_GET(l + 2u);
         for (uint i = lane; i < (end - first) * MOM; i += lanes) {
-            uint lo = mu[LIST + first + i / MOM], c = i % MOM;
-            uint j = mu[INFO + lo] & 0xffffu;
+            uint lo = LIST_GET(first + i / MOM), c = i % MOM;
+            uint j = INFO_GET(lo) & 0xffffu;
             uint crs = lo - j - ((1u << l) + 1u);
             float y = LOC_GET(lo * MOM + c);
             if ((j & 1u) == 0u) {

@@ -180,9 +180,12 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp",
     "kernels_spring_anchors.comp", "kernels_spring_ml_coarse_shared.comp",
     "kernels_spring_ml_prolong.comp"};
-/* SSK_ML_COARSE_SHARED of kernels_spring_ml_coarse_shared.comp: the local
- * nodes' floats (12 each) its shared memory holds. */
-#define SPRING_ML_COARSE_SHARED_FLOATS 8192u
+/* SSK_ML_COARSE_SHARED_NODES of kernels_spring_ml_coarse_shared.comp: the
+ * local nodes whose floats (12 each) and loop integers its shared memory
+ * holds; its level offsets are sized for SSK_SPRING_ML_MAX_LEVELS 8. */
+#define SPRING_ML_COARSE_SHARED_NODES 584u
+_Static_assert(SSK_SPRING_ML_MAX_LEVELS == 8,
+               "SSK_SPRING_ML_MAX_LEVELS_GLSL of kernels_spring_ml_coarse_shared.comp");
 /* COR_FLAG_SCALED of kernels_cor.comp: some bone has scale or shear this frame. */
 #define FLAG_COR_SCALED 2u
 #define COR_BONE_FLOATS (sizeof(ssk_cor_bone) / sizeof(float))
@@ -1587,8 +1590,7 @@ static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out,
 static gl_program spring_coarse_program(const gl_state *s, const ssk_spring_ml *ml)
 {
     if (!s->ml_wide) return PROG_SPRING_ML_COARSE;
-    if (s->ml_shared && (uint64_t)ml->local_count * SSK_SPRING_ML_MOMENTS <=
-                            SPRING_ML_COARSE_SHARED_FLOATS)
+    if (s->ml_shared && ml->local_count <= SPRING_ML_COARSE_SHARED_NODES)
         return PROG_SPRING_ML_COARSE_SHARED;
     return PROG_SPRING_ML_COARSE_WIDE;
 }
