@@ -70,6 +70,14 @@
 #define SSK_LOC_SPRING_MLP_EPS_LEN 41
 #define SSK_LOC_SPRING_ML_PROBE 42   // coarse step and restriction: SSK_GL_SPRING_PROBE
 
+// --- the watch on the device (kernels_spring_watch_lib.glsl) -----------------------
+// in the step, the restriction, the coarse step and the fused prolongation
+#define SSK_SPRING_WATCH 12          // SpringWatch, then the Chebyshev weights
+#define SSK_SPRING_STEP_GOOD 13      // step: float[3 #V] the kept iterate (out)
+#define SSK_SPRING_STEP_GOOD_FROM 14 // step: float[3 #V] x_(k-3), copied there on SAVE_GOOD
+#define SSK_LOC_SPRING_WATCH 43      // 1: weights, scale and stop from the watch buffer
+#define SSK_LOC_SPRING_PASS 44       // the pass, 1 ..
+
 // --- kernels_spring_anchors.comp ---------------------------------------------------
 #define SSK_SPRING_ANC_TERMS 0   // uvec4[#V + terms] headers, then the terms
 #define SSK_SPRING_ANC_BONES 1   // vec4[8 #B] ssk_attach_bone of the frame

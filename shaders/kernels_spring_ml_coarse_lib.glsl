@@ -145,6 +145,11 @@ void coarse()
     }
     if (u_probe == 2u) return;
     // per global node: moments, step, map
+#ifdef SSK_SPRING_WATCH_LIB
+    float theta = u_watch != 0u ? wt.theta * wt.scale : u_theta;
+#else
+    float theta = u_theta;
+#endif
     for (uint n = lane; n < u_nodes; n += lanes) {
         float g[MOM];
         for (uint c = 0u; c < MOM; ++c) g[c] = 0.0;
@@ -180,7 +185,7 @@ void coarse()
         for (int a = 0; a < UNK; ++a) {
             float x = 0.0;
             for (int c = 0; c < UNK; ++c) x += mf[u_off[SSK_ML_OFF_KINV] + n * 81u + uint(a * UNK + c)] * r[c];
-            d[a] = u_theta * x;
+            d[a] = theta * x;
             d2 += d[a] * d[a];
         }
         float cap = u_trust * mf[u_off[SSK_ML_OFF_RADIUS] + n];

@@ -24,4 +24,5 @@ layout(local_size_x = 1024) in;
 // SSK_SPRING_ML_MAX_LEVELS of core/kernels/spring.h (asserted there)
 #define SSK_SPRING_ML_MAX_LEVELS_GLSL 8
 #define SSK_ML_COARSE_SHARED (12 * SSK_ML_COARSE_SHARED_NODES)
+#include "kernels_spring_watch_lib.glsl"
 #include "kernels_spring_ml_coarse_lib.glsl"

@@ -14,4 +14,5 @@
 
 layout(local_size_x = 1024) in;
 
+#include "kernels_spring_watch_lib.glsl"
 #include "kernels_spring_ml_coarse_lib.glsl"

@@ -28,6 +28,13 @@ layout(location = SSK_LOC_SPRING_ML_BONES) uniform uint u_bones;
 layout(location = SSK_LOC_SPRING_ML_NODES) uniform uint u_nodes;
 layout(location = SSK_LOC_SPRING_ML_OMEGA) uniform float u_omega;
 layout(location = SSK_LOC_SPRING_ML_THETA) uniform float u_theta; // theta x this solve's scale
+// This pass's Chebyshev weight: from the watch on the device in the
+// programs that include kernels_spring_watch_lib.glsl first (hardware GPUs).
+#ifdef SSK_SPRING_WATCH_LIB
+#define SSK_ML_OMEGA watch_omega(u_omega)
+#else
+#define SSK_ML_OMEGA u_omega
+#endif
 layout(location = SSK_LOC_SPRING_ML_DT) uniform float u_dt;
 layout(location = SSK_LOC_SPRING_ML_KD) uniform float u_kd;
 layout(location = SSK_LOC_SPRING_ML_MAP) uniform uint u_map; // detail map offset + 1, or 0
@@ -84,9 +91,10 @@ void row_moments(uint v, out float up, out float m[MOM])
     vec3 cur = records[2u * v].xyz;
     vec3 nx = SSK_LOAD3(next, v);
     vec3 g = nx - cur;
-    if (u_omega != 1.0) {
+    float omega = SSK_ML_OMEGA;
+    if (omega != 1.0) {
         vec3 pv = SSK_LOAD3(aux, v);
-        g = (nx - pv) / u_omega + pv - cur;
+        g = (nx - pv) / omega + pv - cur;
     }
     vec3 f = row_q(v) * g;
     vec3 s = row_offset(v);
@@ -116,7 +124,7 @@ vec3 ml_prolong(uint v, out float move2)
                 corr[c] += w * (mw[m + c] + mw[m + 3u + 3u * c] * s.x + mw[m + 4u + 3u * c] * s.y +
                                 mw[m + 5u + 3u * c] * s.z);
         }
-        y += u_omega * corr;
+        y += SSK_ML_OMEGA * corr;
         next[3u * v] = y.x;
         next[3u * v + 1u] = y.y;
         next[3u * v + 2u] = y.z;

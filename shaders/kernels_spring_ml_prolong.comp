@@ -21,6 +21,8 @@
 // partials[group]; the last group to finish (a counter, atomicAdd) adds the
 // partials in order, writes result[u_slot] and sets the counter back to 0.
 // The order of the sums is fixed, so a solve repeats itself bit for bit.
+// With the watch on the device (u_watch), that last group's invocation 0
+// then takes the pass's decisions (kernels_spring_watch_lib.glsl).
 #include "kernels_skinning_lib.glsl"
 #include "kernels_attach_lib.glsl"
 #include "kernels_spring_lib.glsl"
@@ -28,6 +30,7 @@
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 
 #define SSK_ML_RECORDS_WRITE
+#include "kernels_spring_watch_lib.glsl"
 #include "kernels_spring_ml_lib.glsl"
 #include "kernels_spring_reduce_lib.glsl"
 
@@ -88,5 +91,9 @@ void main()
     if (gl_LocalInvocationIndex == 0u) {
         result[u_slot] = p;
         counter[0] = 0u;
+        // the watch on the device decides on this pass (every other group
+        // is done reading this pass's weight and scale)
+        if (u_watch != 0u)
+            watch_pass(u_pass, p.energy, p.kinetic, p.max_disp2, p.max_force2, p.bad);
     }
 }

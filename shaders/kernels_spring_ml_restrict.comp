@@ -25,6 +25,7 @@
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
 
+#include "kernels_spring_watch_lib.glsl"
 #include "kernels_spring_ml_lib.glsl"
 
 // The group's sum of its invocations' 24 floats. With subgroup arithmetic

@@ -55,6 +55,9 @@ layout(std430, binding = SSK_SPRING_STEP_SCALARS) readonly buffer Scalars { uint
 layout(std430, binding = SSK_SPRING_STEP_NEXT) writeonly buffer Next { float next[]; };
 layout(std430, binding = SSK_SPRING_STEP_VELOCITY) buffer Velocity { float velocity[]; };
 layout(std430, binding = SSK_SPRING_STEP_SCRATCH) writeonly buffer Scratch { vec4 scratch[]; };
+layout(std430, binding = SSK_SPRING_STEP_GOOD) writeonly buffer Good { float good[]; };
+layout(std430, binding = SSK_SPRING_STEP_GOOD_FROM) readonly buffer GoodFrom { float good_from[]; };
+#include "kernels_spring_watch_lib.glsl"
 
 layout(location = SSK_LOC_BASE) uniform uint u_base;
 layout(location = SSK_LOC_COUNT) uniform uint u_count; // #V of the rig
@@ -82,6 +85,9 @@ void main()
 {
     uint i = u_base + gl_GlobalInvocationID.x;
     if (i >= u_count) return;
+    // the watch on the device: SAVE_GOOD of the last pass copies x_(k-3)
+    if (u_watch != 0u && wt.save_pass != 0u && wt.save_pass + 1u == u_pass)
+        for (uint c = 0u; c < 3u; ++c) good[3u * i + c] = good_from[3u * i + c];
     uvec4 vd = vertex_data[i];
     vec4 ri0 = records[2u * i], ri1 = records[2u * i + 1u];
     float xi = ri0.x, yi = ri0.y, zi = ri0.z, li = ri0.w;
@@ -241,11 +247,12 @@ void main()
         mz = u_dt * pz;
     }
     precise float nx = xi + mx, ny = yi + my, nz = zi + mz;
-    if ((u_flags & SSK_SPRING_FLAG_CHEBYSHEV) != 0u) {
+    float omega = watch_omega(u_omega);
+    if ((u_flags & SSK_SPRING_FLAG_CHEBYSHEV) != 0u && omega != 1.0) {
         precise float qx = velocity[3u * i], qy = velocity[3u * i + 1u], qz = velocity[3u * i + 2u];
-        nx = u_omega * (nx - qx) + qx;
-        ny = u_omega * (ny - qy) + qy;
-        nz = u_omega * (nz - qz) + qz;
+        nx = omega * (nx - qx) + qx;
+        ny = omega * (ny - qy) + qy;
+        nz = omega * (nz - qz) + qz;
         mx = nx - xi;
         my = ny - yi;
         mz = nz - zi;

@@ -260,6 +260,9 @@ enum gl_spring_binding {
     SPRING_MLP_PARTIALS = 9,
     SPRING_MLP_RESULT = 10,
     SPRING_MLP_COUNTER = 11,
+    SPRING_WATCH = 12,          /* the watch on the device (kernels_spring_watch_lib.glsl) */
+    SPRING_STEP_GOOD = 13,
+    SPRING_STEP_GOOD_FROM = 14,
     SPRING_ANC_TERMS = 0,
     SPRING_ANC_BONES = 1,
     SPRING_ANC_ANCHOR = 2,
@@ -299,6 +302,8 @@ enum gl_spring_uniform {
     LOC_SPRING_MLP_SLOT = 40,
     LOC_SPRING_MLP_EPS_LEN = 41,
     LOC_SPRING_ML_PROBE = 42,
+    LOC_SPRING_WATCH = 43,
+    LOC_SPRING_PASS = 44,
 };
 /* kernels_spring_multilevel.comp: modes and the offsets into its buffers
  * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
@@ -361,6 +366,7 @@ _Static_assert(sizeof(gl_spring_partial) == 32, "SpringPartial is 32 bytes in st
 /* SSK_GL_SPRING_BATCH = 1 .. SPRING_BATCH_MAX overrides the most passes
  * a batch takes (hardware GPUs SPRING_BATCH_MAX, software renderers 1). */
 #define SSK_GL_SPRING_BATCH_ENV "SSK_GL_SPRING_BATCH"
+#define SSK_GL_SPRING_WATCH_ENV "SSK_GL_SPRING_WATCH"
 
 /* Device buffers of one spring node (uploaded on its first solve). */
 typedef enum gl_spring_buffer {
@@ -388,6 +394,9 @@ typedef enum gl_spring_buffer {
     SB_ANCHOR_TERMS, /* #V headers and the anchors' terms (kernels_spring_anchors.comp) */
     SB_FIRST_ROW,  /* the smallest row whose first stage is not finite */
     SB_COUNTER,    /* kernels_spring_ml_prolong.comp: groups done (0 between passes) */
+    SB_WATCH,      /* the watch on the device: gl_spring_watch, then the weights */
+    SB_WATCH_READ0, /* its copies read back after a chunk of passes (two in flight) */
+    SB_WATCH_READ1,
     SB_COUNT
 } gl_spring_buffer;
 
@@ -399,10 +408,47 @@ static const char *const spring_buffer_names[SB_COUNT] = {
     "spring previous output", "spring differential transforms", "spring scratch",
     "spring partial reductions", "spring result", "spring clusters",
     "spring multilevel integers", "spring multilevel floats", "spring multilevel work",
-    "spring anchor terms", "spring first-stage check", "spring group counter"};
+    "spring anchor terms", "spring first-stage check", "spring group counter",
+    "spring watch", "spring watch read-back 0", "spring watch read-back 1"};
 _Static_assert(SPRING_RING == 8u && sizeof spring_buffer_names / sizeof spring_buffer_names[0] ==
                                         SB_COUNT,
                "a name per spring buffer (the ring's names list SPRING_RING iterates)");
+
+/* SpringWatch of shaders/kernels_spring_watch_lib.glsl (std430; run_spring
+ * "The watch on the device"): the watch's state between passes, its
+ * outcome, the solve's constants and the passes' indirect group counts. */
+typedef struct gl_spring_watch {
+    double e_prev, epot_prev, good_energy, result_energy;
+    float disp_prev;
+    int32_t streak, has_good;
+    uint32_t accel_start;
+    float omega;
+    uint32_t accelerated;
+    float scale, ml_last, ml_best;
+    uint32_t ml_growth, ml_stall;
+    uint32_t done, iterations, result, energy_known, converged, diverged, why;
+    float residual, residual_before;
+    uint32_t save_pass;
+    float threshold;
+    uint32_t convergence;
+    float theta;
+    uint32_t divergence_window, ml_growth_window, ml_stall_window;
+    float ml_jump2;
+    double growth_tolerance;
+    uint32_t args[12];
+} gl_spring_watch;
+_Static_assert(sizeof(gl_spring_watch) == 200 && offsetof(gl_spring_watch, disp_prev) == 32 &&
+                   offsetof(gl_spring_watch, done) == 76 &&
+                   offsetof(gl_spring_watch, growth_tolerance) == 144 &&
+                   offsetof(gl_spring_watch, args) == 152,
+               "gl_spring_watch is SpringWatch of kernels_spring_watch_lib.glsl in std430");
+/* its args: the first group count of each of a pass's dispatches */
+enum { WATCH_ARGS_STEP = 0, WATCH_ARGS_RESTRICT = 3, WATCH_ARGS_COARSE = 6, WATCH_ARGS_PROLONG = 9 };
+/* SSK_WATCH_* and SSK_WHY_* of kernels_spring_watch_lib.glsl */
+enum { WATCH_ITERATIONS = 0, WATCH_DISPLACEMENT = 1, WATCH_FORCE = 2 };
+enum { WATCH_WHY_NONFINITE = 1, WATCH_WHY_GREW = 2 };
+/* A read-back copy: the header, then the first stage's check word. */
+#define WATCH_READ_BYTES (sizeof(gl_spring_watch) + sizeof(GLuint))
 
 /* One spring node's device state, found by its ssk_spring pointer. The
  * frame-dependent history (previous output, skinning, frame) is the
@@ -421,6 +467,9 @@ typedef struct gl_spring {
     int has_prev;
     GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
     uint32_t ml_slab_keys;        /* multilevel: slabs (ML_OFF_SLAB_KEYS entries) */
+    bool watch_on;                /* this solve's passes run with the watch on the device */
+    uint32_t pass;                /* ... and the pass being issued */
+    float *watch_table;           /* (max_iterations + 2) x 2 floats, host scratch */
 } gl_spring;
 
 /* Binding points, uniforms, modes and offsets of kernels_implicit.comp
@@ -532,6 +581,7 @@ typedef struct gl_state {
     uint32_t spring_batch;         /* most passes of a spring batch (spring_batch) */
     bool ml_shared;                /* wide coarse step in shared memory where it fits */
     bool ml_fused;                 /* wide passes end in kernels_spring_ml_prolong.comp */
+    bool spring_watch;             /* fused multilevel passes take the watch on the device */
     uint32_t ml_probe;             /* SSK_GL_SPRING_PROBE (developers' timing), else 0 */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
@@ -747,6 +797,11 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
     GLint blocks = 0;
     glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &blocks);
     if (blocks < SPRING_MLP_COUNTER + 1) s->ml_fused = false;
+    /* the watch on the device adds a block (13) at binding 14 at most */
+    GLint bindings = 0;
+    glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
+    if (!s->ml_fused || blocks < SPRING_WATCH + 1 || bindings < SPRING_STEP_GOOD_FROM + 1)
+        s->spring_watch = false;
     const size_t nv = rig->vertex_count, nm = rig->mesh_count, nb = rig->bone_count;
     const size_t nf = s->triangle_count;
     struct {
@@ -1300,13 +1355,15 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
      * vertex's block index or SSK_SPRING_NO_CLUSTER, then sp's blocks */
     uint32_t *clusters = malloc(((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t) + 1);
     g->roles_packed = malloc(g->role_words * sizeof(uint32_t) + 1);
+    const size_t watch_floats = 2 * ((size_t)p->max_iterations + 2);
+    g->watch_table = malloc(watch_floats * sizeof(float));
     if (dependent) {
         g->prev_skinning = malloc(16 * nb * sizeof(float) + 1);
         g->diff = malloc(16 * nb * sizeof(float) + 1);
     }
     ++s->spring_count; /* owned by the state from here: gl_destroy frees it */
     ssk_status st = SSK_OK;
-    if (!vertex || !scalars || !clusters || !g->roles_packed ||
+    if (!vertex || !scalars || !clusters || !g->roles_packed || !g->watch_table ||
         (dependent && (!g->prev_skinning || !g->diff)))
         st = ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     if (st == SSK_OK) {
@@ -1364,6 +1421,10 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
             {SB_RESULT, SPRING_BATCH_MAX * sizeof(gl_spring_partial), NULL, GL_DYNAMIC_READ},
             {SB_FIRST_ROW, sizeof(GLuint), NULL, GL_DYNAMIC_READ},
             {SB_COUNTER, sizeof(GLuint), &zero_word, GL_DYNAMIC_COPY},
+            {SB_WATCH, sizeof(gl_spring_watch) + watch_floats * sizeof(float), NULL,
+             GL_DYNAMIC_COPY},
+            {SB_WATCH_READ0, WATCH_READ_BYTES, NULL, GL_STREAM_READ},
+            {SB_WATCH_READ1, WATCH_READ_BYTES, NULL, GL_STREAM_READ},
             {SB_CLUSTERS, ((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t), clusters,
              GL_STATIC_DRAW},
         };
@@ -1381,6 +1442,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
         /* forget the entry (a later solve tries again from scratch) */
         glDeleteBuffers(SB_COUNT, g->buffers);
         free(g->roles_packed);
+        free(g->watch_table);
         free(g->prev_skinning);
         free(g->diff);
         --s->spring_count;
@@ -1460,6 +1522,8 @@ static void spring_records(gl_state *s, gl_spring *g, GLuint positions)
     spring_barrier();
 }
 
+static GLuint ring_slot(const gl_spring *g, int64_t k);
+
 /* The step's uniforms that hold for a whole solve. */
 static void spring_step_setup(gl_state *s, gl_spring *g)
 {
@@ -1475,6 +1539,15 @@ static void spring_step_setup(gl_state *s, gl_spring *g)
     glUniform1ui(LOC_SPRING_DETAIL_FIRST, sp->vertex_count);
     glUniform1ui(LOC_SPRING_TWIST_FIRST, 2 * sp->vertex_count);
     glUniform1uiv(LOC_SPRING_MAP_OFFSET, SSK_FORCE_COUNT, g->map_offset);
+    glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
+    bind(SPRING_WATCH, g->buffers[SB_WATCH]);
+}
+
+/* A dispatch of a pass with the watch on the device: its group count from
+ * the watch buffer (bound as the indirect buffer), `at` of its args. */
+static void dispatch_watched(GLuint at)
+{
+    glDispatchComputeIndirect((GLintptr)(offsetof(gl_spring_watch, args) + at * sizeof(GLuint)));
 }
 
 /* One force pass from the records into `next` (write) or the energy only;
@@ -1488,7 +1561,7 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     if (write) flags |= SPRING_FLAG_WRITE;
     if (sp->params.integrator == SSK_SPRING_SEMI_IMPLICIT) flags |= SPRING_FLAG_SEMI;
     if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
-    if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV;
+    if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV; /* the watch: weight 1 skips it */
     if (sp->params.stiffness[SSK_FORCE_TWIST] > 0.0f) flags |= SPRING_FLAG_TWIST;
     glUseProgram(s->programs[PROG_SPRING_STEP]);
     bind(SPRING_STEP_VERTEX, g->buffers[SB_VERTEX]);
@@ -1501,7 +1574,16 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     bind(SPRING_STEP_SCRATCH, g->buffers[SB_SCRATCH]);
     glUniform1ui(LOC_SPRING_FLAGS, flags);
     glUniform1f(LOC_SPRING_OMEGA, omega);
-    dispatch(s, PROG_SPRING_STEP, s->rig->vertex_count);
+    if (g->watch_on) {
+        /* a SAVE_GOOD of the last pass copies x_(k-3) in this step */
+        bind(SPRING_STEP_GOOD, g->buffers[SB_GOOD]);
+        bind(SPRING_STEP_GOOD_FROM, ring_slot(g, (int64_t)g->pass - 3));
+        glUniform1ui(LOC_SPRING_PASS, g->pass);
+        glUniform1ui(LOC_BASE, 0);
+        dispatch_watched(WATCH_ARGS_STEP);
+    } else {
+        dispatch(s, PROG_SPRING_STEP, s->rig->vertex_count);
+    }
     spring_barrier();
 }
 
@@ -1623,13 +1705,19 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
         glUniform1uiv(LOC_SPRING_ML_OFF, ML_OFF_COUNT, g->ml_off);
         glUniform1f(LOC_SPRING_MLP_EPS_LEN, sp->length_epsilon);
     }
+    if (s->ml_fused) {
+        glUseProgram(s->programs[PROG_SPRING_ML_PROLONG]);
+        glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
+    }
     if (s->ml_wide) {
         glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
         glUniform1ui(LOC_SPRING_ML_PROBE, s->ml_probe);
+        glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
     }
     const gl_program coarse = spring_coarse_program(s, ml);
     glUseProgram(s->programs[coarse]);
     glUniform1ui(LOC_SPRING_ML_PROBE, s->ml_probe);
+    if (s->ml_wide) glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
     glUniform1ui(LOC_COUNT, ml->local_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
@@ -1668,9 +1756,15 @@ static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     bind(SPRING_ML_SCALARS, g->buffers[SB_SCALARS]);
     bind(SPRING_ML_NEXT, next);
     bind(SPRING_ML_RECORDS, g->buffers[SB_RECORDS]);
-    bind(SPRING_ML_AUX, omega != 1.0f ? prev : next);
+    /* with the watch on the device the weight is read there: x_(k-1) bound */
+    bind(SPRING_ML_AUX, omega != 1.0f || g->watch_on ? prev : next);
     glUniform1f(LOC_SPRING_ML_OMEGA, omega); /* RESTRICT and PROLONG */
-    if (s->ml_wide) {
+    if (g->watch_on) {
+        glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
+        glUniform1ui(LOC_COUNT, g->ml_slab_keys);
+        glUniform1ui(LOC_BASE, 0);
+        dispatch_watched(WATCH_ARGS_RESTRICT);
+    } else if (s->ml_wide) {
         /* a work group per slab (kernels_spring_ml_restrict.comp) */
         const uint32_t slabs = g->ml_slab_keys;
         glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
@@ -1690,7 +1784,10 @@ static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     ssk_gl_profile_mark(prof, SPRING_PROF_RESTRICT);
     glUseProgram(s->programs[spring_coarse_program(s, ml)]);
     glUniform1f(LOC_SPRING_ML_THETA, ml->theta * scale);
-    glDispatchCompute(1, 1, 1);
+    if (g->watch_on)
+        dispatch_watched(WATCH_ARGS_COARSE);
+    else
+        glDispatchCompute(1, 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     ssk_gl_profile_mark(prof, SPRING_PROF_COARSE);
     bind(SPRING_ML_AUX, g->buffers[SB_SCRATCH]);
@@ -1711,8 +1808,16 @@ static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
         glUniform1f(LOC_SPRING_ML_OMEGA, omega);
         glUniform1ui(LOC_STRIDE, (GLuint)(groups * local));
         glUniform1ui(LOC_SPRING_MLP_SLOT, slot);
-        glDispatchCompute((GLuint)groups, 1, 1);
-        spring_barrier();
+        if (g->watch_on) {
+            glUniform1ui(LOC_SPRING_PASS, g->pass);
+            dispatch_watched(WATCH_ARGS_PROLONG);
+            /* its last group may have zeroed the next passes' group counts */
+            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT |
+                            GL_COMMAND_BARRIER_BIT);
+        } else {
+            glDispatchCompute((GLuint)groups, 1, 1);
+            spring_barrier();
+        }
         ssk_gl_profile_mark(prof, SPRING_PROF_PROLONG);
         return true;
     }
@@ -1888,6 +1993,225 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
     return SSK_OK;
 }
 
+/* --- The watch on the device ---------------------------------------------
+ * On hardware GPUs (the fused multilevel pass) a solve reads nothing back
+ * until its frame is done: the watch's decisions after each pass
+ * (ssk_spring_watch_pass, ssk_spring_watch_omega, ssk_spring_ml_watch) are
+ * taken on the device by the pass's last work group
+ * (kernels_spring_watch_lib.glsl), into the watch buffer (SB_WATCH), which
+ * the next pass's kernels read their Chebyshev weight and coarse-step scale
+ * from. A pass that stops the solve zeroes the group counts of the
+ * indirect dispatches of all passes, so the passes issued after it do
+ * nothing. The host issues chunks of passes, each ending in a copy of the
+ * watch's header (and the first stage's check) and a fence, and keeps two
+ * chunks in flight: while the GPU runs one, the host waits for and reads
+ * the one before, which tells it whether to issue more and how many (the
+ * batch size rule of spring_batch_size from the residuals it read). So the
+ * GPU waits for the host only when a read chunk shows that more passes
+ * are needed than were issued.
+ *
+ * The weights come from the host's own recurrence (a table per solve) and
+ * the rest is the host's code in GLSL with the same roundings, so the
+ * passes, the stopping pass and the result are those of the host's watch
+ * bit for bit (test_spring_watch_on_device compares them). The
+ * semi-implicit integrator and the energy scheme keep the host's watch
+ * (batches of one pass), as do the unfused and narrow programs. */
+static bool spring_watch_on_device(const gl_state *s, const gl_spring *g, bool semi)
+{
+    const ssk_spring *sp = g->sp;
+    if (!s->spring_watch || !s->ml_fused || !sp->ml || semi ||
+        sp->params.convergence == SSK_CONVERGE_ENERGY)
+        return false;
+    const uint64_t local = s->local_size[PROG_SPRING_STEP];
+    const uint64_t groups = ((uint64_t)sp->vertex_count + local - 1) / local;
+    return groups <= s->max_groups && g->ml_slab_keys <= s->max_groups;
+}
+
+/* The header and the table of a solve's watch on the device. */
+static void spring_watch_upload(const gl_state *s, gl_spring *g)
+{
+    const ssk_spring *sp = g->sp;
+    const ssk_spring_params *p = &sp->params;
+    const uint32_t nv = sp->vertex_count;
+    float *tab = g->watch_table;
+    const size_t entries = (size_t)p->max_iterations + 2;
+    /* the weights of the j-th pass after a restart: the host's recurrence
+     * from a fresh watch (a restart leaves the watch as fresh, shifted) */
+    ssk_spring_watch w;
+    ssk_spring_watch_begin(&w);
+    tab[0] = 1.0f;
+    tab[1] = 0.0f;
+    for (size_t j = 1; j < entries; ++j) {
+        tab[2 * j] = ssk_spring_watch_omega(&w, sp, (uint32_t)j);
+        tab[2 * j + 1] = w.omega != 1.0 ? 1.0f : 0.0f;
+    }
+    gl_spring_watch h;
+    memset(&h, 0, sizeof h);
+    h.good_energy = INFINITY;
+    h.omega = tab[2];
+    h.accelerated = tab[3] != 0.0f;
+    h.scale = 1.0f;
+    h.ml_last = h.ml_best = INFINITY;
+    h.threshold = sp->threshold;
+    h.convergence = p->convergence == SSK_CONVERGE_FORCE          ? WATCH_FORCE
+                    : p->convergence == SSK_CONVERGE_DISPLACEMENT ? WATCH_DISPLACEMENT
+                                                                  : WATCH_ITERATIONS;
+    h.theta = sp->ml->theta;
+    h.divergence_window = SSK_SPRING_DIVERGENCE_WINDOW;
+    h.ml_growth_window = SSK_SPRING_ML_GROWTH_WINDOW;
+    h.ml_stall_window = SSK_SPRING_ML_STALL_WINDOW;
+    h.ml_jump2 = SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP;
+    h.growth_tolerance = SSK_SPRING_GROWTH_TOLERANCE;
+    const uint64_t step_local = s->local_size[PROG_SPRING_STEP];
+    const uint64_t prolong_local = s->local_size[PROG_SPRING_ML_PROLONG];
+    uint64_t prolong = ((uint64_t)nv + prolong_local - 1) / prolong_local;
+    if (prolong > GL_REDUCTION_MAX_GROUPS) prolong = GL_REDUCTION_MAX_GROUPS;
+    if (prolong > s->max_groups) prolong = s->max_groups;
+    if (prolong == 0) prolong = 1;
+    const uint32_t groups[4] = {(uint32_t)(((uint64_t)nv + step_local - 1) / step_local),
+                                g->ml_slab_keys, 1u, (uint32_t)prolong};
+    for (int d = 0; d < 4; ++d) {
+        h.args[3 * d] = groups[d];
+        h.args[3 * d + 1] = h.args[3 * d + 2] = 1u;
+    }
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_WATCH]);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof h, &h);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, sizeof h, (GLsizeiptr)(2 * entries * sizeof(float)),
+                    tab);
+}
+
+/* A chunk of passes in flight: its last pass, the fence after its copy. */
+typedef struct watch_chunk {
+    uint32_t last;
+    GLsync fence;
+    GLuint read;
+} watch_chunk;
+
+/* Waits for a chunk's fence and reads its copy of the header. */
+static ssk_status watch_chunk_read(watch_chunk *c, gl_spring_watch *h, GLuint *first_row,
+                                   ssk_error *err)
+{
+    GLenum r;
+    do
+        r = glClientWaitSync(c->fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000u);
+    while (r == GL_TIMEOUT_EXPIRED);
+    glDeleteSync(c->fence);
+    c->fence = 0;
+    if (r == GL_WAIT_FAILED)
+        return ssk_error_set(err, SSK_ERROR_GL, "spring solve: waiting for the GPU failed");
+    unsigned char bytes[WATCH_READ_BYTES];
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, c->read);
+    glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)sizeof bytes, bytes);
+    memcpy(h, bytes, sizeof *h);
+    memcpy(first_row, bytes + sizeof *h, sizeof *first_row);
+    return ssk_gl_check("spring watch", err);
+}
+
+/* The passes of a solve with the watch on the device: b->w as after
+ * spring_passes (ssk_spring_watch_end called). */
+static ssk_status spring_passes_device(gl_state *s, gl_spring *g, spring_batch_run *b,
+                                       ssk_gl_profile *prof, ssk_error *err)
+{
+    ssk_spring *sp = g->sp;
+    const ssk_spring_params *p = &sp->params;
+    const size_t bytes = 3 * (size_t)sp->vertex_count * sizeof(float);
+    memset(b, 0, sizeof *b);
+    spring_watch_upload(s, g);
+    glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, g->buffers[SB_WATCH]);
+    spring_records(s, g, ring_slot(g, 0));
+    watch_chunk q[2] = {{0}};
+    int queued = 0, head = 0, reads = 0;
+    uint32_t issued = 0, known = 0;
+    float last = 0.0f, before = 0.0f;
+    gl_spring_watch h;
+    memset(&h, 0, sizeof h);
+    ssk_status st = SSK_OK;
+    for (;;) {
+        while (queued < 2 && issued < p->max_iterations) {
+            uint32_t n;
+            if (known == 0) {
+                n = issued == 0 ? spring_batch_size(s, sp, false, 1, 0.0f, 0.0f) : s->spring_batch;
+            } else {
+                /* the passes the residuals read predict from pass known + 1,
+                 * less those already issued */
+                n = spring_batch_size(s, sp, false, known + 1, last, before);
+                n = n > issued - known ? n - (issued - known) : 0u;
+            }
+            if (n == 0) {
+                if (queued > 0) break; /* wait for the chunk in flight first */
+                n = 1;
+            }
+            if (n > p->max_iterations - issued) n = p->max_iterations - issued;
+            for (uint32_t i = 0; i < n; ++i) {
+                const uint32_t j = ++issued;
+                g->pass = j;
+                spring_step(s, g, ring_slot(g, j), true, ring_slot(g, (int64_t)j - 2), 1.0f);
+                ssk_gl_profile_mark(prof, SPRING_PROF_STEP);
+                spring_ml_correct(s, g, ring_slot(g, j), ring_slot(g, (int64_t)j - 2), 1.0f, 1.0f,
+                                  0, prof);
+                ssk_gl_profile_mark(prof, SPRING_PROF_REDUCE);
+            }
+            watch_chunk *c = &q[(head + queued) % 2];
+            c->last = issued;
+            c->read = g->buffers[SB_WATCH_READ0 + (reads + queued) % 2];
+            glBindBuffer(GL_COPY_READ_BUFFER, g->buffers[SB_WATCH]);
+            glBindBuffer(GL_COPY_WRITE_BUFFER, c->read);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0,
+                                sizeof(gl_spring_watch));
+            glBindBuffer(GL_COPY_READ_BUFFER, g->buffers[SB_FIRST_ROW]);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0,
+                                sizeof(gl_spring_watch), sizeof(GLuint));
+            c->fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+            glFlush();
+            ++queued;
+        }
+        if (queued == 0) break; /* max_iterations passes issued and read */
+        GLuint first_row = SPRING_ALL_FINITE;
+        watch_chunk *c = &q[head];
+        st = watch_chunk_read(c, &h, &first_row, err);
+        head = (head + 1) % 2;
+        --queued;
+        ++reads;
+        ++b->batches;
+        ssk_gl_profile_mark(prof, SPRING_PROF_READBACK);
+        if (st == SSK_OK && reads == 1 && first_row != SPRING_ALL_FINITE)
+            st = ssk_error_set(err, SSK_ERROR_NONFINITE,
+                               "spring solve: first-stage position of vertex %u is not finite",
+                               first_row);
+        if (st != SSK_OK || h.done) break;
+        known = c->last;
+        last = h.residual;
+        before = h.residual_before;
+    }
+    for (int i = 0; i < 2; ++i)
+        if (q[i].fence) glDeleteSync(q[i].fence);
+    g->pass = 0;
+    if (st != SSK_OK) return st;
+    b->passes = issued;
+    if (h.done && h.save_pass == h.iterations && h.save_pass >= 2)
+        /* the SAVE_GOOD of the stopping pass: x_(k-2) is still in the ring */
+        copy_buffer(ring_slot(g, (int64_t)h.iterations - 2), g->buffers[SB_GOOD], bytes);
+    ssk_spring_watch *w = &b->w;
+    ssk_spring_watch_begin(w);
+    if (h.done) {
+        w->iterations = h.iterations;
+        w->result = (ssk_spring_pick)h.result;
+        w->result_energy = h.result_energy;
+        w->energy_known = (int)h.energy_known;
+        w->converged = (int)h.converged;
+        w->diverged = (int)h.diverged;
+        w->why = h.why == WATCH_WHY_NONFINITE ? SSK_SPRING_WHY_NONFINITE
+                 : h.why == WATCH_WHY_GREW    ? SSK_SPRING_WHY_GREW
+                                              : NULL;
+        b->current = (int64_t)h.iterations - 1;
+    } else {
+        b->current = p->max_iterations; /* x_max, CURRENT after the last rotation */
+    }
+    w->residual = h.residual;
+    ssk_spring_watch_end(w, sp);
+    return SSK_OK;
+}
+
 /* The spring node: ssk_spring_solve on the device (see above), input and
  * output in object space as the CPU backend's. */
 static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint input,
@@ -1970,11 +2294,19 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     if (semi && !continued) clear_buffer(g->buffers[SB_VELOCITY]);
     copy_buffer(x0, ring_slot(g, -1), bytes);
 
+    g->watch_on = spring_watch_on_device(s, g, semi);
     spring_step_setup(s, g);
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
     ssk_gl_profile_mark(&prof, SPRING_PROF_SETUP);
     spring_batch_run b;
-    st = spring_passes(s, g, semi, &b, &prof, err);
+    st = g->watch_on ? spring_passes_device(s, g, &b, &prof, err)
+                     : spring_passes(s, g, semi, &b, &prof, err);
+    if (g->watch_on) {
+        /* the step's later uses (the result's energy) are the host's */
+        g->watch_on = false;
+        glUseProgram(s->programs[PROG_SPRING_STEP]);
+        glUniform1ui(LOC_SPRING_WATCH, 0u);
+    }
     if (st != SSK_OK) return st;
     ssk_spring_watch w = b.w;
     const GLuint result =
@@ -2582,6 +2914,7 @@ static void gl_destroy(void *state)
     ssk_gl_context_run(s->gl, job_destroy, &job);
     for (int i = 0; i < s->spring_count; ++i) {
         free(s->springs[i].roles_packed);
+        free(s->springs[i].watch_table);
         free(s->springs[i].prev_skinning);
         free(s->springs[i].diff);
     }
@@ -2616,6 +2949,10 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
         s->ml_shared = !(env && strcmp(env, "wide-global") == 0);
         /* create_on_thread checks the storage blocks */
         s->ml_fused = s->ml_wide && !(env && strcmp(env, "wide-unfused") == 0);
+        /* SSK_GL_SPRING_WATCH=host keeps the watch on the host (run_spring
+         * "The watch on the device") */
+        const char *watch = getenv(SSK_GL_SPRING_WATCH_ENV);
+        s->spring_watch = !(watch && strcmp(watch, "host") == 0);
         /* SSK_GL_SPRING_PROBE = 1 .. 5 ends the coarse step after that
          * phase, 6 skips the restriction's rows: wrong results, for timing
          * the phases with SSK_GL_PROFILE (kernels_spring_ml_coarse_lib.glsl) */

@@ -1188,7 +1188,7 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
     if (!isfinite(e) || r->bad) {
         /* x_{k-1} (energy e) is finite when only the step was bad. */
         w->diverged = 1;
-        w->why = "non-finite values";
+        w->why = SSK_SPRING_WHY_NONFINITE;
         if (isfinite(e) && e <= w->good_energy) {
             w->result = SSK_SPRING_PICK_CURRENT;
             w->result_energy = r->energy;
@@ -1237,7 +1237,7 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
                 w->streak = 0;
             } else if (++w->streak >= SSK_SPRING_DIVERGENCE_WINDOW) {
                 w->diverged = 1;
-                w->why = "an energy that grew over consecutive iterations";
+                w->why = SSK_SPRING_WHY_GREW;
                 w->result = SSK_SPRING_PICK_GOOD;
                 w->result_energy = w->good_energy;
                 w->energy_known = 1;

@@ -499,6 +499,11 @@ typedef enum ssk_spring_pick {
 #define SSK_SPRING_DONE 4u          /* stop: the result is watch.result */
 
 /* The convergence and divergence watch of one solve (see spring.c). */
+/* ssk_spring_watch.why: the divergence reasons (static strings; the GL
+ * backend's watch on the device names them by code). */
+#define SSK_SPRING_WHY_NONFINITE "non-finite values"
+#define SSK_SPRING_WHY_GREW "an energy that grew over consecutive iterations"
+
 typedef struct ssk_spring_watch {
     /* state between passes */
     double e_prev, epot_prev, good_energy;

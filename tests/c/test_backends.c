@@ -973,6 +973,75 @@ static void test_spring_wide_variants(void **state)
     bcn_free(&b);
 }
 
+/* The watch on the device (core/backends/gl_backend.c "The watch on the
+ * device": the fused multilevel pass decides on each pass on the GPU and
+ * the host reads nothing back until the frame is done) against the host's
+ * watch (SSK_GL_SPRING_WATCH=host), both with the hardware GPUs' kernels
+ * (SSK_GL_SPRING_ML=wide, their default): the same passes, stopping pass,
+ * result and report bit for bit, to the threshold, at a fixed count, by
+ * the force scheme, through a divergence (its kept iterate), frame after
+ * frame, and on BCN. */
+static spring_pair watch_pair_make(const ssk_rig *rig, const char *members)
+{
+    setenv("SSK_GL_SPRING_ML", "wide", 1);
+    spring_pair p = env_pair_make(rig, members, "SSK_GL_SPRING_WATCH", "host", "device");
+    unsetenv("SSK_GL_SPRING_ML");
+    return p;
+}
+
+static void test_spring_watch_on_device(void **state)
+{
+    (void)state;
+    need_gl();
+    float skin[32];
+    ssk_rig *rig = bent_limb(skin, 2.3561945f); /* 135 degrees */
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    struct {
+        const char *members, *what;
+        bool converges;
+    } const cases[] = {
+        {"", "watch on the device: default (multilevel) to the threshold", true},
+        {"\"convergence\": \"iterations\", \"max_iterations\": 23",
+         "watch on the device: fixed count", true},
+        {"\"max_iterations\": 400, \"convergence\": \"force\", \"threshold\": 0.002",
+         "watch on the device: force scheme", true},
+        {"\"max_iterations\": 7", "watch on the device: the cap before the threshold", false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        spring_pair p = watch_pair_make(rig, cases[c].members);
+        const ssk_spring_report r = batch_compare(&p, skin, NULL, 0.0, cases[c].what);
+        assert_int_equal(r.converged, cases[c].converges);
+        spring_pair_free(&p);
+    }
+    /* a diverging solve: the watch's streak, kept iterate and reason */
+    spring_pair d = watch_pair_make(
+        rig, "\"stiffness\": {\"surface\": 30, \"length\": 30, \"torsion\": 30, \"detail\": 0}, "
+             "\"max_iterations\": 2000, \"convergence\": \"iterations\"");
+    tu_mat4_rotation(skin + 16, z, 1.5707963f, joint);
+    const ssk_spring_report rd = batch_compare(&d, skin, NULL, 0.0, "watch on the device: divergence");
+    assert_false(rd.converged);
+    spring_pair_free(&d);
+    spring_pair f = watch_pair_make(rig, "\"mode\": \"frame_dependent\"");
+    for (int k = 0; k < 3; ++k) {
+        tu_mat4_rotation(skin + 16, z, 0.5f + 0.3f * (float)k, joint);
+        batch_compare(&f, skin, NULL, (double)k, "watch on the device: frame-dependent");
+    }
+    spring_pair_free(&f);
+    ssk_rig_destroy(rig);
+
+    bcn b = bcn_load();
+    spring_pair q = watch_pair_make(b.rig, "");
+    const int frames[] = {12, 40};
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
+        bcn_sample(&b, frames[i]);
+        char what[64];
+        snprintf(what, sizeof what, "watch on the device: BCN frame %d", frames[i]);
+        assert_true(batch_compare(&q, b.skin, b.obj, frames[i], what).converged);
+    }
+    spring_pair_free(&q);
+    bcn_free(&b);
+}
+
 /* The host has its own context current on this thread with some state;
  * running the GL backend must leave both alone. */
 static void test_host_context_untouched(void **state)
@@ -1210,6 +1279,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_spring_parity_divergence),
         cmocka_unit_test(test_spring_batches),
         cmocka_unit_test(test_spring_wide_variants),
+        cmocka_unit_test(test_spring_watch_on_device),
         cmocka_unit_test(test_host_context_untouched),
         cmocka_unit_test(test_shader_compile_error_is_reported),
         cmocka_unit_test(test_auto_choice),
