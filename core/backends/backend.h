@@ -99,6 +99,10 @@ typedef struct ssk_kernel_call {
     ssk_arap *arap;                      /* ARAP: the node's solver */
     ssk_implicit *implicit;              /* IMPLICIT: the node's tracker */
     ssk_implicit_report *implicit_report; /* IMPLICIT: out */
+    int defer_finish;                    /* not the deform's last step: the GL
+                                            backend returns once the kernel is
+                                            issued (the next step's commands
+                                            follow it on the GPU), not finished */
 } ssk_kernel_call;
 
 typedef struct ssk_backend_ops {
@@ -114,7 +118,9 @@ typedef struct ssk_backend_ops {
     ssk_status (*buffer_create)(void *state, int *out_id, ssk_error *err);
     /* Uploads the per-frame data the following runs read. */
     ssk_status (*frame_upload)(void *state, const ssk_frame_data *frame, ssk_error *err);
-    /* Runs one kernel; returns when its output is complete (GL: finished). */
+    /* Runs one kernel; returns when its output is complete (GL: finished,
+     * unless call->defer_finish: then issued, in order before any later
+     * run, read or max_displacement of the same state). */
     ssk_status (*run)(void *state, const ssk_kernel_call *call, ssk_error *err);
     /* Optional (may be NULL): makes buffer `id` live in caller memory `host`
      * (#V by 3) until the next call, so a kernel writing it needs no

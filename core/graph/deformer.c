@@ -830,6 +830,9 @@ ssk_status ssk_deformer_deform(ssk_deformer *d, float *dst_positions,
      * end. */
     ssk_error diverged = {0};
     for (uint32_t i = 0; i < d->step_count; ++i) {
+        /* the GPU runs the steps back to back; the last one finishes, so
+         * compute_seconds holds them all */
+        d->steps[i].call.defer_finish = i + 1 < d->step_count;
         st = d->ops->run(d->state, &d->steps[i].call, err);
         if (st == SSK_ERROR_SPRING_DIVERGED && err) diverged = *err;
         if (st == SSK_ERROR_SPRING_DIVERGED) diverged.status = st;
