@@ -1042,6 +1042,25 @@ static void test_spring_watch_on_device(void **state)
     bcn_free(&b);
 }
 
+/* The staged read-back (SSK_GL_READBACK=staged: a GPU copy into a buffer
+ * in host memory, core/backends/gl_backend.c job_read) against
+ * glGetBufferSubData: the same positions bit for bit, frame after frame. */
+static void test_readback_staged(void **state)
+{
+    (void)state;
+    need_gl();
+    float skin[32];
+    ssk_rig *rig = bent_limb(skin, 1.2f);
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    spring_pair p = env_pair_make(rig, "", "SSK_GL_READBACK", "plain", "staged");
+    for (int k = 0; k < 3; ++k) {
+        tu_mat4_rotation(skin + 16, z, 0.4f + 0.5f * (float)k, joint);
+        batch_compare(&p, skin, NULL, (double)k, "read-back plain / staged");
+    }
+    spring_pair_free(&p);
+    ssk_rig_destroy(rig);
+}
+
 /* The host has its own context current on this thread with some state;
  * running the GL backend must leave both alone. */
 static void test_host_context_untouched(void **state)
@@ -1280,6 +1299,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_spring_batches),
         cmocka_unit_test(test_spring_wide_variants),
         cmocka_unit_test(test_spring_watch_on_device),
+        cmocka_unit_test(test_readback_staged),
         cmocka_unit_test(test_host_context_untouched),
         cmocka_unit_test(test_shader_compile_error_is_reported),
         cmocka_unit_test(test_auto_choice),
