@@ -237,15 +237,18 @@ int main(int argc, char **argv)
         ssk_rig_destroy(rig);
     }
     printf("\n| pose | vertices | solver | ms/frame median / best, --method spring, %s | "
-           "iterations | converged |\n",
+           "iterations | converged | of which read-back, ms (median) |\n",
            backend == SSK_BACKEND_GL ? "GL" : "CPU");
-    printf("|---|---:|---|---:|---:|---:|\n");
+    printf("|---|---:|---|---:|---:|---:|---:|\n");
     for (int si = 0; si < size_count; ++si) {
         ssk_rig *rig = bench_limb_create(sizes[si], BENCH_LIMB_WEIGHTS_INVERSE_DISTANCE);
         if (!rig) return 1;
         const uint32_t nv = ssk_rig_vertex_count(rig);
         float *out = malloc(3 * (size_t)nv * sizeof(float));
         double *t = malloc((size_t)repeats * sizeof(double));
+        /* the deformer's read-back of the result (ssk_deformer_timing) */
+        double *rb = malloc((size_t)repeats * sizeof(double));
+        if (!out || !t || !rb) return 1;
         for (int solver = 2; solver >= 0; --solver) {
             ssk_error err = {0};
             char json[512];
@@ -284,12 +287,16 @@ int main(int argc, char **argv)
                         return 1;
                     }
                     if (r >= 0) t[r] = bench_now() - t0;
+                    ssk_deform_timing tm;
+                    ssk_deformer_timing(d, &tm);
+                    if (r >= 0) rb[r] = tm.readback_seconds;
                 }
                 ssk_deformer_spring_report(d, &rep);
                 qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
-                printf("| %s | %u | %s | %.1f / %.1f | %u | %s |\n", pose_names[pose], nv,
+                qsort(rb, (size_t)repeats, sizeof(double), bench_compare_double);
+                printf("| %s | %u | %s | %.1f / %.1f | %u | %s | %.2f |\n", pose_names[pose], nv,
                        solver_names[solver], 1e3 * t[repeats / 2], 1e3 * t[0], rep.iterations,
-                       rep.converged ? "yes" : "no");
+                       rep.converged ? "yes" : "no", 1e3 * rb[repeats / 2]);
                 fflush(stdout);
             }
             ssk_deformer_destroy(d);
@@ -323,6 +330,9 @@ int main(int argc, char **argv)
                 }
                 if (f == 0) continue;
                 t[f - 1] = bench_now() - t0;
+                ssk_deform_timing tm;
+                ssk_deformer_timing(d, &tm);
+                rb[f - 1] = tm.readback_seconds;
                 ssk_spring_report rep = {0};
                 ssk_deformer_spring_report(d, &rep);
                 its[f - 1] = rep.iterations;
@@ -331,9 +341,11 @@ int main(int argc, char **argv)
             if (its) {
                 qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
                 qsort(its, (size_t)repeats, sizeof(uint32_t), bench_compare_u32);
-                printf("| animation, frame-dependent | %u | %s | %.1f / %.1f | %u (%u) | %s |\n", nv,
-                       solver_names[solver], 1e3 * t[repeats / 2], 1e3 * t[0], its[repeats / 2],
-                       its[repeats - 1], all_converged ? "yes" : "no");
+                qsort(rb, (size_t)repeats, sizeof(double), bench_compare_double);
+                printf("| animation, frame-dependent | %u | %s | %.1f / %.1f | %u (%u) | %s | %.2f |\n",
+                       nv, solver_names[solver], 1e3 * t[repeats / 2], 1e3 * t[0],
+                       its[repeats / 2], its[repeats - 1], all_converged ? "yes" : "no",
+                       1e3 * rb[repeats / 2]);
                 fflush(stdout);
             }
             free(its);
@@ -342,6 +354,7 @@ int main(int argc, char **argv)
         }
         free(out);
         free(t);
+        free(rb);
         ssk_rig_destroy(rig);
     }
     return 0;
