@@ -886,6 +886,36 @@ static ssk_rig *bent_limb(float skin[32], float angle)
     return rig;
 }
 
+typedef spring_pair (*pair_maker)(const ssk_rig *rig, const char *members);
+
+/* Three frame-dependent frames of the bent limb (each from the previous
+ * result), then BCN frames `frames` (each converged), compared by
+ * batch_compare on pairs from `make`; `prefix` names them. Frees rig. */
+static void pair_frames_compare(pair_maker make, ssk_rig *rig, float skin[32], const int *frames,
+                                size_t frame_count, const char *prefix)
+{
+    const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
+    char what[96];
+    spring_pair f = make(rig, "\"mode\": \"frame_dependent\"");
+    snprintf(what, sizeof what, "%sframe-dependent", prefix);
+    for (int k = 0; k < 3; ++k) {
+        tu_mat4_rotation(skin + 16, z, 0.5f + 0.3f * (float)k, joint);
+        batch_compare(&f, skin, NULL, (double)k, what);
+    }
+    spring_pair_free(&f);
+    ssk_rig_destroy(rig);
+
+    bcn b = bcn_load();
+    spring_pair q = make(b.rig, "");
+    for (size_t i = 0; i < frame_count; ++i) {
+        bcn_sample(&b, frames[i]);
+        snprintf(what, sizeof what, "%sBCN frame %d", prefix, frames[i]);
+        assert_true(batch_compare(&q, b.skin, b.obj, frames[i], what).converged);
+    }
+    spring_pair_free(&q);
+    bcn_free(&b);
+}
+
 static void test_spring_batches(void **state)
 {
     (void)state;
@@ -916,26 +946,8 @@ static void test_spring_batches(void **state)
     tu_mat4_rotation(skin + 16, z, 1.5707963f, joint);
     batch_compare(&d, skin, NULL, 0.0, "divergence, Chebyshev");
     spring_pair_free(&d);
-    /* frame-dependent: each frame from the previous result */
-    spring_pair f = batch_pair_make(rig, "\"mode\": \"frame_dependent\"");
-    for (int k = 0; k < 3; ++k) {
-        tu_mat4_rotation(skin + 16, z, 0.5f + 0.3f * (float)k, joint);
-        batch_compare(&f, skin, NULL, (double)k, "frame-dependent");
-    }
-    spring_pair_free(&f);
-    ssk_rig_destroy(rig);
-
-    bcn b = bcn_load();
-    spring_pair q = batch_pair_make(b.rig, "");
     const int frames[] = {12, 40, 79};
-    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
-        bcn_sample(&b, frames[i]);
-        char what[64];
-        snprintf(what, sizeof what, "BCN frame %d", frames[i]);
-        assert_true(batch_compare(&q, b.skin, b.obj, frames[i], what).converged);
-    }
-    spring_pair_free(&q);
-    bcn_free(&b);
+    pair_frames_compare(batch_pair_make, rig, skin, frames, sizeof frames / sizeof frames[0], "");
 }
 
 /* The hardware GPUs' variants of a multilevel pass against each other:
@@ -1021,25 +1033,9 @@ static void test_spring_watch_on_device(void **state)
     const ssk_spring_report rd = batch_compare(&d, skin, NULL, 0.0, "watch on the device: divergence");
     assert_false(rd.converged);
     spring_pair_free(&d);
-    spring_pair f = watch_pair_make(rig, "\"mode\": \"frame_dependent\"");
-    for (int k = 0; k < 3; ++k) {
-        tu_mat4_rotation(skin + 16, z, 0.5f + 0.3f * (float)k, joint);
-        batch_compare(&f, skin, NULL, (double)k, "watch on the device: frame-dependent");
-    }
-    spring_pair_free(&f);
-    ssk_rig_destroy(rig);
-
-    bcn b = bcn_load();
-    spring_pair q = watch_pair_make(b.rig, "");
     const int frames[] = {12, 40};
-    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
-        bcn_sample(&b, frames[i]);
-        char what[64];
-        snprintf(what, sizeof what, "watch on the device: BCN frame %d", frames[i]);
-        assert_true(batch_compare(&q, b.skin, b.obj, frames[i], what).converged);
-    }
-    spring_pair_free(&q);
-    bcn_free(&b);
+    pair_frames_compare(watch_pair_make, rig, skin, frames, sizeof frames / sizeof frames[0],
+                        "watch on the device: ");
 }
 
 /* The staged read-back (SSK_GL_READBACK=staged: a GPU copy into a buffer
