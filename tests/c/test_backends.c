@@ -888,6 +888,24 @@ static ssk_rig *bent_limb(float skin[32], float angle)
 
 typedef spring_pair (*pair_maker)(const ssk_rig *rig, const char *members);
 
+/* A spring node's members (JSON), a name, and whether it converges. */
+typedef struct pair_case {
+    const char *members, *what;
+    bool converges;
+} pair_case;
+
+/* batch_compare of each case on a pair from `make`, one frame. */
+static void pair_cases_compare(pair_maker make, const ssk_rig *rig, const float *skin,
+                               const pair_case *cases, size_t count)
+{
+    for (size_t c = 0; c < count; ++c) {
+        spring_pair p = make(rig, cases[c].members);
+        const ssk_spring_report r = batch_compare(&p, skin, NULL, 0.0, cases[c].what);
+        assert_int_equal(r.converged, cases[c].converges);
+        spring_pair_free(&p);
+    }
+}
+
 /* Three frame-dependent frames of the bent limb (each from the previous
  * result), then BCN frames `frames` (each converged), compared by
  * batch_compare on pairs from `make`; `prefix` names them. Frees rig. */
@@ -923,22 +941,14 @@ static void test_spring_batches(void **state)
     float skin[32];
     ssk_rig *rig = bent_limb(skin, 2.3561945f); /* 135 degrees */
     const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
-    struct {
-        const char *members, *what;
-        bool converges;
-    } const cases[] = {
+    const pair_case cases[] = {
         {"", "default (multilevel) to the threshold", true},
         {"\"convergence\": \"iterations\", \"max_iterations\": 23", "fixed count (its scheme: met)", true},
         {"\"solver\": \"chebyshev\", \"max_iterations\": 400", "chebyshev", true},
         {"\"max_iterations\": 400, \"convergence\": \"force\", \"threshold\": 0.002",
          "force scheme", true},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-        spring_pair p = batch_pair_make(rig, cases[c].members);
-        const ssk_spring_report r = batch_compare(&p, skin, NULL, 0.0, cases[c].what);
-        assert_int_equal(r.converged, cases[c].converges);
-        spring_pair_free(&p);
-    }
+    pair_cases_compare(batch_pair_make, rig, skin, cases, sizeof cases / sizeof cases[0]);
     /* divergence after Chebyshev restarts (spring_parity_divergence) */
     spring_pair d = batch_pair_make(
         rig, "\"stiffness\": {\"surface\": 30, \"length\": 30, \"torsion\": 30, \"detail\": 0}, "
@@ -1008,10 +1018,7 @@ static void test_spring_watch_on_device(void **state)
     float skin[32];
     ssk_rig *rig = bent_limb(skin, 2.3561945f); /* 135 degrees */
     const float z[3] = {0, 0, 1}, joint[3] = {0, 1, 0};
-    struct {
-        const char *members, *what;
-        bool converges;
-    } const cases[] = {
+    const pair_case cases[] = {
         {"", "watch on the device: default (multilevel) to the threshold", true},
         {"\"convergence\": \"iterations\", \"max_iterations\": 23",
          "watch on the device: fixed count", true},
@@ -1019,12 +1026,7 @@ static void test_spring_watch_on_device(void **state)
          "watch on the device: force scheme", true},
         {"\"max_iterations\": 7", "watch on the device: the cap before the threshold", false},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-        spring_pair p = watch_pair_make(rig, cases[c].members);
-        const ssk_spring_report r = batch_compare(&p, skin, NULL, 0.0, cases[c].what);
-        assert_int_equal(r.converged, cases[c].converges);
-        spring_pair_free(&p);
-    }
+    pair_cases_compare(watch_pair_make, rig, skin, cases, sizeof cases / sizeof cases[0]);
     /* a diverging solve: the watch's streak, kept iterate and reason */
     spring_pair d = watch_pair_make(
         rig, "\"stiffness\": {\"surface\": 30, \"length\": 30, \"torsion\": 30, \"detail\": 0}, "
