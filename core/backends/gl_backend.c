@@ -2200,6 +2200,7 @@ static ssk_status spring_passes_device(gl_state *s, gl_spring *g, spring_batch_r
     for (int i = 0; i < 2; ++i)
         if (q[i].fence) glDeleteSync(q[i].fence);
     g->pass = 0;
+    if (st == SSK_OK && reads == 0) st = spring_first_check(g, err); /* no pass ran */
     if (st != SSK_OK) return st;
     b->passes = issued;
     if (h.done && h.save_pass == h.iterations && h.save_pass >= 2)
