@@ -168,6 +168,7 @@ typedef enum gl_program {
     PROG_SPRING_ANCHORS,
     PROG_SPRING_ML_COARSE_SHARED,
     PROG_SPRING_ML_PROLONG,
+    PROG_SPRING_STEP_WATCH,
     PROG_COUNT
 } gl_program;
 
@@ -179,7 +180,7 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp",
     "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp",
     "kernels_spring_anchors.comp", "kernels_spring_ml_coarse_shared.comp",
-    "kernels_spring_ml_prolong.comp"};
+    "kernels_spring_ml_prolong.comp", "kernels_spring_step_watch.comp"};
 /* SSK_ML_COARSE_SHARED_NODES of kernels_spring_ml_coarse_shared.comp: the
  * local nodes whose floats (12 each) and loop integers its shared memory
  * holds; its level offsets are sized for SSK_SPRING_ML_MAX_LEVELS 8. */
@@ -812,6 +813,8 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
     GLint blocks = 0;
     glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &blocks);
     if (blocks < SPRING_MLP_COUNTER + 1) s->ml_fused = false;
+    /* the wide restriction binds 9 (kernels_spring_watch_lib.glsl's too) */
+    if (blocks < SPRING_ML_AUX + 2) s->ml_wide = s->ml_fused = false;
     /* the watch on the device adds a block (13) at binding 14 at most */
     GLint bindings = 0;
     glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
@@ -1538,12 +1541,26 @@ static void spring_records(gl_state *s, gl_spring *g, GLuint positions)
 }
 
 static GLuint ring_slot(const gl_spring *g, int64_t k);
+static void spring_step_uniforms(gl_state *s, gl_spring *g);
 
-/* The step's uniforms that hold for a whole solve. */
+/* The step's uniforms that hold for a whole solve, in the plain program
+ * and, with the watch on the device, its passes' program. */
 static void spring_step_setup(gl_state *s, gl_spring *g)
 {
+    for (int watch = 0; watch <= (g->watch_on ? 1 : 0); ++watch) {
+        glUseProgram(s->programs[watch ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP]);
+        spring_step_uniforms(s, g);
+        if (watch) {
+            glUniform1ui(LOC_SPRING_WATCH, 1u);
+            bind(SPRING_WATCH, g->buffers[SB_WATCH]);
+        }
+    }
+}
+
+/* The step's solve-wide uniforms, in the program in use. */
+static void spring_step_uniforms(gl_state *s, gl_spring *g)
+{
     const ssk_spring *sp = g->sp;
-    glUseProgram(s->programs[PROG_SPRING_STEP]);
     glUniform1ui(LOC_COUNT, s->rig->vertex_count);
     glUniform1fv(LOC_SPRING_K, SSK_FORCE_COUNT, sp->params.stiffness);
     glUniform1f(LOC_SPRING_DT, sp->params.dt);
@@ -1554,8 +1571,6 @@ static void spring_step_setup(gl_state *s, gl_spring *g)
     glUniform1ui(LOC_SPRING_DETAIL_FIRST, sp->vertex_count);
     glUniform1ui(LOC_SPRING_TWIST_FIRST, 2 * sp->vertex_count);
     glUniform1uiv(LOC_SPRING_MAP_OFFSET, SSK_FORCE_COUNT, g->map_offset);
-    glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
-    bind(SPRING_WATCH, g->buffers[SB_WATCH]);
 }
 
 /* A dispatch of a pass with the watch on the device: its group count from
@@ -1578,7 +1593,7 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
     if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV; /* the watch: weight 1 skips it */
     if (sp->params.stiffness[SSK_FORCE_TWIST] > 0.0f) flags |= SPRING_FLAG_TWIST;
-    glUseProgram(s->programs[PROG_SPRING_STEP]);
+    glUseProgram(s->programs[g->watch_on ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP]);
     bind(SPRING_STEP_VERTEX, g->buffers[SB_VERTEX]);
     bind(SPRING_STEP_EDGES, g->buffers[SB_EDGES]);
     bind(SPRING_STEP_RECORDS, g->buffers[SB_RECORDS]);
@@ -1703,7 +1718,7 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)(g->ml_off[ML_OFF_FRAME] * sizeof(float)),
                     (GLsizeiptr)(9 * (size_t)ml->node_count * sizeof(float)), ml->node_frame);
     const gl_program per_row[] = {PROG_SPRING_ML, PROG_SPRING_ML_RESTRICT};
-    for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; ++i) {
+    for (size_t i = 0; i < (s->ml_wide ? 2u : 1u); ++i) {
         glUseProgram(s->programs[per_row[i]]);
         glUniform1f(LOC_SPRING_ML_DT, sp->params.dt);
         glUniform1f(LOC_SPRING_ML_KD, sp->params.stiffness[SSK_FORCE_DETAIL]);
@@ -2240,13 +2255,29 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "GL spring kernel: no spring, input or bones");
     if (call->report) memset(call->report, 0, sizeof *call->report);
-    const gl_program programs[] = {PROG_SPRING_IN, PROG_SPRING_RECORDS, PROG_SPRING_STEP,
-                                   PROG_SPRING_REDUCE, PROG_SPRING_DETAIL, PROG_SPRING_ML,
-                                   PROG_SPRING_ML_COARSE, PROG_SPRING_ML_RESTRICT,
-                                   PROG_SPRING_ML_COARSE_WIDE, PROG_SPRING_ANCHORS,
-                                   PROG_SPRING_ML_COARSE_SHARED, PROG_SPRING_ML_PROLONG};
+    /* the programs this state's solves can run (those of the hardware
+     * GPUs' variants bind more storage blocks than GL guarantees) */
+    const struct {
+        gl_program p;
+        bool used;
+    } programs[] = {
+        {PROG_SPRING_IN, true},
+        {PROG_SPRING_RECORDS, true},
+        {PROG_SPRING_STEP, true},
+        {PROG_SPRING_REDUCE, true},
+        {PROG_SPRING_DETAIL, true},
+        {PROG_SPRING_ANCHORS, true},
+        {PROG_SPRING_ML, true},
+        {PROG_SPRING_ML_COARSE, !s->ml_wide},
+        {PROG_SPRING_ML_RESTRICT, s->ml_wide},
+        {PROG_SPRING_ML_COARSE_WIDE, s->ml_wide},
+        {PROG_SPRING_ML_COARSE_SHARED, s->ml_wide && s->ml_shared},
+        {PROG_SPRING_ML_PROLONG, s->ml_fused},
+        {PROG_SPRING_STEP_WATCH, s->spring_watch},
+    };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
-        ssk_status st = program(s, programs[i], err);
+        if (!programs[i].used) continue;
+        ssk_status st = program(s, programs[i].p, err);
         if (st != SSK_OK) return st;
     }
     gl_spring *g = NULL;
@@ -2317,12 +2348,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     spring_batch_run b;
     st = g->watch_on ? spring_passes_device(s, g, &b, &prof, err)
                      : spring_passes(s, g, semi, &b, &prof, err);
-    if (g->watch_on) {
-        /* the step's later uses (the result's energy) are the host's */
-        g->watch_on = false;
-        glUseProgram(s->programs[PROG_SPRING_STEP]);
-        glUniform1ui(LOC_SPRING_WATCH, 0u);
-    }
+    g->watch_on = false; /* the step's later uses (the result's energy) are the host's */
     if (st != SSK_OK) return st;
     ssk_spring_watch w = b.w;
     const GLuint result =
