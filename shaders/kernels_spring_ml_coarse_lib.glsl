@@ -65,6 +65,21 @@ layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
 // 1 .. 5 end the step after that phase (the result is then wrong: for
 // timing the phases with SSK_GL_PROFILE only); 0 runs it all.
 layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
+// The restriction in the step (kernels_spring_step_watch.comp,
+// SSK_GL_SPRING_RESTRICT=step): [0] 1 when on, then the offsets of each
+// slab's partials (CSR offsets and list, U) and the partials (W).
+layout(location = SSK_LOC_SPRING_ML_RS) uniform uint u_rsc[4];
+
+// Component c (< 24) of slab lo's sums: from the restriction's slab sums
+// at SL, or added from the step's partials in the groups' order.
+float slab_sum(uint SL, uint lo, uint c)
+{
+    if (u_rsc[0] == 0u) return mwc[SL + lo * 24u + c];
+    float x = 0.0;
+    uint a = mu[u_rsc[1] + lo], b = mu[u_rsc[1] + lo + 1u];
+    for (uint p = a; p < b; ++p) x += mwc[u_rsc[3] + mu[u_rsc[2] + p] * 24u + c];
+    return x;
+}
 
 
 // After writes of LOC that other invocations read next: in shared memory a
@@ -195,8 +210,8 @@ void coarse()
         if (l + 1u != levels) continue; // not the bone's finest level
         uint n = 1u << l;
         float x = 0.0;
-        if (k < n) x += mwc[SL + lo * 24u + c];
-        if (k > 0u) x += mwc[SL + (lo - 1u) * 24u + MOM + c];
+        if (k < n) x += slab_sum(SL, lo, c);
+        if (k > 0u) x += slab_sum(SL, lo - 1u, MOM + c);
         LOC_SET(lo * MOM + c, x);
     }
     sync();

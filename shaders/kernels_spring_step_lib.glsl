@@ -27,6 +27,27 @@ layout(std430, binding = SSK_SPRING_STEP_SCRATCH) writeonly buffer Scratch { vec
 #ifdef SSK_SPRING_STEP_WATCH
 layout(std430, binding = SSK_SPRING_STEP_GOOD) writeonly buffer Good { float good[]; };
 layout(std430, binding = SSK_SPRING_STEP_GOOD_FROM) readonly buffer GoodFrom { float good_from[]; };
+// The multilevel restriction in the step (SSK_GL_SPRING_RESTRICT=step,
+// core/backends/gl_backend.c "The restriction in the step"): each row's
+// moments (the row_moments of kernels_spring_ml_lib.glsl, from the values
+// the step just computed) summed per slab over the work group into the
+// group's partial sums, which the coarse step adds (slab_sum of
+// kernels_spring_ml_coarse_lib.glsl); the restriction's own dispatch is
+// then not run. u_rs: [0] 1 when on, then the offsets of ROW_KEY (U), ROW_F
+// (F), the rows' slots in their group (U), the groups' first partial (U)
+// and the partials (W).
+layout(std430, binding = SSK_SPRING_STEP_ML_U) readonly buffer StepMlU { uint mu[]; };
+layout(std430, binding = SSK_SPRING_STEP_ML_F) readonly buffer StepMlF { float mf[]; };
+layout(std430, binding = SSK_SPRING_STEP_ML_W) writeonly buffer StepMlW { float mw[]; };
+layout(location = SSK_LOC_SPRING_STEP_RS) uniform uint u_rs[6];
+#define SSK_RS_MOM 12u
+float rs_acc[2u * SSK_RS_MOM]; // this invocation's row: (1 - up) m, up m
+uint rs_slot;                  // its slot in the group, or 0xffffffff
+#if defined(GL_KHR_shader_subgroup_arithmetic)
+shared float s_rs[2u * SSK_RS_MOM * SSK_LOCAL_SIZE / 4u];
+#else
+shared float s_rs[2u * SSK_RS_MOM * SSK_LOCAL_SIZE];
+#endif
 #endif
 
 layout(location = SSK_LOC_BASE) uniform uint u_base;
@@ -51,18 +72,88 @@ float stiffness(int f, uint i)
     return k;
 }
 
-void main()
-{
-    uint i = u_base + gl_GlobalInvocationID.x;
-    if (i >= u_count) return;
 #ifdef SSK_SPRING_STEP_WATCH
-    // the watch on the device: SAVE_GOOD of the last pass copies x_(k-3)
-    if (u_watch != 0u && wt.save_pass != 0u && wt.save_pass + 1u == u_pass)
-        for (uint c = 0u; c < 3u; ++c) good[3u * i + c] = good_from[3u * i + c];
-    float omega = watch_omega(u_omega);
+// The restriction's moments of row v (row_moments of
+// kernels_spring_ml_lib.glsl with the same operations) into rs_acc, when
+// it takes part: cur its current position, li and ui its scale vector's
+// length and direction, nxt its next position (blended with weight omega).
+void step_row_moments(uint v, uint role, uvec4 vd, vec3 cur, float li, vec3 ui, vec3 nxt,
+                      float omega)
+{
+    uint key = mu[u_rs[1] + v];
+    if (role != SSK_ROLE_FREE || key == 0xffffffffu) return;
+    float up = mf[u_rs[2] + 2u * v];
+    vec3 g = nxt - cur;
+    if (omega != 1.0) {
+        vec3 pv = vec3(velocity[3u * v], velocity[3u * v + 1u], velocity[3u * v + 2u]);
+        g = (nxt - pv) / omega + pv - cur;
+    }
+    float q;
+    if (vd.y <= vd.x) {
+        q = 1.0 / u_dt;
+    } else {
+        float map = (u_flags & (SSK_SPRING_FLAG_MAP0 << uint(SSK_FORCE_DETAIL))) != 0u
+                        ? uintBitsToFloat(scalars[u_map_offset[SSK_FORCE_DETAIL] + v])
+                        : 1.0;
+        q = (1.0 + u_dt * u_k[SSK_FORCE_DETAIL] * map) / u_dt;
+    }
+    vec3 f = q * g;
+    float r = mf[u_rs[2] + 2u * v + 1u];
+    vec3 s = r * li * ui;
+    float m[SSK_RS_MOM] = float[SSK_RS_MOM](f.x, f.y, f.z, f.x * s.x, f.x * s.y, f.x * s.z,
+                                            f.y * s.x, f.y * s.y, f.y * s.z, f.z * s.x,
+                                            f.z * s.y, f.z * s.z);
+    for (uint c = 0u; c < SSK_RS_MOM; ++c) {
+        rs_acc[c] = (1.0 - up) * m[c];
+        rs_acc[SSK_RS_MOM + c] = up * m[c];
+    }
+    rs_slot = mu[u_rs[3] + v];
+}
+
+// The group's partial sums, slot by slot (every invocation of the group
+// calls it): the sum over its rows of that slot (a slab), added as the
+// restriction adds a group's values (kernels_spring_ml_restrict.comp).
+void step_restrict()
+{
+    uint lane = gl_LocalInvocationIndex;
+    uint first = mu[u_rs[4] + gl_WorkGroupID.x], last = mu[u_rs[4] + gl_WorkGroupID.x + 1u];
+    for (uint slot = 0u; first + slot < last; ++slot) {
+        uint out_ = u_rs[5] + (first + slot) * 2u * SSK_RS_MOM;
+#if defined(GL_KHR_shader_subgroup_arithmetic)
+        for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c) {
+            float x = subgroupAdd(rs_slot == slot ? rs_acc[c] : 0.0);
+            if (subgroupElect()) s_rs[gl_SubgroupID * 2u * SSK_RS_MOM + c] = x;
+        }
+        memoryBarrierShared();
+        barrier();
+        if (lane < 2u * SSK_RS_MOM) {
+            float x = 0.0;
+            for (uint g = 0u; g < gl_NumSubgroups; ++g) x += s_rs[g * 2u * SSK_RS_MOM + lane];
+            mw[out_ + lane] = x;
+        }
 #else
-    float omega = u_omega;
+        for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c)
+            s_rs[c * SSK_LOCAL_SIZE + lane] = rs_slot == slot ? rs_acc[c] : 0.0;
+        memoryBarrierShared();
+        barrier();
+        for (uint half_ = SSK_LOCAL_SIZE / 2u; half_ > 0u; half_ /= 2u) {
+            if (lane < half_)
+                for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c)
+                    s_rs[c * SSK_LOCAL_SIZE + lane] += s_rs[c * SSK_LOCAL_SIZE + lane + half_];
+            memoryBarrierShared();
+            barrier();
+        }
+        if (lane < 2u * SSK_RS_MOM) mw[out_ + lane] = s_rs[lane * SSK_LOCAL_SIZE];
 #endif
+        memoryBarrierShared();
+        barrier(); // s_rs is rewritten for the next slot
+    }
+}
+#endif
+
+// The force pass of vertex i (< #V) with Chebyshev weight omega.
+void step_vertex(uint i, float omega)
+{
     uvec4 vd = vertex_data[i];
     vec4 ri0 = records[2u * i], ri1 = records[2u * i + 1u];
     float xi = ri0.x, yi = ri0.y, zi = ri0.z, li = ri0.w;
@@ -237,4 +328,26 @@ void main()
     next[3u * i + 1u] = ny;
     next[3u * i + 2u] = nz;
     scratch[i] = vec4(d2, f2, energy, kin);
+#ifdef SSK_SPRING_STEP_WATCH
+    if (u_rs[0] != 0u)
+        step_row_moments(i, role, vd, vec3(xi, yi, zi), li, vec3(uxi, uyi, uzi),
+                         vec3(nx, ny, nz), omega);
+#endif
+}
+
+void main()
+{
+    uint i = u_base + gl_GlobalInvocationID.x;
+#ifdef SSK_SPRING_STEP_WATCH
+    rs_slot = 0xffffffffu;
+    if (i < u_count) {
+        // the watch on the device: SAVE_GOOD of the last pass copies x_(k-3)
+        if (u_watch != 0u && wt.save_pass != 0u && wt.save_pass + 1u == u_pass)
+            for (uint c = 0u; c < 3u; ++c) good[3u * i + c] = good_from[3u * i + c];
+        step_vertex(i, watch_omega(u_omega));
+    }
+    if (u_rs[0] != 0u) step_restrict();
+#else
+    if (i < u_count) step_vertex(i, u_omega);
+#endif
 }

@@ -264,6 +264,9 @@ enum gl_spring_binding {
     SPRING_WATCH = 12,          /* the watch on the device (kernels_spring_watch_lib.glsl) */
     SPRING_STEP_GOOD = 13,
     SPRING_STEP_GOOD_FROM = 14,
+    SPRING_STEP_ML_U = 8,       /* the restriction in the step */
+    SPRING_STEP_ML_F = 9,
+    SPRING_STEP_ML_W = 10,
     SPRING_ANC_TERMS = 0,
     SPRING_ANC_BONES = 1,
     SPRING_ANC_ANCHOR = 2,
@@ -305,6 +308,8 @@ enum gl_spring_uniform {
     LOC_SPRING_ML_PROBE = 42,
     LOC_SPRING_WATCH = 43,
     LOC_SPRING_PASS = 44,
+    LOC_SPRING_STEP_RS = 46, /* uint[6] */
+    LOC_SPRING_ML_RS = 46,   /* uint[4] */
 };
 /* kernels_spring_multilevel.comp: modes and the offsets into its buffers
  * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
@@ -473,6 +478,10 @@ typedef struct gl_spring {
     int has_prev;
     GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
     uint32_t ml_slab_keys;        /* multilevel: slabs (ML_OFF_SLAB_KEYS entries) */
+    bool rs_ok;                   /* the restriction in the step is possible (spring_rs_tables) */
+    bool rs_on;                   /* ... and this solve's passes use it */
+    GLuint rs_off[5];             /* u_rs[1..5] of kernels_spring_step_lib.glsl */
+    GLuint rsc_off[3];            /* u_rsc[1..3] of kernels_spring_ml_coarse_lib.glsl */
     bool watch_on;                /* this solve's passes run with the watch on the device */
     uint32_t pass;                /* ... and the pass being issued */
     float *watch_table;           /* (max_iterations + 2) x 2 floats, host scratch */
@@ -591,6 +600,7 @@ typedef struct gl_state {
     bool ml_shared;                /* wide coarse step in shared memory where it fits */
     bool ml_fused;                 /* wide passes end in kernels_spring_ml_prolong.comp */
     bool spring_watch;             /* fused multilevel passes take the watch on the device */
+    bool spring_rs;                /* SSK_GL_SPRING_RESTRICT=step (spring_rs_tables) */
     uint32_t ml_probe;             /* SSK_GL_SPRING_PROBE (developers' timing), else 0 */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
@@ -820,6 +830,9 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
     glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
     if (!s->ml_fused || blocks < SPRING_WATCH + 1 || bindings < SPRING_STEP_GOOD_FROM + 1)
         s->spring_watch = false;
+    /* the wide step (kernels_spring_step_watch.comp) binds 14 */
+    if (blocks < 14) s->spring_watch = s->spring_rs = false;
+    if (!s->ml_fused) s->spring_rs = false;
     const size_t nv = rig->vertex_count, nm = rig->mesh_count, nb = rig->bone_count;
     const size_t nf = s->triangle_count;
     struct {
@@ -1147,6 +1160,95 @@ static ssk_status run_attach_weights(gl_state *s, const ssk_kernel_call *call, G
  * the same cores, so AUTO's choice of the CPU without a hardware GPU
  * holds for springs too. */
 
+/* --- The restriction in the step ------------------------------------------
+ * With SSK_GL_SPRING_RESTRICT=step the force step's work groups (each
+ * SPRING_RS_GROUP vertices) also restrict: each row that takes part adds
+ * its moments (kernels_spring_ml_lib.glsl row_moments) into its group's
+ * partial sum of its slab (its slot among the group's slabs), and the
+ * coarse step adds each slab's partials in the groups' order instead of
+ * reading the restriction's sums; a pass has then three dispatches
+ * instead of four (on an H200 a dispatch with its barrier cost 10-13 us
+ * however little it did). The tables, made once per rig: per vertex its
+ * slot in its group (UINT32_MAX: no slab), per group its first partial
+ * (CSR, groups + 1), per slab (finest local node) its partials (CSR).
+ * The sums are added in another order than the restriction's, so the
+ * results agree with the four-dispatch pass to rounding, not bit for bit.
+ * A group of more than SPRING_RS_SLOTS_MAX slabs (a vertex order that
+ * scatters a group over the rig) leaves the rig to the restriction's own
+ * dispatch. Not measured on a GPU yet: off by default. */
+#define SPRING_RS_GROUP 256u   /* SSK_LOCAL_SIZE: the step's work group */
+#define SPRING_RS_SLOTS_MAX 8u /* slabs a group may touch */
+
+typedef struct spring_rs {
+    uint32_t *slot;        /* #V */
+    uint32_t *group_first; /* groups + 1 */
+    uint32_t *parts_off;   /* #local + 1 */
+    uint32_t *parts_list;  /* parts */
+    uint32_t groups, parts;
+} spring_rs;
+
+static void spring_rs_free(spring_rs *r)
+{
+    free(r->slot);
+    free(r->group_first);
+    free(r->parts_off);
+    free(r->parts_list);
+    memset(r, 0, sizeof *r);
+}
+
+/* The tables of spring `sp` (false: a group touches too many slabs, or out
+ * of memory; r is then empty). */
+static bool spring_rs_tables(const ssk_spring *sp, spring_rs *r)
+{
+    const ssk_spring_ml *ml = sp->ml;
+    const uint32_t nv = sp->vertex_count, local = ml->local_count;
+    memset(r, 0, sizeof *r);
+    r->groups = (nv + SPRING_RS_GROUP - 1) / SPRING_RS_GROUP;
+    r->slot = malloc(((size_t)nv + 1) * sizeof *r->slot);
+    r->group_first = calloc((size_t)r->groups + 1, sizeof *r->group_first);
+    r->parts_off = calloc((size_t)local + 1, sizeof *r->parts_off);
+    uint32_t *part_slab = malloc(((size_t)r->groups * SPRING_RS_SLOTS_MAX + 1) * sizeof(uint32_t));
+    bool ok = r->slot && r->group_first && r->parts_off && part_slab;
+    for (uint32_t g = 0; ok && g < r->groups; ++g) {
+        uint32_t keys[SPRING_RS_SLOTS_MAX], n = 0;
+        for (uint32_t v = g * SPRING_RS_GROUP; ok && v < nv && v < (g + 1) * SPRING_RS_GROUP; ++v) {
+            const uint32_t k = ssk_spring_ml_row_slab(ml, sp, v);
+            r->slot[v] = UINT32_MAX;
+            if (k == UINT32_MAX) continue;
+            uint32_t j = 0;
+            while (j < n && keys[j] != k) ++j;
+            if (j == n) {
+                if (n == SPRING_RS_SLOTS_MAX) {
+                    ok = false;
+                    break;
+                }
+                keys[n++] = k;
+                part_slab[r->parts + j] = k;
+            }
+            r->slot[v] = j;
+        }
+        r->parts += n;
+        r->group_first[g + 1] = r->parts;
+    }
+    if (ok) r->parts_list = malloc(((size_t)r->parts + 1) * sizeof *r->parts_list);
+    ok = ok && r->parts_list;
+    if (ok) {
+        /* the partials of each slab, in the groups' order */
+        for (uint32_t p = 0; p < r->parts; ++p) ++r->parts_off[part_slab[p] + 1];
+        for (uint32_t k = 0; k < local; ++k) r->parts_off[k + 1] += r->parts_off[k];
+        uint32_t *fill = calloc((size_t)local + 1, sizeof *fill);
+        ok = fill != NULL;
+        for (uint32_t p = 0; ok && p < r->parts; ++p) {
+            const uint32_t k = part_slab[p];
+            r->parts_list[r->parts_off[k] + fill[k]++] = p;
+        }
+        free(fill);
+    }
+    free(part_slab);
+    if (!ok) spring_rs_free(r);
+    return ok;
+}
+
 /* The multilevel correction's device data (kernels_spring_multilevel.comp):
  * SB_ML_U, SB_ML_F (the node bases at its end are uploaded per solve) and
  * SB_ML_W, with their offsets in g->ml_off. */
@@ -1182,6 +1284,17 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_SLAB_SUMS] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * local;
     off[ML_OFF_LOCAL] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * local;
     off[ML_OFF_NODE_MAP] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * nodes;
+    /* the restriction in the step: its tables after the rest of U, its
+     * partials after the rest of W */
+    spring_rs rs = {0};
+    g->rs_ok = s->spring_rs && spring_rs_tables(sp, &rs);
+    if (g->rs_ok) {
+        g->rs_off[2] = (GLuint)u, u += nv;                      /* slots */
+        g->rs_off[3] = (GLuint)u, u += (size_t)rs.groups + 1;   /* groups' first partials */
+        g->rsc_off[0] = (GLuint)u, u += (size_t)local + 1;      /* slabs' partials (CSR) */
+        g->rsc_off[1] = (GLuint)u, u += rs.parts;
+        g->rs_off[4] = g->rsc_off[2] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * (size_t)rs.parts;
+    }
     uint32_t *U = calloc(u + 1, sizeof *U);
     float *F = calloc(f + 1, sizeof *F);
     uint32_t *count = calloc(local + nodes + 2, sizeof *count);
@@ -1189,6 +1302,7 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         free(U);
         free(F);
         free(count);
+        spring_rs_free(&rs);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     for (size_t b = 0; b < nb; ++b) {
@@ -1253,6 +1367,15 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         const uint32_t k = ssk_spring_ml_row_slab(ml, sp, (uint32_t)i);
         if (k != UINT32_MAX) rows[slab[k] + fill[k]++] = (uint32_t)i;
     }
+    if (g->rs_ok) {
+        memcpy(U + g->rs_off[2], rs.slot, nv * sizeof *U);
+        memcpy(U + g->rs_off[3], rs.group_first, ((size_t)rs.groups + 1) * sizeof *U);
+        memcpy(U + g->rsc_off[0], rs.parts_off, ((size_t)local + 1) * sizeof *U);
+        memcpy(U + g->rsc_off[1], rs.parts_list, (size_t)rs.parts * sizeof *U);
+        g->rs_off[0] = off[ML_OFF_ROW_KEY];
+        g->rs_off[1] = off[ML_OFF_ROW_F];
+    }
+    spring_rs_free(&rs);
     ssk_spring_ml_kinv_full(ml, F + off[ML_OFF_KINV]);
     memcpy(F + off[ML_OFF_CENTER], ml->node_center, 2 * nodes * sizeof(float));
     memcpy(F + off[ML_OFF_RADIUS], ml->node_radius, nodes * sizeof(float));
@@ -1547,12 +1670,16 @@ static void spring_step_uniforms(gl_state *s, gl_spring *g);
  * and, with the watch on the device, its passes' program. */
 static void spring_step_setup(gl_state *s, gl_spring *g)
 {
-    for (int watch = 0; watch <= (g->watch_on ? 1 : 0); ++watch) {
+    const bool wide = g->watch_on || g->rs_on;
+    for (int watch = 0; watch <= (wide ? 1 : 0); ++watch) {
         glUseProgram(s->programs[watch ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP]);
         spring_step_uniforms(s, g);
         if (watch) {
-            glUniform1ui(LOC_SPRING_WATCH, 1u);
+            glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
             bind(SPRING_WATCH, g->buffers[SB_WATCH]);
+            GLuint rs[6] = {g->rs_on ? 1u : 0u, 0, 0, 0, 0, 0};
+            memcpy(rs + 1, g->rs_off, sizeof g->rs_off);
+            glUniform1uiv(LOC_SPRING_STEP_RS, 6, rs);
         }
     }
 }
@@ -1593,7 +1720,8 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
     if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV; /* the watch: weight 1 skips it */
     if (sp->params.stiffness[SSK_FORCE_TWIST] > 0.0f) flags |= SPRING_FLAG_TWIST;
-    glUseProgram(s->programs[g->watch_on ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP]);
+    const bool wide = g->watch_on || g->rs_on; /* kernels_spring_step_watch.comp */
+    glUseProgram(s->programs[wide ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP]);
     bind(SPRING_STEP_VERTEX, g->buffers[SB_VERTEX]);
     bind(SPRING_STEP_EDGES, g->buffers[SB_EDGES]);
     bind(SPRING_STEP_RECORDS, g->buffers[SB_RECORDS]);
@@ -1604,10 +1732,16 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     bind(SPRING_STEP_SCRATCH, g->buffers[SB_SCRATCH]);
     glUniform1ui(LOC_SPRING_FLAGS, flags);
     glUniform1f(LOC_SPRING_OMEGA, omega);
-    if (g->watch_on) {
-        /* a SAVE_GOOD of the last pass copies x_(k-3) in this step */
+    if (wide) {
+        /* a SAVE_GOOD of the last pass copies x_(k-3) in this step; the
+         * multilevel buffers for the restriction in the step */
         bind(SPRING_STEP_GOOD, g->buffers[SB_GOOD]);
         bind(SPRING_STEP_GOOD_FROM, ring_slot(g, (int64_t)g->pass - 3));
+        bind(SPRING_STEP_ML_U, g->buffers[SB_ML_U]);
+        bind(SPRING_STEP_ML_F, g->buffers[SB_ML_F]);
+        bind(SPRING_STEP_ML_W, g->buffers[SB_ML_W]);
+    }
+    if (g->watch_on) {
         glUniform1ui(LOC_SPRING_PASS, g->pass);
         glUniform1ui(LOC_BASE, 0);
         dispatch_watched(WATCH_ARGS_STEP);
@@ -1748,6 +1882,11 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     glUseProgram(s->programs[coarse]);
     glUniform1ui(LOC_SPRING_ML_PROBE, s->ml_probe);
     if (s->ml_wide) glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
+    {
+        GLuint rsc[4] = {g->rs_on ? 1u : 0u, 0, 0, 0};
+        memcpy(rsc + 1, g->rsc_off, sizeof g->rsc_off);
+        glUniform1uiv(LOC_SPRING_ML_RS, 4, rsc);
+    }
     glUniform1ui(LOC_COUNT, ml->local_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
     glUniform1f(LOC_SPRING_ML_TRUST, SSK_SPRING_ML_TRUST);
@@ -1789,7 +1928,9 @@ static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     /* with the watch on the device the weight is read there: x_(k-1) bound */
     bind(SPRING_ML_AUX, omega != 1.0f || g->watch_on ? prev : next);
     glUniform1f(LOC_SPRING_ML_OMEGA, omega); /* RESTRICT and PROLONG */
-    if (g->watch_on) {
+    if (g->rs_on) {
+        /* restricted in the step (spring_rs_tables) */
+    } else if (g->watch_on) {
         glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
         glUniform1ui(LOC_COUNT, g->ml_slab_keys);
         glUniform1ui(LOC_BASE, 0);
@@ -2273,7 +2414,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         {PROG_SPRING_ML_COARSE_WIDE, s->ml_wide},
         {PROG_SPRING_ML_COARSE_SHARED, s->ml_wide && s->ml_shared},
         {PROG_SPRING_ML_PROLONG, s->ml_fused},
-        {PROG_SPRING_STEP_WATCH, s->spring_watch},
+        {PROG_SPRING_STEP_WATCH, s->spring_watch || s->spring_rs},
     };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         if (!programs[i].used) continue;
@@ -2342,13 +2483,17 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     copy_buffer(x0, ring_slot(g, -1), bytes);
 
     g->watch_on = spring_watch_on_device(s, g, semi);
+    g->rs_on = g->rs_ok && s->ml_fused && !semi &&
+               s->local_size[PROG_SPRING_STEP_WATCH] == SPRING_RS_GROUP &&
+               (sp->vertex_count + SPRING_RS_GROUP - 1) / SPRING_RS_GROUP <= s->max_groups;
     spring_step_setup(s, g);
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
     ssk_gl_profile_mark(&prof, SPRING_PROF_SETUP);
     spring_batch_run b;
     st = g->watch_on ? spring_passes_device(s, g, &b, &prof, err)
                      : spring_passes(s, g, semi, &b, &prof, err);
-    g->watch_on = false; /* the step's later uses (the result's energy) are the host's */
+    /* the step's later uses (the result's energy) are the host's */
+    g->watch_on = g->rs_on = false;
     if (st != SSK_OK) return st;
     ssk_spring_watch w = b.w;
     const GLuint result =
@@ -3043,6 +3188,10 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
          * "The watch on the device") */
         const char *watch = getenv(SSK_GL_SPRING_WATCH_ENV);
         s->spring_watch = !(watch && strcmp(watch, "host") == 0);
+        /* SSK_GL_SPRING_RESTRICT=step: the restriction in the force step
+         * (spring_rs_tables); not measured on a GPU yet, so not the default */
+        const char *rs = getenv("SSK_GL_SPRING_RESTRICT");
+        s->spring_rs = rs && strcmp(rs, "step") == 0;
         /* SSK_GL_READBACK=staged reads back through host memory (job_read) */
         const char *readback = getenv("SSK_GL_READBACK");
         s->readback_plain = !(readback && strcmp(readback, "staged") == 0);
