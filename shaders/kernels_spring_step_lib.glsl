@@ -1,10 +1,12 @@
 // kernels_spring_step_lib.glsl - the body of the spring force pass, shared by
-// kernels_spring_step.comp (whose header describes it) and
+// kernels_spring_step.comp (whose header describes it),
 // kernels_spring_step_watch.comp (SSK_SPRING_STEP_WATCH: the pass's
 // Chebyshev weight from the watch on the device, and its SAVE_GOOD copy;
-// three storage blocks more than the 8 that GL guarantees, so the plain
-// program keeps 8). Included after kernels_spring_lib.glsl (and, with
-// SSK_SPRING_STEP_WATCH, kernels_spring_watch_lib.glsl).
+// 11 storage blocks, 3 more than the 8 that GL guarantees, so the plain
+// program keeps 8) and kernels_spring_step_rs.comp (SSK_SPRING_STEP_RS too:
+// the restriction in the step, 14 blocks). Included after
+// kernels_spring_lib.glsl (and, with SSK_SPRING_STEP_WATCH,
+// kernels_spring_watch_lib.glsl).
 
 
 layout(local_size_x = SSK_LOCAL_SIZE) in;
@@ -27,6 +29,8 @@ layout(std430, binding = SSK_SPRING_STEP_SCRATCH) writeonly buffer Scratch { vec
 #ifdef SSK_SPRING_STEP_WATCH
 layout(std430, binding = SSK_SPRING_STEP_GOOD) writeonly buffer Good { float good[]; };
 layout(std430, binding = SSK_SPRING_STEP_GOOD_FROM) readonly buffer GoodFrom { float good_from[]; };
+#endif
+#ifdef SSK_SPRING_STEP_RS
 // The multilevel restriction in the step (SSK_GL_SPRING_RESTRICT=step,
 // core/backends/gl_backend.c "The restriction in the step"): each row's
 // moments (the row_moments of kernels_spring_ml_lib.glsl, from the values
@@ -72,7 +76,7 @@ float stiffness(int f, uint i)
     return k;
 }
 
-#ifdef SSK_SPRING_STEP_WATCH
+#ifdef SSK_SPRING_STEP_RS
 // The restriction's moments of row v (row_moments of
 // kernels_spring_ml_lib.glsl with the same operations) into rs_acc, when
 // it takes part: cur its current position, li and ui its scale vector's
@@ -328,7 +332,7 @@ void step_vertex(uint i, float omega)
     next[3u * i + 1u] = ny;
     next[3u * i + 2u] = nz;
     scratch[i] = vec4(d2, f2, energy, kin);
-#ifdef SSK_SPRING_STEP_WATCH
+#ifdef SSK_SPRING_STEP_RS
     if (u_rs[0] != 0u)
         step_row_moments(i, role, vd, vec3(xi, yi, zi), li, vec3(uxi, uyi, uzi),
                          vec3(nx, ny, nz), omega);
@@ -339,14 +343,18 @@ void main()
 {
     uint i = u_base + gl_GlobalInvocationID.x;
 #ifdef SSK_SPRING_STEP_WATCH
+#ifdef SSK_SPRING_STEP_RS
     rs_slot = 0xffffffffu;
+#endif
     if (i < u_count) {
         // the watch on the device: SAVE_GOOD of the last pass copies x_(k-3)
         if (u_watch != 0u && wt.save_pass != 0u && wt.save_pass + 1u == u_pass)
             for (uint c = 0u; c < 3u; ++c) good[3u * i + c] = good_from[3u * i + c];
         step_vertex(i, watch_omega(u_omega));
     }
+#ifdef SSK_SPRING_STEP_RS
     if (u_rs[0] != 0u) step_restrict();
+#endif
 #else
     if (i < u_count) step_vertex(i, u_omega);
 #endif

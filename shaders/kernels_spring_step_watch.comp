@@ -1,11 +1,8 @@
 #version 430 core
-#extension GL_KHR_shader_subgroup_basic : enable
-#extension GL_KHR_shader_subgroup_arithmetic : enable
 // kernels_spring_step_watch.comp - kernels_spring_step.comp for a solve with
 // the watch on the device (core/backends/gl_backend.c "The watch on the
 // device"): the pass's Chebyshev weight from the watch buffer, and the
-// copy of x_(k-3) into the kept iterate when the last pass saved it; and
-// the restriction in the step (SSK_GL_SPRING_RESTRICT=step).
+// copy of x_(k-3) into the kept iterate when the last pass saved it.
 #define SSK_SPRING_STEP_WATCH
 #include "kernels_skinning_lib.glsl"
 #include "kernels_attach_lib.glsl"

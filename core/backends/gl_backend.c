@@ -169,6 +169,7 @@ typedef enum gl_program {
     PROG_SPRING_ML_COARSE_SHARED,
     PROG_SPRING_ML_PROLONG,
     PROG_SPRING_STEP_WATCH,
+    PROG_SPRING_STEP_RS,
     PROG_COUNT
 } gl_program;
 
@@ -180,7 +181,8 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp",
     "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp",
     "kernels_spring_anchors.comp", "kernels_spring_ml_coarse_shared.comp",
-    "kernels_spring_ml_prolong.comp", "kernels_spring_step_watch.comp"};
+    "kernels_spring_ml_prolong.comp", "kernels_spring_step_watch.comp",
+    "kernels_spring_step_rs.comp"};
 /* SSK_ML_COARSE_SHARED_NODES of kernels_spring_ml_coarse_shared.comp: the
  * local nodes whose floats (12 each) and loop integers its shared memory
  * holds; its level offsets are sized for SSK_SPRING_ML_MAX_LEVELS 8. */
@@ -830,9 +832,8 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
     glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
     if (!s->ml_fused || blocks < SPRING_WATCH + 1 || bindings < SPRING_STEP_GOOD_FROM + 1)
         s->spring_watch = false;
-    /* the wide step (kernels_spring_step_watch.comp) binds 14 */
-    if (blocks < 14) s->spring_watch = s->spring_rs = false;
-    if (!s->ml_fused) s->spring_rs = false;
+    /* the restriction in the step (kernels_spring_step_rs.comp) binds 14 */
+    if (!s->ml_fused || blocks < 14) s->spring_rs = false;
     const size_t nv = rig->vertex_count, nm = rig->mesh_count, nb = rig->bone_count;
     const size_t nf = s->triangle_count;
     struct {
@@ -1666,21 +1667,32 @@ static void spring_records(gl_state *s, gl_spring *g, GLuint positions)
 static GLuint ring_slot(const gl_spring *g, int64_t k);
 static void spring_step_uniforms(gl_state *s, gl_spring *g);
 
+/* The program of this solve's passes' force step: with the restriction in
+ * the step (kernels_spring_step_rs.comp), with the watch on the device
+ * (kernels_spring_step_watch.comp), or plain (kernels_spring_step.comp). */
+static gl_program spring_step_program(const gl_spring *g)
+{
+    return g->rs_on ? PROG_SPRING_STEP_RS
+           : g->watch_on ? PROG_SPRING_STEP_WATCH
+                         : PROG_SPRING_STEP;
+}
+
 /* The step's uniforms that hold for a whole solve, in the plain program
  * and, with the watch on the device, its passes' program. */
 static void spring_step_setup(gl_state *s, gl_spring *g)
 {
-    const bool wide = g->watch_on || g->rs_on;
-    for (int watch = 0; watch <= (wide ? 1 : 0); ++watch) {
-        glUseProgram(s->programs[watch ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP]);
-        spring_step_uniforms(s, g);
-        if (watch) {
-            glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
-            bind(SPRING_WATCH, g->buffers[SB_WATCH]);
-            GLuint rs[6] = {g->rs_on ? 1u : 0u, 0, 0, 0, 0, 0};
-            memcpy(rs + 1, g->rs_off, sizeof g->rs_off);
-            glUniform1uiv(LOC_SPRING_STEP_RS, 6, rs);
-        }
+    glUseProgram(s->programs[PROG_SPRING_STEP]);
+    spring_step_uniforms(s, g);
+    const gl_program passes = spring_step_program(g);
+    if (passes == PROG_SPRING_STEP) return;
+    glUseProgram(s->programs[passes]);
+    spring_step_uniforms(s, g);
+    glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
+    bind(SPRING_WATCH, g->buffers[SB_WATCH]);
+    if (passes == PROG_SPRING_STEP_RS) {
+        GLuint rs[6] = {1u, 0, 0, 0, 0, 0};
+        memcpy(rs + 1, g->rs_off, sizeof g->rs_off);
+        glUniform1uiv(LOC_SPRING_STEP_RS, 6, rs);
     }
 }
 
@@ -1720,8 +1732,9 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
     if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV; /* the watch: weight 1 skips it */
     if (sp->params.stiffness[SSK_FORCE_TWIST] > 0.0f) flags |= SPRING_FLAG_TWIST;
-    const bool wide = g->watch_on || g->rs_on; /* kernels_spring_step_watch.comp */
-    glUseProgram(s->programs[wide ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP]);
+    const gl_program program = spring_step_program(g);
+    const bool wide = program != PROG_SPRING_STEP;
+    glUseProgram(s->programs[program]);
     bind(SPRING_STEP_VERTEX, g->buffers[SB_VERTEX]);
     bind(SPRING_STEP_EDGES, g->buffers[SB_EDGES]);
     bind(SPRING_STEP_RECORDS, g->buffers[SB_RECORDS]);
@@ -1737,9 +1750,11 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
          * multilevel buffers for the restriction in the step */
         bind(SPRING_STEP_GOOD, g->buffers[SB_GOOD]);
         bind(SPRING_STEP_GOOD_FROM, ring_slot(g, (int64_t)g->pass - 3));
-        bind(SPRING_STEP_ML_U, g->buffers[SB_ML_U]);
-        bind(SPRING_STEP_ML_F, g->buffers[SB_ML_F]);
-        bind(SPRING_STEP_ML_W, g->buffers[SB_ML_W]);
+        if (g->rs_on) {
+            bind(SPRING_STEP_ML_U, g->buffers[SB_ML_U]);
+            bind(SPRING_STEP_ML_F, g->buffers[SB_ML_F]);
+            bind(SPRING_STEP_ML_W, g->buffers[SB_ML_W]);
+        }
     }
     if (g->watch_on) {
         glUniform1ui(LOC_SPRING_PASS, g->pass);
@@ -2414,7 +2429,8 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         {PROG_SPRING_ML_COARSE_WIDE, s->ml_wide},
         {PROG_SPRING_ML_COARSE_SHARED, s->ml_wide && s->ml_shared},
         {PROG_SPRING_ML_PROLONG, s->ml_fused},
-        {PROG_SPRING_STEP_WATCH, s->spring_watch || s->spring_rs},
+        {PROG_SPRING_STEP_WATCH, s->spring_watch},
+        {PROG_SPRING_STEP_RS, s->spring_rs},
     };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         if (!programs[i].used) continue;
@@ -2484,7 +2500,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
 
     g->watch_on = spring_watch_on_device(s, g, semi);
     g->rs_on = g->rs_ok && s->ml_fused && !semi &&
-               s->local_size[PROG_SPRING_STEP_WATCH] == SPRING_RS_GROUP &&
+               s->local_size[PROG_SPRING_STEP_RS] == SPRING_RS_GROUP &&
                (sp->vertex_count + SPRING_RS_GROUP - 1) / SPRING_RS_GROUP <= s->max_groups;
     spring_step_setup(s, g);
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
