@@ -77,7 +77,7 @@
 #define SSK_SPRING_STEP_GOOD_FROM 14 // step: float[3 #V] x_(k-3), copied there on SAVE_GOOD
 #define SSK_LOC_SPRING_WATCH 43      // 1: weights, scale and stop from the watch buffer
 #define SSK_LOC_SPRING_PASS 44       // the pass, 1 ..
-// the restriction in the step (kernels_spring_step_watch.comp, and the
+// the restriction in the step (kernels_spring_step_rs.comp, and the
 // coarse step's slab sums from its partials)
 #define SSK_SPRING_STEP_ML_U 8
 #define SSK_SPRING_STEP_ML_F 9

@@ -65,7 +65,7 @@ layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
 // 1 .. 5 end the step after that phase (the result is then wrong: for
 // timing the phases with SSK_GL_PROFILE only); 0 runs it all.
 layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
-// The restriction in the step (kernels_spring_step_watch.comp,
+// The restriction in the step (kernels_spring_step_rs.comp,
 // SSK_GL_SPRING_RESTRICT=step): [0] 1 when on, then the offsets of each
 // slab's partials (CSR offsets and list, U) and the partials (W).
 layout(location = SSK_LOC_SPRING_ML_RS) uniform uint u_rsc[4];
