@@ -28,22 +28,7 @@ layout(local_size_x = SSK_LOCAL_SIZE) in;
 #include "kernels_spring_watch_lib.glsl"
 #include "kernels_spring_ml_lib.glsl"
 
-// The group's sum of its invocations' 24 floats. With subgroup arithmetic
-// (GL_KHR_shader_subgroup_arithmetic, which NVIDIA's drivers offer):
-// subgroupAdd per component, the subgroups' sums in shared memory, then
-// invocation c < 24 adds component c over the subgroups in order. Else a
-// halving tree in shared memory (8 barriers). (The former sum, 16 leaders
-// of 16 invocations then invocation 0, each reading 384 floats from shared
-// memory in turn, took most of the 38 us a pass on an H200 at 100k
-// vertices.)
-#if defined(GL_KHR_shader_subgroup_arithmetic)
-// the sum of subgroup g's component c at g * 24 + c (subgroups of at least
-// 4 invocations: every NVIDIA, AMD and Intel GPU)
-shared float s_acc[2 * MOM * SSK_LOCAL_SIZE / 4];
-#else
-// component c of lane i at c * SSK_LOCAL_SIZE + i
-shared float s_acc[2 * MOM * SSK_LOCAL_SIZE];
-#endif
+#include "kernels_spring_group_sum_lib.glsl"
 
 layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
 
@@ -70,30 +55,7 @@ void main()
             }
         }
     }
-#if defined(GL_KHR_shader_subgroup_arithmetic)
-    for (uint c = 0u; c < 2u * MOM; ++c) {
-        float x = subgroupAdd(acc[c]);
-        if (subgroupElect()) s_acc[gl_SubgroupID * 2u * MOM + c] = x;
-    }
-    memoryBarrierShared();
-    barrier();
-    if (lane < 2u * MOM && slab < u_count) {
-        float x = 0.0;
-        for (uint g = 0u; g < gl_NumSubgroups; ++g) x += s_acc[g * 2u * MOM + lane];
-        mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + lane] = x;
-    }
-#else
-    for (uint c = 0u; c < 2u * MOM; ++c) s_acc[c * SSK_LOCAL_SIZE + lane] = acc[c];
-    memoryBarrierShared();
-    barrier();
-    for (uint half_ = SSK_LOCAL_SIZE / 2u; half_ > 0u; half_ /= 2u) {
-        if (lane < half_)
-            for (uint c = 0u; c < 2u * MOM; ++c)
-                s_acc[c * SSK_LOCAL_SIZE + lane] += s_acc[c * SSK_LOCAL_SIZE + lane + half_];
-        memoryBarrierShared();
-        barrier();
-    }
-    if (lane < 2u * MOM && slab < u_count)
-        mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + lane] = s_acc[lane * SSK_LOCAL_SIZE];
-#endif
+    // the group's sums (kernels_spring_group_sum_lib.glsl)
+    float x = group_sum24(acc, lane);
+    if (lane < 2u * MOM && slab < u_count) mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + lane] = x;
 }

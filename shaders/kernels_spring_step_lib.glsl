@@ -47,11 +47,6 @@ layout(location = SSK_LOC_SPRING_STEP_RS) uniform uint u_rs[6];
 #define SSK_RS_MOM 12u
 float rs_acc[2u * SSK_RS_MOM]; // this invocation's row: (1 - up) m, up m
 uint rs_slot;                  // its slot in the group, or 0xffffffff
-#if defined(GL_KHR_shader_subgroup_arithmetic)
-shared float s_rs[2u * SSK_RS_MOM * SSK_LOCAL_SIZE / 4u];
-#else
-shared float s_rs[2u * SSK_RS_MOM * SSK_LOCAL_SIZE];
-#endif
 #endif
 
 layout(location = SSK_LOC_BASE) uniform uint u_base;
@@ -116,41 +111,16 @@ void step_row_moments(uint v, uint role, uvec4 vd, vec3 cur, float li, vec3 ui, 
 
 // The group's partial sums, slot by slot (every invocation of the group
 // calls it): the sum over its rows of that slot (a slab), added as the
-// restriction adds a group's values (kernels_spring_ml_restrict.comp).
+// restriction adds a group's values (kernels_spring_group_sum_lib.glsl).
 void step_restrict()
 {
     uint lane = gl_LocalInvocationIndex;
     uint first = mu[u_rs[4] + gl_WorkGroupID.x], last = mu[u_rs[4] + gl_WorkGroupID.x + 1u];
     for (uint slot = 0u; first + slot < last; ++slot) {
-        uint out_ = u_rs[5] + (first + slot) * 2u * SSK_RS_MOM;
-#if defined(GL_KHR_shader_subgroup_arithmetic)
-        for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c) {
-            float x = subgroupAdd(rs_slot == slot ? rs_acc[c] : 0.0);
-            if (subgroupElect()) s_rs[gl_SubgroupID * 2u * SSK_RS_MOM + c] = x;
-        }
-        memoryBarrierShared();
-        barrier();
-        if (lane < 2u * SSK_RS_MOM) {
-            float x = 0.0;
-            for (uint g = 0u; g < gl_NumSubgroups; ++g) x += s_rs[g * 2u * SSK_RS_MOM + lane];
-            mw[out_ + lane] = x;
-        }
-#else
-        for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c)
-            s_rs[c * SSK_LOCAL_SIZE + lane] = rs_slot == slot ? rs_acc[c] : 0.0;
-        memoryBarrierShared();
-        barrier();
-        for (uint half_ = SSK_LOCAL_SIZE / 2u; half_ > 0u; half_ /= 2u) {
-            if (lane < half_)
-                for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c)
-                    s_rs[c * SSK_LOCAL_SIZE + lane] += s_rs[c * SSK_LOCAL_SIZE + lane + half_];
-            memoryBarrierShared();
-            barrier();
-        }
-        if (lane < 2u * SSK_RS_MOM) mw[out_ + lane] = s_rs[lane * SSK_LOCAL_SIZE];
-#endif
-        memoryBarrierShared();
-        barrier(); // s_rs is rewritten for the next slot
+        float a[2u * SSK_RS_MOM];
+        for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c) a[c] = rs_slot == slot ? rs_acc[c] : 0.0;
+        float x = group_sum24(a, lane);
+        if (lane < 2u * SSK_RS_MOM) mw[u_rs[5] + (first + slot) * 2u * SSK_RS_MOM + lane] = x;
     }
 }
 #endif

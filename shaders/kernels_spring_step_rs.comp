@@ -12,4 +12,5 @@
 #include "kernels_attach_lib.glsl"
 #include "kernels_spring_lib.glsl"
 #include "kernels_spring_watch_lib.glsl"
+#include "kernels_spring_group_sum_lib.glsl"
 #include "kernels_spring_step_lib.glsl"
