@@ -14,8 +14,8 @@
 //   `precise`, so no compiler fuses its multiply-add);
 // - sqrtf correctly rounded (sqrt_rn: GLSL's sqrt need not be);
 // - the Chebyshev weights from the host's own recurrence, as a table
-//   (omega_tab[j]: the weight of the j-th pass after the last restart
-//   and whether the host's double weight is not 1);
+//   (omega_tab: the weight of the j-th pass of the first run, or after
+//   the last restart, and whether the host's double weight is not 1);
 // - the constants (windows, tolerances, threshold) from the host.
 // An interval that stops a solve zeroes the group counts that the
 // passes' indirect dispatches read (args), so the passes the host issued
@@ -48,11 +48,13 @@ struct SpringWatch {
     // indirect dispatch group counts of a pass: step, restriction, coarse
     // step, prolongation (x, y, z each)
     uint args[12];
+    uint restart_table; // omega_tab's entry 0 of the run after a restart
 };
 
 layout(std430, binding = SSK_SPRING_WATCH) coherent buffer Watch {
     SpringWatch wt;
-    vec2 omega_tab[]; // [j]: (weight, 1 when the double weight != 1), j = 1 .. max
+    vec2 omega_tab[]; // [j] and [restart_table + j]: the j-th pass of the first run and of a
+                      // run after a restart (weight, 1 when the double weight != 1), j = 1 .. max
 };
 
 layout(location = SSK_LOC_SPRING_WATCH) uniform uint u_watch; // 1: the watch on the device
@@ -205,9 +207,10 @@ void watch_pass(uint k, double energy, double kinetic, float max_disp2, float ma
     wt.disp_prev = disp;
     wt.e_prev = e;
     wt.epot_prev = energy;
-    // the weight of pass k + 1 (ssk_spring_watch_omega after a restart at
-    // accel_start: the table's sequence from there)
-    vec2 t = omega_tab[k + 1u - wt.accel_start];
+    // the weight of pass k + 1 (ssk_spring_watch_omega: the first run's
+    // sequence, or after a restart at accel_start the restart's from there)
+    uint j = k + 1u - wt.accel_start;
+    vec2 t = omega_tab[wt.accel_start == 0u ? j : wt.restart_table + j];
     wt.omega = t.x;
     wt.accelerated = t.y != 0.0 ? 1u : 0u;
 }

@@ -93,7 +93,7 @@ DEFAULT_STIFFNESS = {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.
 DEFAULT_DT = 1.0 / 30.0
 DEFAULT_DAMPING = 0.1
 DEFAULT_MAX_ITERATIONS = 100
-DEFAULT_CHEBYSHEV_RHO = 0.97
+DEFAULT_CHEBYSHEV_RHO = 0.96
 #: Smallest IRS joint influence and time step a property accepts: the core
 #: wants p_i, c_i in (0, 1] and dt > 0 (open bounds; Blender's are closed).
 MIN_INFLUENCE = 1e-3
@@ -554,7 +554,7 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
                     "always use Jacobi)", update=_on_property_update)
     chebyshev_rho: FloatProperty(
         name="Acceleration", description="Chebyshev solver: the estimated spectral radius rho "
-        "of the iteration: the same equilibrium in fewer iterations (0.97 suits Multilevel, 0.99 "
+        "of the iteration: the same equilibrium in fewer iterations (0.96 suits Multilevel, 0.99 "
         "Chebyshev alone)",
         default=DEFAULT_CHEBYSHEV_RHO, min=MIN_CHEBYSHEV_RHO, max=MAX_CHEBYSHEV_RHO,
         precision=4, update=_on_property_update)

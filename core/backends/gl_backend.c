@@ -444,8 +444,9 @@ typedef struct gl_spring_watch {
     float ml_jump2;
     double growth_tolerance;
     uint32_t args[12];
+    uint32_t restart_table; /* the weights after a restart start at this entry */
 } gl_spring_watch;
-_Static_assert(sizeof(gl_spring_watch) == 200 && offsetof(gl_spring_watch, disp_prev) == 32 &&
+_Static_assert(sizeof(gl_spring_watch) == 208 && offsetof(gl_spring_watch, disp_prev) == 32 &&
                    offsetof(gl_spring_watch, done) == 76 &&
                    offsetof(gl_spring_watch, growth_tolerance) == 144 &&
                    offsetof(gl_spring_watch, args) == 152,
@@ -486,7 +487,7 @@ typedef struct gl_spring {
     GLuint rsc_off[3];            /* u_rsc[1..3] of kernels_spring_ml_coarse_lib.glsl */
     bool watch_on;                /* this solve's passes run with the watch on the device */
     uint32_t pass;                /* ... and the pass being issued */
-    float *watch_table;           /* (max_iterations + 2) x 2 floats, host scratch */
+    float *watch_table;           /* 2 x (max_iterations + 2) x 2 floats, host scratch */
 } gl_spring;
 
 /* Binding points, uniforms, modes and offsets of kernels_implicit.comp
@@ -1497,7 +1498,7 @@ static ssk_status spring_entry(gl_state *s, ssk_spring *sp, gl_spring **out, ssk
      * vertex's block index or SSK_SPRING_NO_CLUSTER, then sp's blocks */
     uint32_t *clusters = malloc(((size_t)nv + sp->cluster_word_count) * sizeof(uint32_t) + 1);
     g->roles_packed = malloc(g->role_words * sizeof(uint32_t) + 1);
-    const size_t watch_floats = 2 * ((size_t)p->max_iterations + 2);
+    const size_t watch_floats = 4 * ((size_t)p->max_iterations + 2); /* two tables */
     g->watch_table = malloc(watch_floats * sizeof(float));
     if (dependent) {
         g->prev_skinning = malloc(16 * nb * sizeof(float) + 1);
@@ -2221,15 +2222,22 @@ static void spring_watch_upload(const gl_state *s, gl_spring *g)
     const uint32_t nv = sp->vertex_count;
     float *tab = g->watch_table;
     const size_t entries = (size_t)p->max_iterations + 2;
-    /* the weights of the j-th pass after a restart: the host's recurrence
-     * from a fresh watch (a restart leaves the watch as fresh, shifted) */
-    ssk_spring_watch w;
-    ssk_spring_watch_begin(&w);
-    tab[0] = 1.0f;
-    tab[1] = 0.0f;
-    for (size_t j = 1; j < entries; ++j) {
-        tab[2 * j] = ssk_spring_watch_omega(&w, sp, (uint32_t)j);
-        tab[2 * j + 1] = w.omega != 1.0 ? 1.0f : 0.0f;
+    /* the weights of the j-th pass of the first run (entry j) and after a
+     * restart (entry entries + j): the host's recurrence from a fresh
+     * watch, and from one restarted at pass 1 (a restart leaves the watch
+     * as fresh, shifted, but its warm-up may differ:
+     * ssk_spring_watch_omega) */
+    for (int run = 0; run < 2; ++run) {
+        ssk_spring_watch w;
+        ssk_spring_watch_begin(&w);
+        w.accel_start = (uint32_t)run;
+        float *t = tab + 2 * entries * (size_t)run;
+        t[0] = 1.0f;
+        t[1] = 0.0f;
+        for (size_t j = 1; j < entries; ++j) {
+            t[2 * j] = ssk_spring_watch_omega(&w, sp, (uint32_t)(j + (size_t)run));
+            t[2 * j + 1] = w.omega != 1.0 ? 1.0f : 0.0f;
+        }
     }
     gl_spring_watch h;
     memset(&h, 0, sizeof h);
@@ -2248,6 +2256,7 @@ static void spring_watch_upload(const gl_state *s, gl_spring *g)
     h.ml_stall_window = SSK_SPRING_ML_STALL_WINDOW;
     h.ml_jump2 = SSK_SPRING_ML_JUMP * SSK_SPRING_ML_JUMP;
     h.growth_tolerance = SSK_SPRING_GROWTH_TOLERANCE;
+    h.restart_table = (uint32_t)entries;
     const uint64_t step_local = s->local_size[PROG_SPRING_STEP];
     const uint64_t prolong_local = s->local_size[PROG_SPRING_ML_PROLONG];
     uint64_t prolong = ((uint64_t)nv + prolong_local - 1) / prolong_local;
@@ -2262,7 +2271,7 @@ static void spring_watch_upload(const gl_state *s, gl_spring *g)
     }
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, g->buffers[SB_WATCH]);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, sizeof h, &h);
-    glBufferSubData(GL_SHADER_STORAGE_BUFFER, sizeof h, (GLsizeiptr)(2 * entries * sizeof(float)),
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, sizeof h, (GLsizeiptr)(4 * entries * sizeof(float)),
                     tab);
 }
 

@@ -60,13 +60,19 @@
 #define SSK_SPRING_DEFAULT_CHEBYSHEV_RHO 0.99f
 /* The blend of the multilevel solver's passes, better conditioned than the
  * plain ones. Passes to the threshold with rho 0 / 0.9 / 0.95 / 0.97 /
- * 0.99: 8-bone limb of 100k vertices bent 135 degrees 43 / 30 / 25 / 25 /
- * 37, of 10k twisted 180 degrees 84 / 48 / 40 / 65 / 62; all frames of the
- * Rigify body, the generated Rigify, the Mixamo-style body and
+ * 0.99 after a warm-up of 10 plain passes (the one of the plain Chebyshev
+ * solver): 8-bone limb of 100k vertices bent 135 degrees 43 / 30 / 25 / 25
+ * / 37, of 10k twisted 180 degrees 84 / 48 / 40 / 65 / 62; all frames of
+ * the Rigify body, the generated Rigify, the Mixamo-style body and
  * BCN_Epileptic.X (total, largest) with 0.95: 308 / 82, 243 / 39, 273 /
  * 58, 1840 / 49; 0.97: 283 / 72, 236 / 36, 259 / 49, 2010 / 46; 0.99: 287
- * / 58, 288 / 45, 260 / 41, 2080 / 39. */
-#define SSK_SPRING_DEFAULT_MULTILEVEL_RHO 0.97f
+ * / 58, 288 / 45, 260 / 41, 2080 / 39. With the multilevel warm-up
+ * (SSK_SPRING_ML_CHEBYSHEV_WARMUP, 3), rho 0.93 / 0.95 / 0.96 / 0.97: the
+ * 100k limb's animation / bend / twist 9 / 23 / 10, 9 / 20 / 11, 9 / 19 /
+ * 11, 14 / 23 / 13; the 10k twist 37 / 32 / 34 / 36; BCN_Epileptic.X per
+ * frame (mean, largest) 22.5 / 46, 22.2 / 44, 22.0 / 43, 21.7 / 41; the
+ * Rigify body 26.9 / 75 with 0.95, 25.5 / 68 with 0.96. */
+#define SSK_SPRING_DEFAULT_MULTILEVEL_RHO 0.96f
 #define SSK_SPRING_DEFAULT_MULTILEVEL 1u
 
 static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t", "k_b",

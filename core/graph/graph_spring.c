@@ -440,7 +440,7 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
                            id, ssk_json_describe(v, text, sizeof text));
     /* "solver": jacobi is chebyshev_rho 0 and no multilevel correction;
      * chebyshev takes chebyshev_rho (default 0.99); multilevel adds the
-     * correction to either (chebyshev_rho default 0.97, 0 allowed). Without
+     * correction to either (chebyshev_rho default 0.96, 0 allowed). Without
      * it: the default multilevel solver where it applies (the explicit
      * integrator and a scheme other than energy; chebyshev_rho as given)
      * and the plain update elsewhere. */

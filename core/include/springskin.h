@@ -1075,9 +1075,10 @@ typedef struct ssk_spring_params {
      * iteration's spectral radius. It changes the path, not the
      * equilibrium (F = 0 is its only fixed point). In [0, 1): 0 is no
      * blend (the graph's "solver": "jacobi" without the correction); the
-     * default 0.97 suits the multilevel passes (better conditioned: on the
-     * 100k-vertex limb bent 135 degrees 25 passes to the threshold against
-     * 37 with 0.99; core/bind/spring_rest.c); SSK_SPRING_CHEBYSHEV_RHO_ALONE
+     * default 0.96 suits the multilevel passes (better conditioned: on the
+     * 100k-vertex limb bent 135 degrees 19 passes to the threshold against
+     * 23 with 0.93 or 0.97; core/bind/spring_rest.c), which start blending
+     * after SSK_SPRING_ML_CHEBYSHEV_WARMUP passes; SSK_SPRING_CHEBYSHEV_RHO_ALONE
      * (0.99) suits the plain
      * passes ("chebyshev": 2-4x fewer passes on a limb, 1.3x on
      * BCN_Epileptic.X; core/kernels/spring.c). Explicit integrator and the
@@ -1113,11 +1114,27 @@ typedef struct ssk_spring_params {
 /* Plain (Eq. 23) passes before the Chebyshev acceleration starts, and
  * again after each restart (core/kernels/spring.c): the first passes close the
  * first stage's discontinuities, whose large nonlinear steps the blend
- * would amplify. */
+ * would amplify. After a restart it must be at least
+ * SSK_SPRING_DIVERGENCE_WINDOW, so that those plain passes can decide
+ * divergence. */
 #define SSK_SPRING_CHEBYSHEV_WARMUP 10u
+/* The first warm-up of a multilevel solve (params.multilevel; a restart's
+ * is SSK_SPRING_CHEBYSHEV_WARMUP): its coarse steps close the first
+ * stage's discontinuities within a few passes, and the blend's speed-up
+ * then starts sooner. Passes to the default threshold, CPU, the defaults
+ * before (chebyshev_rho 0.97, warm-up 10) -> now (0.96, 3):
+ * build/bench/bench_spring --sizes 100000,10000 (8-bone limb; animation /
+ * bend 135 / twist 180 / frame-dependent): 100k 15 / 25 / 10 / 17 -> 9 /
+ * 19 / 11 / 16, 10k 15 / 26 / 36 / 15 -> 14 / 20 / 34 / 15 (at 2k the
+ * frame-dependent frames take 19 instead of 10); springskin bake
+ * --method spring, per frame mean / largest: BCN_Epileptic.X 25.1 / 46 ->
+ * 22.0 / 43, the Rigify body exported to FBX 28.3 / 72 -> 25.5 / 68;
+ * test_spring_quality's 2-bone limb, bends 90 / 135 and twists 90 / 180:
+ * 17 / 20 / 21 / 22 -> 13 / 15 / 15 / 17. */
+#define SSK_SPRING_ML_CHEBYSHEV_WARMUP 3u
 
 /* chebyshev_rho of the Chebyshev solver alone (the graph's "solver":
- * "chebyshev" without chebyshev_rho); the defaults' 0.97 is the
+ * "chebyshev" without chebyshev_rho); the defaults' 0.96 is the
  * multilevel solver's. */
 #define SSK_SPRING_CHEBYSHEV_RHO_ALONE 0.99f
 

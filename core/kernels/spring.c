@@ -1166,10 +1166,18 @@ void ssk_spring_watch_begin(ssk_spring_watch *w)
     w->omega = 1.0;
 }
 
+_Static_assert(SSK_SPRING_CHEBYSHEV_WARMUP >= SSK_SPRING_DIVERGENCE_WINDOW,
+               "a restart's plain passes decide divergence");
+
 float ssk_spring_watch_omega(ssk_spring_watch *w, const ssk_spring *sp, uint32_t k)
 {
     const double rho = sp->params.chebyshev_rho;
-    if (!(rho > 0.0) || k <= w->accel_start + SSK_SPRING_CHEBYSHEV_WARMUP) {
+    /* a multilevel solve's first run starts sooner; a restart (accel_start
+     * > 0) warms up long enough to decide divergence */
+    const uint32_t warmup = w->accel_start == 0 && sp->params.multilevel
+                                ? SSK_SPRING_ML_CHEBYSHEV_WARMUP
+                                : SSK_SPRING_CHEBYSHEV_WARMUP;
+    if (!(rho > 0.0) || k <= w->accel_start + warmup) {
         w->omega = 1.0;
     } else {
         const double r2 = rho * rho;

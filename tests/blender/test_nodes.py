@@ -307,7 +307,7 @@ DEFAULT_SPRING = {
                   "detail": 200.0, "twist": 0.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
     "max_iterations": 100, "convergence": "displacement", "threshold": 0.0,
-    "mode": "frame_independent", "solver": "multilevel", "chebyshev_rho": 0.97,
+    "mode": "frame_independent", "solver": "multilevel", "chebyshev_rho": 0.96,
     "attachment": "weights", "edits": []}
 
 #: ssk_implicit_params_default (core/graph/graph_implicit.c)

@@ -210,7 +210,7 @@ static void test_defaults(void **state)
     assert_int_equal(p.convergence, SSK_CONVERGE_DISPLACEMENT);
     assert_true(p.threshold <= 0.0f);
     assert_int_equal(p.mode, SSK_SPRING_FRAME_INDEPENDENT);
-    assert_true(p.chebyshev_rho == 0.97f); /* the multilevel passes' blend (issue #16) */
+    assert_true(p.chebyshev_rho == 0.96f); /* the multilevel passes' blend (issue #16) */
     assert_int_equal(p.multilevel, 1);      /* and the multilevel correction */
 }
 
@@ -1749,6 +1749,64 @@ static void test_ml_watch_rules(void **state)
     assert_float_equal(ml.scale, 0.25f, 0.0f);
 }
 
+/* The Chebyshev blend's warm-ups (ssk_spring_watch_omega): a multilevel
+ * solve's first run blends after SSK_SPRING_ML_CHEBYSHEV_WARMUP plain
+ * passes, one without the correction after SSK_SPRING_CHEBYSHEV_WARMUP;
+ * after a restart (an accelerated run whose energy and moves grow for
+ * SSK_SPRING_DIVERGENCE_WINDOW passes) both take
+ * SSK_SPRING_CHEBYSHEV_WARMUP plain passes, so that a solve that really
+ * diverges is still reported as diverged, by those plain passes. */
+static void test_chebyshev_warmup(void **state)
+{
+    (void)state;
+    static ssk_spring sp; /* only its params and threshold are read */
+    const float rho = 0.96f;
+    const float first_weight = (float)(2.0 / (2.0 - (double)rho * rho));
+    assert_true(SSK_SPRING_ML_CHEBYSHEV_WARMUP < SSK_SPRING_CHEBYSHEV_WARMUP);
+    for (uint32_t ml = 0; ml < 2; ++ml) {
+        memset(&sp, 0, sizeof sp);
+        ssk_spring_params_default(&sp.params);
+        sp.params.chebyshev_rho = rho;
+        sp.params.multilevel = ml;
+        sp.threshold = 0.0f; /* never converges */
+        const uint32_t warmup = ml ? SSK_SPRING_ML_CHEBYSHEV_WARMUP : SSK_SPRING_CHEBYSHEV_WARMUP;
+        ssk_spring_watch w;
+        ssk_spring_watch_begin(&w);
+        uint32_t restart = 0, diverged = 0;
+        double e = 1.0;
+        float d = 1.0f;
+        for (uint32_t k = 1; k <= 60 && !diverged; ++k) {
+            const float om = ssk_spring_watch_omega(&w, &sp, k);
+            /* the weight of pass k: 1 through the warm-up of its run */
+            const uint32_t start = restart ? restart : 0;
+            const uint32_t wu = restart ? SSK_SPRING_CHEBYSHEV_WARMUP : warmup;
+            if (k <= start + wu)
+                assert_float_equal(om, 1.0f, 0.0f);
+            else if (k == start + wu + 1)
+                assert_float_equal(om, first_weight, 0.0f);
+            /* energy and moves fall by 10% a pass through the first
+             * warm-up, then grow by 10% */
+            e *= k <= warmup ? 0.9 : 1.1;
+            d *= k <= warmup ? 0.9f : 1.1f;
+            const ssk_spring_pass r = {.energy = e, .max_disp2 = d * d, .max_force2 = d * d};
+            const unsigned act = ssk_spring_watch_pass(&w, &sp, k, &r);
+            if (w.accel_start != start) {
+                assert_int_equal(restart, 0); /* one restart */
+                assert_true(om != 1.0f);      /* of an accelerated run */
+                restart = w.accel_start;
+                assert_int_equal(restart, warmup + SSK_SPRING_DIVERGENCE_WINDOW);
+            }
+            if (act & SSK_SPRING_DONE) {
+                diverged = w.diverged;
+                assert_true(diverged);
+                /* by the restart's plain passes */
+                assert_int_equal(k, restart + SSK_SPRING_DIVERGENCE_WINDOW);
+            }
+        }
+        assert_true(restart > 0 && diverged);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1782,6 +1840,7 @@ int main(void)
         cmocka_unit_test(test_short_edge_clusters),
         cmocka_unit_test(test_twist_anchor),
         cmocka_unit_test(test_ml_watch_rules),
+        cmocka_unit_test(test_chebyshev_warmup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
