@@ -172,7 +172,11 @@ def test_unconverged_spring_frames_are_reported():
     runtime = T.submodule("runtime")
     line = runtime.unconverged_summary(runtime.state_of(mesh))
     assert line and "2 frame(s)" in line and "%d" % (first + 4) in line, line
-    spring.max_iterations = 100
+    # raised as the report advises: some frames of this character need more
+    # than the default cap of 100 (13 of its 21 at 24 fps, before and after
+    # the multilevel blend's shorter warm-up; `springskin bake FILE --method
+    # spring` names them)
+    spring.max_iterations = 400
     scene.frame_set(first + 8)
     line = runtime.unconverged_summary(runtime.state_of(mesh))
     assert line is None, line  # a new deformer: the earlier reports are gone
