@@ -35,6 +35,7 @@
 // Without SSK_SPRING_FLAG_WRITE only E_i is written (the energy of a
 // result that no pass measured), the rest of scratch[i] being 0.
 #include "kernels_skinning_lib.glsl"
+layout(local_size_x = SSK_LOCAL_SIZE) in;
 #include "kernels_attach_lib.glsl"
 #include "kernels_spring_lib.glsl"
 #include "kernels_spring_step_lib.glsl"

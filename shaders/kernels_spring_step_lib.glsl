@@ -6,10 +6,10 @@
 // program keeps 8) and kernels_spring_step_rs.comp (SSK_SPRING_STEP_RS too:
 // the restriction in the step, 14 blocks). Included after
 // kernels_spring_lib.glsl (and, with SSK_SPRING_STEP_WATCH,
-// kernels_spring_watch_lib.glsl).
-
-
-layout(local_size_x = SSK_LOCAL_SIZE) in;
+// kernels_spring_watch_lib.glsl). The including program declares its
+// work group size (layout(local_size_x = SSK_LOCAL_SIZE) in) right after
+// kernels_skinning_lib.glsl: NVIDIA's compiler rejects the subgroup built-ins of
+// kernels_spring_group_sum_lib.glsl before that declaration.
 
 struct SpringEdge {
     float rest_length;      // L0_ij

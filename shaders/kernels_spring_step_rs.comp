@@ -9,6 +9,7 @@
 #define SSK_SPRING_STEP_WATCH
 #define SSK_SPRING_STEP_RS
 #include "kernels_skinning_lib.glsl"
+layout(local_size_x = SSK_LOCAL_SIZE) in;
 #include "kernels_attach_lib.glsl"
 #include "kernels_spring_lib.glsl"
 #include "kernels_spring_watch_lib.glsl"

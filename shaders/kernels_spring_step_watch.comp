@@ -5,6 +5,7 @@
 // copy of x_(k-3) into the kept iterate when the last pass saved it.
 #define SSK_SPRING_STEP_WATCH
 #include "kernels_skinning_lib.glsl"
+layout(local_size_x = SSK_LOCAL_SIZE) in;
 #include "kernels_attach_lib.glsl"
 #include "kernels_spring_lib.glsl"
 #include "kernels_spring_watch_lib.glsl"
