@@ -20,11 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define SSK_GL_REQUIRED_MAJOR 4
 #define SSK_GL_REQUIRED_MINOR 3
 #define SSK_MAX_EGL_DEVICES 16
 #define SSK_SHADER_DIR_ENV "SSK_SHADER_DIR"
+#define SSK_GL_SPIN_ENV "SSK_GL_SPIN_US"
+#define SSK_GL_HANDOFF_SPIN_NS 50000L      /* spin_until: a handoff's spin before blocking */
+#define SSK_GL_HANDOFF_SPIN_MIN_CORES 4L   /* ... only with this many cores online */
 
 typedef struct program_entry {
     char *key;
@@ -39,6 +44,7 @@ struct ssk_gl_context {
     ssk_gl_job_fn job;
     void *job_user;
     bool job_pending, job_done, quit, started;
+    long spin_ns; /* a handoff's wait spins this long before it blocks (spin_until) */
 
     EGLDisplay display;
     EGLContext context;
@@ -351,10 +357,41 @@ static void release_on_thread(ssk_gl_context *ctx)
     if (ctx->terminate_display) eglTerminate(ctx->display);
 }
 
+/* A job's handoff (ssk_gl_context_run) wakes a blocked thread twice: the
+ * GL thread for the job and the caller for its end. So on a hardware GPU
+ * with cores to spare both sides first spin on the flag for
+ * SSK_GL_HANDOFF_SPIN_NS (the GL thread after each job, the caller after
+ * its submission), then block as before: a bounded wait, not OpenMP-like
+ * spinning between frames, so a host such as Blender keeps its cores. On
+ * an H200 machine (16 cores) an LBS frame of 960 vertices took 0.043 ms
+ * against 0.074 ms blocking (3 handoffs: frame upload, step, read-back),
+ * and 100k vertices 0.163 against 0.205 ms (bench_skinning --backends gl,
+ * one run). On llvmpipe the spinning thread would take a core from the
+ * renderer's own threads, so there it does not spin. SSK_GL_SPIN_US sets
+ * the spin in microseconds (0: never), for measuring. */
+static void spin_until(const bool *flag, long spin_ns)
+{
+    if (spin_ns <= 0) return;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned i = 1;; ++i) {
+        if (__atomic_load_n(flag, __ATOMIC_ACQUIRE)) return;
+        if ((i & 63u) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > spin_ns) return;
+        }
+    }
+}
+
 static void *thread_main(void *arg)
 {
     ssk_gl_context *ctx = arg;
     create_on_thread(ctx);
+    const char *spin = getenv(SSK_GL_SPIN_ENV);
+    if (spin && *spin)
+        ctx->spin_ns = 1000L * strtol(spin, NULL, 10);
+    else if (ctx->info.hardware && sysconf(_SC_NPROCESSORS_ONLN) >= SSK_GL_HANDOFF_SPIN_MIN_CORES)
+        ctx->spin_ns = SSK_GL_HANDOFF_SPIN_NS;
     pthread_mutex_lock(&ctx->mutex);
     ctx->started = true;
     pthread_cond_broadcast(&ctx->cond);
@@ -365,6 +402,7 @@ static void *thread_main(void *arg)
         return NULL;
     }
     for (;;) {
+        spin_until(&ctx->job_pending, ctx->spin_ns);
         pthread_mutex_lock(&ctx->mutex);
         while (!ctx->job_pending && !ctx->quit) pthread_cond_wait(&ctx->cond, &ctx->mutex);
         if (ctx->job_pending) {
@@ -373,8 +411,8 @@ static void *thread_main(void *arg)
             pthread_mutex_unlock(&ctx->mutex);
             fn(user);
             pthread_mutex_lock(&ctx->mutex);
-            ctx->job_pending = false;
-            ctx->job_done = true;
+            __atomic_store_n(&ctx->job_pending, false, __ATOMIC_RELEASE);
+            __atomic_store_n(&ctx->job_done, true, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&ctx->cond);
             pthread_mutex_unlock(&ctx->mutex);
             continue;
@@ -466,9 +504,14 @@ void ssk_gl_context_run(ssk_gl_context *ctx, ssk_gl_job_fn fn, void *user)
     pthread_mutex_lock(&ctx->mutex);
     ctx->job = fn;
     ctx->job_user = user;
-    ctx->job_done = false;
-    ctx->job_pending = true;
+    __atomic_store_n(&ctx->job_done, false, __ATOMIC_RELEASE);
+    __atomic_store_n(&ctx->job_pending, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&ctx->cond);
+    if (ctx->spin_ns > 0) {
+        pthread_mutex_unlock(&ctx->mutex);
+        spin_until(&ctx->job_done, ctx->spin_ns);
+        pthread_mutex_lock(&ctx->mutex);
+    }
     while (!ctx->job_done) pthread_cond_wait(&ctx->cond, &ctx->mutex);
     pthread_mutex_unlock(&ctx->mutex);
     pthread_mutex_unlock(&ctx->submit_mutex);
