@@ -294,7 +294,7 @@ int main(int argc, char **argv)
                 ssk_deformer_spring_report(d, &rep);
                 qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
                 qsort(rb, (size_t)repeats, sizeof(double), bench_compare_double);
-                printf("| %s | %u | %s | %.1f / %.1f | %u | %s | %.2f |\n", pose_names[pose], nv,
+                printf("| %s | %u | %s | %.2f / %.2f | %u | %s | %.2f |\n", pose_names[pose], nv,
                        solver_names[solver], 1e3 * t[repeats / 2], 1e3 * t[0], rep.iterations,
                        rep.converged ? "yes" : "no", 1e3 * rb[repeats / 2]);
                 fflush(stdout);
@@ -342,7 +342,7 @@ int main(int argc, char **argv)
                 qsort(t, (size_t)repeats, sizeof(double), bench_compare_double);
                 qsort(its, (size_t)repeats, sizeof(uint32_t), bench_compare_u32);
                 qsort(rb, (size_t)repeats, sizeof(double), bench_compare_double);
-                printf("| animation, frame-dependent | %u | %s | %.1f / %.1f | %u (%u) | %s | %.2f |\n",
+                printf("| animation, frame-dependent | %u | %s | %.2f / %.2f | %u (%u) | %s | %.2f |\n",
                        nv, solver_names[solver], 1e3 * t[repeats / 2], 1e3 * t[0],
                        its[repeats / 2], its[repeats - 1], all_converged ? "yes" : "no",
                        1e3 * rb[repeats / 2]);

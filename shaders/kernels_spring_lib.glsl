@@ -150,9 +150,10 @@
 #define SSK_ML_OFF_NODE_INFO 18
 #define SSK_ML_OFF_BY_LEVEL 19
 // per row its slab (finest local node), or 0xffffffff when it takes no
-// part whatever its role (a bone without levels, frozen); the slabs with
-// rows' keys (the finest local nodes k < 2^l: a restriction work group
-// each on hardware GPUs)
+// part whatever its role (a bone without levels, frozen); the
+// restriction's chunks on hardware GPUs, [first, end) into ROWS each: runs
+// of at most SSK_LOCAL_SIZE rows of one slab (the finest local nodes k <
+// 2^l), a work group each
 #define SSK_ML_OFF_ROW_KEY 20
 #define SSK_ML_OFF_SLAB_KEYS 21
 // into F: per row its upper hat weight and 1 / r_b

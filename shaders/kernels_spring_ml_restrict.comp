@@ -8,10 +8,13 @@
 // kernels_spring_ml_restrict.comp - RESTRICT of the spring solver's
 // multilevel correction (kernels_spring_multilevel.comp has the buffers and
 // the modes; core/kernels/spring_multilevel.c is the CPU twin), a work
-// group per slab: each invocation sums the moments of the slab's rows j =
-// first + lane, first + lane + SSK_LOCAL_SIZE, ... that take part, as A =
-// sum (1 - u) m and B = sum u m, then the group adds its invocations'
-// sums (below) and writes the slab's 24 floats.
+// group per chunk: a run of at most SSK_LOCAL_SIZE rows of one slab
+// (core/backends/gl_backend.c spring_ml_upload; the chunk table [first,
+// end) into ROWS at SSK_ML_OFF_SLAB_KEYS). Each invocation sums the
+// moments of its row j = first + lane, if it takes part, as A = (1 - u) m
+// and B = u m, then the group adds its invocations' sums (below) and
+// writes the chunk's 24 floats at SSK_ML_OFF_SLAB_SUMS + 24 chunk; the
+// coarse step adds a slab's chunks in order (slab_sum).
 //
 // For hardware GPUs. The one-invocation-per-slab RESTRICT of
 // kernels_spring_multilevel.comp left most of a GPU idle (a few hundred
@@ -34,16 +37,15 @@ layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
 
 void main()
 {
-    // the slab of this group: the finest local nodes k < 2^l in order (the
-    // others have no rows, and the coarse step reads no sums of theirs)
-    uint slab = u_base + gl_WorkGroupID.x;
-    uint key = slab < u_count ? mu[u_off[SSK_ML_OFF_SLAB_KEYS] + slab] : 0u;
+    // the chunk of this group
+    uint chunk = u_base + gl_WorkGroupID.x;
     uint lane = gl_LocalInvocationIndex;
     float acc[2 * MOM];
     for (int c = 0; c < 2 * MOM; ++c) acc[c] = 0.0;
     // SSK_GL_SPRING_PROBE 6 (a developer's timing probe): the rows skipped
-    if (slab < u_count && u_probe != 6u) {
-        uint first = mu[u_off[SSK_ML_OFF_SLAB] + key], last = mu[u_off[SSK_ML_OFF_SLAB] + key + 1u];
+    if (chunk < u_count && u_probe != 6u) {
+        uint first = mu[u_off[SSK_ML_OFF_SLAB_KEYS] + 2u * chunk];
+        uint last = mu[u_off[SSK_ML_OFF_SLAB_KEYS] + 2u * chunk + 1u];
         for (uint j = first + lane; j < last; j += SSK_LOCAL_SIZE) {
             uint v = mu[u_off[SSK_ML_OFF_ROWS] + j];
             if (!takes_part(v)) continue;
@@ -57,5 +59,5 @@ void main()
     }
     // the group's sums (kernels_spring_group_sum_lib.glsl)
     float x = group_sum24(acc, lane);
-    if (lane < 2u * MOM && slab < u_count) mw[u_off[SSK_ML_OFF_SLAB_SUMS] + key * 24u + lane] = x;
+    if (lane < 2u * MOM && chunk < u_count) mw[u_off[SSK_ML_OFF_SLAB_SUMS] + chunk * 24u + lane] = x;
 }

@@ -480,7 +480,8 @@ typedef struct gl_spring {
     double prev_frame;
     int has_prev;
     GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
-    uint32_t ml_slab_keys;        /* multilevel: slabs (ML_OFF_SLAB_KEYS entries) */
+    uint32_t ml_chunks;           /* multilevel: restriction chunks (ML_OFF_SLAB_KEYS pairs) */
+    GLuint ml_chunk_off;          /* ... each local node's chunks (CSR, local + 1 in U) */
     bool rs_ok;                   /* the restriction in the step is possible (spring_rs_tables) */
     bool rs_on;                   /* ... and this solve's passes use it */
     GLuint rs_off[5];             /* u_rs[1..5] of kernels_spring_step_lib.glsl */
@@ -488,6 +489,9 @@ typedef struct gl_spring {
     bool watch_on;                /* this solve's passes run with the watch on the device */
     uint32_t pass;                /* ... and the pass being issued */
     float *watch_table;           /* 2 x (max_iterations + 2) x 2 floats, host scratch */
+    /* the report whose energy this frame's last step reads from
+     * SB_RESULT's slot 0 (spring_energy_reads), or NULL */
+    ssk_spring_report *energy_report;
 } gl_spring;
 
 /* Binding points, uniforms, modes and offsets of kernels_implicit.comp
@@ -592,7 +596,7 @@ typedef struct gl_state {
     GLuint *positions;             /* the deformer graph's buffers */
     GLuint readback;               /* job_read's buffer in host memory (0: none yet) */
     const void *readback_map;      /* ... persistently mapped */
-    bool readback_plain;           /* unless SSK_GL_READBACK=staged, or no GL 4.4 buffer storage */
+    bool readback_plain;           /* SSK_GL_READBACK=plain, or no GL 4.4 buffer storage */
     int position_count;
     GLuint programs[PROG_COUNT];   /* compiled on first use */
     GLuint local_size[PROG_COUNT]; /* queried GL_COMPUTE_WORK_GROUP_SIZE x */
@@ -1179,6 +1183,12 @@ static ssk_status run_attach_weights(gl_state *s, const ssk_kernel_call *call, G
  * scatters a group over the rig) leaves the rig to the restriction's own
  * dispatch. Not measured on a GPU yet: off by default. */
 #define SPRING_RS_GROUP 256u   /* SSK_LOCAL_SIZE: the step's work group */
+/* the most rows of a restriction chunk: SSK_LOCAL_SIZE, a row per
+ * invocation (kernels_spring_ml_restrict.comp) */
+#define SPRING_ML_CHUNK_ROWS 256u
+/* slab_sum's sources (u_rsc[0] of kernels_spring_ml_coarse_lib.glsl): the
+ * slabs' sums by local node, the step's partials, the chunks' sums */
+enum { SPRING_SUMS_SLABS = 0, SPRING_SUMS_STEP = 1, SPRING_SUMS_CHUNKS = 2 };
 #define SPRING_RS_SLOTS_MAX 8u /* slabs a group may touch */
 
 typedef struct spring_rs {
@@ -1275,7 +1285,11 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_NODE_INFO] = (GLuint)u, u += local;
     off[ML_OFF_BY_LEVEL] = (GLuint)u, u += SSK_SPRING_ML_MAX_LEVELS + 1 + local;
     off[ML_OFF_ROW_KEY] = (GLuint)u, u += nv;
-    off[ML_OFF_SLAB_KEYS] = (GLuint)u, u += local;
+    /* the restriction's chunks (spring_ml_chunks): at most one per slab
+     * plus one per SPRING_ML_CHUNK_ROWS rows */
+    const size_t max_chunks = local + nv / SPRING_ML_CHUNK_ROWS + 1;
+    off[ML_OFF_SLAB_KEYS] = (GLuint)u, u += 2 * max_chunks;
+    g->ml_chunk_off = (GLuint)u, u += local + 1;
     off[ML_OFF_ROW_F] = (GLuint)f, f += 2 * nv;
     off[ML_OFF_T] = (GLuint)f;
     off[ML_OFF_INV_RADIUS] = (GLuint)f, f += nb;
@@ -1283,7 +1297,7 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_CENTER] = (GLuint)f, f += 2 * nodes;
     off[ML_OFF_RADIUS] = (GLuint)f, f += nodes;
     off[ML_OFF_FRAME] = (GLuint)f, f += 9 * nodes;
-    off[ML_OFF_SLAB_SUMS] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * local;
+    off[ML_OFF_SLAB_SUMS] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * (local > max_chunks ? local : max_chunks);
     off[ML_OFF_LOCAL] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * local;
     off[ML_OFF_NODE_MAP] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * nodes;
     /* the restriction in the step: its tables after the rest of U, its
@@ -1327,13 +1341,6 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
             }
     }
     for (uint32_t l = 0; l < SSK_SPRING_ML_MAX_LEVELS; ++l) by_level[l + 1] += by_level[l];
-    /* the slabs (the finest local nodes k < 2^l, in order) */
-    g->ml_slab_keys = 0;
-    for (size_t lo = 0; lo < local; ++lo) {
-        const uint32_t k = info[lo] & 0xffffu, l = (info[lo] >> 16) & 0xffu;
-        if (l + 1 == info[lo] >> 24 && k < (1u << l))
-            U[off[ML_OFF_SLAB_KEYS] + g->ml_slab_keys++] = (uint32_t)lo;
-    }
     /* per row: its slab or UINT32_MAX (no levels, frozen), its upper hat
      * weight and 1 / r_b (the CPU's ssk_spring_ml_finest) */
     for (size_t i = 0; i < nv; ++i) {
@@ -1369,6 +1376,28 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         const uint32_t k = ssk_spring_ml_row_slab(ml, sp, (uint32_t)i);
         if (k != UINT32_MAX) rows[slab[k] + fill[k]++] = (uint32_t)i;
     }
+    /* The restriction's chunks (kernels_spring_ml_restrict.comp, a work
+     * group each): each slab's rows (the finest local nodes k < 2^l, in
+     * order) cut into runs of at most SPRING_ML_CHUNK_ROWS, as [first,
+     * end) into ROWS; each local node's chunks (CSR: a slab's are
+     * consecutive, the other nodes have none). A work group per slab
+     * waited on its largest slab: 4032 rows against 390 on average at the
+     * bench limb's 100k vertices, 16 turns of its loop, 24 us a pass on an
+     * H200. */
+    uint32_t *chunk = U + off[ML_OFF_SLAB_KEYS], *chunk_off = U + g->ml_chunk_off;
+    g->ml_chunks = 0;
+    for (size_t lo = 0; lo < local; ++lo) {
+        chunk_off[lo] = g->ml_chunks;
+        const uint32_t k = info[lo] & 0xffffu, l = (info[lo] >> 16) & 0xffu;
+        if (!(l + 1 == info[lo] >> 24 && k < (1u << l))) continue;
+        for (uint32_t a = slab[lo]; a < slab[lo + 1]; a += SPRING_ML_CHUNK_ROWS) {
+            chunk[2 * g->ml_chunks] = a;
+            chunk[2 * g->ml_chunks + 1] =
+                slab[lo + 1] - a < SPRING_ML_CHUNK_ROWS ? slab[lo + 1] : a + SPRING_ML_CHUNK_ROWS;
+            ++g->ml_chunks;
+        }
+    }
+    chunk_off[local] = g->ml_chunks;
     if (g->rs_ok) {
         memcpy(U + g->rs_off[2], rs.slot, nv * sizeof *U);
         memcpy(U + g->rs_off[3], rs.group_first, ((size_t)rs.groups + 1) * sizeof *U);
@@ -1839,13 +1868,6 @@ static ssk_status spring_reduce_read(gl_spring *g, uint32_t n, ssk_spring_pass *
     return SSK_OK;
 }
 
-/* The reductions of the last step, read back. */
-static ssk_status spring_reduce(gl_state *s, gl_spring *g, ssk_spring_pass *out, ssk_error *err)
-{
-    spring_reduce_issue(s, g, 0);
-    return spring_reduce_read(g, 1, out, err);
-}
-
 /* The coarse step's program: one invocation per bone level for software
  * renderers; on hardware GPUs 1024 invocations, with the local nodes in
  * shared memory where they fit. */
@@ -1899,8 +1921,17 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     glUniform1ui(LOC_SPRING_ML_PROBE, s->ml_probe);
     if (s->ml_wide) glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
     {
-        GLuint rsc[4] = {g->rs_on ? 1u : 0u, 0, 0, 0};
-        memcpy(rsc + 1, g->rsc_off, sizeof g->rsc_off);
+        /* where the coarse step finds the slabs' sums (slab_sum of
+         * kernels_spring_ml_coarse_lib.glsl) */
+        GLuint rsc[4] = {0, 0, 0, 0};
+        if (g->rs_on) {
+            rsc[0] = SPRING_SUMS_STEP;
+            memcpy(rsc + 1, g->rsc_off, sizeof g->rsc_off);
+        } else if (s->ml_wide) {
+            rsc[0] = SPRING_SUMS_CHUNKS;
+            rsc[1] = g->ml_chunk_off;
+            rsc[3] = g->ml_off[ML_OFF_SLAB_SUMS];
+        }
         glUniform1uiv(LOC_SPRING_ML_RS, 4, rsc);
     }
     glUniform1ui(LOC_COUNT, ml->local_count);
@@ -1948,17 +1979,17 @@ static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
         /* restricted in the step (spring_rs_tables) */
     } else if (g->watch_on) {
         glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
-        glUniform1ui(LOC_COUNT, g->ml_slab_keys);
+        glUniform1ui(LOC_COUNT, g->ml_chunks);
         glUniform1ui(LOC_BASE, 0);
         dispatch_watched(WATCH_ARGS_RESTRICT);
     } else if (s->ml_wide) {
-        /* a work group per slab (kernels_spring_ml_restrict.comp) */
-        const uint32_t slabs = g->ml_slab_keys;
+        /* a work group per chunk (kernels_spring_ml_restrict.comp) */
+        const uint32_t chunks = g->ml_chunks;
         glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
         glUniform1f(LOC_SPRING_ML_OMEGA, omega);
-        glUniform1ui(LOC_COUNT, slabs);
-        for (uint32_t base = 0; base < slabs; base += s->max_groups) {
-            const uint32_t groups = slabs - base < s->max_groups ? slabs - base : s->max_groups;
+        glUniform1ui(LOC_COUNT, chunks);
+        for (uint32_t base = 0; base < chunks; base += s->max_groups) {
+            const uint32_t groups = chunks - base < s->max_groups ? chunks - base : s->max_groups;
             glUniform1ui(LOC_BASE, base);
             glDispatchCompute(groups, 1, 1);
         }
@@ -2211,7 +2242,7 @@ static bool spring_watch_on_device(const gl_state *s, const gl_spring *g, bool s
         return false;
     const uint64_t local = s->local_size[PROG_SPRING_STEP];
     const uint64_t groups = ((uint64_t)sp->vertex_count + local - 1) / local;
-    return groups <= s->max_groups && g->ml_slab_keys <= s->max_groups;
+    return groups <= s->max_groups && g->ml_chunks <= s->max_groups;
 }
 
 /* The header and the table of a solve's watch on the device. */
@@ -2264,7 +2295,7 @@ static void spring_watch_upload(const gl_state *s, gl_spring *g)
     if (prolong > s->max_groups) prolong = s->max_groups;
     if (prolong == 0) prolong = 1;
     const uint32_t groups[4] = {(uint32_t)(((uint64_t)nv + step_local - 1) / step_local),
-                                g->ml_slab_keys, 1u, (uint32_t)prolong};
+                                g->ml_chunks, 1u, (uint32_t)prolong};
     for (int d = 0; d < 4; ++d) {
         h.args[3 * d] = groups[d];
         h.args[3 * d + 1] = h.args[3 * d + 2] = 1u;
@@ -2449,6 +2480,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     gl_spring *g = NULL;
     ssk_status st = spring_entry(s, sp, &g, err);
     if (st != SSK_OK) return st;
+    g->energy_report = NULL;
     const ssk_spring_params *p = &sp->params;
     const bool semi = p->integrator == SSK_SPRING_SEMI_IMPLICIT;
     const size_t bytes = 3 * nv * sizeof(float);
@@ -2529,12 +2561,13 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
                                               : g->buffers[SB_FIRST];
     const GLuint nx = ring_slot(g, b.current + 1);
     if (!w.energy_known && call->report) {
+        /* the result's energy (no pass measured it): its pass and
+         * reduction now, read when the frame's last step has finished
+         * (spring_energy_reads), not waited for here */
         spring_records(s, g, result);
         spring_step(s, g, nx, false, 0, 1.0f);
-        ssk_spring_pass r;
-        st = spring_reduce(s, g, &r, err);
-        if (st != SSK_OK) return st;
-        w.result_energy = r.energy;
+        spring_reduce_issue(s, g, 0);
+        g->energy_report = call->report;
     }
     if (result != g->buffers[SB_FIRST] && sp->cluster_count > 0)
         spring_detail(s, g, SPRING_DET_CLUSTER, result);
@@ -2921,6 +2954,26 @@ static ssk_status run_implicit(gl_state *s, const ssk_kernel_call *call, GLuint 
     return SSK_OK;
 }
 
+/* The energies that run_spring left on the device (gl_spring.energy_report):
+ * read into their reports when `read` (the frame's last step has
+ * finished, so the reads wait for nothing: a frame waits for the GPU once,
+ * not once more per spring node), else dropped (a frame that failed). */
+static ssk_status spring_energy_reads(gl_state *s, bool read, ssk_error *err)
+{
+    ssk_status st = SSK_OK;
+    for (int i = 0; i < s->spring_count; ++i) {
+        gl_spring *g = &s->springs[i];
+        if (!g->energy_report) continue;
+        ssk_spring_pass r;
+        if (read && st == SSK_OK) {
+            st = spring_reduce_read(g, 1, &r, err);
+            if (st == SSK_OK) g->energy_report->energy = r.energy;
+        }
+        g->energy_report = NULL;
+    }
+    return st;
+}
+
 /* Welds a position buffer in place (shaders/model_weld.comp, core/model/weld.c). */
 static ssk_status run_weld(gl_state *s, GLuint positions, ssk_error *err)
 {
@@ -2970,6 +3023,7 @@ static void job_run(void *user)
     }
     /* a diverged spring wrote its last good iterate: an output as any */
     if (st != SSK_OK && st != SSK_ERROR_SPRING_DIVERGED) {
+        spring_energy_reads(s, false, NULL);
         job->status = st;
         return;
     }
@@ -2986,8 +3040,13 @@ static void job_run(void *user)
      * to the next step: 0 to 0.1 ms of a 100k-vertex spring frame on an
      * H200, within that machine's noise.) */
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
-    if (!call->defer_finish) glFinish();
+    ssk_status energy = SSK_OK;
+    if (!call->defer_finish) {
+        glFinish();
+        energy = spring_energy_reads(s, true, job->err);
+    }
     job->status = ssk_gl_check("compute dispatch", job->err);
+    if (job->status == SSK_OK) job->status = energy;
     if (job->status == SSK_OK) job->status = st;
 }
 
@@ -3012,13 +3071,13 @@ static bool readback_buffer(gl_state *s, size_t bytes)
     return true;
 }
 
-/* A position buffer into host memory: glGetBufferSubData, or with
- * SSK_GL_READBACK=staged a GPU copy into a buffer in host memory that the
- * host copies out once a fence says the copy is done. On an H200 the
- * deformer's read-back of 100k vertices (1.2 MB) took 0.34-0.43 ms a
- * frame (ssk_deformer_timing), a fifth of a converged spring frame; the
- * staged read-back is not measured there yet (no GPU was lent), so it is
- * not the default. test_readback_staged checks it against the plain one. */
+/* A position buffer into host memory: a GPU copy into a buffer in host
+ * memory that the host copies out once a fence says the copy is done, or
+ * with SSK_GL_READBACK=plain (or without GL 4.4 buffer storage)
+ * glGetBufferSubData. On an H200 the deformer's read-back of 100k
+ * vertices (1.2 MB, ssk_deformer_timing) took 0.17-0.20 ms staged and
+ * 0.26-0.39 ms plain in the same runs (bench/gl_spring_variants.sh).
+ * test_readback_staged checks the two against each other bit for bit. */
 static void job_read(void *user)
 {
     gl_job *job = user;
@@ -3217,9 +3276,9 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
          * (spring_rs_tables); not measured on a GPU yet, so not the default */
         const char *rs = getenv("SSK_GL_SPRING_RESTRICT");
         s->spring_rs = rs && strcmp(rs, "step") == 0;
-        /* SSK_GL_READBACK=staged reads back through host memory (job_read) */
+        /* SSK_GL_READBACK=plain reads back with glGetBufferSubData (job_read) */
         const char *readback = getenv("SSK_GL_READBACK");
-        s->readback_plain = !(readback && strcmp(readback, "staged") == 0);
+        s->readback_plain = readback && strcmp(readback, "plain") == 0;
         /* SSK_GL_SPRING_PROBE = 1 .. 5 ends the coarse step after that
          * phase, 6 skips the restriction's rows: wrong results, for timing
          * the phases with SSK_GL_PROFILE (kernels_spring_ml_coarse_lib.glsl) */

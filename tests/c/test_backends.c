@@ -1071,9 +1071,11 @@ static void test_spring_restrict_in_step(void **state)
     ssk_rig_destroy(rig);
 }
 
-/* The staged read-back (SSK_GL_READBACK=staged: a GPU copy into a buffer
- * in host memory, core/backends/gl_backend.c job_read) against
- * glGetBufferSubData: the same positions bit for bit, frame after frame. */
+/* The staged read-back (the default: a GPU copy into a buffer in host
+ * memory, core/backends/gl_backend.c job_read) against glGetBufferSubData
+ * (SSK_GL_READBACK=plain): the same positions and reports (the energy
+ * read after the frame's last step, spring_energy_reads) bit for bit,
+ * frame after frame. */
 static void test_readback_staged(void **state)
 {
     (void)state;
