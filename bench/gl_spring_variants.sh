@@ -6,16 +6,15 @@
 # compiles the shaders cold is slow); then two rounds of bench_spring's
 # multilevel rows per variant, interleaved, so that a drift of the
 # machine reaches them alike. The variants are the developer switches of
-# core/backends/gl_backend.c (README "GL springs"): the default, the
-# restriction in the force step, the staged read-back, both, and the
-# host's watch. test_backends checks each variant's results.
+# core/backends (README "GL springs"): the default, the plain read-back
+# (glGetBufferSubData), the host's watch, and handoffs that block at once
+# (no spin). test_backends checks the variants' results.
 set -u
 build=${1:-build}
 sizes=${2:-100000}
 bench="$build/bench/bench_spring"
 [ -x "$bench" ] || { echo "gl_spring_variants: no $bench (build first)" >&2; exit 2; }
-variants=("default" "SSK_GL_SPRING_RESTRICT=step" "SSK_GL_READBACK=staged"
-          "SSK_GL_SPRING_RESTRICT=step SSK_GL_READBACK=staged" "SSK_GL_SPRING_WATCH=host")
+variants=("default" "SSK_GL_READBACK=plain" "SSK_GL_SPRING_WATCH=host" "SSK_GL_SPIN_US=0")
 "$bench" --sizes "$sizes" --repeats 3 --backend gl > /dev/null || exit 1
 for round in 1 2; do
     for v in "${variants[@]}"; do

@@ -1,8 +1,7 @@
 // kernels_spring_group_sum_lib.glsl - a work group's sum of each of 24
 // floats over its SSK_LOCAL_SIZE invocations, for the multilevel
-// restriction (kernels_spring_ml_restrict.comp, a slab per group) and the
-// restriction in the step (kernels_spring_step_lib.glsl, a slab of the
-// group at a time). With subgroup arithmetic (GL_KHR_shader_subgroup_
+// restriction (kernels_spring_ml_restrict.comp, a chunk of a slab per
+// group). With subgroup arithmetic (GL_KHR_shader_subgroup_
 // arithmetic, which NVIDIA's drivers offer): subgroupAdd per component, the
 // subgroups' sums in shared memory, then invocation c < 24 adds component
 // c over the subgroups in order. Else a halving tree in shared memory (8

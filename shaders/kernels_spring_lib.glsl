@@ -77,13 +77,7 @@
 #define SSK_SPRING_STEP_GOOD_FROM 14 // step: float[3 #V] x_(k-3), copied there on SAVE_GOOD
 #define SSK_LOC_SPRING_WATCH 43      // 1: weights, scale and stop from the watch buffer
 #define SSK_LOC_SPRING_PASS 44       // the pass, 1 ..
-// the restriction in the step (kernels_spring_step_rs.comp, and the
-// coarse step's slab sums from its partials)
-#define SSK_SPRING_STEP_ML_U 8
-#define SSK_SPRING_STEP_ML_F 9
-#define SSK_SPRING_STEP_ML_W 10
-#define SSK_LOC_SPRING_STEP_RS 46    // uint[6] (locations 46..51)
-#define SSK_LOC_SPRING_ML_RS 46      // coarse step: uint[4] (locations 46..49)
+#define SSK_LOC_SPRING_ML_SUMS 46    // coarse step: uint[2] (locations 46..47)
 
 // --- kernels_spring_anchors.comp ---------------------------------------------------
 #define SSK_SPRING_ANC_TERMS 0   // uvec4[#V + terms] headers, then the terms

@@ -65,27 +65,20 @@ layout(location = SSK_LOC_COUNT) uniform uint u_local; // #local nodes
 // 1 .. 5 end the step after that phase (the result is then wrong: for
 // timing the phases with SSK_GL_PROFILE only); 0 runs it all.
 layout(location = SSK_LOC_SPRING_ML_PROBE) uniform uint u_probe;
-// Where the slabs' sums are (SPRING_SUMS_* of core/backends/gl_backend.c):
-// [0] 0: by local node at SSK_ML_OFF_SLAB_SUMS (the one-invocation-per-slab
-// restriction of kernels_spring_multilevel.comp); 1: the restriction in the
-// step (kernels_spring_step_rs.comp, SSK_GL_SPRING_RESTRICT=step), [1..3]
-// the offsets of each slab's partials (CSR offsets and list, U) and the
-// partials (W); 2: the chunks of kernels_spring_ml_restrict.comp, [1] each
-// local node's chunks (CSR offsets, U), [3] the chunks' sums (W).
-layout(location = SSK_LOC_SPRING_ML_RS) uniform uint u_rsc[4];
+// Where the restriction left the slabs' sums, at SSK_ML_OFF_SLAB_SUMS (SL):
+// [0] 0: by local node (the one-invocation-per-slab restriction of
+// kernels_spring_multilevel.comp); 1: by chunk (the work groups of
+// kernels_spring_ml_restrict.comp), [1] the offset of each local node's
+// chunks (CSR offsets in U: a slab's chunks are consecutive).
+layout(location = SSK_LOC_SPRING_ML_SUMS) uniform uint u_sums[2];
 
-// Component c (< 24) of slab lo's sums: from the restriction's slab sums
-// at SL, or added from the step's partials or the chunks' sums in order.
+// Component c (< 24) of slab lo's sums: read, or its chunks' added in order.
 float slab_sum(uint SL, uint lo, uint c)
 {
-    if (u_rsc[0] == 0u) return mwc[SL + lo * 24u + c];
+    if (u_sums[0] == 0u) return mwc[SL + lo * 24u + c];
     float x = 0.0;
-    uint a = mu[u_rsc[1] + lo], b = mu[u_rsc[1] + lo + 1u];
-    if (u_rsc[0] == 2u) {
-        for (uint p = a; p < b; ++p) x += mwc[u_rsc[3] + p * 24u + c];
-        return x;
-    }
-    for (uint p = a; p < b; ++p) x += mwc[u_rsc[3] + mu[u_rsc[2] + p] * 24u + c];
+    uint a = mu[u_sums[1] + lo], b = mu[u_sums[1] + lo + 1u];
+    for (uint p = a; p < b; ++p) x += mwc[SL + p * 24u + c];
     return x;
 }
 

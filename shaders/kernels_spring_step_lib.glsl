@@ -1,15 +1,11 @@
 // kernels_spring_step_lib.glsl - the body of the spring force pass, shared by
-// kernels_spring_step.comp (whose header describes it),
+// kernels_spring_step.comp (whose header describes it) and
 // kernels_spring_step_watch.comp (SSK_SPRING_STEP_WATCH: the pass's
 // Chebyshev weight from the watch on the device, and its SAVE_GOOD copy;
 // 11 storage blocks, 3 more than the 8 that GL guarantees, so the plain
-// program keeps 8) and kernels_spring_step_rs.comp (SSK_SPRING_STEP_RS too:
-// the restriction in the step, 14 blocks). Included after
-// kernels_spring_lib.glsl (and, with SSK_SPRING_STEP_WATCH,
-// kernels_spring_watch_lib.glsl). The including program declares its
-// work group size (layout(local_size_x = SSK_LOCAL_SIZE) in) right after
-// kernels_skinning_lib.glsl: NVIDIA's compiler rejects the subgroup built-ins of
-// kernels_spring_group_sum_lib.glsl before that declaration.
+// program keeps 8). Included after kernels_spring_lib.glsl (and, with
+// SSK_SPRING_STEP_WATCH, kernels_spring_watch_lib.glsl), by a program that
+// declares its work group size (layout(local_size_x = SSK_LOCAL_SIZE) in).
 
 struct SpringEdge {
     float rest_length;      // L0_ij
@@ -29,24 +25,6 @@ layout(std430, binding = SSK_SPRING_STEP_SCRATCH) writeonly buffer Scratch { vec
 #ifdef SSK_SPRING_STEP_WATCH
 layout(std430, binding = SSK_SPRING_STEP_GOOD) writeonly buffer Good { float good[]; };
 layout(std430, binding = SSK_SPRING_STEP_GOOD_FROM) readonly buffer GoodFrom { float good_from[]; };
-#endif
-#ifdef SSK_SPRING_STEP_RS
-// The multilevel restriction in the step (SSK_GL_SPRING_RESTRICT=step,
-// core/backends/gl_backend.c "The restriction in the step"): each row's
-// moments (the row_moments of kernels_spring_ml_lib.glsl, from the values
-// the step just computed) summed per slab over the work group into the
-// group's partial sums, which the coarse step adds (slab_sum of
-// kernels_spring_ml_coarse_lib.glsl); the restriction's own dispatch is
-// then not run. u_rs: [0] 1 when on, then the offsets of ROW_KEY (U), ROW_F
-// (F), the rows' slots in their group (U), the groups' first partial (U)
-// and the partials (W).
-layout(std430, binding = SSK_SPRING_STEP_ML_U) readonly buffer StepMlU { uint mu[]; };
-layout(std430, binding = SSK_SPRING_STEP_ML_F) readonly buffer StepMlF { float mf[]; };
-layout(std430, binding = SSK_SPRING_STEP_ML_W) writeonly buffer StepMlW { float mw[]; };
-layout(location = SSK_LOC_SPRING_STEP_RS) uniform uint u_rs[6];
-#define SSK_RS_MOM 12u
-float rs_acc[2u * SSK_RS_MOM]; // this invocation's row: (1 - up) m, up m
-uint rs_slot;                  // its slot in the group, or 0xffffffff
 #endif
 
 layout(location = SSK_LOC_BASE) uniform uint u_base;
@@ -71,59 +49,6 @@ float stiffness(int f, uint i)
     return k;
 }
 
-#ifdef SSK_SPRING_STEP_RS
-// The restriction's moments of row v (row_moments of
-// kernels_spring_ml_lib.glsl with the same operations) into rs_acc, when
-// it takes part: cur its current position, li and ui its scale vector's
-// length and direction, nxt its next position (blended with weight omega).
-void step_row_moments(uint v, uint role, uvec4 vd, vec3 cur, float li, vec3 ui, vec3 nxt,
-                      float omega)
-{
-    uint key = mu[u_rs[1] + v];
-    if (role != SSK_ROLE_FREE || key == 0xffffffffu) return;
-    float up = mf[u_rs[2] + 2u * v];
-    vec3 g = nxt - cur;
-    if (omega != 1.0) {
-        vec3 pv = vec3(velocity[3u * v], velocity[3u * v + 1u], velocity[3u * v + 2u]);
-        g = (nxt - pv) / omega + pv - cur;
-    }
-    float q;
-    if (vd.y <= vd.x) {
-        q = 1.0 / u_dt;
-    } else {
-        float map = (u_flags & (SSK_SPRING_FLAG_MAP0 << uint(SSK_FORCE_DETAIL))) != 0u
-                        ? uintBitsToFloat(scalars[u_map_offset[SSK_FORCE_DETAIL] + v])
-                        : 1.0;
-        q = (1.0 + u_dt * u_k[SSK_FORCE_DETAIL] * map) / u_dt;
-    }
-    vec3 f = q * g;
-    float r = mf[u_rs[2] + 2u * v + 1u];
-    vec3 s = r * li * ui;
-    float m[SSK_RS_MOM] = float[SSK_RS_MOM](f.x, f.y, f.z, f.x * s.x, f.x * s.y, f.x * s.z,
-                                            f.y * s.x, f.y * s.y, f.y * s.z, f.z * s.x,
-                                            f.z * s.y, f.z * s.z);
-    for (uint c = 0u; c < SSK_RS_MOM; ++c) {
-        rs_acc[c] = (1.0 - up) * m[c];
-        rs_acc[SSK_RS_MOM + c] = up * m[c];
-    }
-    rs_slot = mu[u_rs[3] + v];
-}
-
-// The group's partial sums, slot by slot (every invocation of the group
-// calls it): the sum over its rows of that slot (a slab), added as the
-// restriction adds a group's values (kernels_spring_group_sum_lib.glsl).
-void step_restrict()
-{
-    uint lane = gl_LocalInvocationIndex;
-    uint first = mu[u_rs[4] + gl_WorkGroupID.x], last = mu[u_rs[4] + gl_WorkGroupID.x + 1u];
-    for (uint slot = 0u; first + slot < last; ++slot) {
-        float a[2u * SSK_RS_MOM];
-        for (uint c = 0u; c < 2u * SSK_RS_MOM; ++c) a[c] = rs_slot == slot ? rs_acc[c] : 0.0;
-        float x = group_sum24(a, lane);
-        if (lane < 2u * SSK_RS_MOM) mw[u_rs[5] + (first + slot) * 2u * SSK_RS_MOM + lane] = x;
-    }
-}
-#endif
 
 // The force pass of vertex i (< #V) with Chebyshev weight omega.
 void step_vertex(uint i, float omega)
@@ -302,29 +227,18 @@ void step_vertex(uint i, float omega)
     next[3u * i + 1u] = ny;
     next[3u * i + 2u] = nz;
     scratch[i] = vec4(d2, f2, energy, kin);
-#ifdef SSK_SPRING_STEP_RS
-    if (u_rs[0] != 0u)
-        step_row_moments(i, role, vd, vec3(xi, yi, zi), li, vec3(uxi, uyi, uzi),
-                         vec3(nx, ny, nz), omega);
-#endif
 }
 
 void main()
 {
     uint i = u_base + gl_GlobalInvocationID.x;
 #ifdef SSK_SPRING_STEP_WATCH
-#ifdef SSK_SPRING_STEP_RS
-    rs_slot = 0xffffffffu;
-#endif
     if (i < u_count) {
         // the watch on the device: SAVE_GOOD of the last pass copies x_(k-3)
         if (u_watch != 0u && wt.save_pass != 0u && wt.save_pass + 1u == u_pass)
             for (uint c = 0u; c < 3u; ++c) good[3u * i + c] = good_from[3u * i + c];
         step_vertex(i, watch_omega(u_omega));
     }
-#ifdef SSK_SPRING_STEP_RS
-    if (u_rs[0] != 0u) step_restrict();
-#endif
 #else
     if (i < u_count) step_vertex(i, u_omega);
 #endif

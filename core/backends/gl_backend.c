@@ -169,7 +169,6 @@ typedef enum gl_program {
     PROG_SPRING_ML_COARSE_SHARED,
     PROG_SPRING_ML_PROLONG,
     PROG_SPRING_STEP_WATCH,
-    PROG_SPRING_STEP_RS,
     PROG_COUNT
 } gl_program;
 
@@ -181,8 +180,7 @@ static const char *const program_files[PROG_COUNT] = {
     "kernels_spring_multilevel.comp", "kernels_spring_ml_coarse.comp", "kernels_implicit.comp",
     "kernels_spring_ml_restrict.comp", "kernels_spring_ml_coarse_wide.comp",
     "kernels_spring_anchors.comp", "kernels_spring_ml_coarse_shared.comp",
-    "kernels_spring_ml_prolong.comp", "kernels_spring_step_watch.comp",
-    "kernels_spring_step_rs.comp"};
+    "kernels_spring_ml_prolong.comp", "kernels_spring_step_watch.comp"};
 /* SSK_ML_COARSE_SHARED_NODES of kernels_spring_ml_coarse_shared.comp: the
  * local nodes whose floats (12 each) and loop integers its shared memory
  * holds; its level offsets are sized for SSK_SPRING_ML_MAX_LEVELS 8. */
@@ -266,9 +264,6 @@ enum gl_spring_binding {
     SPRING_WATCH = 12,          /* the watch on the device (kernels_spring_watch_lib.glsl) */
     SPRING_STEP_GOOD = 13,
     SPRING_STEP_GOOD_FROM = 14,
-    SPRING_STEP_ML_U = 8,       /* the restriction in the step */
-    SPRING_STEP_ML_F = 9,
-    SPRING_STEP_ML_W = 10,
     SPRING_ANC_TERMS = 0,
     SPRING_ANC_BONES = 1,
     SPRING_ANC_ANCHOR = 2,
@@ -310,8 +305,7 @@ enum gl_spring_uniform {
     LOC_SPRING_ML_PROBE = 42,
     LOC_SPRING_WATCH = 43,
     LOC_SPRING_PASS = 44,
-    LOC_SPRING_STEP_RS = 46, /* uint[6] */
-    LOC_SPRING_ML_RS = 46,   /* uint[4] */
+    LOC_SPRING_ML_SUMS = 46, /* uint[2] */
 };
 /* kernels_spring_multilevel.comp: modes and the offsets into its buffers
  * (SSK_ML_OFF_* of shaders/kernels_spring_lib.glsl). */
@@ -482,10 +476,6 @@ typedef struct gl_spring {
     GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
     uint32_t ml_chunks;           /* multilevel: restriction chunks (ML_OFF_SLAB_KEYS pairs) */
     GLuint ml_chunk_off;          /* ... each local node's chunks (CSR, local + 1 in U) */
-    bool rs_ok;                   /* the restriction in the step is possible (spring_rs_tables) */
-    bool rs_on;                   /* ... and this solve's passes use it */
-    GLuint rs_off[5];             /* u_rs[1..5] of kernels_spring_step_lib.glsl */
-    GLuint rsc_off[3];            /* u_rsc[1..3] of kernels_spring_ml_coarse_lib.glsl */
     bool watch_on;                /* this solve's passes run with the watch on the device */
     uint32_t pass;                /* ... and the pass being issued */
     float *watch_table;           /* 2 x (max_iterations + 2) x 2 floats, host scratch */
@@ -607,7 +597,6 @@ typedef struct gl_state {
     bool ml_shared;                /* wide coarse step in shared memory where it fits */
     bool ml_fused;                 /* wide passes end in kernels_spring_ml_prolong.comp */
     bool spring_watch;             /* fused multilevel passes take the watch on the device */
-    bool spring_rs;                /* SSK_GL_SPRING_RESTRICT=step (spring_rs_tables) */
     uint32_t ml_probe;             /* SSK_GL_SPRING_PROBE (developers' timing), else 0 */
     gl_mesh *meshes;
     uint32_t triangle_count;       /* whole rig */
@@ -837,8 +826,6 @@ static ssk_status create_on_thread(gl_state *s, const gl_upload *u, ssk_error *e
     glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &bindings);
     if (!s->ml_fused || blocks < SPRING_WATCH + 1 || bindings < SPRING_STEP_GOOD_FROM + 1)
         s->spring_watch = false;
-    /* the restriction in the step (kernels_spring_step_rs.comp) binds 14 */
-    if (!s->ml_fused || blocks < 14) s->spring_rs = false;
     const size_t nv = rig->vertex_count, nm = rig->mesh_count, nb = rig->bone_count;
     const size_t nf = s->triangle_count;
     struct {
@@ -1166,100 +1153,9 @@ static ssk_status run_attach_weights(gl_state *s, const ssk_kernel_call *call, G
  * the same cores, so AUTO's choice of the CPU without a hardware GPU
  * holds for springs too. */
 
-/* --- The restriction in the step ------------------------------------------
- * With SSK_GL_SPRING_RESTRICT=step the force step's work groups (each
- * SPRING_RS_GROUP vertices) also restrict: each row that takes part adds
- * its moments (kernels_spring_ml_lib.glsl row_moments) into its group's
- * partial sum of its slab (its slot among the group's slabs), and the
- * coarse step adds each slab's partials in the groups' order instead of
- * reading the restriction's sums; a pass has then three dispatches
- * instead of four (on an H200 a dispatch with its barrier cost 10-13 us
- * however little it did). The tables, made once per rig: per vertex its
- * slot in its group (UINT32_MAX: no slab), per group its first partial
- * (CSR, groups + 1), per slab (finest local node) its partials (CSR).
- * The sums are added in another order than the restriction's, so the
- * results agree with the four-dispatch pass to rounding, not bit for bit.
- * A group of more than SPRING_RS_SLOTS_MAX slabs (a vertex order that
- * scatters a group over the rig) leaves the rig to the restriction's own
- * dispatch. Not measured on a GPU yet: off by default. */
-#define SPRING_RS_GROUP 256u   /* SSK_LOCAL_SIZE: the step's work group */
 /* the most rows of a restriction chunk: SSK_LOCAL_SIZE, a row per
  * invocation (kernels_spring_ml_restrict.comp) */
 #define SPRING_ML_CHUNK_ROWS 256u
-/* slab_sum's sources (u_rsc[0] of kernels_spring_ml_coarse_lib.glsl): the
- * slabs' sums by local node, the step's partials, the chunks' sums */
-enum { SPRING_SUMS_SLABS = 0, SPRING_SUMS_STEP = 1, SPRING_SUMS_CHUNKS = 2 };
-#define SPRING_RS_SLOTS_MAX 8u /* slabs a group may touch */
-
-typedef struct spring_rs {
-    uint32_t *slot;        /* #V */
-    uint32_t *group_first; /* groups + 1 */
-    uint32_t *parts_off;   /* #local + 1 */
-    uint32_t *parts_list;  /* parts */
-    uint32_t groups, parts;
-} spring_rs;
-
-static void spring_rs_free(spring_rs *r)
-{
-    free(r->slot);
-    free(r->group_first);
-    free(r->parts_off);
-    free(r->parts_list);
-    memset(r, 0, sizeof *r);
-}
-
-/* The tables of spring `sp` (false: a group touches too many slabs, or out
- * of memory; r is then empty). */
-static bool spring_rs_tables(const ssk_spring *sp, spring_rs *r)
-{
-    const ssk_spring_ml *ml = sp->ml;
-    const uint32_t nv = sp->vertex_count, local = ml->local_count;
-    memset(r, 0, sizeof *r);
-    r->groups = (nv + SPRING_RS_GROUP - 1) / SPRING_RS_GROUP;
-    r->slot = malloc(((size_t)nv + 1) * sizeof *r->slot);
-    r->group_first = calloc((size_t)r->groups + 1, sizeof *r->group_first);
-    r->parts_off = calloc((size_t)local + 1, sizeof *r->parts_off);
-    uint32_t *part_slab = malloc(((size_t)r->groups * SPRING_RS_SLOTS_MAX + 1) * sizeof(uint32_t));
-    bool ok = r->slot && r->group_first && r->parts_off && part_slab;
-    for (uint32_t g = 0; ok && g < r->groups; ++g) {
-        uint32_t keys[SPRING_RS_SLOTS_MAX], n = 0;
-        for (uint32_t v = g * SPRING_RS_GROUP; ok && v < nv && v < (g + 1) * SPRING_RS_GROUP; ++v) {
-            const uint32_t k = ssk_spring_ml_row_slab(ml, sp, v);
-            r->slot[v] = UINT32_MAX;
-            if (k == UINT32_MAX) continue;
-            uint32_t j = 0;
-            while (j < n && keys[j] != k) ++j;
-            if (j == n) {
-                if (n == SPRING_RS_SLOTS_MAX) {
-                    ok = false;
-                    break;
-                }
-                keys[n++] = k;
-                part_slab[r->parts + j] = k;
-            }
-            r->slot[v] = j;
-        }
-        r->parts += n;
-        r->group_first[g + 1] = r->parts;
-    }
-    if (ok) r->parts_list = malloc(((size_t)r->parts + 1) * sizeof *r->parts_list);
-    ok = ok && r->parts_list;
-    if (ok) {
-        /* the partials of each slab, in the groups' order */
-        for (uint32_t p = 0; p < r->parts; ++p) ++r->parts_off[part_slab[p] + 1];
-        for (uint32_t k = 0; k < local; ++k) r->parts_off[k + 1] += r->parts_off[k];
-        uint32_t *fill = calloc((size_t)local + 1, sizeof *fill);
-        ok = fill != NULL;
-        for (uint32_t p = 0; ok && p < r->parts; ++p) {
-            const uint32_t k = part_slab[p];
-            r->parts_list[r->parts_off[k] + fill[k]++] = p;
-        }
-        free(fill);
-    }
-    free(part_slab);
-    if (!ok) spring_rs_free(r);
-    return ok;
-}
 
 /* The multilevel correction's device data (kernels_spring_multilevel.comp):
  * SB_ML_U, SB_ML_F (the node bases at its end are uploaded per solve) and
@@ -1300,17 +1196,6 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_SLAB_SUMS] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * (local > max_chunks ? local : max_chunks);
     off[ML_OFF_LOCAL] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * local;
     off[ML_OFF_NODE_MAP] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * nodes;
-    /* the restriction in the step: its tables after the rest of U, its
-     * partials after the rest of W */
-    spring_rs rs = {0};
-    g->rs_ok = s->spring_rs && spring_rs_tables(sp, &rs);
-    if (g->rs_ok) {
-        g->rs_off[2] = (GLuint)u, u += nv;                      /* slots */
-        g->rs_off[3] = (GLuint)u, u += (size_t)rs.groups + 1;   /* groups' first partials */
-        g->rsc_off[0] = (GLuint)u, u += (size_t)local + 1;      /* slabs' partials (CSR) */
-        g->rsc_off[1] = (GLuint)u, u += rs.parts;
-        g->rs_off[4] = g->rsc_off[2] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * (size_t)rs.parts;
-    }
     uint32_t *U = calloc(u + 1, sizeof *U);
     float *F = calloc(f + 1, sizeof *F);
     uint32_t *count = calloc(local + nodes + 2, sizeof *count);
@@ -1318,7 +1203,6 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         free(U);
         free(F);
         free(count);
-        spring_rs_free(&rs);
         return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     for (size_t b = 0; b < nb; ++b) {
@@ -1398,15 +1282,6 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
         }
     }
     chunk_off[local] = g->ml_chunks;
-    if (g->rs_ok) {
-        memcpy(U + g->rs_off[2], rs.slot, nv * sizeof *U);
-        memcpy(U + g->rs_off[3], rs.group_first, ((size_t)rs.groups + 1) * sizeof *U);
-        memcpy(U + g->rsc_off[0], rs.parts_off, ((size_t)local + 1) * sizeof *U);
-        memcpy(U + g->rsc_off[1], rs.parts_list, (size_t)rs.parts * sizeof *U);
-        g->rs_off[0] = off[ML_OFF_ROW_KEY];
-        g->rs_off[1] = off[ML_OFF_ROW_F];
-    }
-    spring_rs_free(&rs);
     ssk_spring_ml_kinv_full(ml, F + off[ML_OFF_KINV]);
     memcpy(F + off[ML_OFF_CENTER], ml->node_center, 2 * nodes * sizeof(float));
     memcpy(F + off[ML_OFF_RADIUS], ml->node_radius, nodes * sizeof(float));
@@ -1697,14 +1572,12 @@ static void spring_records(gl_state *s, gl_spring *g, GLuint positions)
 static GLuint ring_slot(const gl_spring *g, int64_t k);
 static void spring_step_uniforms(gl_state *s, gl_spring *g);
 
-/* The program of this solve's passes' force step: with the restriction in
- * the step (kernels_spring_step_rs.comp), with the watch on the device
- * (kernels_spring_step_watch.comp), or plain (kernels_spring_step.comp). */
+/* The program of this solve's passes' force step: with the watch on the
+ * device (kernels_spring_step_watch.comp), or plain
+ * (kernels_spring_step.comp). */
 static gl_program spring_step_program(const gl_spring *g)
 {
-    return g->rs_on ? PROG_SPRING_STEP_RS
-           : g->watch_on ? PROG_SPRING_STEP_WATCH
-                         : PROG_SPRING_STEP;
+    return g->watch_on ? PROG_SPRING_STEP_WATCH : PROG_SPRING_STEP;
 }
 
 /* The step's uniforms that hold for a whole solve, in the plain program
@@ -1719,11 +1592,6 @@ static void spring_step_setup(gl_state *s, gl_spring *g)
     spring_step_uniforms(s, g);
     glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
     bind(SPRING_WATCH, g->buffers[SB_WATCH]);
-    if (passes == PROG_SPRING_STEP_RS) {
-        GLuint rs[6] = {1u, 0, 0, 0, 0, 0};
-        memcpy(rs + 1, g->rs_off, sizeof g->rs_off);
-        glUniform1uiv(LOC_SPRING_STEP_RS, 6, rs);
-    }
 }
 
 /* The step's solve-wide uniforms, in the program in use. */
@@ -1776,15 +1644,9 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     glUniform1ui(LOC_SPRING_FLAGS, flags);
     glUniform1f(LOC_SPRING_OMEGA, omega);
     if (wide) {
-        /* a SAVE_GOOD of the last pass copies x_(k-3) in this step; the
-         * multilevel buffers for the restriction in the step */
+        /* a SAVE_GOOD of the last pass copies x_(k-3) in this step */
         bind(SPRING_STEP_GOOD, g->buffers[SB_GOOD]);
         bind(SPRING_STEP_GOOD_FROM, ring_slot(g, (int64_t)g->pass - 3));
-        if (g->rs_on) {
-            bind(SPRING_STEP_ML_U, g->buffers[SB_ML_U]);
-            bind(SPRING_STEP_ML_F, g->buffers[SB_ML_F]);
-            bind(SPRING_STEP_ML_W, g->buffers[SB_ML_W]);
-        }
     }
     if (g->watch_on) {
         glUniform1ui(LOC_SPRING_PASS, g->pass);
@@ -1922,17 +1784,10 @@ static void spring_ml_setup(gl_state *s, gl_spring *g, const ssk_attach_bone *bo
     if (s->ml_wide) glUniform1ui(LOC_SPRING_WATCH, g->watch_on ? 1u : 0u);
     {
         /* where the coarse step finds the slabs' sums (slab_sum of
-         * kernels_spring_ml_coarse_lib.glsl) */
-        GLuint rsc[4] = {0, 0, 0, 0};
-        if (g->rs_on) {
-            rsc[0] = SPRING_SUMS_STEP;
-            memcpy(rsc + 1, g->rsc_off, sizeof g->rsc_off);
-        } else if (s->ml_wide) {
-            rsc[0] = SPRING_SUMS_CHUNKS;
-            rsc[1] = g->ml_chunk_off;
-            rsc[3] = g->ml_off[ML_OFF_SLAB_SUMS];
-        }
-        glUniform1uiv(LOC_SPRING_ML_RS, 4, rsc);
+         * kernels_spring_ml_coarse_lib.glsl): the chunks' sums of the wide
+         * restriction, with each local node's chunks at [1] */
+        const GLuint sums[2] = {s->ml_wide ? 1u : 0u, s->ml_wide ? g->ml_chunk_off : 0u};
+        glUniform1uiv(LOC_SPRING_ML_SUMS, 2, sums);
     }
     glUniform1ui(LOC_COUNT, ml->local_count);
     glUniform1ui(LOC_SPRING_ML_NODES, ml->node_count);
@@ -1975,9 +1830,7 @@ static bool spring_ml_correct(gl_state *s, gl_spring *g, GLuint next, GLuint pre
     /* with the watch on the device the weight is read there: x_(k-1) bound */
     bind(SPRING_ML_AUX, omega != 1.0f || g->watch_on ? prev : next);
     glUniform1f(LOC_SPRING_ML_OMEGA, omega); /* RESTRICT and PROLONG */
-    if (g->rs_on) {
-        /* restricted in the step (spring_rs_tables) */
-    } else if (g->watch_on) {
+    if (g->watch_on) {
         glUseProgram(s->programs[PROG_SPRING_ML_RESTRICT]);
         glUniform1ui(LOC_COUNT, g->ml_chunks);
         glUniform1ui(LOC_BASE, 0);
@@ -2470,7 +2323,6 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         {PROG_SPRING_ML_COARSE_SHARED, s->ml_wide && s->ml_shared},
         {PROG_SPRING_ML_PROLONG, s->ml_fused},
         {PROG_SPRING_STEP_WATCH, s->spring_watch},
-        {PROG_SPRING_STEP_RS, s->spring_rs},
     };
     for (size_t i = 0; i < sizeof programs / sizeof programs[0]; ++i) {
         if (!programs[i].used) continue;
@@ -2540,9 +2392,6 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     copy_buffer(x0, ring_slot(g, -1), bytes);
 
     g->watch_on = spring_watch_on_device(s, g, semi);
-    g->rs_on = g->rs_ok && s->ml_fused && !semi &&
-               s->local_size[PROG_SPRING_STEP_RS] == SPRING_RS_GROUP &&
-               (sp->vertex_count + SPRING_RS_GROUP - 1) / SPRING_RS_GROUP <= s->max_groups;
     spring_step_setup(s, g);
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
     ssk_gl_profile_mark(&prof, SPRING_PROF_SETUP);
@@ -2550,7 +2399,7 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     st = g->watch_on ? spring_passes_device(s, g, &b, &prof, err)
                      : spring_passes(s, g, semi, &b, &prof, err);
     /* the step's later uses (the result's energy) are the host's */
-    g->watch_on = g->rs_on = false;
+    g->watch_on = false;
     if (st != SSK_OK) return st;
     ssk_spring_watch w = b.w;
     const GLuint result =
@@ -3272,10 +3121,6 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
          * "The watch on the device") */
         const char *watch = getenv(SSK_GL_SPRING_WATCH_ENV);
         s->spring_watch = !(watch && strcmp(watch, "host") == 0);
-        /* SSK_GL_SPRING_RESTRICT=step: the restriction in the force step
-         * (spring_rs_tables); not measured on a GPU yet, so not the default */
-        const char *rs = getenv("SSK_GL_SPRING_RESTRICT");
-        s->spring_rs = rs && strcmp(rs, "step") == 0;
         /* SSK_GL_READBACK=plain reads back with glGetBufferSubData (job_read) */
         const char *readback = getenv("SSK_GL_READBACK");
         s->readback_plain = readback && strcmp(readback, "plain") == 0;

@@ -1040,37 +1040,6 @@ static void test_spring_watch_on_device(void **state)
                         "watch on the device: ");
 }
 
-/* The restriction in the step (SSK_GL_SPRING_RESTRICT=step,
- * core/backends/gl_backend.c "The restriction in the step": the force
- * step's work groups sum the restriction's partials, three dispatches a
- * pass): against the CPU within PARITY_TOL (30 fixed passes of the limb),
- * and its watch on the device against the host's bit for bit. (BCN's
- * vertex order spreads a work group over more than 8 slabs: it keeps the
- * restriction's own dispatch.) */
-static void test_spring_restrict_in_step(void **state)
-{
-    (void)state;
-    need_gl();
-    setenv("SSK_GL_SPRING_ML", "wide", 1);
-    setenv("SSK_GL_SPRING_RESTRICT", "step", 1);
-    ssk_rig *rig = tu_make_limb(60, 16, 2, 2.0f, 0.25f, 0.5f, 4);
-    ssk_graph *g = spring_graph(rig, "\"convergence\": \"iterations\", \"max_iterations\": 30");
-    spring_pair p = spring_pair_make(rig, g);
-    float skin[32];
-    pose_chain(skin, 2, 1.0f, 1.2f);
-    assert_int_equal(
-        spring_compare(&p, skin, NULL, 0.0, "limb, restriction in the step").iterations, 30);
-    spring_pair_free(&p);
-    ssk_graph_destroy(g);
-    spring_pair w = env_pair_make(rig, "", "SSK_GL_SPRING_WATCH", "host", "device");
-    assert_true(batch_compare(&w, skin, NULL, 0.0, "restriction in the step, watch host / device")
-                    .converged);
-    spring_pair_free(&w);
-    unsetenv("SSK_GL_SPRING_ML");
-    unsetenv("SSK_GL_SPRING_RESTRICT");
-    ssk_rig_destroy(rig);
-}
-
 /* The staged read-back (the default: a GPU copy into a buffer in host
  * memory, core/backends/gl_backend.c job_read) against glGetBufferSubData
  * (SSK_GL_READBACK=plain): the same positions and reports (the energy
@@ -1330,7 +1299,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_spring_batches),
         cmocka_unit_test(test_spring_wide_variants),
         cmocka_unit_test(test_spring_watch_on_device),
-        cmocka_unit_test(test_spring_restrict_in_step),
         cmocka_unit_test(test_readback_staged),
         cmocka_unit_test(test_host_context_untouched),
         cmocka_unit_test(test_shader_compile_error_is_reported),
