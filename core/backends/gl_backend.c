@@ -586,7 +586,7 @@ typedef struct gl_state {
     GLuint *positions;             /* the deformer graph's buffers */
     GLuint readback;               /* job_read's buffer in host memory (0: none yet) */
     const void *readback_map;      /* ... persistently mapped */
-    bool readback_plain;           /* SSK_GL_READBACK=plain, or no GL 4.4 buffer storage */
+    bool readback_plain;           /* software renderer, SSK_GL_READBACK=plain, or no GL 4.4 buffer storage */
     int position_count;
     GLuint programs[PROG_COUNT];   /* compiled on first use */
     GLuint local_size[PROG_COUNT]; /* queried GL_COMPUTE_WORK_GROUP_SIZE x */
@@ -2920,12 +2920,15 @@ static bool readback_buffer(gl_state *s, size_t bytes)
     return true;
 }
 
-/* A position buffer into host memory: a GPU copy into a buffer in host
- * memory that the host copies out once a fence says the copy is done, or
- * with SSK_GL_READBACK=plain (or without GL 4.4 buffer storage)
+/* A position buffer into host memory: on hardware GPUs a GPU copy into a
+ * buffer in host memory that the host copies out once a fence says the
+ * copy is done (staged), on software renderers (or with
+ * SSK_GL_READBACK=plain, or without GL 4.4 buffer storage)
  * glGetBufferSubData. On an H200 the deformer's read-back of 100k
- * vertices (1.2 MB, ssk_deformer_timing) took 0.17-0.20 ms staged and
- * 0.26-0.39 ms plain in the same runs (bench/gl_spring_variants.sh).
+ * vertices (1.2 MB, ssk_deformer_timing) took 0.14-0.17 ms staged and
+ * 0.30-0.34 ms plain in the same runs (bench/gl_spring_variants.sh); on
+ * llvmpipe, where the GPU copy is one more memcpy, 0.31-0.35 ms staged
+ * and 0.14-0.17 plain (bench_spring --backend gl, 100k).
  * test_readback_staged checks the two against each other bit for bit. */
 static void job_read(void *user)
 {
@@ -3121,9 +3124,10 @@ static ssk_status gl_create(void **out_state, const ssk_rig *rig, const ssk_bind
          * "The watch on the device") */
         const char *watch = getenv(SSK_GL_SPRING_WATCH_ENV);
         s->spring_watch = !(watch && strcmp(watch, "host") == 0);
-        /* SSK_GL_READBACK=plain reads back with glGetBufferSubData (job_read) */
+        /* the read-back (job_read): staged on hardware GPUs, plain on
+         * software renderers; SSK_GL_READBACK = plain | staged picks one */
         const char *readback = getenv("SSK_GL_READBACK");
-        s->readback_plain = readback && strcmp(readback, "plain") == 0;
+        s->readback_plain = readback ? strcmp(readback, "plain") == 0 : !s->info->hardware;
         /* SSK_GL_SPRING_PROBE = 1 .. 5 ends the coarse step after that
          * phase, 6 skips the restriction's rows: wrong results, for timing
          * the phases with SSK_GL_PROFILE (kernels_spring_ml_coarse_lib.glsl) */

@@ -1040,9 +1040,10 @@ static void test_spring_watch_on_device(void **state)
                         "watch on the device: ");
 }
 
-/* The staged read-back (the default: a GPU copy into a buffer in host
- * memory, core/backends/gl_backend.c job_read) against glGetBufferSubData
- * (SSK_GL_READBACK=plain): the same positions and reports (the energy
+/* The staged read-back (hardware GPUs' default: a GPU copy into a buffer
+ * in host memory, core/backends/gl_backend.c job_read) against
+ * glGetBufferSubData (software renderers' default): the same positions and
+ * reports (the energy
  * read after the frame's last step, spring_energy_reads) bit for bit,
  * frame after frame. */
 static void test_readback_staged(void **state)
