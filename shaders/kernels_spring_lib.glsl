@@ -149,7 +149,7 @@
 // of at most SSK_LOCAL_SIZE rows of one slab (the finest local nodes k <
 // 2^l), a work group each
 #define SSK_ML_OFF_ROW_KEY 20
-#define SSK_ML_OFF_SLAB_KEYS 21
+#define SSK_ML_OFF_CHUNKS 21
 // into F: per row its upper hat weight and 1 / r_b
 #define SSK_ML_OFF_ROW_F 22
 #define SSK_ML_OFF_COUNT 23

@@ -10,7 +10,7 @@
 // the modes; core/kernels/spring_multilevel.c is the CPU twin), a work
 // group per chunk: a run of at most SSK_LOCAL_SIZE rows of one slab
 // (core/backends/gl_backend.c spring_ml_upload; the chunk table [first,
-// end) into ROWS at SSK_ML_OFF_SLAB_KEYS). Each invocation sums the
+// end) into ROWS at SSK_ML_OFF_CHUNKS). Each invocation sums the
 // moments of its row j = first + lane, if it takes part, as A = (1 - u) m
 // and B = u m, then the group adds its invocations' sums (below) and
 // writes the chunk's 24 floats at SSK_ML_OFF_SLAB_SUMS + 24 chunk; the
@@ -44,8 +44,8 @@ void main()
     for (int c = 0; c < 2 * MOM; ++c) acc[c] = 0.0;
     // SSK_GL_SPRING_PROBE 6 (a developer's timing probe): the rows skipped
     if (chunk < u_count && u_probe != 6u) {
-        uint first = mu[u_off[SSK_ML_OFF_SLAB_KEYS] + 2u * chunk];
-        uint last = mu[u_off[SSK_ML_OFF_SLAB_KEYS] + 2u * chunk + 1u];
+        uint first = mu[u_off[SSK_ML_OFF_CHUNKS] + 2u * chunk];
+        uint last = mu[u_off[SSK_ML_OFF_CHUNKS] + 2u * chunk + 1u];
         for (uint j = first + lane; j < last; j += SSK_LOCAL_SIZE) {
             uint v = mu[u_off[SSK_ML_OFF_ROWS] + j];
             if (!takes_part(v)) continue;

@@ -315,7 +315,7 @@ enum {
     ML_OFF_T, ML_OFF_INV_RADIUS, ML_OFF_KINV, ML_OFF_CENTER, ML_OFF_RADIUS, ML_OFF_FRAME,
     ML_OFF_LOC_FIRST, ML_OFF_LEVELS, ML_OFF_L2G, ML_OFF_G2L, ML_OFF_G2L_LIST, ML_OFF_SLAB,
     ML_OFF_ROWS, ML_OFF_FROZEN, ML_OFF_FROZEN_WORDS, ML_OFF_SLAB_SUMS, ML_OFF_LOCAL,
-    ML_OFF_NODE_MAP, ML_OFF_NODE_INFO, ML_OFF_BY_LEVEL, ML_OFF_ROW_KEY, ML_OFF_SLAB_KEYS,
+    ML_OFF_NODE_MAP, ML_OFF_NODE_INFO, ML_OFF_BY_LEVEL, ML_OFF_ROW_KEY, ML_OFF_CHUNKS,
     ML_OFF_ROW_F, ML_OFF_COUNT
 };
 _Static_assert(LOC_SPRING_ML_OFF + ML_OFF_COUNT <= LOC_SPRING_MLP_SLOT,
@@ -474,7 +474,7 @@ typedef struct gl_spring {
     double prev_frame;
     int has_prev;
     GLuint ml_off[ML_OFF_COUNT];  /* multilevel: offsets into SB_ML_* (words) */
-    uint32_t ml_chunks;           /* multilevel: restriction chunks (ML_OFF_SLAB_KEYS pairs) */
+    uint32_t ml_chunks;           /* multilevel: restriction chunks (ML_OFF_CHUNKS pairs) */
     GLuint ml_chunk_off;          /* ... each local node's chunks (CSR, local + 1 in U) */
     bool watch_on;                /* this solve's passes run with the watch on the device */
     uint32_t pass;                /* ... and the pass being issued */
@@ -1181,10 +1181,10 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_NODE_INFO] = (GLuint)u, u += local;
     off[ML_OFF_BY_LEVEL] = (GLuint)u, u += SSK_SPRING_ML_MAX_LEVELS + 1 + local;
     off[ML_OFF_ROW_KEY] = (GLuint)u, u += nv;
-    /* the restriction's chunks (spring_ml_chunks): at most one per slab
-     * plus one per SPRING_ML_CHUNK_ROWS rows */
+    /* the restriction's chunks (below): at most one per slab plus one per
+     * SPRING_ML_CHUNK_ROWS rows */
     const size_t max_chunks = local + nv / SPRING_ML_CHUNK_ROWS + 1;
-    off[ML_OFF_SLAB_KEYS] = (GLuint)u, u += 2 * max_chunks;
+    off[ML_OFF_CHUNKS] = (GLuint)u, u += 2 * max_chunks;
     g->ml_chunk_off = (GLuint)u, u += local + 1;
     off[ML_OFF_ROW_F] = (GLuint)f, f += 2 * nv;
     off[ML_OFF_T] = (GLuint)f;
@@ -1193,7 +1193,9 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
     off[ML_OFF_CENTER] = (GLuint)f, f += 2 * nodes;
     off[ML_OFF_RADIUS] = (GLuint)f, f += nodes;
     off[ML_OFF_FRAME] = (GLuint)f, f += 9 * nodes;
-    off[ML_OFF_SLAB_SUMS] = (GLuint)w, w += 2 * SSK_SPRING_ML_MOMENTS * (local > max_chunks ? local : max_chunks);
+    /* the slabs' sums by local node (narrow) or by chunk (wide) */
+    off[ML_OFF_SLAB_SUMS] = (GLuint)w;
+    w += 2 * SSK_SPRING_ML_MOMENTS * (local > max_chunks ? local : max_chunks);
     off[ML_OFF_LOCAL] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * local;
     off[ML_OFF_NODE_MAP] = (GLuint)w, w += SSK_SPRING_ML_MOMENTS * nodes;
     uint32_t *U = calloc(u + 1, sizeof *U);
@@ -1268,7 +1270,7 @@ static ssk_status spring_ml_upload(gl_state *s, gl_spring *g, ssk_error *err)
      * waited on its largest slab: 4032 rows against 390 on average at the
      * bench limb's 100k vertices, 16 turns of its loop, 24 us a pass on an
      * H200. */
-    uint32_t *chunk = U + off[ML_OFF_SLAB_KEYS], *chunk_off = U + g->ml_chunk_off;
+    uint32_t *chunk = U + off[ML_OFF_CHUNKS], *chunk_off = U + g->ml_chunk_off;
     g->ml_chunks = 0;
     for (size_t lo = 0; lo < local; ++lo) {
         chunk_off[lo] = g->ml_chunks;
