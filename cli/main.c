@@ -5,7 +5,7 @@
  *                   [--backend auto|cpu|gl] [--strict]
  *   springskin bake FILE (-o OUT | --shard DIR) [--method lbs|dqs|rigid|irs|spring|cor|implicit
  *                   | --graph G.json] [--binding B] [--fps FPS] [--frames A:B]
- *                   [--backend auto|cpu|gl] [--animation N] [--normals]
+ *                   [--backend auto|cpu|gl] [--animation N] [--normals] [--strict]
  *   springskin merge DIR -o OUT [--frames A:B]
  *   springskin bake-many JOBS.json [--scheduler tcp://HOST:PORT] [...]
  *                   (runs `python3 -m springskin.distributed`, the Dask front)
@@ -19,8 +19,10 @@
  *
  * Errors print "springskin: error: <message>" on stderr. Exit status: 0 on
  * success, 1 for runtime errors (unreadable or unsupported file, no skeleton,
- * no animation, bad frame range, unwritable output), 2 for usage errors
- * (unknown command or option, missing argument, malformed number or name).
+ * no animation, bad frame range, unwritable output; `bake --strict`: spring
+ * frames that did not converge, the output written and kept), 2 for usage
+ * errors (unknown command or option, missing argument, malformed number or
+ * name).
  * A failed bake leaves no output file (the library writes a temporary file
  * and renames it only on success). */
 #include "springskin.h"
@@ -132,7 +134,9 @@ static void print_main_help(FILE *f)
           "  -V, --version    show the version\n"
           "\n"
           "Run '" PROGRAM " COMMAND --help' for a command's options.\n"
-          "Exit status: 0 on success, 1 on a runtime error, 2 on a usage error.\n",
+          "Exit status: 0 on success, 1 on a runtime error (with --strict also: a\n"
+          "check warning, spring frames of a bake that did not converge), 2 on a\n"
+          "usage error.\n",
           f);
 }
 
@@ -175,7 +179,7 @@ static void print_bake_help(FILE *f)
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
           "                       [--verbose] [--spring-solver multilevel|chebyshev|jacobi]\n"
-          "                       [--cage C.obj --cage-edit E.obj]\n"
+          "                       [--cage C.obj --cage-edit E.obj] [--strict]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
           "every skinned mesh and streams the positions (meshes concatenated in\n"
@@ -221,6 +225,10 @@ static void print_bake_help(FILE *f)
           "                     plus a coarse correction over slabs of each bone),\n"
           "                     chebyshev (the plain update accelerated) or jacobi (the\n"
           "                     paper's plain update)\n"
+          "  --strict           exit 1 when the springs did not converge within their\n"
+          "                     iterations at some frame, naming the frames on stderr;\n"
+          "                     OUT (or the shard) is still written and kept. Without\n"
+          "                     it the summary names them and the exit status is 0\n"
           "  --shard DIR        write frames A..B (--frames) as a shard of DIR\n"
           "                     (DIR/frames-A-B.ssks, created atomically, with a\n"
           "                     manifest: rig, animation, binding and graph hashes, fps,\n"
@@ -248,8 +256,14 @@ static void print_bake_help(FILE *f)
           "frame). The .abc file holds one Xform + PolyMesh per mesh (named after\n"
           "it), constant topology, UVs when the file has them, one sample per frame\n"
           "at A/FPS + i/FPS seconds. Progress is shown on stderr when it is a\n"
-          "terminal; a summary line is printed on stdout. On failure no output file\n"
-          "is left behind.\n",
+          "terminal; a summary line is printed on stdout (with spring nodes, their\n"
+          "iterations and the frames that did not converge). On failure no output\n"
+          "file is left behind.\n"
+          "\n"
+          "Exit status: 0 on success, 1 on a runtime error or, with --strict, when\n"
+          "spring frames did not converge (the output is kept; a shard kept from an\n"
+          "earlier run is not deformed again and counts as converged), 2 on a usage\n"
+          "error.\n",
           f);
 }
 
@@ -870,13 +884,52 @@ static void print_frame_report(void *user, int32_t frame, const ssk_spring_repor
             report->converged ? "converged" : "not converged");
 }
 
+/* bake --strict (issue #36): the spring frames that did not converge, on
+ * stderr as an error, with what to change; the output stays. */
+static void print_strict_unconverged(const ssk_bake_stats *stats, const char *output,
+                                     const char *graph_path, const char *spring_solver)
+{
+    const uint32_t listed = stats->spring_frames_unconverged < SSK_BAKE_LISTED_FRAMES
+                                ? stats->spring_frames_unconverged
+                                : SSK_BAKE_LISTED_FRAMES;
+    fprintf(stderr, PROGRAM ": error: springs not converged at %u of %u frame(s) within %u "
+                    "iterations: frame(s)",
+            (unsigned)stats->spring_frames_unconverged, (unsigned)stats->frame_count,
+            (unsigned)stats->spring_iterations_max);
+    for (uint32_t k = 0; k < listed; ++k)
+        fprintf(stderr, "%s %d (residual %g)", k ? "," : "",
+                (int)stats->spring_unconverged_frames[k],
+                (double)stats->spring_unconverged_residuals[k]);
+    if (stats->spring_frames_unconverged > listed)
+        fprintf(stderr, " and %u more", (unsigned)(stats->spring_frames_unconverged - listed));
+    fprintf(stderr, " (--strict); %s is written and kept\n", output);
+    ssk_spring_params defaults;
+    ssk_spring_params_default(&defaults);
+    if (graph_path)
+        fprintf(stderr, PROGRAM ": raise \"max_iterations\" of the spring node in %s (default "
+                        "%u)\n",
+                graph_path, (unsigned)defaults.max_iterations);
+    else
+        fprintf(stderr, PROGRAM ": --method spring runs at most %u iterations a frame: bake "
+                        "--graph G.json (examples/graphs/spring.json) with a larger "
+                        "\"max_iterations\" in its spring node%s%s%s\n",
+                (unsigned)defaults.max_iterations,
+                spring_solver && strcmp(spring_solver, "multilevel") != 0
+                    ? ", or drop --spring-solver "
+                    : "",
+                spring_solver && strcmp(spring_solver, "multilevel") != 0 ? spring_solver : "",
+                spring_solver && strcmp(spring_solver, "multilevel") != 0
+                    ? " (the default multilevel solver converges in far fewer iterations)"
+                    : "");
+}
+
 static int command_bake(int argc, char **argv)
 {
     const char *path = NULL, *output = NULL, *method_text = NULL, *fps_text = NULL,
                *frames_text = NULL, *backend_text = NULL, *animation_text = NULL,
                *graph_path = NULL, *binding_path = NULL, *verbose = OPTION_FLAG_UNSET,
                *normals = OPTION_FLAG_UNSET, *spring_solver = NULL, *cage_path = NULL,
-               *cage_edit_path = NULL, *shard_dir = NULL;
+               *cage_edit_path = NULL, *shard_dir = NULL, *strict = OPTION_FLAG_UNSET;
     const option_spec specs[] = {
         {"output", 'o', &output},       {"method", 0, &method_text},
         {"fps", 0, &fps_text},          {"frames", 0, &frames_text},
@@ -885,7 +938,7 @@ static int command_bake(int argc, char **argv)
         {"verbose", 0, &verbose},       {"normals", 0, &normals},
         {"spring-solver", 0, &spring_solver},
         {"cage", 0, &cage_path},        {"cage-edit", 0, &cage_edit_path},
-        {"shard", 0, &shard_dir},
+        {"shard", 0, &shard_dir},       {"strict", 0, &strict},
     };
     int r = parse_options("bake", argc, argv, 2, specs, sizeof specs / sizeof specs[0],
                           &path, print_bake_help);
@@ -1048,7 +1101,10 @@ static int command_bake(int argc, char **argv)
             printf(" and %u more", (unsigned)(stats.spring_frames_unconverged - listed));
         printf("\n");
     }
-    return finish_stdout(0);
+    if (strict != OPTION_FLAG_SET || !stats.spring_frames_unconverged) return finish_stdout(0);
+    int code = finish_stdout(EXIT_RUNTIME);
+    print_strict_unconverged(&stats, output, graph_path, spring_solver);
+    return code;
 }
 
 /* ------------------------------------------------------------------------ */

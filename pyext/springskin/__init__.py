@@ -26,7 +26,10 @@ NaN/Inf or an index out of range raises ValueError or TypeError naming the
 argument and the expected shape. The other errors: :class:`SpringSkinError`
 (RuntimeError) and its subclasses, OSError / FileNotFoundError for files,
 MemoryError; exceptions raised from a core status carry it as ``status``
-(e.g. ``"SSK_ERROR_GRAPH"``).
+(e.g. ``"SSK_ERROR_GRAPH"``). A bake whose springs did not converge at some
+frames writes its cache and issues :class:`SpringNotConvergedWarning` (a
+RuntimeWarning) naming them: ``warnings.simplefilter("error",
+springskin.SpringNotConvergedWarning)`` makes it an exception.
 
 Matrices are (4, 4) row-major acting on column vectors; positions are in
 the file's units, each mesh in its object space; the skeleton and skinning
@@ -36,7 +39,7 @@ matrices in rig space (see :mod:`springskin.rig`).
 from . import _core
 from ._core import GLError, GLUnavailableError, SpringDivergedError, SpringSkinError
 from ._core import version as _core_version
-from .bake import bake, merge
+from .bake import SpringNotConvergedWarning, bake, merge
 from .binding import Binding, load_binding
 from .cage import Cage
 from .cor import CorState
@@ -126,7 +129,8 @@ __all__ = [
     "AlembicWriter", "Animation", "BACKENDS", "BIND_METHODS", "Binding", "Bones", "Cage", "CorState",
     "Deformer",
     "GLContext", "GLError", "GLUnavailableError", "Graph", "ImplicitOperators", "MAX_INFLUENCES", "METHODS", "Mesh",
-    "PointCacheWriter", "Rig", "SpringDivergedError", "SpringSkinError", "Stroke",
+    "PointCacheWriter", "Rig", "SpringDivergedError", "SpringNotConvergedWarning",
+    "SpringSkinError", "Stroke",
     "WEIGHT_EPSILON",
     "remove_temporary_files",
     "bake", "configure_threads", "edit_from_stroke", "load", "load_binding", "merge",

@@ -1,6 +1,8 @@
 """Bake: sample an animation frame by frame, deform, stream to a cache."""
 
+import json
 import os
+import warnings
 
 from . import _checks
 from . import _core
@@ -10,10 +12,89 @@ from .deformer import Deformer, GLContext
 from .graph import Graph
 from .implicit import ImplicitOperators
 
-__all__ = ["bake", "merge"]
+__all__ = ["SpringNotConvergedWarning", "bake", "merge"]
 
 # int32 frame numbers of the core's bake description.
 _MAX_FRAME = 2**31 - 1
+# A spring node's iterations at most when the graph does not say
+# (ssk_spring_params_default; docs/deformer-graph.md).
+_SPRING_MAX_ITERATIONS = 100
+
+
+class SpringNotConvergedWarning(RuntimeWarning):
+    """A bake's spring deformer stopped at its iteration cap at some frames.
+
+    Issued by :func:`bake` (and by :func:`springskin.distributed.bake`,
+    once per job) when a spring node did not converge within its
+    ``max_iterations`` at one frame or more (issue #36). The cache is
+    written all the same: those frames hold the solver's last iterate,
+    short of the springs' equilibrium. The message names the frames (the
+    first 8, with their final residuals), how many there are, and what to
+    change; the bake's returned ``warning`` holds the same text.
+
+    Make it an error in a script with the warnings filters::
+
+        warnings.simplefilter("error", springskin.SpringNotConvergedWarning)
+
+    (pytest: ``-W error::springskin.SpringNotConvergedWarning``); the
+    cache is then still written before the exception is raised.
+    """
+
+
+def _spring_advice(doc, method):
+    """What to change when springs stop at their cap: the spring node's
+    "max_iterations" (named with its value), and the multilevel solver
+    when a node asks for a slower one that could use it. `doc`: the graph
+    as a dict (or None), `method`: the method baked without a graph."""
+    if doc is None:
+        if method != "spring":
+            return ""
+        return (f'; method "spring" runs at most {_SPRING_MAX_ITERATIONS} iterations a frame: '
+                f'bake its graph (springskin.Graph.from_method("spring", rig).to_dict()) with '
+                f'a larger "max_iterations" in the spring node')
+    nodes = [n for n in doc.get("nodes", ()) if isinstance(n, dict) and n.get("type") == "spring"]
+    if not nodes:
+        return ""
+    named = ", ".join(f"'{n.get('id')}' (now {n.get('max_iterations', _SPRING_MAX_ITERATIONS)}, "
+                      f"default {_SPRING_MAX_ITERATIONS})" for n in nodes)
+    plural = "s" if len(nodes) > 1 else ""
+    advice = f'; raise "max_iterations" of the graph\'s spring node{plural} {named}'
+    slow = [n for n in nodes
+            if n.get("solver") in ("jacobi", "chebyshev")
+            and n.get("integrator", "explicit") == "explicit"
+            and n.get("convergence", "displacement") != "energy"]
+    if slow:
+        advice += (f', or give {"them" if len(slow) > 1 else "it"} "solver": "multilevel" '
+                   f'(the default, which converges in far fewer iterations than '
+                   f'"{slow[0]["solver"]}")')
+    return advice
+
+
+def _graph_doc(graph):
+    """The graph baked as a dict: from a Graph, a dict or a JSON file; None
+    when there is none or it cannot be read (the advice is then general)."""
+    if graph is None:
+        return None
+    if hasattr(graph, "to_dict"):
+        return graph.to_dict()
+    if isinstance(graph, dict):
+        return graph
+    try:
+        with open(graph, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError, TypeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _unconverged_message(count, frame_count, listed, iterations, advice):
+    """The user's message on `count` unconverged spring frames of a bake of
+    `frame_count` frames; `listed`: (frame, residual) of the first ones."""
+    named = ", ".join(f"{int(f)} (residual {r:.3g})" for f, r in listed)
+    more = f" and {count - len(listed)} more" if count > len(listed) else ""
+    return (f"springs not converged at {count} of {frame_count} frame(s) within {iterations} "
+            f"iterations: frame(s) {named}{more}; those frames were written as the solver "
+            f"left them, short of the springs' equilibrium{advice}")
 
 
 def _frame_range(frames):
@@ -122,12 +203,26 @@ def bake(rig, path=None, frames=None, fps=24, method=None, graph=None, backend="
         ``path``, ``frame_count``, ``vertex_count`` (whole rig),
         ``wall_seconds`` (sampling, deform and writing), ``deform_seconds``
         (the deformer alone), ``ms_per_frame`` (wall), ``backend`` ("cpu" or
-        "gl"), ``device``, ``warning`` (None, or why "auto" fell back to the
-        CPU), and for spring nodes ``spring_iterations``,
-        ``spring_iterations_max``, ``spring_residual_max``,
-        ``spring_frames_unconverged`` and ``spring_unconverged_frames``, a
-        list of (frame, final residual) of the first 8 unconverged frames,
-        ``shard_reused`` (with `shard`: True when a valid shard was kept).
+        "gl"), ``device``, ``warning`` (None, or a message for the user:
+        why "auto" fell back to the CPU, and when spring nodes did not
+        converge at some frames, which ones and how many, with what to
+        change; both on two lines when both happened), and for spring
+        nodes ``spring_iterations``, ``spring_iterations_max``,
+        ``spring_residual_max``, ``spring_frames_unconverged`` and
+        ``spring_unconverged_frames``, a list of (frame, final residual)
+        of the first 8 unconverged frames, ``shard_reused`` (with `shard`:
+        True when a valid shard was kept; it was not deformed again, so
+        its spring statistics are 0 and it has no spring warning).
+
+    Warns
+    -----
+    SpringNotConvergedWarning
+        A spring node stopped at its ``max_iterations`` at some frames
+        (also with `shard`): the message of ``warning``, naming the frames
+        (e.g. ``springs not converged at 4 of 4 frame(s) within 2
+        iterations: frame(s) 20 (residual 0.000384), ...; ...``). The
+        cache is written before it is issued, so a warnings filter set to
+        "error" raises it with the output in place.
 
     Raises
     ------
@@ -149,6 +244,19 @@ def bake(rig, path=None, frames=None, fps=24, method=None, graph=None, backend="
     GLUnavailableError, GLError, SpringDivergedError
         As :class:`Deformer`.
     """
+    stats, message = _bake(rig, path, frames, fps, method, graph, backend, binding, animation,
+                           gl_context, normals, cage, cage_edit, implicit_operators, shard,
+                           deformer)
+    if message is not None:
+        warnings.warn(message, SpringNotConvergedWarning, stacklevel=2)
+    return stats
+
+
+def _bake(rig, path, frames, fps, method, graph, backend, binding, animation, gl_context,
+          normals, cage, cage_edit, implicit_operators, shard, deformer):
+    """:func:`bake` without issuing its warning: (stats, the message on
+    unconverged spring frames or None). springskin.distributed's chunks
+    bake with it (the driver warns once per job)."""
     _checks.rig(rig)
     if (path is None) == (shard is None):
         raise ValueError("bake: give one of path (a cache file) and shard (a directory)")
@@ -207,7 +315,18 @@ def bake(rig, path=None, frames=None, fps=24, method=None, graph=None, backend="
     stats["path"] = path if path is not None else shard
     frames_baked = stats["frame_count"]
     stats["ms_per_frame"] = 1000.0 * stats["wall_seconds"] / frames_baked if frames_baked else 0.0
-    return stats
+    message = None
+    unconverged = stats["spring_frames_unconverged"]
+    if unconverged:
+        if deformer is not None:
+            graph, method = deformer.graph, deformer.method
+        message = _unconverged_message(unconverged, frames_baked,
+                                       stats["spring_unconverged_frames"],
+                                       stats["spring_iterations_max"],
+                                       _spring_advice(_graph_doc(graph), method))
+        stats["warning"] = message if stats["warning"] is None else \
+            f"{stats['warning']}\n{message}"
+    return stats, message
 
 
 def merge(directory, path, frames=None):

@@ -22,6 +22,10 @@ has no scheduler of its own: Dask places, retries and balances the tasks.
 - A run that stops before a job's merge leaves no cache for it, only its
   shards; running again keeps every shard that is complete and valid (same
   bake, checksum) and bakes the rest.
+- Spring frames that did not converge are collected from the chunks into
+  the job's report (``warning``, ``spring_frames_unconverged``,
+  ``spring_unconverged_frames``) and issued once per job as
+  :class:`springskin.SpringNotConvergedWarning`; the cache is written.
 
 Everything a worker reads or writes (inputs, shard directories, outputs) must
 be at the same path on every worker (a shared file system) when the cluster
@@ -36,8 +40,11 @@ import json
 import os
 import sys
 import time
+import warnings
 
 from . import _checks
+from .bake import (SpringNotConvergedWarning, _bake, _graph_doc, _spring_advice,
+                   _unconverged_message)
 
 __all__ = ["Job", "bake", "main"]
 
@@ -51,6 +58,8 @@ _WORKER_RIGS = 8
 _WORKER_DEFORMERS = 4
 #: Seconds between two progress lines.
 _PROGRESS_SECONDS = 1.0
+#: Unconverged spring frames a job's report lists (SSK_BAKE_LISTED_FRAMES).
+_LISTED_FRAMES = 8
 
 
 class Job(dict):
@@ -181,11 +190,16 @@ def _chunk(job, first, last, core_threads, plan):
         springskin.configure_threads(core_threads)
     t0 = time.perf_counter()
     rig = _rig(job["input"])
-    stats = springskin.bake(rig, shard=job["shards"], frames=(first, last), fps=job["fps"],
-                            deformer=_deformer(rig, job), animation=job["animation"],
-                            normals=job["normals"])
+    # no warning issued here: the driver issues one per job
+    stats, _ = _bake(rig, path=None, frames=(first, last), fps=job["fps"], method=None,
+                     graph=None, backend="auto", binding=None, animation=job["animation"],
+                     gl_context=None, normals=job["normals"], cage=None, cage_edit=None,
+                     implicit_operators=None, shard=job["shards"], deformer=_deformer(rig, job))
     return {"first": first, "last": last, "seconds": time.perf_counter() - t0,
-            "reused": stats["shard_reused"], "worker": _worker_name()}
+            "reused": stats["shard_reused"], "worker": _worker_name(),
+            "spring_frames_unconverged": stats["spring_frames_unconverged"],
+            "spring_unconverged_frames": stats["spring_unconverged_frames"],
+            "spring_iterations_max": stats["spring_iterations_max"]}
 
 
 def _merge(job, first, last, keep_shards, *chunks):
@@ -259,7 +273,20 @@ def bake(jobs, client=None, chunk=DEFAULT_CHUNK, core_threads=1, progress=True, 
         an earlier run), ``seconds`` (from submission to its merge),
         ``chunk_seconds`` (the tasks' own time, summed), ``workers``
         (addresses that baked its chunks), ``merge`` (the merge's report:
-        :func:`springskin.merge`).
+        :func:`springskin.merge`), ``spring_frames_unconverged`` (spring
+        frames of its chunks that did not converge within the spring
+        node's ``max_iterations``), ``spring_unconverged_frames`` (the
+        first 8 of them, (frame, final residual), in frame order) and
+        ``warning`` (None, or the message on them that
+        :func:`springskin.bake` gives: the frames, their count, what to
+        change). Chunks kept from an earlier run (``reused_chunks``) were
+        not deformed again and add nothing to these.
+
+    Warns
+    -----
+    SpringNotConvergedWarning
+        Once per job whose springs did not converge at some frames (its
+        ``warning``); its cache is written all the same.
 
     Raises
     ------
@@ -281,11 +308,16 @@ def bake(jobs, client=None, chunk=DEFAULT_CHUNK, core_threads=1, progress=True, 
                                processes=True, dashboard_address=None)
         client = Client(cluster)
     try:
-        return _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
+        reports = _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
     finally:
         if cluster is not None:
             client.close()
             cluster.close()
+    for r in reports:
+        if r["warning"] is not None:
+            warnings.warn(f"{r['input']}: {r['warning']}", SpringNotConvergedWarning,
+                          stacklevel=2)
+    return reports
 
 
 def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed):
@@ -294,7 +326,9 @@ def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
         reports.append({"input": job["input"], "output": job["output"], "ok": False,
                         "error": None, "frames": 0, "vertices": 0, "chunks": 0,
                         "reused_chunks": 0, "seconds": 0.0, "chunk_seconds": 0.0,
-                        "workers": [], "merge": None, "_start": time.perf_counter()})
+                        "workers": [], "merge": None, "spring_frames_unconverged": 0,
+                        "spring_unconverged_frames": [], "warning": None,
+                        "_start": time.perf_counter(), "_baked": 0, "_iterations": 0})
     # which job and what each future is
     role = {}
     # every future stays referenced until the run ends: a worker that dies
@@ -341,6 +375,13 @@ def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
         elif result is not None and what == "chunk":
             report["chunk_seconds"] += result["seconds"]
             report["reused_chunks"] += bool(result["reused"])
+            if not result["reused"]:  # a kept shard was not deformed
+                report["_baked"] += result["last"] - result["first"] + 1
+            report["spring_frames_unconverged"] += result["spring_frames_unconverged"]
+            report["spring_unconverged_frames"] = sorted(
+                report["spring_unconverged_frames"] +
+                [tuple(p) for p in result["spring_unconverged_frames"]])[:_LISTED_FRAMES]
+            report["_iterations"] = max(report["_iterations"], result["spring_iterations_max"])
             if result["worker"] not in report["workers"]:
                 report["workers"].append(result["worker"])
         elif result is not None and what == "merge":
@@ -359,8 +400,13 @@ def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
                   f"merged", end="", file=sys.stderr, flush=True)
     if progress:
         print(file=sys.stderr)
-    for r in reports:
-        del r["_start"]
+    for job, r in zip(jobs, reports):
+        if r["spring_frames_unconverged"]:
+            r["warning"] = _unconverged_message(
+                r["spring_frames_unconverged"], r["_baked"], r["spring_unconverged_frames"],
+                r["_iterations"], _spring_advice(_graph_doc(job["graph"]), job["method"]))
+        for key in ("_start", "_baked", "_iterations"):
+            del r[key]
         if r["error"] is None and not r["ok"]:
             r["error"] = "the job did not finish"
     return reports
@@ -371,13 +417,13 @@ def _run(client, jobs, chunk, core_threads, progress, keep_shards, as_completed)
 # --------------------------------------------------------------------------
 
 _USAGE = """usage: springskin bake-many JOBS.json [--scheduler tcp://HOST:PORT] [--chunk N]
-                           [--workers N] [--core-threads N] [--quiet]
+                           [--workers N] [--core-threads N] [--quiet] [--strict]
 
 Bakes every job of JOBS.json on a Dask cluster (python3-distributed): each
 job's frames in chunks of N (default 25) as tasks writing frame shards,
 merged into the job's cache at the end: the bytes 'springskin bake' writes
 (set SOURCE_DATE_EPOCH for .abc dates). JOBS.json: a list of jobs, or
-{"jobs": [...], "chunk": N}; a job: {"input": FILE, "output": OUT.pc2|.abc,
+{"jobs": [...], "chunk": N, "strict": false}; a job: {"input": FILE, "output": OUT.pc2|.abc,
 "method": M or "graph": G.json, "frames": [A, B], "fps": 24, "animation": 0,
 "normals": false, "backend": "cpu", "shards": DIR (default OUT.shards)}.
 
@@ -390,11 +436,16 @@ options:
   --keep-shards      keep each job's shards after its merge
   --quiet            no progress line
   --json             also print the reports as JSON
+  --strict           exit 1 when the springs of a job did not converge at
+                     some frames (its cache is still written and kept);
+                     also "strict": true in JOBS.json
 
-Prints one line per job (frames, vertices, seconds, workers, or its error)
-and a JSON report with --json. Exit status: 0 when every job finished, 1
-when one failed (the others still finish), 2 on a usage error. A rerun
-keeps the valid shards of an interrupted run.
+Prints one line per job (frames, vertices, seconds, workers, or its error),
+a warning on stderr naming a job's spring frames that did not converge
+within their iterations, and a JSON report with --json. Exit status: 0 when
+every job finished, 1 when one failed (the others still finish) or, with
+--strict, when one has unconverged spring frames, 2 on a usage error. A
+rerun keeps the valid shards of an interrupted run.
 """
 
 
@@ -406,7 +457,7 @@ def main(argv=None):
         return 0 if argv else 2
     options = {"--scheduler": None, "--chunk": str(DEFAULT_CHUNK), "--workers": None,
                "--core-threads": "1"}
-    flags = {"--quiet": False, "--json": False, "--keep-shards": False}
+    flags = {"--quiet": False, "--json": False, "--keep-shards": False, "--strict": False}
     path = None
     it = iter(argv)
     for arg in it:
@@ -437,6 +488,9 @@ def main(argv=None):
             spec = json.load(f)
         if isinstance(spec, dict):
             numbers.setdefault("--chunk", spec.get("chunk", DEFAULT_CHUNK))
+            if not isinstance(spec.get("strict", False), bool):
+                raise ValueError("\"strict\": expected true or false")
+            flags["--strict"] = flags["--strict"] or spec.get("strict", False)
             spec = spec.get("jobs")
         if not isinstance(spec, list):
             raise ValueError("expected a list of jobs or {\"jobs\": [...]}")
@@ -450,13 +504,17 @@ def main(argv=None):
 
         client = Client(options["--scheduler"])
     try:
-        reports = bake(jobs, client=client, chunk=numbers.get("--chunk", DEFAULT_CHUNK),
-                       core_threads=numbers.get("--core-threads", 1),
-                       progress=not flags["--quiet"], workers=numbers.get("--workers"),
-                       keep_shards=flags["--keep-shards"])
+        with warnings.catch_warnings():
+            # printed below, one line per job
+            warnings.simplefilter("ignore", SpringNotConvergedWarning)
+            reports = bake(jobs, client=client, chunk=numbers.get("--chunk", DEFAULT_CHUNK),
+                           core_threads=numbers.get("--core-threads", 1),
+                           progress=not flags["--quiet"], workers=numbers.get("--workers"),
+                           keep_shards=flags["--keep-shards"])
     finally:
         if client is not None:
             client.close()
+    strict_failed = False
     for r in reports:
         if r["ok"]:
             print(f"baked {r['frames']} frames x {r['vertices']} vertices in {r['seconds']:.3f} s "
@@ -464,9 +522,16 @@ def main(argv=None):
                   f"{len(r['workers'])} worker(s)) -> {r['output']}")
         else:
             print(f"springskin: error: {r['input']}: {r['error']}", file=sys.stderr)
+        if r["warning"] is not None and flags["--strict"]:
+            strict_failed = True
+            kept = f"; {r['output']} is written and kept" if r["ok"] else ""
+            print(f"springskin: error: {r['input']}: {r['warning']}{kept} (--strict)",
+                  file=sys.stderr)
+        elif r["warning"] is not None:
+            print(f"springskin: warning: {r['input']}: {r['warning']}", file=sys.stderr)
     if flags["--json"]:
         print(json.dumps(reports, indent=1))
-    return 0 if all(r["ok"] for r in reports) else 1
+    return 0 if all(r["ok"] for r in reports) and not strict_failed else 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
  * - info lists the meshes and the animation's frame count;
  * - bake writes one .pc2 sample per frame whose positions equal, bit for
  *   bit, ssk_scene_sample + ssk_deformer_deform computed here;
+ * - bake --strict exits 1 when spring frames did not converge, naming them
+ *   and keeping the output (issue #36);
  * - every kind of error exits with 1 (runtime) or 2 (usage), prints
  *   "springskin: error: ..." and leaves no file (nor temporary) behind;
  * - ssk_scene_bake validates before touching the disk, reports progress and
@@ -513,6 +515,76 @@ static void test_bake_spring_summary(void **state)
     free(out);
 }
 
+/* bake --strict (issue #36): springs stopped after 2 passes, far above a
+ * threshold of 1e-9, on 4 posed frames: exit 1 naming the frames on stderr,
+ * the cache written and kept, the stdout summary unchanged; without
+ * --strict exit 0; converged bakes (LBS; the "iterations" test, which always
+ * converges) exit 0 with --strict. */
+static void test_bake_strict(void **state)
+{
+    fixture *fx = *state;
+    char *out = tu_path_join(fx->dir, "strict.pc2");
+    char *unconverged = tu_path_join(fx->dir, "two_passes.json");
+    char *converged = tu_path_join(fx->dir, "two_passes_converged.json");
+    static const char graph_head[] =
+        "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", \"method\": "
+        "\"irs\"}, {\"id\": \"relax\", \"type\": \"spring\", \"max_iterations\": 2, ";
+    static const char graph_tail[] =
+        "}, {\"id\": \"out\", \"type\": \"output\"}], \"edges\": [{\"from\": \"skin\", \"to\": "
+        "\"relax\"}, {\"from\": \"relax\", \"to\": \"out\"}]}";
+    char text[1024];
+    snprintf(text, sizeof text, "%s\"threshold\": 1e-9%s", graph_head, graph_tail);
+    tu_write_file(unconverged, (const unsigned char *)text, strlen(text));
+    snprintf(text, sizeof text, "%s\"convergence\": \"iterations\"%s", graph_head, graph_tail);
+    tu_write_file(converged, (const unsigned char *)text, strlen(text));
+
+    tu_cli_result r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", out, "--graph",
+                                            unconverged, "--frames", "20:23", "--backend", "cpu",
+                                            "--strict", NULL});
+    assert_int_equal(r.exit_code, EXIT_RUNTIME);
+    assert_non_null(strstr(r.err, ERROR_PREFIX "springs not converged at 4 of 4 frame(s) within "
+                                               "2 iterations: frame(s) 20 (residual "));
+    assert_non_null(strstr(r.err, ", 23 (residual "));
+    char kept[1024];
+    snprintf(kept, sizeof kept, "%s is written and kept", out);
+    assert_non_null(strstr(r.err, kept));
+    assert_non_null(strstr(r.err, "\"max_iterations\""));
+    tu_pc2_file pc2;
+    pc2_read(&pc2, out);
+    assert_int_equal(pc2.samples, 4);
+    free(pc2.data);
+    char *strict_out = strdup(strchr(r.out, '\n')); /* after the timed line */
+    assert_non_null(strict_out);
+    tu_cli_result_free(&r);
+
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", out, "--graph", unconverged,
+                                 "--frames", "20:23", "--backend", "cpu", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, ERROR_PREFIX));
+    assert_string_equal(strchr(r.out, '\n'), strict_out);
+    assert_non_null(strstr(r.out, "springs not converged at frame(s): 20 (residual "));
+    free(strict_out);
+    tu_cli_result_free(&r);
+
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", out, "--graph", converged, "--frames",
+                                 "20:23", "--backend", "cpu", "--strict", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, " 0 frame(s) not converged"));
+    assert_null(strstr(r.err, ERROR_PREFIX));
+    tu_cli_result_free(&r);
+    r = run_cli((const char *[]){"bake", MODEL_PATH, "-o", out, "--method", "lbs", "--frames",
+                                 "20:23", "--backend", "cpu", "--strict", NULL});
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, ERROR_PREFIX));
+    tu_cli_result_free(&r);
+    remove(out);
+    remove(unconverged);
+    remove(converged);
+    free(out);
+    free(unconverged);
+    free(converged);
+}
+
 static void test_bake_errors(void **state)
 {
     fixture *fx = *state;
@@ -836,6 +908,7 @@ int main(void)
         cmocka_unit_test(test_bake_gl_backend_and_gpuinfo),
         cmocka_unit_test(test_bake_frame_range_and_fps),
         cmocka_unit_test(test_bake_spring_summary),
+        cmocka_unit_test(test_bake_strict),
         cmocka_unit_test(test_bake_errors),
         cmocka_unit_test(test_library_bake_progress_and_stats),
         cmocka_unit_test(test_library_bake_validates_before_touching_disk),

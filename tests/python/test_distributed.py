@@ -138,6 +138,50 @@ def test_frame_dependent_job_is_reported(client, tmp_path):
     assert not os.path.exists(job["output"])
 
 
+def test_unconverged_springs_are_reported(client, tmp_path, capsys):
+    """Issue #36: springs stopped after 2 passes (threshold 1e-9) on frames
+    20..23 in chunks of 2: the job's report names all 4 frames, one
+    SpringNotConvergedWarning is issued, the cache is written; bake-many
+    prints a warning, and with --strict (or "strict": true) exits 1."""
+    graph = {"version": 1, "nodes": [
+        {"id": "skin", "type": "skinning", "method": "irs"},
+        {"id": "relax", "type": "spring", "max_iterations": 2, "threshold": 1e-9},
+        {"id": "out", "type": "output"}],
+        "edges": [{"from": "skin", "to": "relax"}, {"from": "relax", "to": "out"}]}
+    job = {"input": BCN, "output": str(tmp_path / "unconverged.pc2"), "graph": graph,
+           "frames": [20, 23]}
+    with pytest.warns(springskin.SpringNotConvergedWarning, match="unconverged.pc2|BCN"):
+        report = sd.bake([job], client=client, chunk=2, progress=False)[0]
+    assert report["ok"], report["error"]
+    assert report["chunks"] == 2 and os.path.exists(job["output"])
+    assert report["spring_frames_unconverged"] == 4
+    assert [f for f, _ in report["spring_unconverged_frames"]] == [20, 21, 22, 23]
+    assert "springs not converged at 4 of 4 frame(s) within 2 iterations: frame(s) 20 " \
+           "(residual " in report["warning"]
+    assert "'relax' (now 2, default 100)" in report["warning"]
+    lbs = sd.bake([{"input": BCN, "output": str(tmp_path / "lbs.pc2"), "frames": [20, 23]}],
+                  client=client, chunk=2, progress=False)[0]
+    assert lbs["ok"] and lbs["warning"] is None and lbs["spring_frames_unconverged"] == 0
+    # the command line, on this cluster
+    jobs_file = tmp_path / "jobs.json"
+    jobs_file.write_text(json.dumps([job]))
+    address = client.scheduler.address
+    capsys.readouterr()
+    assert sd.main([str(jobs_file), "--scheduler", address, "--quiet", "--chunk", "2"]) == 0
+    err = capsys.readouterr().err
+    assert f"springskin: warning: {BCN}: springs not converged at 4 of 4 frame(s)" in err
+    assert sd.main([str(jobs_file), "--scheduler", address, "--quiet", "--chunk", "2",
+                    "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert f"springskin: error: {BCN}: springs not converged at 4 of 4 frame(s)" in err
+    assert f"{job['output']} is written and kept (--strict)" in err
+    assert os.path.exists(job["output"])
+    jobs_file.write_text(json.dumps({"jobs": [job], "strict": True, "chunk": 2}))
+    assert sd.main([str(jobs_file), "--scheduler", address, "--quiet"]) == 1
+    jobs_file.write_text(json.dumps({"jobs": [job], "strict": "yes"}))
+    assert sd.main([str(jobs_file), "--scheduler", address, "--quiet"]) == 2
+
+
 def _start(args, env):
     return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
