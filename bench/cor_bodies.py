@@ -7,6 +7,9 @@ weights. Each is exported to FBX with default settings.
 Usage (headless):
     blender -b --factory-startup --python bench/cor_bodies.py -- OUT_DIR [--resolution 0.0135]
 
+    blender -b --factory-startup --python bench/cor_bodies.py -- OUT_DIR --animation walk
+        (issue #36's spring benchmark, bench/spring_bodies.sh)
+
 Writes OUT_DIR/body_<vertices>.fbx for the three levels and prints their
 vertex counts.
 """
@@ -29,9 +32,14 @@ def main():
     ap.add_argument("--resolution", type=float, default=0.0135,
                     help="metaball resolution of the base body (0.0135: about 14k vertices)")
     ap.add_argument("--levels", type=int, default=2, help="subdivisions after the base")
+    ap.add_argument("--animation", choices=("poses", "walk"), default="poses",
+                    help="poses: issue #18's keyed poses (frames 1..12); walk: issue #36's walk "
+                         "with 135-degree knee and elbow bends and a 90-degree torso twist "
+                         "(frames 1..25, blender_testlib.key_walk)")
     args = ap.parse_args(sys.argv[2:])
     os.makedirs(args.out, exist_ok=True)
-    body, arm, _ = T.rigify_body(args.resolution)
+    keyer = T.key_walk if args.animation == "walk" else None
+    body, arm, _ = T.rigify_body(args.resolution, keyer=keyer)
     for level in range(args.levels + 1):
         T.activate(body)
         bpy.ops.object.mode_set(mode="EDIT")

@@ -26,6 +26,7 @@ from the addon):
   the same frame of the same depsgraph.
 """
 
+import math
 import os
 import struct
 import shutil
@@ -231,6 +232,44 @@ def _key_poses(arm):
         root.keyframe_insert("location", frame=frame)
         forearm.scale = (1.0, 1.0, 1.0) if frame in (1, 12) else (1.25, 0.9, 1.1)
         forearm.keyframe_insert("scale", frame=frame)
+
+
+def key_walk(arm):
+    """A walk over frames 1..25 (issue #36's character benchmark): the
+    legs swing and each knee bends to 135 degrees in turn, the elbows bend
+    to 135 degrees, the torso turns 90 degrees about the spine (spine.002,
+    about its own axis) and back, and the root moves forward. Euler XYZ
+    rotations of the pose bones (radians), keyed every 3 frames with
+    Blender's Bezier in-betweens. Returns (1, 25)."""
+    r = math.radians
+    poses = {
+        1: {},
+        4: {"thigh.L": (r(-30), 0, 0), "shin.L": (r(60), 0, 0), "thigh.R": (r(20), 0, 0),
+            "upper_arm.R": (r(-25), 0, 0), "forearm.R": (r(45), 0, 0)},
+        7: {"thigh.L": (r(-60), 0, 0), "shin.L": (r(135), 0, 0), "thigh.R": (r(25), 0, 0),
+            "forearm.R": (r(135), 0, 0), "spine.002": (0, r(45), 0)},
+        10: {"thigh.L": (r(-20), 0, 0), "shin.L": (r(30), 0, 0), "thigh.R": (r(-30), 0, 0),
+             "shin.R": (r(60), 0, 0), "forearm.L": (r(60), 0, 0), "spine.002": (0, r(90), 0)},
+        13: {"thigh.R": (r(-60), 0, 0), "shin.R": (r(135), 0, 0), "thigh.L": (r(25), 0, 0),
+             "forearm.L": (r(135), 0, 0), "upper_arm.L": (r(-25), 0, 0), "spine.002": (0, r(45), 0)},
+        16: {"thigh.R": (r(-20), 0, 0), "shin.R": (r(30), 0, 0), "thigh.L": (r(-30), 0, 0),
+             "shin.L": (r(60), 0, 0), "spine.002": (0, r(-45), 0)},
+        19: {"thigh.L": (r(-60), 0, 0), "shin.L": (r(135), 0, 0), "forearm.R": (r(135), 0, 0),
+             "forearm.L": (r(135), 0, 0), "spine.002": (0, r(-90), 0)},
+        22: {"thigh.R": (r(-45), 0, 0), "shin.R": (r(90), 0, 0), "forearm.R": (r(90), 0, 0),
+             "spine.002": (0, r(-30), 0)},
+        25: {},
+    }
+    root = arm.pose.bones["spine"]
+    for frame, pose in poses.items():
+        for pb in arm.pose.bones:
+            pb.rotation_mode = "XYZ"
+            pb.rotation_euler = Euler(pose.get(pb.name, (0.0, 0.0, 0.0)))
+            pb.keyframe_insert("rotation_euler", frame=frame)
+        # the root bone points up: its Y bobs, its Z moves the body forward
+        root.location = (0.0, 0.02 * (frame % 6) / 5, 0.3 * (frame - 1) / 24)
+        root.keyframe_insert("location", frame=frame)
+    return 1, 25
 
 
 def make_cage(body, offset, voxel, target):
