@@ -46,6 +46,13 @@ def main():
         bpy.ops.mesh.select_all(action="SELECT")
         if level:
             bpy.ops.mesh.subdivide(number_cuts=1)  # weights interpolated
+            if args.animation == "walk":
+                # a sliver's subdivided quads can have three points on a
+                # line, and Assimp's split of one an area of 0, which the
+                # binding refuses: split them here with Blender's beauty
+                # rule, then dissolve what is still degenerate
+                bpy.ops.mesh.quads_convert_to_tris(quad_method="BEAUTY")
+                bpy.ops.mesh.dissolve_degenerate(threshold=1e-6)
         else:
             # the metaball's slivers: the binding refuses degenerate triangles
             bpy.ops.mesh.remove_doubles(threshold=1e-5)

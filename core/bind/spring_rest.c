@@ -150,6 +150,8 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->detail);
     free(sp->chunk_results);
     ssk_spring_ml_destroy(sp->ml);
+    ssk_spring_mg_destroy(sp->mg);
+    free(sp->mg_force);
     free(sp->cluster_words);
     free(sp);
 }
@@ -213,9 +215,11 @@ static ssk_status check_params(const ssk_spring_params *p, ssk_error *err)
                              "not monotone): set chebyshev_rho = 0, the plain update (the "
                              "default is 0.99)",
                              (double)p->chebyshev_rho);
-    if (p->multilevel > 1)
+    if (p->multilevel > SSK_SPRING_MULTIGRID)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                             "spring parameters: multilevel = %u must be 0 or 1", p->multilevel);
+                             "spring parameters: multilevel = %u must be 0, 1 (the per-bone "
+                             "levels) or 2 (the surface multigrid)",
+                             p->multilevel);
     if (p->multilevel && p->integrator != SSK_SPRING_EXPLICIT)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: multilevel = 1 needs the explicit integrator "
@@ -794,8 +798,11 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
     /* the multilevel correction's curvatures, probed at rest (rest_pos is
      * still the rest positions: sp->pos[0] is scratch until the first
      * solve, and the probe keeps its own buffers) */
-    if (params->multilevel &&
+    if (params->multilevel == SSK_SPRING_MULTILEVEL_BONES &&
         (st = ssk_spring_multilevel_probe(sp, rest_pos, rest_bones, err)) != SSK_OK)
+        goto fail;
+    if (params->multilevel == SSK_SPRING_MULTIGRID &&
+        (st = ssk_spring_multigrid_probe(sp, rest_pos, rest_bones, err)) != SSK_OK)
         goto fail;
     free(dist);
     free(queue);

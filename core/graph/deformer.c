@@ -91,6 +91,17 @@ struct ssk_deformer {
 
 /* Picks the backend: GL when asked for (or, for AUTO, when the context's
  * renderer is a hardware GPU), the CPU otherwise. */
+/* The first spring node whose solver has no GL port yet (the surface
+ * multigrid, issue #36), or -1. */
+static int64_t cpu_only_spring(const ssk_graph *g)
+{
+    for (uint32_t i = 0; i < g->node_count; ++i)
+        if (g->nodes[i].type == SSK_NODE_SPRING &&
+            g->nodes[i].spring.multilevel == SSK_SPRING_MULTIGRID)
+            return i;
+    return -1;
+}
+
 static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc,
                                   ssk_gl_context **out_gl, ssk_error *err)
 {
@@ -99,6 +110,13 @@ static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc
         d->backend = SSK_BACKEND_CPU;
         return SSK_OK;
     }
+    const int64_t cpu_only = cpu_only_spring(d->graph);
+    if (cpu_only >= 0 && desc->backend == SSK_BACKEND_GL)
+        return ssk_error_set(err, SSK_ERROR_UNSUPPORTED,
+                             "spring node '%s': the 'multigrid' solver runs on the CPU backend "
+                             "only (its GL port is not written yet): use the CPU backend, or "
+                             "the 'multilevel' solver on GL",
+                             d->graph->nodes[cpu_only].id);
     ssk_gl_context *gl = desc->gl_context;
     if (!gl) {
         ssk_error gl_err = {0};
@@ -118,10 +136,16 @@ static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc
     if (desc->backend == SSK_BACKEND_AUTO) {
         ssk_gl_info info;
         ssk_gl_context_info(gl, &info, NULL);
-        if (!info.hardware) {
-            d->backend = SSK_BACKEND_CPU; /* software GL is slower than the CPU loop */
+        if (!info.hardware || cpu_only >= 0) {
+            /* software GL is slower than the CPU loop */
+            d->backend = SSK_BACKEND_CPU;
             ssk_gl_context_destroy(d->owned_gl);
             d->owned_gl = NULL;
+            if (info.hardware)
+                ssk_error_set(err, SSK_OK,
+                              "warning: spring node '%s': the 'multigrid' solver runs on the "
+                              "CPU only; using the CPU backend",
+                              d->graph->nodes[cpu_only].id);
             return SSK_OK;
         }
     }

@@ -37,8 +37,9 @@ static const char *const mode_names[SSK_SPRING_MODE_COUNT] = {"frame_independent
  * multilevel 0), its Chebyshev acceleration (chebyshev_rho > 0), or the
  * multilevel correction (multilevel 1, with the Chebyshev blend unless
  * chebyshev_rho is 0). */
-enum { SOLVER_JACOBI, SOLVER_CHEBYSHEV, SOLVER_MULTILEVEL, SOLVER_COUNT };
-static const char *const solver_names[SOLVER_COUNT] = {"jacobi", "chebyshev", "multilevel"};
+enum { SOLVER_JACOBI, SOLVER_CHEBYSHEV, SOLVER_MULTILEVEL, SOLVER_MULTIGRID, SOLVER_COUNT };
+static const char *const solver_names[SOLVER_COUNT] = {"jacobi", "chebyshev", "multilevel",
+                                                       "multigrid"};
 
 /* ------------------------------------------------------------------------ */
 /* Defaults and copies.                                                      */
@@ -464,9 +465,12 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
         if (!has_rho) n->spring.chebyshev_rho = SSK_SPRING_CHEBYSHEV_RHO_ALONE;
         n->spring.multilevel = 0;
     } else if (name == SOLVER_MULTILEVEL) {
-        n->spring.multilevel = 1;
+        n->spring.multilevel = SSK_SPRING_MULTILEVEL_BONES;
+    } else if (name == SOLVER_MULTIGRID) {
+        n->spring.multilevel = SSK_SPRING_MULTIGRID;
     }
-    if ((name == SOLVER_MULTILEVEL || name == SOLVER_CHEBYSHEV) && !applies)
+    if ((name == SOLVER_MULTILEVEL || name == SOLVER_MULTIGRID || name == SOLVER_CHEBYSHEV) &&
+        !applies)
         return GRAPH_ERROR("node '%s': field 'solver': '%s' needs the explicit integrator and a "
                            "convergence other than 'energy' (its iterates' energy is not "
                            "monotone); use 'jacobi'",
@@ -567,7 +571,8 @@ bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_
          ssk_json_put(o, "threshold", ssk_json_new_float(p->threshold)) &&
          ssk_json_put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
          ssk_json_put(o, "solver", json_object_new_string(
-                                       solver_names[p->multilevel               ? SOLVER_MULTILEVEL
+                                       solver_names[p->multilevel == SSK_SPRING_MULTIGRID ? SOLVER_MULTIGRID
+                                                    : p->multilevel           ? SOLVER_MULTILEVEL
                                                     : p->chebyshev_rho > 0.0f ? SOLVER_CHEBYSHEV
                                                                               : SOLVER_JACOBI])) &&
          ssk_json_put(o, "chebyshev_rho", ssk_json_new_float(p->chebyshev_rho)) &&

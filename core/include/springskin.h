@@ -1049,6 +1049,16 @@ typedef enum ssk_spring_mode {
     SSK_SPRING_MODE_COUNT
 } ssk_spring_mode;
 
+/* ssk_spring_params.multilevel: which coarse correction a pass adds. */
+enum {
+    SSK_SPRING_MULTILEVEL_NONE = 0,  /* the plain (or Chebyshev) passes only */
+    SSK_SPRING_MULTILEVEL_BONES = 1, /* per-bone slabs (core/kernels/spring_multilevel.c) */
+    /* a smoothed-aggregation multigrid of the forces' linearization at
+     * rest over the welded surface (issue #36, core/kernels/spring_multigrid.c):
+     * its pass count does not grow with the mesh density; CPU only for now */
+    SSK_SPRING_MULTIGRID = 2
+};
+
 typedef struct ssk_spring_params {
     float stiffness[SSK_FORCE_COUNT];
     /* optional #V per-vertex multipliers of each stiffness (whole-rig rows,

@@ -237,6 +237,10 @@ struct ssk_spring {
     /* the multilevel correction (spring_multilevel.c), NULL unless
      * params.multilevel_levels > 0 */
     struct ssk_spring_ml *ml;
+    /* the surface multigrid correction (spring_multigrid.c), NULL unless
+     * params.multilevel == SSK_SPRING_MULTIGRID */
+    struct ssk_spring_mg *mg;
+    float *mg_force;         /* #V by 3: the pass's F (multigrid only) */
 
     size_t bytes;            /* everything above that the solver owns */
 };
@@ -776,5 +780,77 @@ ssk_status ssk_spring_multilevel_probe(ssk_spring *sp, const float *rest,
 float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next,
                             const float *cur, const float *prev, float omega,
                             const uint8_t *roles, float *rec, bool restricted);
+
+/* --- the surface multigrid correction (spring_multigrid.c, issue #36) --- */
+
+#define SSK_SPRING_MG_MAX_LEVELS 12
+/* coarsening stops at this many nodes (the dense LU's size is 3 times it) */
+#define SSK_SPRING_MG_COARSEST 200u
+/* P0's weight of a vertex's own aggregate (the rest: its one-ring's) */
+#define SSK_SPRING_MG_P0_OWN (1.0f / 3.0f)
+/* block Jacobi sweeps before and after the coarse step of each level */
+#define SSK_SPRING_MG_SWEEPS 2u
+/* the probe's displacement, a fraction of the mean rest edge length */
+#define SSK_SPRING_MG_PROBE_FRACTION 1e-2f
+/* plain (not blended) passes in a row whose largest move grew before the
+ * correction is halved for the rest of the solve */
+#define SSK_SPRING_MG_GROWTH_WINDOW 2u
+
+/* Block sparse rows of 3 by 3 blocks (row-major blocks). */
+typedef struct ssk_spring_bsr {
+    uint32_t rows, cols;
+    uint32_t *ptr; /* rows + 1 */
+    uint32_t *col; /* ptr[rows] */
+    float *val;    /* 9 ptr[rows] */
+} ssk_spring_bsr;
+
+typedef struct ssk_spring_mg {
+    uint32_t levels;                                 /* the coarsest level, >= 1 */
+    uint32_t n[SSK_SPRING_MG_MAX_LEVELS + 1];        /* nodes per level (n[0] = #V) */
+    ssk_spring_bsr A[SSK_SPRING_MG_MAX_LEVELS + 1];  /* A[0] = -dF/dx at rest */
+    ssk_spring_bsr P[SSK_SPRING_MG_MAX_LEVELS];      /* P[l]: level l+1 -> l (l >= 1) */
+    ssk_spring_bsr R[SSK_SPRING_MG_MAX_LEVELS];      /* P[l]^T */
+    float *dinv[SSK_SPRING_MG_MAX_LEVELS + 1];       /* inverse diagonal blocks (l >= 1) */
+    float omega[SSK_SPRING_MG_MAX_LEVELS + 1];       /* Jacobi weights 4 / (3 lambda_max) */
+    float *b[SSK_SPRING_MG_MAX_LEVELS + 1], *x[SSK_SPRING_MG_MAX_LEVELS + 1],
+        *t[SSK_SPRING_MG_MAX_LEVELS + 1];            /* work, 3 n[l] each */
+    /* P0: scalar weights, vertex rows to level-1 aggregates, and its
+     * transpose */
+    uint32_t *p0_ptr, *p0_col, *r0_ptr, *r0_row;
+    float *p0_w, *r0_w;
+    double *lu, *work; /* the coarsest level's LU (3 n by 3 n) */
+    int32_t *piv;
+    float theta;       /* the correction's weight in this solve (1, halved
+                          when the moves grow) */
+    float move_prev;   /* the last pass's largest squared move */
+    uint32_t growth;   /* passes in a row whose move grew */
+    size_t bytes;
+} ssk_spring_mg;
+
+/* A distance-2 coloring of the spring's graph (color: #V); returns the
+ * color count (0 when out of memory). */
+uint32_t ssk_spring_mg_colors(const ssk_spring *sp, uint32_t *color);
+/* The correction with A0's pattern, its values to probe (NULL: out of
+ * memory). */
+ssk_spring_mg *ssk_spring_mg_begin(const ssk_spring *sp);
+/* Writes column `axis` of the blocks of color c from one probe: dforce #V
+ * by 3 the change of F when each vertex i of color c moved by amplitude[i]
+ * along `axis`. */
+void ssk_spring_mg_probe_read(ssk_spring_mg *mg, const ssk_spring *sp, const uint32_t *color,
+                              uint32_t c, uint32_t axis, const float *dforce,
+                              const float *amplitude);
+/* Adds the detail force's Jacobian (exact) to A0's probed blocks. */
+void ssk_spring_mg_add_detail(ssk_spring_mg *mg, const ssk_spring *sp, const uint8_t *roles);
+/* Aggregates, prolongations, Galerkin operators and the coarsest LU once
+ * A0 is probed; false when out of memory. */
+bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp);
+void ssk_spring_mg_destroy(ssk_spring_mg *mg);
+/* step (#V by 3): the plain step g of the pass, force: F = g / p; adds
+ * theta P0 V(P0^T (F - A0 g)) on the free rows. */
+void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step, float *force,
+                           const uint8_t *roles);
+/* Creates sp->mg and probes A0 at rest (spring.c). */
+ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
+                                      const ssk_attach_bone *rest_bones, ssk_error *err);
 
 #endif /* SSK_SPRING_H */
