@@ -178,7 +178,8 @@ static void print_bake_help(FILE *f)
           "                       implicit | --graph G.json]\n"
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
-          "                       [--verbose] [--spring-solver multilevel|chebyshev|jacobi]\n"
+          "                       [--verbose]\n"
+          "                       [--spring-solver multilevel|multigrid|chebyshev|jacobi]\n"
           "                       [--cage C.obj --cage-edit E.obj] [--strict]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
@@ -223,6 +224,8 @@ static void print_bake_help(FILE *f)
           "                     stderr\n"
           "  --spring-solver S  with --method spring: multilevel (the default: Chebyshev\n"
           "                     plus a coarse correction over slabs of each bone),\n"
+          "                     multigrid (a multigrid correction over the whole surface:\n"
+          "                     fewer passes on dense characters; CPU backend only),\n"
           "                     chebyshev (the plain update accelerated) or jacobi (the\n"
           "                     paper's plain update)\n"
           "  --strict           exit 1 when the springs did not converge within their\n"
@@ -973,9 +976,9 @@ static int command_bake(int argc, char **argv)
         return usage_error("bake", "--method: %s", err.message);
     if (spring_solver) {
         if (strcmp(spring_solver, "multilevel") != 0 && strcmp(spring_solver, "chebyshev") != 0 &&
-            strcmp(spring_solver, "jacobi") != 0)
+            strcmp(spring_solver, "jacobi") != 0 && strcmp(spring_solver, "multigrid") != 0)
             return usage_error("bake", "bad value for --spring-solver: '%s' (expected multilevel, "
-                                       "chebyshev or jacobi)",
+                                       "multigrid, chebyshev or jacobi)",
                                spring_solver);
         if (graph_path || desc.method != SSK_METHOD_SPRING)
             return usage_error("bake", "--spring-solver goes with --method spring (a graph "

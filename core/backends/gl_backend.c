@@ -2093,7 +2093,8 @@ static bool spring_watch_on_device(const gl_state *s, const gl_spring *g, bool s
 {
     const ssk_spring *sp = g->sp;
     if (!s->spring_watch || !s->ml_fused || !sp->ml || semi ||
-        sp->params.convergence == SSK_CONVERGE_ENERGY)
+        sp->params.convergence == SSK_CONVERGE_ENERGY ||
+        sp->params.convergence == SSK_CONVERGE_RELATIVE)
         return false;
     const uint64_t local = s->local_size[PROG_SPRING_STEP];
     const uint64_t groups = ((uint64_t)sp->vertex_count + local - 1) / local;

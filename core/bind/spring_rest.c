@@ -696,6 +696,7 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
         sp->threshold = params->threshold > 0.0f
                             ? params->threshold
                             : sp->aabb_min * SSK_SPRING_THRESHOLD_FRACTION;
+
     }
     /* Which rest scale vectors have a direction (spring.h `anchor`), then
      * the rest records with the flags. */
@@ -723,6 +724,16 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
         }
     }
     if ((st = build_clusters(sp, err)) != SSK_OK) goto fail;
+    if (params->convergence == SSK_CONVERGE_RELATIVE) {
+        /* a fraction of the mean rest edge length (directed edges: each
+         * undirected one twice, the same mean) */
+        double sum = 0.0;
+        for (uint32_t e = 0; e < sp->edge_count; ++e) sum += sp->edges[e].rest_length;
+        const float mean =
+            sp->edge_count && sum > 0.0 ? (float)(sum / sp->edge_count) : sp->aabb_min;
+        sp->threshold =
+            (params->threshold > 0.0f ? params->threshold : SSK_SPRING_RELATIVE_TOLERANCE) * mean;
+    }
 
     /* Surface edits. */
     if (edit_count > 0) {

@@ -29,8 +29,8 @@ static const char *const force_names[SSK_FORCE_COUNT] = {"surface", "length", "t
                                                          "edit",    "detail", "twist"};
 static const char *const integrator_names[SSK_SPRING_INTEGRATOR_COUNT] = {"explicit",
                                                                           "semi_implicit"};
-static const char *const convergence_names[SSK_CONVERGE_COUNT] = {"displacement", "force",
-                                                                  "energy", "iterations"};
+static const char *const convergence_names[SSK_CONVERGE_COUNT] = {
+    "displacement", "force", "energy", "iterations", "relative"};
 static const char *const mode_names[SSK_SPRING_MODE_COUNT] = {"frame_independent",
                                                               "frame_dependent"};
 /* The "solver" field: the plain update of Eq. 23 (chebyshev_rho 0,
@@ -468,6 +468,10 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
         n->spring.multilevel = SSK_SPRING_MULTILEVEL_BONES;
     } else if (name == SOLVER_MULTIGRID) {
         n->spring.multilevel = SSK_SPRING_MULTIGRID;
+        /* the corrected passes overshoot a few modes where a pose leaves the
+         * rest linearization (spring_multigrid.c); a blend tuned for a
+         * spectrum in [-rho, rho] amplifies them */
+        if (!has_rho) n->spring.chebyshev_rho = 0.0f;
     }
     if ((name == SOLVER_MULTILEVEL || name == SOLVER_MULTIGRID || name == SOLVER_CHEBYSHEV) &&
         !applies)

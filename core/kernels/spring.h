@@ -95,6 +95,14 @@
 /* Sine of the angle below which two directions count as parallel (or
  * anti-parallel): no orthogonal direction, no angular force. */
 #define SSK_SPRING_PARALLEL_EPSILON 1e-6f
+/* The relative scheme's smallest contraction per pass that its estimate
+ * assumes (spring.c "Convergence"): with it the estimate is at least the
+ * last move. */
+#define SSK_SPRING_RELATIVE_CONTRACTION_FLOOR 0.5f
+/* A move below this fraction of the relative scheme's threshold ends the
+ * solve whatever the contraction (a frame that starts at its equilibrium,
+ * the rest pose: its moves are rounding noise) */
+#define SSK_SPRING_RELATIVE_NEGLIGIBLE 0.1f
 /* The default convergence threshold: AABB_min times this (4.2.2). */
 #define SSK_SPRING_THRESHOLD_FRACTION 1e-4f
 /* An energy counts as growing when it exceeds the previous one by more
@@ -512,6 +520,7 @@ typedef struct ssk_spring_watch {
     /* state between passes */
     double e_prev, epot_prev, good_energy;
     float disp_prev;
+    float disp_prev2, disp_prev3; /* the passes before (the relative scheme) */
     int streak, has_good;
     /* Chebyshev acceleration (params.chebyshev_rho > 0): the weight of the
      * last pass (1: plain), the pass after which the current run of
@@ -790,6 +799,8 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
 #define SSK_SPRING_MG_P0_OWN (1.0f / 3.0f)
 /* block Jacobi sweeps before and after the coarse step of each level */
 #define SSK_SPRING_MG_SWEEPS 2u
+/* a level's products run in parallel from this many rows */
+#define SSK_SPRING_MG_PARALLEL_ROWS 8192u
 /* the probe's displacement, a fraction of the mean rest edge length */
 #define SSK_SPRING_MG_PROBE_FRACTION 1e-2f
 /* plain (not blended) passes in a row whose largest move grew before the
@@ -814,6 +825,11 @@ typedef struct ssk_spring_mg {
     float omega[SSK_SPRING_MG_MAX_LEVELS + 1];       /* Jacobi weights 4 / (3 lambda_max) */
     float *b[SSK_SPRING_MG_MAX_LEVELS + 1], *x[SSK_SPRING_MG_MAX_LEVELS + 1],
         *t[SSK_SPRING_MG_MAX_LEVELS + 1];            /* work, 3 n[l] each */
+    /* A0 per pass (A[0] is freed once A1 is built): a 3 by 3 block per
+     * vertex and a scalar per neighbor (the model's couplings are
+     * isotropic), f_ptr / f_col the neighbors */
+    uint32_t *f_ptr, *f_col;
+    float *f_off, *f_diag;
     /* P0: scalar weights, vertex rows to level-1 aggregates, and its
      * transpose */
     uint32_t *p0_ptr, *p0_col, *r0_ptr, *r0_row;

@@ -46,6 +46,8 @@
  */
 #include "kernels/spring.h"
 
+#include "model/parallel.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,10 +72,11 @@ static bool bsr_alloc(ssk_spring_bsr *m, uint32_t rows, uint32_t cols, size_t nn
     return m->ptr && m->col && m->val;
 }
 
-/* y = M x (3-vectors) */
-static void bsr_mul(const ssk_spring_bsr *m, const float *x, float *y)
+/* y = M x (3-vectors), rows [begin, end) */
+static void bsr_mul_rows(const ssk_spring_bsr *m, const float *x, float *y, int64_t begin,
+                         int64_t end)
 {
-    for (uint32_t i = 0; i < m->rows; ++i) {
+    for (int64_t i = begin; i < end; ++i) {
         float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
         for (uint32_t e = m->ptr[i]; e < m->ptr[i + 1]; ++e) {
             const float *b = m->val + 9 * (size_t)e, *v = x + 3 * (size_t)m->col[e];
@@ -85,6 +88,30 @@ static void bsr_mul(const ssk_spring_bsr *m, const float *x, float *y)
         y[3 * (size_t)i + 1] = s1;
         y[3 * (size_t)i + 2] = s2;
     }
+}
+
+typedef struct mul_job {
+    const ssk_spring_bsr *m;
+    const float *x;
+    float *y;
+} mul_job;
+
+static void mul_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const mul_job *j = ctx;
+    (void)chunk;
+    bsr_mul_rows(j->m, j->x, j->y, begin, end);
+}
+
+/* y = M x; rows in parallel (each row's sum in one order: the same result
+ * whatever the thread count) */
+static void bsr_mul(const ssk_spring_bsr *m, const float *x, float *y)
+{
+    mul_job j = {m, x, y};
+    if (m->rows >= SSK_SPRING_MG_PARALLEL_ROWS)
+        ssk_parallel_for(m->rows, SSK_SPRING_MG_PARALLEL_ROWS / 2, mul_chunk, &j);
+    else
+        bsr_mul_rows(m, x, y, 0, m->rows);
 }
 
 static void mat3_mul(float *c, const float *a, const float *b, bool accumulate)
@@ -431,6 +458,10 @@ void ssk_spring_mg_destroy(ssk_spring_mg *mg)
     free(mg->r0_ptr);
     free(mg->r0_row);
     free(mg->r0_w);
+    free(mg->f_ptr);
+    free(mg->f_col);
+    free(mg->f_off);
+    free(mg->f_diag);
     free(mg->lu);
     free(mg->piv);
     free(mg->work);
@@ -757,6 +788,31 @@ bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp)
         if (!ok) return false;
     }
     if (!work_vectors(mg, 0, nv) || !work_vectors(mg, 1, n1)) return false;
+    /* the per-pass form of A0: psd_model left every coupling isotropic, so
+     * a scalar per neighbor and a block per vertex (a third of the loads) */
+    {
+        const ssk_spring_bsr *a = &mg->A[0];
+        const size_t off = a->ptr[nv] - (size_t)nv; /* one diagonal block a row */
+        mg->f_ptr = calloc((size_t)nv + 1, sizeof(uint32_t));
+        mg->f_col = malloc((off + 1) * sizeof(uint32_t));
+        mg->f_off = malloc((off + 1) * sizeof(float));
+        mg->f_diag = calloc(9 * (size_t)nv + 1, sizeof(float));
+        if (!mg->f_ptr || !mg->f_col || !mg->f_off || !mg->f_diag) return false;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < nv; ++i) {
+            for (uint32_t e = a->ptr[i]; e < a->ptr[i + 1]; ++e) {
+                const float *b = a->val + 9 * (size_t)e;
+                if (a->col[e] == i) {
+                    memcpy(mg->f_diag + 9 * (size_t)i, b, 9 * sizeof(float));
+                } else {
+                    mg->f_col[k] = a->col[e];
+                    mg->f_off[k++] = b[0];
+                }
+            }
+            mg->f_ptr[i + 1] = k;
+        }
+        bsr_free(&mg->A[0]);
+    }
     /* coarser levels: block smoothed aggregation of A_l */
     uint32_t l = 1;
     while (mg->n[l] > SSK_SPRING_MG_COARSEST && l < SSK_SPRING_MG_MAX_LEVELS) {
@@ -832,13 +888,17 @@ bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp)
                         a->val[9 * (size_t)e + 3 * r + q];
     lu_factor(mg->lu, mg->piv, m);
     mg->bytes = sizeof *mg + (size_t)m * m * sizeof(double);
-    for (uint32_t k = 0; k <= l; ++k)
+    /* the levels' operators, inverse diagonals and work vectors (A[0] is
+     * in the per-pass form, below) */
+    for (uint32_t k = 1; k <= l; ++k)
         mg->bytes += (size_t)mg->A[k].ptr[mg->A[k].rows] * (9 * sizeof(float) + sizeof(uint32_t)) +
-                     9 * sizeof(float) * (size_t)mg->n[k] * (k > 0) +
-                     9 * sizeof(float) * (size_t)mg->n[k];
+                     18 * sizeof(float) * (size_t)mg->n[k];
+    mg->bytes += 9 * sizeof(float) * (size_t)mg->n[0];
     for (uint32_t k = 1; k < l; ++k)
         mg->bytes += 2 * (size_t)mg->P[k].ptr[mg->P[k].rows] * (9 * sizeof(float) + sizeof(uint32_t));
-    mg->bytes += 2 * (size_t)at * (sizeof(float) + sizeof(uint32_t));
+    mg->bytes += 2 * (size_t)at * (sizeof(float) + sizeof(uint32_t)) +
+                 (size_t)mg->f_ptr[nv] * (sizeof(float) + sizeof(uint32_t)) +
+                 9 * sizeof(float) * (size_t)nv;
     return true;
 }
 
@@ -869,7 +929,8 @@ static void vcycle(ssk_spring_mg *mg, uint32_t l)
         return;
     }
     memset(x, 0, n3 * sizeof(float));
-    for (uint32_t s = 0; s < SSK_SPRING_MG_SWEEPS; ++s) {
+    jacobi(mg, l, b, x); /* the first sweep from x = 0: its residual is b */
+    for (uint32_t s = 1; s < SSK_SPRING_MG_SWEEPS; ++s) {
         bsr_mul(&mg->A[l], x, t);
         for (size_t k = 0; k < n3; ++k) t[k] = b[k] - t[k];
         jacobi(mg, l, t, x);
@@ -887,19 +948,53 @@ static void vcycle(ssk_spring_mg *mg, uint32_t l)
     }
 }
 
+typedef struct fine_job {
+    const ssk_spring_mg *mg;
+    const ssk_spring *sp;
+    const float *step, *force;
+    const uint8_t *roles;
+    float *r;
+} fine_job;
+
+/* r = D F - A0 g on the free rows (0 elsewhere), rows [begin, end) */
+static void fine_residual_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const fine_job *j = ctx;
+    const ssk_spring_mg *mg = j->mg;
+    (void)chunk;
+    for (int64_t i = begin; i < end; ++i) {
+        float *o = j->r + 3 * (size_t)i;
+        if (j->roles[i] != SSK_ROLE_FREE) {
+            o[0] = o[1] = o[2] = 0.0f;
+            continue;
+        }
+        const float *d = mg->f_diag + 9 * (size_t)i, *g = j->step + 3 * (size_t)i;
+        float s0 = d[0] * g[0] + d[1] * g[1] + d[2] * g[2];
+        float s1 = d[3] * g[0] + d[4] * g[1] + d[5] * g[2];
+        float s2 = d[6] * g[0] + d[7] * g[1] + d[8] * g[2];
+        for (uint32_t e = mg->f_ptr[i]; e < mg->f_ptr[i + 1]; ++e) {
+            const float c = mg->f_off[e], *v = j->step + 3 * (size_t)mg->f_col[e];
+            s0 += c * v[0];
+            s1 += c * v[1];
+            s2 += c * v[2];
+        }
+        const uint32_t deg = j->sp->offsets[i + 1] - j->sp->offsets[i];
+        const float w = deg ? (float)deg : 1.0f;
+        const float *f = j->force + 3 * (size_t)i;
+        o[0] = w * f[0] - s0;
+        o[1] = w * f[1] - s1;
+        o[2] = w * f[2] - s2;
+    }
+}
+
 void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
                            float *force, const uint8_t *roles)
 {
     const uint32_t nv = sp->vertex_count;
     /* r = D F - (D A0) g on the free rows */
     float *r = mg->t[0];
-    bsr_mul(&mg->A[0], step, r);
-    for (uint32_t i = 0; i < nv; ++i)
-        for (int c = 0; c < 3; ++c) {
-            const size_t k = 3 * (size_t)i + c;
-            const uint32_t deg = sp->offsets[i + 1] - sp->offsets[i];
-            r[k] = roles[i] == SSK_ROLE_FREE ? (deg ? (float)deg : 1.0f) * force[k] - r[k] : 0.0f;
-        }
+    fine_job j = {mg, sp, step, force, roles, r};
+    ssk_parallel_for(nv, SSK_SPRING_MG_PARALLEL_ROWS / 2, fine_residual_chunk, &j);
     /* b1 = P0^T r */
     float *b1 = mg->b[1];
     for (uint32_t a = 0; a < mg->n[1]; ++a) {

@@ -530,8 +530,8 @@ static void test_spring_errors(void **state)
                           "{'from': 'skin', 'to': 'r'}, {'from': 'r', 'to': 'out'}"),
                  "node 'r'", "unknown field 'dt'");
     /* Solver. */
-    expect_error(rig, SPRING_DOC(", 'solver': 'multigrid'"), "node 'relax'", "field 'solver'",
-                 "unknown value 'multigrid'", "jacobi, chebyshev or multilevel");
+    expect_error(rig, SPRING_DOC(", 'solver': 'gauss_seidel'"), "node 'relax'", "field 'solver'",
+                 "unknown value 'gauss_seidel'", "jacobi, chebyshev, multilevel or multigrid");
     expect_error(rig, SPRING_DOC(", 'solver': 'multilevel', 'integrator': 'semi_implicit'"),
                  "node 'relax': field 'solver': 'multilevel' needs the explicit integrator");
     expect_error(rig, SPRING_DOC(", 'solver': 'chebyshev', 'convergence': 'energy'"),
@@ -615,7 +615,7 @@ static void test_spring_errors(void **state)
                  "field 'max_iterations'");
     expect_error(rig, SPRING_DOC(", 'convergence': 'residual'"), "node 'relax'",
                  "field 'convergence'", "unknown value 'residual'",
-                 "displacement, force, energy or iterations");
+                 "displacement, force, energy, iterations or relative");
     expect_error(rig, SPRING_DOC(", 'threshold': -1"), "node 'relax'", "field 'threshold'",
                  ">= 0", "got -1");
     expect_error(rig, SPRING_DOC(", 'mode': 'realtime'"), "node 'relax'", "field 'mode'",

@@ -652,12 +652,13 @@ static void test_invalid_arguments(void **state)
     assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "energy"));
-    /* multilevel: 0 or 1, and the same two restrictions */
+    /* multilevel: 0, 1 or 2 (SSK_SPRING_MULTIGRID), and the same two
+     * restrictions */
     ssk_spring_params_default(&p);
-    p.multilevel = 2;
+    p.multilevel = 3;
     assert_int_equal(ssk_spring_create(&sp, f.rig, f.binding, &p, NULL, 0, &err),
                      SSK_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(err.message, "multilevel = 2"));
+    assert_non_null(strstr(err.message, "multilevel = 3"));
     ssk_spring_params_default(&p);
     p.chebyshev_rho = 0.0f;
     p.integrator = SSK_SPRING_SEMI_IMPLICIT;
