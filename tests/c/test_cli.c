@@ -506,7 +506,7 @@ static void test_bake_spring_summary(void **state)
     tu_cli_result_free(&r);
     /* issue #36's surface multigrid: the CPU backend, every frame converged */
     r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "spring", "--spring-solver",
-                                 "multigrid", "--backend", "cpu", "--frames", "20..23", NULL});
+                                 "multigrid", "--backend", "cpu", "--frames", "20:23", NULL});
     assert_int_equal(r.exit_code, 0);
     assert_non_null(strstr(r.out, "0 frame(s) not converged"));
     tu_cli_result_free(&r);
