@@ -806,6 +806,8 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
 /* plain (not blended) passes in a row whose largest move grew before the
  * correction is halved for the rest of the solve */
 #define SSK_SPRING_MG_GROWTH_WINDOW 2u
+/* Anderson acceleration's depth (steps remembered) */
+#define SSK_SPRING_MG_ANDERSON 4u
 
 /* Block sparse rows of 3 by 3 blocks (row-major blocks). */
 typedef struct ssk_spring_bsr {
@@ -839,6 +841,12 @@ typedef struct ssk_spring_mg {
     float theta;       /* the correction's weight in this solve (1, halved
                           when the moves grow) */
     float move_prev;   /* the last pass's largest squared move */
+    /* Anderson acceleration (ssk_spring_mg_anderson): the last
+     * SSK_SPRING_MG_ANDERSON differences of iterates and of steps (a ring),
+     * the last iterate and step */
+    float *aa_dx, *aa_df, *aa_x, *aa_f;
+    uint32_t aa_count, aa_next;
+    int aa_started;
     uint32_t growth;   /* passes in a row whose move grew */
     size_t bytes;
 } ssk_spring_mg;
@@ -865,6 +873,15 @@ void ssk_spring_mg_destroy(ssk_spring_mg *mg);
  * theta P0 V(P0^T (F - A0 g)) on the free rows. */
 void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step, float *force,
                            const uint8_t *roles);
+/* Anderson acceleration of the corrected passes (Walker and Ni 2011, type
+ * II): step (#V by 3) holds the pass's step f_k = G(x_k) - x_k at cur =
+ * x_k; replaced by f_k - (dX + dF) gamma, gamma the least-squares fit of
+ * f_k by the last differences of steps (a solve starts with aa_count,
+ * aa_next and aa_started 0). Its buffers: ssk_spring_mg_anderson_alloc
+ * (false when out of memory). */
+void ssk_spring_mg_anderson(ssk_spring_mg *mg, const ssk_spring *sp, const float *cur,
+                            float *step);
+bool ssk_spring_mg_anderson_alloc(ssk_spring_mg *mg, const ssk_spring *sp);
 /* Creates sp->mg and probes A0 at rest (spring.c). */
 ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
                                       const ssk_attach_bone *rest_bones, ssk_error *err);

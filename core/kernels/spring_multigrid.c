@@ -458,6 +458,10 @@ void ssk_spring_mg_destroy(ssk_spring_mg *mg)
     free(mg->r0_ptr);
     free(mg->r0_row);
     free(mg->r0_w);
+    free(mg->aa_dx);
+    free(mg->aa_df);
+    free(mg->aa_x);
+    free(mg->aa_f);
     free(mg->f_ptr);
     free(mg->f_col);
     free(mg->f_off);
@@ -1024,5 +1028,93 @@ void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
         step[3 * (size_t)i] += mg->theta * s0;
         step[3 * (size_t)i + 1] += mg->theta * s1;
         step[3 * (size_t)i + 2] += mg->theta * s2;
+    }
+}
+
+/* --- Anderson acceleration ------------------------------------------------ */
+
+bool ssk_spring_mg_anderson_alloc(ssk_spring_mg *mg, const ssk_spring *sp)
+{
+    const size_t n3 = 3 * (size_t)sp->vertex_count;
+    const uint32_t m = SSK_SPRING_MG_ANDERSON;
+    mg->aa_dx = malloc((m * n3 + 1) * sizeof(float));
+    mg->aa_df = malloc((m * n3 + 1) * sizeof(float));
+    mg->aa_x = malloc((n3 + 1) * sizeof(float));
+    mg->aa_f = malloc((n3 + 1) * sizeof(float));
+    mg->bytes += (2 * (size_t)m + 2) * n3 * sizeof(float);
+    return mg->aa_dx && mg->aa_df && mg->aa_x && mg->aa_f;
+}
+
+void ssk_spring_mg_anderson(ssk_spring_mg *mg, const ssk_spring *sp, const float *cur,
+                            float *step)
+{
+    const size_t n3 = 3 * (size_t)sp->vertex_count;
+    const uint32_t m = SSK_SPRING_MG_ANDERSON;
+    if (mg->aa_started) {
+        /* the newest differences into the ring */
+        const uint32_t slot = mg->aa_next;
+        float *dx = mg->aa_dx + slot * n3, *df = mg->aa_df + slot * n3;
+        for (size_t k = 0; k < n3; ++k) {
+            dx[k] = cur[k] - mg->aa_x[k];
+            df[k] = step[k] - mg->aa_f[k];
+        }
+        mg->aa_next = (slot + 1) % m;
+        if (mg->aa_count < m) ++mg->aa_count;
+    }
+    memcpy(mg->aa_x, cur, n3 * sizeof(float));
+    memcpy(mg->aa_f, step, n3 * sizeof(float));
+    mg->aa_started = 1;
+    const uint32_t h = mg->aa_count;
+    if (!h) return;
+    /* gamma = argmin |f - dF gamma|: normal equations (double), a small
+     * Tikhonov term relative to their diagonal */
+    double G[SSK_SPRING_MG_ANDERSON][SSK_SPRING_MG_ANDERSON], b[SSK_SPRING_MG_ANDERSON];
+    for (uint32_t i = 0; i < h; ++i) {
+        const float *fi = mg->aa_df + i * n3;
+        double bi = 0.0;
+        for (size_t k = 0; k < n3; ++k) bi += (double)fi[k] * step[k];
+        b[i] = bi;
+        for (uint32_t j = 0; j <= i; ++j) {
+            const float *fj = mg->aa_df + j * n3;
+            double g = 0.0;
+            for (size_t k = 0; k < n3; ++k) g += (double)fi[k] * fj[k];
+            G[i][j] = G[j][i] = g;
+        }
+    }
+    double top = 0.0;
+    for (uint32_t i = 0; i < h; ++i) top = G[i][i] > top ? G[i][i] : top;
+    if (!(top > 0.0)) return;
+    for (uint32_t i = 0; i < h; ++i) G[i][i] += 1e-8 * top;
+    /* Cholesky */
+    double L[SSK_SPRING_MG_ANDERSON][SSK_SPRING_MG_ANDERSON] = {{0}}, gamma[SSK_SPRING_MG_ANDERSON];
+    for (uint32_t i = 0; i < h; ++i)
+        for (uint32_t j = 0; j <= i; ++j) {
+            double v = G[i][j];
+            for (uint32_t k = 0; k < j; ++k) v -= L[i][k] * L[j][k];
+            if (i == j) {
+                if (!(v > 0.0)) {
+                    mg->aa_count = 0; /* dependent history: start again */
+                    return;
+                }
+                L[i][i] = sqrt(v);
+            } else {
+                L[i][j] = v / L[j][j];
+            }
+        }
+    for (uint32_t i = 0; i < h; ++i) {
+        double v = b[i];
+        for (uint32_t k = 0; k < i; ++k) v -= L[i][k] * gamma[k];
+        gamma[i] = v / L[i][i];
+    }
+    for (uint32_t i = h; i-- > 0;) {
+        double v = gamma[i];
+        for (uint32_t k = i + 1; k < h; ++k) v -= L[k][i] * gamma[k];
+        gamma[i] = v / L[i][i];
+    }
+    /* step = f - (dX + dF) gamma: x_next = x + step */
+    for (uint32_t i = 0; i < h; ++i) {
+        const float gi = (float)gamma[i];
+        const float *dx = mg->aa_dx + i * n3, *df = mg->aa_df + i * n3;
+        for (size_t k = 0; k < n3; ++k) step[k] -= gi * (dx[k] + df[k]);
     }
 }

@@ -109,7 +109,7 @@ def mean_edge(rig):
 
 def test_multigrid_passes_grow_less_with_density_and_stop_near_equilibrium(rigs):
     """Measured (2026-12-07): passes per frame at FRAMES, relative rule,
-    coarse / fine: multigrid 38 60 51 40 / 72 92 78 71 (1.65x for 3.7x the
+    coarse / fine: multigrid 16 22 15 18 / 26 33 28 26 (1.6x for 3.7x the
     vertices), multilevel 54 130 119 84 / 134 312 280 206 (2.4x). Issue
     #36's bar, at most 1.5x from 15k to 250k vertices, is not met yet; this
     guards what is."""
