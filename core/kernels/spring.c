@@ -1370,13 +1370,7 @@ static float ml_lambda(ssk_spring *sp, pass_args *a, const float *x0, const floa
 {
     const uint32_t nv = sp->vertex_count;
     const size_t n3 = 3 * (size_t)nv;
-    uint32_t state = 2463534242u;
-    for (size_t k = 0; k < n3; ++k) {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        v[k] = (float)state / 4294967296.0f - 0.5f;
-    }
+    ssk_spring_fixed_noise(v, n3);
     float lambda = 0.0f;
     for (uint32_t it = 0; it < SSK_SPRING_ML_POWER_ITERATIONS; ++it) {
         double norm = 0.0;
@@ -1482,16 +1476,6 @@ fail:
     return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
 }
 
-/* 1 / p_i: the plain pass's step of vertex i is g_i = p_i F_i (the detail
- * force's own term taken implicitly, spring.c "The detail force"). */
-static inline float step_inverse(const ssk_spring *sp, const uint8_t *roles, uint32_t i)
-{
-    const float dt = sp->params.dt;
-    const float *map = sp->maps[SSK_FORCE_DETAIL];
-    const bool on = roles[i] == SSK_ROLE_FREE && sp->offsets[i + 1] > sp->offsets[i];
-    const float kd = on ? sp->params.stiffness[SSK_FORCE_DETAIL] * (map ? map[i] : 1.0f) : 0.0f;
-    return (1.0f + dt * kd) / dt;
-}
 
 ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
                                       const ssk_attach_bone *rest_bones, ssk_error *err)
@@ -1561,14 +1545,7 @@ ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
     mg->theta = 1.0f;
     sp->mg = mg;
     sp->bytes += mg->bytes + bytes;
-    free(free_roles);
-    free(color);
-    free(x0);
-    free(g0);
-    free(probe);
-    free(g);
-    return ssk_error_ok(err);
-
+    mg = NULL;
 fail:
     free(free_roles);
     free(color);
@@ -1576,6 +1553,7 @@ fail:
     free(g0);
     free(probe);
     free(g);
+    if (!mg && sp->mg) return ssk_error_ok(err);
     ssk_spring_mg_destroy(mg);
     return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
 }
@@ -1592,7 +1570,7 @@ static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, con
     pass_result r = plain_step(sp, a, next, cur, false);
     float *step = mg->b[0], *force = sp->mg_force;
     for (uint32_t i = 0; i < nv; ++i) {
-        const float q = step_inverse(sp, roles, i);
+        const float q = ssk_spring_step_inverse(sp, roles, i);
         for (int k = 0; k < 3; ++k) {
             const size_t at = 3 * (size_t)i + k;
             step[at] = next[at] - cur[at];

@@ -790,6 +790,32 @@ float ssk_spring_ml_correct(ssk_spring_ml *ml, const ssk_spring *sp, float *next
                             const float *cur, const float *prev, float omega,
                             const uint8_t *roles, float *rec, bool restricted);
 
+/* 1 / p_i: the plain pass's step of vertex i is g_i = p_i F_i, the
+ * detail force's own term taken implicitly (spring.c "The detail force");
+ * the multilevel and multigrid corrections read the forces back as g / p. */
+static inline float ssk_spring_step_inverse(const ssk_spring *sp, const uint8_t *roles,
+                                            uint32_t i)
+{
+    const float dt = sp->params.dt;
+    const float *map = sp->maps[SSK_FORCE_DETAIL];
+    const bool on = roles[i] == SSK_ROLE_FREE && sp->offsets[i + 1] > sp->offsets[i];
+    const float kd = on ? sp->params.stiffness[SSK_FORCE_DETAIL] * (map ? map[i] : 1.0f) : 0.0f;
+    return (1.0f + dt * kd) / dt;
+}
+
+/* n values in [-0.5, 0.5) from a fixed xorshift sequence: the start of the
+ * power iterations (the same numbers on every run and thread count). */
+static inline void ssk_spring_fixed_noise(float *v, size_t n)
+{
+    uint32_t state = 2463534242u;
+    for (size_t k = 0; k < n; ++k) {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        v[k] = (float)state / 4294967296.0f - 0.5f;
+    }
+}
+
 /* --- the surface multigrid correction (spring_multigrid.c, issue #36) --- */
 
 #define SSK_SPRING_MG_MAX_LEVELS 12

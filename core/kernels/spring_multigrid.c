@@ -595,13 +595,7 @@ static float lambda_max(const ssk_spring_mg *mg, uint32_t l, float *v, float *w)
 {
     const ssk_spring_bsr *a = &mg->A[l];
     const size_t n3 = 3 * (size_t)a->rows;
-    uint32_t state = 2463534242u;
-    for (size_t k = 0; k < n3; ++k) {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        v[k] = (float)state / 4294967296.0f - 0.5f;
-    }
+    ssk_spring_fixed_noise(v, n3);
     double lambda = 0.0;
     for (int it = 0; it < 40; ++it) {
         double norm = 0.0;

@@ -47,15 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 / p_i: the plain pass's step is g_i = p_i F_i. */
-static inline float inv_step(const ssk_spring *sp, const uint8_t *roles, uint32_t i)
-{
-    const float dt = sp->params.dt;
-    const float *map = sp->maps[SSK_FORCE_DETAIL];
-    const bool on = roles[i] == SSK_ROLE_FREE && sp->offsets[i + 1] > sp->offsets[i];
-    const float kd = on ? sp->params.stiffness[SSK_FORCE_DETAIL] * (map ? map[i] : 1.0f) : 0.0f;
-    return (1.0f + dt * kd) / dt;
-}
 
 /* Whether row i takes part in the correction: a free vertex (the surface
  * edits' kinematic, passive and static vertices keep the plain pass, so a
@@ -598,7 +589,7 @@ static void probe_read_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chu
         float w[2], s[3], phi[3], psi[3];
         hat(ml, sp, (uint32_t)i, level, n, w);
         scaled_offset(ml, sp, (uint32_t)i, x, s);
-        const float q = inv_step(sp, roles, (uint32_t)i);
+        const float q = ssk_spring_step_inverse(sp, roles, (uint32_t)i);
         const float dg[3] = {g[3 * i] - g0[3 * i], g[3 * i + 1] - g0[3 * i + 1],
                              g[3 * i + 2] - g0[3 * i + 2]};
         for (int h = 0; h < 2; ++h) {
