@@ -1541,7 +1541,10 @@ ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
     /* + the detail force's Jacobian: F_d,i = k_d,i (mean_j x_j - x_i + ...)
      * over the row's directed edges (spring.c "The detail force") */
     ssk_spring_mg_add_detail(mg, sp, free_roles);
-    if (!ssk_spring_mg_finish(mg, sp) || !ssk_spring_mg_anderson_alloc(mg, sp)) goto fail;
+    mg->chunk_max = malloc(((size_t)ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN) + 1) *
+                           sizeof(float));
+    if (!mg->chunk_max || !ssk_spring_mg_finish(mg, sp) || !ssk_spring_mg_anderson_alloc(mg, sp))
+        goto fail;
     mg->theta = 1.0f;
     sp->mg = mg;
     sp->bytes += mg->bytes + bytes;
@@ -1558,42 +1561,74 @@ fail:
     return ssk_error_set(err, SSK_ERROR_OUT_OF_MEMORY, "out of memory");
 }
 
+typedef struct mg_rows_job {
+    const ssk_spring *sp;
+    const uint8_t *roles;
+    float *next, *step, *force, *chunk_max;
+    const float *cur, *prev;
+    float omega;
+} mg_rows_job;
+
+/* step = next - cur (the plain pass's), force = step / p */
+static void mg_forces_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const mg_rows_job *j = ctx;
+    (void)chunk;
+    for (int64_t i = begin; i < end; ++i) {
+        const float q = ssk_spring_step_inverse(j->sp, j->roles, (uint32_t)i);
+        for (int k = 0; k < 3; ++k) {
+            const size_t at = 3 * (size_t)i + k;
+            j->step[at] = j->next[at] - j->cur[at];
+            j->force[at] = j->step[at] * q;
+        }
+    }
+}
+
+/* next = cur + step, blended with prev (omega != 1); the chunk's largest
+ * squared move (NaN when one is) */
+static void mg_result_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const mg_rows_job *j = ctx;
+    float md = 0.0f;
+    for (int64_t i = begin; i < end; ++i) {
+        float d2 = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            const size_t at = 3 * (size_t)i + k;
+            float x = j->cur[at] + j->step[at];
+            if (j->omega != 1.0f) x = j->omega * (x - j->prev[at]) + j->prev[at];
+            j->next[at] = x;
+            const float d = x - j->cur[at];
+            d2 += d * d;
+        }
+        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
+    }
+    j->chunk_max[chunk] = md;
+}
+
 /* One multigrid pass (spring_multigrid.c): the plain pass from cur into
- * next, the coarse correction of its step, the Chebyshev blend with prev
- * (omega != 1). Returns the pass's reductions, max_disp2 that of the
- * corrected move. */
+ * next, the coarse correction of its step and its Anderson fit, the
+ * Chebyshev blend with prev (omega != 1). Returns the pass's reductions,
+ * max_disp2 that of the corrected move. */
 static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, const float *cur,
                                   const float *prev, float omega, const uint8_t *roles)
 {
     const uint32_t nv = sp->vertex_count;
     ssk_spring_mg *mg = sp->mg;
     pass_result r = plain_step(sp, a, next, cur, false);
+    mg_rows_job j = {sp, roles, next, mg->b[0], sp->mg_force, mg->chunk_max, cur, prev, omega};
+    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_forces_chunk, &j);
     float *step = mg->b[0], *force = sp->mg_force;
-    for (uint32_t i = 0; i < nv; ++i) {
-        const float q = ssk_spring_step_inverse(sp, roles, i);
-        for (int k = 0; k < 3; ++k) {
-            const size_t at = 3 * (size_t)i + k;
-            step[at] = next[at] - cur[at];
-            force[at] = step[at] * q;
-        }
-    }
     ssk_spring_mg_correct(mg, sp, step, force, roles);
     /* Anderson acceleration of the corrected passes: what the rest-pose
      * model gets wrong in a pose is left for the last passes, which a fit
      * over the last few steps removes (60k body, frame 6: 3.8e-4 from the
      * equilibrium after 10 passes without, 1.6e-5 with) */
     ssk_spring_mg_anderson(mg, sp, cur, step);
+    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_result_chunk, &j);
     float md = 0.0f;
-    for (uint32_t i = 0; i < nv; ++i) {
-        float d2 = 0.0f;
-        for (int k = 0; k < 3; ++k) {
-            const size_t at = 3 * (size_t)i + k;
-            float x = cur[at] + step[at];
-            if (omega != 1.0f) x = omega * (x - prev[at]) + prev[at];
-            next[at] = x;
-            const float d = x - cur[at];
-            d2 += d * d;
-        }
+    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
+    for (uint32_t c = 0; c < chunks; ++c) {
+        const float d2 = mg->chunk_max[c];
         if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
     }
     r.max_disp2 = md;

@@ -871,6 +871,9 @@ typedef struct ssk_spring_mg {
      * SSK_SPRING_MG_ANDERSON differences of iterates and of steps (a ring),
      * the last iterate and step */
     float *aa_dx, *aa_df, *aa_x, *aa_f;
+    double aa_gram[SSK_SPRING_MG_ANDERSON][SSK_SPRING_MG_ANDERSON]; /* dF^T dF */
+    double *aa_partial; /* per chunk: 2 x depth partial dot products */
+    float *chunk_max;   /* per chunk of SSK_PARALLEL_GRAIN rows: its largest move */
     uint32_t aa_count, aa_next;
     int aa_started;
     uint32_t growth;   /* passes in a row whose move grew */

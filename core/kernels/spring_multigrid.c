@@ -462,6 +462,8 @@ void ssk_spring_mg_destroy(ssk_spring_mg *mg)
     free(mg->aa_df);
     free(mg->aa_x);
     free(mg->aa_f);
+    free(mg->aa_partial);
+    free(mg->chunk_max);
     free(mg->f_ptr);
     free(mg->f_col);
     free(mg->f_off);
@@ -952,6 +954,7 @@ typedef struct fine_job {
     const float *step, *force;
     const uint8_t *roles;
     float *r;
+    float *out; /* the step the correction is added to */
 } fine_job;
 
 /* r = D F - A0 g on the free rows (0 elsewhere), rows [begin, end) */
@@ -985,20 +988,16 @@ static void fine_residual_chunk(void *ctx, int64_t begin, int64_t end, uint32_t 
     }
 }
 
-void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
-                           float *force, const uint8_t *roles)
+static void restrict_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
-    const uint32_t nv = sp->vertex_count;
-    /* r = D F - (D A0) g on the free rows */
-    float *r = mg->t[0];
-    fine_job j = {mg, sp, step, force, roles, r};
-    ssk_parallel_for(nv, SSK_SPRING_MG_PARALLEL_ROWS / 2, fine_residual_chunk, &j);
-    /* b1 = P0^T r */
+    const fine_job *j = ctx;
+    const ssk_spring_mg *mg = j->mg;
+    (void)chunk;
     float *b1 = mg->b[1];
-    for (uint32_t a = 0; a < mg->n[1]; ++a) {
+    for (int64_t a = begin; a < end; ++a) {
         float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
         for (uint32_t k = mg->r0_ptr[a]; k < mg->r0_ptr[a + 1]; ++k) {
-            const float w = mg->r0_w[k], *v = r + 3 * (size_t)mg->r0_row[k];
+            const float w = mg->r0_w[k], *v = j->r + 3 * (size_t)mg->r0_row[k];
             s0 += w * v[0];
             s1 += w * v[1];
             s2 += w * v[2];
@@ -1007,11 +1006,16 @@ void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
         b1[3 * (size_t)a + 1] = s1;
         b1[3 * (size_t)a + 2] = s2;
     }
-    vcycle(mg, 1);
-    /* step += P0 e1 on the free rows */
+}
+
+static void prolong_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const fine_job *j = ctx;
+    const ssk_spring_mg *mg = j->mg;
+    (void)chunk;
     const float *e1 = mg->x[1];
-    for (uint32_t i = 0; i < nv; ++i) {
-        if (roles[i] != SSK_ROLE_FREE) continue;
+    for (int64_t i = begin; i < end; ++i) {
+        if (j->roles[i] != SSK_ROLE_FREE) continue;
         float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
         for (uint32_t k = mg->p0_ptr[i]; k < mg->p0_ptr[i + 1]; ++k) {
             const float w = mg->p0_w[k], *v = e1 + 3 * (size_t)mg->p0_col[k];
@@ -1019,24 +1023,96 @@ void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
             s1 += w * v[1];
             s2 += w * v[2];
         }
-        step[3 * (size_t)i] += mg->theta * s0;
-        step[3 * (size_t)i + 1] += mg->theta * s1;
-        step[3 * (size_t)i + 2] += mg->theta * s2;
+        float *o = j->out + 3 * (size_t)i;
+        o[0] += mg->theta * s0;
+        o[1] += mg->theta * s1;
+        o[2] += mg->theta * s2;
     }
 }
 
+void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
+                           float *force, const uint8_t *roles)
+{
+    const uint32_t nv = sp->vertex_count;
+    /* r = D F - (D A0) g on the free rows */
+    float *r = mg->t[0];
+    fine_job j = {mg, sp, step, force, roles, r, step};
+    ssk_parallel_for(nv, SSK_SPRING_MG_PARALLEL_ROWS / 2, fine_residual_chunk, &j);
+    /* b1 = P0^T r */
+    ssk_parallel_for(mg->n[1], SSK_SPRING_MG_PARALLEL_ROWS / 2, restrict_chunk, &j);
+    vcycle(mg, 1);
+    /* step += theta P0 e1 on the free rows */
+    ssk_parallel_for(nv, SSK_SPRING_MG_PARALLEL_ROWS / 2, prolong_chunk, &j);
+}
+
 /* --- Anderson acceleration ------------------------------------------------ */
+
+#define AA_GRAIN 4096
 
 bool ssk_spring_mg_anderson_alloc(ssk_spring_mg *mg, const ssk_spring *sp)
 {
     const size_t n3 = 3 * (size_t)sp->vertex_count;
     const uint32_t m = SSK_SPRING_MG_ANDERSON;
+    const uint32_t chunks = ssk_parallel_chunk_count((int64_t)n3, AA_GRAIN);
     mg->aa_dx = malloc((m * n3 + 1) * sizeof(float));
     mg->aa_df = malloc((m * n3 + 1) * sizeof(float));
     mg->aa_x = malloc((n3 + 1) * sizeof(float));
     mg->aa_f = malloc((n3 + 1) * sizeof(float));
+    mg->aa_partial = malloc(((size_t)chunks * 2 * m + 1) * sizeof(double));
     mg->bytes += (2 * (size_t)m + 2) * n3 * sizeof(float);
-    return mg->aa_dx && mg->aa_df && mg->aa_x && mg->aa_f;
+    return mg->aa_dx && mg->aa_df && mg->aa_x && mg->aa_f && mg->aa_partial;
+}
+
+typedef struct aa_job {
+    ssk_spring_mg *mg;
+    size_t n3;
+    const float *cur;
+    float *step;
+    uint32_t slot, h;
+    const float *gamma; /* the update's weights (h) */
+} aa_job;
+
+/* The newest differences into ring slot `slot`, the last iterate and step
+ * kept, and the chunk's partial dot products of the newest step
+ * difference and of the step with every remembered step difference. */
+static void aa_dots_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const aa_job *j = ctx;
+    ssk_spring_mg *mg = j->mg;
+    const uint32_t m = SSK_SPRING_MG_ANDERSON;
+    double *part = mg->aa_partial + (size_t)chunk * 2 * m;
+    for (uint32_t i = 0; i < 2 * m; ++i) part[i] = 0.0;
+    float *dxs = mg->aa_dx + j->slot * j->n3, *dfs = mg->aa_df + j->slot * j->n3;
+    for (int64_t k = begin; k < end; ++k) {
+        if (j->slot != UINT32_MAX) {
+            dxs[k] = j->cur[k] - mg->aa_x[k];
+            dfs[k] = j->step[k] - mg->aa_f[k];
+        }
+        mg->aa_x[k] = j->cur[k];
+        mg->aa_f[k] = j->step[k];
+    }
+    if (j->slot == UINT32_MAX) return;
+    for (uint32_t i = 0; i < j->h; ++i) {
+        const float *fi = mg->aa_df + i * j->n3;
+        double g = 0.0, b = 0.0;
+        for (int64_t k = begin; k < end; ++k) {
+            g += (double)fi[k] * dfs[k];
+            b += (double)fi[k] * j->step[k];
+        }
+        part[i] = g;
+        part[m + i] = b;
+    }
+}
+
+static void aa_update_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const aa_job *j = ctx;
+    (void)chunk;
+    for (uint32_t i = 0; i < j->h; ++i) {
+        const float gi = j->gamma[i];
+        const float *dx = j->mg->aa_dx + i * j->n3, *df = j->mg->aa_df + i * j->n3;
+        for (int64_t k = begin; k < end; ++k) j->step[k] -= gi * (dx[k] + df[k]);
+    }
 }
 
 void ssk_spring_mg_anderson(ssk_spring_mg *mg, const ssk_spring *sp, const float *cur,
@@ -1044,71 +1120,68 @@ void ssk_spring_mg_anderson(ssk_spring_mg *mg, const ssk_spring *sp, const float
 {
     const size_t n3 = 3 * (size_t)sp->vertex_count;
     const uint32_t m = SSK_SPRING_MG_ANDERSON;
+    const uint32_t chunks = ssk_parallel_chunk_count((int64_t)n3, AA_GRAIN);
+    aa_job j = {mg, n3, cur, step, UINT32_MAX, 0, NULL};
     if (mg->aa_started) {
-        /* the newest differences into the ring */
-        const uint32_t slot = mg->aa_next;
-        float *dx = mg->aa_dx + slot * n3, *df = mg->aa_df + slot * n3;
-        for (size_t k = 0; k < n3; ++k) {
-            dx[k] = cur[k] - mg->aa_x[k];
-            df[k] = step[k] - mg->aa_f[k];
-        }
-        mg->aa_next = (slot + 1) % m;
+        j.slot = mg->aa_next;
+        mg->aa_next = (j.slot + 1) % m;
         if (mg->aa_count < m) ++mg->aa_count;
+        j.h = mg->aa_count;
     }
-    memcpy(mg->aa_x, cur, n3 * sizeof(float));
-    memcpy(mg->aa_f, step, n3 * sizeof(float));
+    ssk_parallel_for((int64_t)n3, AA_GRAIN, aa_dots_chunk, &j);
     mg->aa_started = 1;
     const uint32_t h = mg->aa_count;
-    if (!h) return;
-    /* gamma = argmin |f - dF gamma|: normal equations (double), a small
-     * Tikhonov term relative to their diagonal */
-    double G[SSK_SPRING_MG_ANDERSON][SSK_SPRING_MG_ANDERSON], b[SSK_SPRING_MG_ANDERSON];
+    if (j.slot == UINT32_MAX || !h) return;
+    /* the Gram matrix of the step differences, its new row, and the
+     * right-hand side; the chunks' sums in chunk order (the same whatever
+     * the thread count) */
+    double b[SSK_SPRING_MG_ANDERSON];
     for (uint32_t i = 0; i < h; ++i) {
-        const float *fi = mg->aa_df + i * n3;
-        double bi = 0.0;
-        for (size_t k = 0; k < n3; ++k) bi += (double)fi[k] * step[k];
-        b[i] = bi;
-        for (uint32_t j = 0; j <= i; ++j) {
-            const float *fj = mg->aa_df + j * n3;
-            double g = 0.0;
-            for (size_t k = 0; k < n3; ++k) g += (double)fi[k] * fj[k];
-            G[i][j] = G[j][i] = g;
+        double g = 0.0, r = 0.0;
+        for (uint32_t c = 0; c < chunks; ++c) {
+            g += mg->aa_partial[(size_t)c * 2 * m + i];
+            r += mg->aa_partial[(size_t)c * 2 * m + m + i];
         }
+        mg->aa_gram[i][j.slot] = mg->aa_gram[j.slot][i] = g;
+        b[i] = r;
     }
-    double top = 0.0;
+    /* gamma = argmin |f - dF gamma|: normal equations with a small
+     * Tikhonov term relative to their diagonal, by Cholesky */
+    double G[SSK_SPRING_MG_ANDERSON][SSK_SPRING_MG_ANDERSON], top = 0.0;
+    for (uint32_t i = 0; i < h; ++i)
+        for (uint32_t k = 0; k < h; ++k) G[i][k] = mg->aa_gram[i][k];
     for (uint32_t i = 0; i < h; ++i) top = G[i][i] > top ? G[i][i] : top;
     if (!(top > 0.0)) return;
     for (uint32_t i = 0; i < h; ++i) G[i][i] += 1e-8 * top;
-    /* Cholesky */
     double L[SSK_SPRING_MG_ANDERSON][SSK_SPRING_MG_ANDERSON] = {{0}}, gamma[SSK_SPRING_MG_ANDERSON];
     for (uint32_t i = 0; i < h; ++i)
-        for (uint32_t j = 0; j <= i; ++j) {
-            double v = G[i][j];
-            for (uint32_t k = 0; k < j; ++k) v -= L[i][k] * L[j][k];
-            if (i == j) {
+        for (uint32_t k = 0; k <= i; ++k) {
+            double v = G[i][k];
+            for (uint32_t q = 0; q < k; ++q) v -= L[i][q] * L[k][q];
+            if (i == k) {
                 if (!(v > 0.0)) {
-                    mg->aa_count = 0; /* dependent history: start again */
+                    mg->aa_count = mg->aa_next = 0; /* dependent history: again */
                     return;
                 }
                 L[i][i] = sqrt(v);
             } else {
-                L[i][j] = v / L[j][j];
+                L[i][k] = v / L[k][k];
             }
         }
     for (uint32_t i = 0; i < h; ++i) {
         double v = b[i];
-        for (uint32_t k = 0; k < i; ++k) v -= L[i][k] * gamma[k];
+        for (uint32_t q = 0; q < i; ++q) v -= L[i][q] * gamma[q];
         gamma[i] = v / L[i][i];
     }
     for (uint32_t i = h; i-- > 0;) {
         double v = gamma[i];
-        for (uint32_t k = i + 1; k < h; ++k) v -= L[k][i] * gamma[k];
+        for (uint32_t q = i + 1; q < h; ++q) v -= L[q][i] * gamma[q];
         gamma[i] = v / L[i][i];
     }
     /* step = f - (dX + dF) gamma: x_next = x + step */
-    for (uint32_t i = 0; i < h; ++i) {
-        const float gi = (float)gamma[i];
-        const float *dx = mg->aa_dx + i * n3, *df = mg->aa_df + i * n3;
-        for (size_t k = 0; k < n3; ++k) step[k] -= gi * (dx[k] + df[k]);
-    }
+    float gf[SSK_SPRING_MG_ANDERSON];
+    for (uint32_t i = 0; i < h; ++i) gf[i] = (float)gamma[i];
+    j.h = h;
+    j.gamma = gf;
+    ssk_parallel_for((int64_t)n3, AA_GRAIN, aa_update_chunk, &j);
 }
