@@ -1289,7 +1289,7 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
         }
         /* moves far below the tolerance: at the equilibrium to the
          * rounding of the positions (whose noise need not contract) */
-        if (disp < SSK_SPRING_RELATIVE_NEGLIGIBLE * sp->threshold) left = 0.0f;
+        if (disp < SSK_SPRING_RELATIVE_NEGLIGIBLE * sp->threshold) left = disp;
         w->residual = left;
         if (left < sp->threshold) {
             w->result = SSK_SPRING_PICK_NEXT;
