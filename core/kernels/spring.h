@@ -900,8 +900,8 @@ bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp);
 void ssk_spring_mg_destroy(ssk_spring_mg *mg);
 /* step (#V by 3): the plain step g of the pass, force: F = g / p; adds
  * theta P0 V(P0^T (F - A0 g)) on the free rows. */
-void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step, float *force,
-                           const uint8_t *roles);
+void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
+                           const float *force, const uint8_t *roles);
 /* Anderson acceleration of the corrected passes (Walker and Ni 2011, type
  * II): step (#V by 3) holds the pass's step f_k = G(x_k) - x_k at cur =
  * x_k; replaced by f_k - (dX + dF) gamma, gamma the least-squares fit of

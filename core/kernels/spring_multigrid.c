@@ -18,10 +18,13 @@
  * coarse-grid correction of each nonlinear pass:
  *
  *   A0 = -dF/dx at the rest pose (#V by #V blocks of 3 by 3, the one-ring
- *        stencil of the forces), probed with the plain pass itself: the
- *        vertices of one color of a distance-2 coloring are displaced by a
- *        small probe along one axis at once, and F = g / p (g the plain
- *        step, p its per-vertex step size) read back;
+ *        stencil of the forces), probed with the plain pass itself (the
+ *        detail force off, its Jacobian added exactly): the vertices of
+ *        one color of a distance-2 coloring are displaced by a small probe
+ *        along one axis at once, and F = g / p (g the plain step, p its
+ *        per-vertex step size) read back; then scaled by the vertex
+ *        degree, symmetrized and replaced by a positive semi-definite
+ *        model (psd_model below);
  *   P0   the prolongation from level-1 aggregates to vertices: the
  *        aggregates' translations (the tentative prolongation T0, one
  *        aggregate per vertex) smoothed once by the umbrella operator,
@@ -29,16 +32,19 @@
  *        vertex takes a scalar weight of its own and its neighbors'
  *        aggregates;
  *   Al+1 = Pl^T Al Pl (Galerkin), Pl for l >= 1 the block-smoothed
- *        aggregation (I - (2/3) Dl^-1 Al) Tl, Dl the 3 by 3 block diagonal;
+ *        aggregation (I - w Dl^-1 Al) Tl, Dl the 3 by 3 block diagonal,
+ *        w = 4 / (3 lambda_max(Dl^-1 Al));
  *        coarsening stops at SSK_SPRING_MG_COARSEST nodes, where Al is
  *        factored (LU with partial pivoting, double).
  *
  * Each pass: the nonlinear plain pass from x gives the step g = p F(x)
- * (the pre-smoothing); the linearized residual after it is r = F(x) - A0 g;
- * one V-cycle (block Jacobi, 2/3, one sweep before and after) solves
- * A1 e1 = P0^T r approximately; x_new = x + g + P0 e1 on the free vertices.
- * The fixed point is the plain update's: everything added is a linear map
- * of F, which vanishes at the equilibrium.
+ * (the pre-smoothing); the linearized residual after it is r = D F(x) -
+ * A0 g; one V-cycle (block Jacobi weighted w, SSK_SPRING_MG_SWEEPS sweeps
+ * before and after) solves A1 e1 = P0^T r approximately; the step becomes
+ * g + theta P0 e1 on the free vertices, then the Anderson fit of the last
+ * steps (ssk_spring_mg_anderson). The fixed point is the plain update's:
+ * everything added is a linear map of F, which vanishes at the
+ * equilibrium. docs/springs-at-density.md measures each part.
  *
  * Aggregation: greedy (the three phases of Vanek et al.): a node whose
  * neighbors are all free forms an aggregate with them; the rest join a
@@ -631,7 +637,7 @@ static bool work_vectors(ssk_spring_mg *mg, uint32_t l, uint32_t n)
 }
 
 /* Dense LU with partial pivoting of A (n by n, row-major, double). */
-static bool lu_factor(double *a, int32_t *piv, uint32_t n)
+static void lu_factor(double *a, int32_t *piv, uint32_t n)
 {
     double top = 0.0;
     for (size_t k = 0; k < (size_t)n * n; ++k) top = fabs(a[k]) > top ? fabs(a[k]) : top;
@@ -657,7 +663,6 @@ static bool lu_factor(double *a, int32_t *piv, uint32_t n)
             for (uint32_t j = k + 1; j < n; ++j) a[(size_t)i * n + j] -= f * a[(size_t)k * n + j];
         }
     }
-    return true;
 }
 
 static void lu_solve(const double *a, const int32_t *piv, uint32_t n, double *x)
@@ -787,7 +792,11 @@ bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp)
         bsr_free(&ap);
         if (!ok) return false;
     }
-    if (!work_vectors(mg, 0, nv) || !work_vectors(mg, 1, n1)) return false;
+    /* level 0: the step (b) and the residual (t) only */
+    mg->n[0] = nv;
+    mg->b[0] = calloc(3 * (size_t)nv + 1, sizeof(float));
+    mg->t[0] = calloc(3 * (size_t)nv + 1, sizeof(float));
+    if (!mg->b[0] || !mg->t[0] || !work_vectors(mg, 1, n1)) return false;
     /* the per-pass form of A0: psd_model left every coupling isotropic, so
      * a scalar per neighbor and a block per vertex (a third of the loads) */
     {
@@ -1031,7 +1040,7 @@ static void prolong_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 }
 
 void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
-                           float *force, const uint8_t *roles)
+                           const float *force, const uint8_t *roles)
 {
     const uint32_t nv = sp->vertex_count;
     /* r = D F - (D A0) g on the free rows */
