@@ -58,12 +58,17 @@
 #include <string.h>
 
 /* The parameters of model m: the defaults with the solver jacobi (0),
- * chebyshev (1) or multilevel (2), or the paper's model (3: the
- * binding's anchors, no detail force, jacobi). */
+ * chebyshev (1) or multilevel (2), the paper's model (3: the binding's
+ * anchors, no detail force, jacobi), or the defaults' CPU solver, the
+ * multigrid (4). */
 static void model_params(ssk_spring_params *params, int m)
 {
     const int solver = m == 3 ? 0 : m;
     ssk_spring_params_default(params);
+    if (m == 4) {
+        ssk_spring_params_resolve(params, SSK_BACKEND_CPU);
+        return;
+    }
     params->chebyshev_rho = solver == 0   ? 0.0f
                             : solver == 1 ? SSK_SPRING_CHEBYSHEV_RHO_ALONE
                                           : params->chebyshev_rho;
@@ -77,9 +82,11 @@ static void model_params(ssk_spring_params *params, int m)
 /* --files: the state memory per file and solver (see above). */
 static int memory_table(char *files)
 {
-    static const char *const models[4] = {"jacobi", "chebyshev", "multilevel", "paper (jacobi)"};
-    printf("| file | vertices | bones (deforming) | jacobi | chebyshev | multilevel | paper |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    static const char *const models[5] = {"jacobi", "chebyshev", "multilevel", "paper (jacobi)",
+                                          "multigrid"};
+    printf("| file | vertices | bones (deforming) | jacobi | chebyshev | multilevel | paper | "
+           "multigrid |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (char *path = strtok(files, ","); path; path = strtok(NULL, ",")) {
         ssk_error err = {0};
         ssk_scene *scene = NULL;
@@ -96,7 +103,7 @@ static int memory_table(char *files)
         const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
         printf("| %s | %u | %u (%u) |", name, ssk_rig_vertex_count(rig), ssk_rig_bone_count(rig),
                ssk_rig_deforming_bone_count(rig));
-        for (int m = 0; m < 4; ++m) {
+        for (int m = 0; m < 5; ++m) {
             ssk_spring_params params;
             model_params(&params, m);
             ssk_spring *spring = NULL;

@@ -179,7 +179,7 @@ static void print_bake_help(FILE *f)
           "                       [--binding B] [--fps FPS] [--frames A:B]\n"
           "                       [--backend auto|cpu|gl] [--animation N] [--normals]\n"
           "                       [--verbose]\n"
-          "                       [--spring-solver multilevel|multigrid|chebyshev|jacobi]\n"
+          "                       [--spring-solver auto|multigrid|multilevel|chebyshev|jacobi]\n"
           "                       [--cage C.obj --cage-edit E.obj] [--strict]\n"
           "\n"
           "Samples the animation at t = frame / FPS seconds for each frame, deforms\n"
@@ -222,12 +222,13 @@ static void print_bake_help(FILE *f)
           "  --normals          .abc only: also write per-vertex normals (N) per frame\n"
           "  --verbose          print each frame's spring iterations and residual on\n"
           "                     stderr\n"
-          "  --spring-solver S  with --method spring: multilevel (the default: Chebyshev\n"
-          "                     plus a coarse correction over slabs of each bone),\n"
-          "                     multigrid (a multigrid correction over the whole surface:\n"
-          "                     fewer passes on dense characters; CPU backend only),\n"
-          "                     chebyshev (the plain update accelerated) or jacobi (the\n"
-          "                     paper's plain update)\n"
+          "  --spring-solver S  with --method spring: auto (the default: multigrid on the\n"
+          "                     CPU backend, multilevel on GL), multigrid (a multigrid\n"
+          "                     correction over the whole surface: as many passes on a\n"
+          "                     dense character as on a light one; CPU backend only),\n"
+          "                     multilevel (Chebyshev plus a coarse correction over slabs\n"
+          "                     of each bone), chebyshev (the plain update accelerated)\n"
+          "                     or jacobi (the paper's plain update)\n"
           "  --strict           exit 1 when the springs did not converge within their\n"
           "                     iterations at some frame, naming the frames on stderr;\n"
           "                     OUT (or the shard) is still written and kept. Without\n"
@@ -908,6 +909,9 @@ static void print_strict_unconverged(const ssk_bake_stats *stats, const char *ou
     fprintf(stderr, " (--strict); %s is written and kept\n", output);
     ssk_spring_params defaults;
     ssk_spring_params_default(&defaults);
+    /* a solver slower than the default's multigrid (on the CPU) */
+    const bool slower = spring_solver && strcmp(spring_solver, "auto") != 0 &&
+                        strcmp(spring_solver, "multigrid") != 0;
     if (graph_path)
         fprintf(stderr, PROGRAM ": raise \"max_iterations\" of the spring node in %s (default "
                         "%u)\n",
@@ -917,13 +921,10 @@ static void print_strict_unconverged(const ssk_bake_stats *stats, const char *ou
                         "--graph G.json (examples/graphs/spring.json) with a larger "
                         "\"max_iterations\" in its spring node%s%s%s\n",
                 (unsigned)defaults.max_iterations,
-                spring_solver && strcmp(spring_solver, "multilevel") != 0
-                    ? ", or drop --spring-solver "
-                    : "",
-                spring_solver && strcmp(spring_solver, "multilevel") != 0 ? spring_solver : "",
-                spring_solver && strcmp(spring_solver, "multilevel") != 0
-                    ? " (the default multilevel solver converges in far fewer iterations)"
-                    : "");
+                slower ? ", or drop --spring-solver " : "", slower ? spring_solver : "",
+                slower ? " (the default, the multigrid on the CPU, converges in far fewer "
+                         "iterations on a dense mesh)"
+                       : "");
 }
 
 static int command_bake(int argc, char **argv)
@@ -976,9 +977,10 @@ static int command_bake(int argc, char **argv)
         return usage_error("bake", "--method: %s", err.message);
     if (spring_solver) {
         if (strcmp(spring_solver, "multilevel") != 0 && strcmp(spring_solver, "chebyshev") != 0 &&
-            strcmp(spring_solver, "jacobi") != 0 && strcmp(spring_solver, "multigrid") != 0)
-            return usage_error("bake", "bad value for --spring-solver: '%s' (expected multilevel, "
-                                       "multigrid, chebyshev or jacobi)",
+            strcmp(spring_solver, "jacobi") != 0 && strcmp(spring_solver, "multigrid") != 0 &&
+            strcmp(spring_solver, "auto") != 0)
+            return usage_error("bake", "bad value for --spring-solver: '%s' (expected auto, "
+                                       "multigrid, multilevel, chebyshev or jacobi)",
                                spring_solver);
         if (graph_path || desc.method != SSK_METHOD_SPRING)
             return usage_error("bake", "--spring-solver goes with --method spring (a graph "

@@ -467,19 +467,30 @@ _INTEGRATORS = (
     ("SEMI_IMPLICIT", "Semi-Implicit",
      "u = (1 - damping)(u + dt F_net); v += dt u"),
 )
+# Items carry their numbers: a .blend stores an enum as its number, so the
+# numbers of files saved before an item was added stay what they meant.
 _CONVERGENCE = (
-    ("DISPLACEMENT", "Displacement", "Stop when the largest vertex move is below the threshold"),
-    ("FORCE", "Force", "Stop when the largest |F_net| is below the threshold"),
-    ("ENERGY", "Energy", "Stop when the total spring energy stops decreasing"),
-    ("ITERATIONS", "Iterations", "Always run Max Iterations"),
+    ("RELATIVE", "Relative", "Stop when the estimated distance to the equilibrium is below the "
+     "threshold times the mean edge length (issue #36): the same on a mesh of any density",
+     "NONE", 4),
+    ("DISPLACEMENT", "Displacement", "Stop when the largest vertex move is below the threshold "
+     "in model units (the paper's rule: a smaller fraction of an edge on a dense mesh)",
+     "NONE", 0),
+    ("FORCE", "Force", "Stop when the largest |F_net| is below the threshold", "NONE", 1),
+    ("ENERGY", "Energy", "Stop when the total spring energy stops decreasing", "NONE", 2),
+    ("ITERATIONS", "Iterations", "Always run Max Iterations", "NONE", 3),
 )
 _SOLVERS = (
+    ("AUTO", "Auto", "Multigrid on the CPU, Multilevel on the GPU (until the multigrid's GPU "
+     "port)", "NONE", 3),
+    ("MULTIGRID", "Multigrid", "A multigrid correction over the whole surface (not in the "
+     "paper): as many iterations on a dense character as on a light one; CPU only", "NONE", 4),
     ("MULTILEVEL", "Multilevel", "Chebyshev plus a coarse correction over slabs of each bone "
-     "(not in the paper): the same equilibrium in the fewest iterations, on dense meshes "
-     "especially"),
+     "(not in the paper): few iterations on light meshes, more on dense ones", "NONE", 0),
     ("CHEBYSHEV", "Chebyshev", "The plain update accelerated by Chebyshev's semi-iterative "
-     "method (Golub & Varga 1961; not in the paper): the same equilibrium in fewer iterations"),
-    ("JACOBI", "Jacobi", "The paper's plain update of Eq. 23"),
+     "method (Golub & Varga 1961; not in the paper): the same equilibrium in fewer iterations",
+     "NONE", 1),
+    ("JACOBI", "Jacobi", "The paper's plain update of Eq. 23", "NONE", 2),
 )
 _MODES = (
     ("FRAME_INDEPENDENT", "Frame Independent",
@@ -540,22 +551,23 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
     max_iterations: IntProperty(name="Max Iterations", description="Iterations per frame at most",
                                 default=DEFAULT_MAX_ITERATIONS, min=1, max=MAX_ITERATIONS_LIMIT,
                                 update=_on_property_update)
-    convergence: EnumProperty(name="Convergence", items=_CONVERGENCE, default="DISPLACEMENT",
+    convergence: EnumProperty(name="Convergence", items=_CONVERGENCE, default="RELATIVE",
                               update=_on_property_update)
     threshold: FloatProperty(
-        name="Threshold", description="Convergence threshold in model units; 0: automatic "
-                                      "(smallest side of the rest bounding box x 1e-4)",
+        name="Threshold", description="Convergence threshold: Relative, a fraction of the mean "
+                                      "edge length (0: 0.001); the others, model units (0: "
+                                      "the smallest side of the rest bounding box x 1e-4)",
         default=0.0, min=0.0, precision=6, update=_on_property_update)
     mode: EnumProperty(name="Mode", items=_MODES, default="FRAME_INDEPENDENT",
                        update=_on_property_update)
     solver: EnumProperty(
-        name="Solver", items=_SOLVERS, default="MULTILEVEL",
+        name="Solver", items=_SOLVERS, default="AUTO",
         description="How the Explicit update iterates (Semi-Implicit and the Energy scheme "
                     "always use Jacobi)", update=_on_property_update)
     chebyshev_rho: FloatProperty(
         name="Acceleration", description="Chebyshev solver: the estimated spectral radius rho "
-        "of the iteration: the same equilibrium in fewer iterations (0.96 suits Multilevel, 0.99 "
-        "Chebyshev alone)",
+        "of the iteration: the same equilibrium in fewer iterations (0.96 suits Multilevel, and "
+        "Auto on the GPU; 0.99 Chebyshev alone)",
         default=DEFAULT_CHEBYSHEV_RHO, min=MIN_CHEBYSHEV_RHO, max=MAX_CHEBYSHEV_RHO,
         precision=4, update=_on_property_update)
     attachment: EnumProperty(
@@ -594,10 +606,10 @@ class SpringSkinSpringNode(_SpringSkinNode, Node):
             layout.prop(self, "damping")
         elif self.convergence != "ENERGY":
             _labeled(layout, self, "solver", "Solver")
-            if self.solver in ("MULTILEVEL", "CHEBYSHEV"):
+            if self.solver in ("AUTO", "MULTILEVEL", "CHEBYSHEV"):
                 layout.prop(self, "chebyshev_rho")
         _labeled(layout, self, "convergence", "Stop When")
-        if self.convergence in ("DISPLACEMENT", "FORCE"):
+        if self.convergence in ("RELATIVE", "DISPLACEMENT", "FORCE"):
             layout.prop(self, "threshold")
         _labeled(layout, self, "mode", "Frames")
         _labeled(layout, self, "attachment", "Anchors")
@@ -1404,8 +1416,9 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
                   % (force, obj.name, name))
         maps[force] = _vertex_group_weights(obj, group)
     edits = [_compile_edit(tree, edit, obj, scene) for edit in edit_nodes]
-    # Multilevel and Chebyshev need the Explicit update and a scheme other
-    # than Energy; elsewhere the node runs Jacobi (the menu is hidden there)
+    # Auto, Multigrid, Multilevel and Chebyshev need the Explicit update and
+    # a scheme other than Energy; elsewhere the node runs Jacobi (the menu is
+    # hidden there)
     applies = node.integrator == "EXPLICIT" and node.convergence != "ENERGY"
     solver = node.solver.lower() if applies else "jacobi"
     return {
@@ -1419,7 +1432,7 @@ def _compile_spring(tree, node, obj, scene, edit_nodes):
         "threshold": node.threshold,
         "mode": node.mode.lower(),
         "solver": solver,
-        "chebyshev_rho": node.chebyshev_rho if solver != "jacobi" else 0.0,
+        "chebyshev_rho": node.chebyshev_rho if solver not in ("jacobi", "multigrid") else 0.0,
         "attachment": node.attachment.lower(),
         "edits": edits,
     }

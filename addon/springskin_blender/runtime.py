@@ -564,6 +564,9 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
     state.has_springs = (doc is None and s.method == "SPRING") or (
         doc is not None and any(n.get("type") == "spring" for n in doc.get("nodes", ())))
     state.unconverged = {}
+    # the spring solvers in use, for the advice when a frame does not settle
+    state.spring_solvers = {"auto"} if doc is None else {
+        n.get("solver", "auto") for n in doc.get("nodes", ()) if n.get("type") == "spring"}
     state.config = config
     state.failed_config = None
     state.error = None
@@ -775,9 +778,23 @@ def unconverged_summary(state):
     frames = sorted(state.unconverged)
     iterations, residual = max(state.unconverged.values(), key=lambda r: r[1])
     shown = ", ".join("%g" % f for f in frames[:6]) + (", ..." if len(frames) > 6 else "")
+    # advice that fits the solver in use: the Auto solver is the multigrid
+    # on the CPU (as many passes on a dense mesh as on a light one), the
+    # multilevel one on the GPU
+    solvers = getattr(state, "spring_solvers", {"auto"})
+    slower = sorted(solvers & {"jacobi", "chebyshev", "multilevel"})
+    on_gpu = getattr(state, "backend", "cpu") == "gl"
+    if slower and not on_gpu:
+        advice = ("raise Max Iterations on the Spring node, or set its Solver to Auto (the "
+                  "multigrid, far fewer iterations on a dense mesh than %s)"
+                  % slower[0].capitalize())
+    elif on_gpu and solvers & {"auto", "multilevel"}:
+        advice = ("raise Max Iterations on the Spring node, or run it on the CPU (Auto is the "
+                  "multigrid there; its GPU port is not written yet)")
+    else:
+        advice = "raise Max Iterations on the Spring node"
     return ("Springs not converged at %d frame(s): %s (largest residual %.3g after %d "
-            "iterations): raise Max Iterations on the Spring node, or use the Multilevel "
-            "solver" % (len(frames), shown, residual, iterations))
+            "iterations): %s" % (len(frames), shown, residual, iterations, advice))
 
 
 def note_of(obj):

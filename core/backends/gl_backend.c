@@ -2307,6 +2307,11 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "GL spring kernel: no spring, input or bones");
     if (call->report) memset(call->report, 0, sizeof *call->report);
+    if (sp->params.multilevel == SSK_SPRING_MULTIGRID)
+        return ssk_error_set(err, SSK_ERROR_UNSUPPORTED,
+                             "GL spring kernel: the 'multigrid' solver has no GL port yet: "
+                             "resolve the spring's parameters for GL "
+                             "(ssk_spring_params_resolve) or use the CPU backend");
     /* the programs this state's solves can run (those of the hardware
      * GPUs' variants bind more storage blocks than GL guarantees) */
     const struct {

@@ -73,7 +73,8 @@
  * frame (mean, largest) 22.5 / 46, 22.2 / 44, 22.0 / 43, 21.7 / 41; the
  * Rigify body 26.9 / 75 with 0.95, 25.5 / 68 with 0.96. */
 #define SSK_SPRING_DEFAULT_MULTILEVEL_RHO 0.96f
-#define SSK_SPRING_DEFAULT_MULTILEVEL 1u
+/* the solver picked for the backend (ssk_spring_params_resolve) */
+#define SSK_SPRING_DEFAULT_MULTILEVEL SSK_SPRING_SOLVER_AUTO
 
 static const char *const force_symbol[SSK_FORCE_COUNT] = {"k_s", "k_l", "k_t", "k_b",
                                                           "k_e", "k_d", "k_a"};
@@ -96,9 +97,27 @@ void ssk_spring_params_default(ssk_spring_params *out)
     out->max_iterations = SSK_SPRING_DEFAULT_ITERATIONS;
     out->chebyshev_rho = SSK_SPRING_DEFAULT_MULTILEVEL_RHO;
     out->multilevel = SSK_SPRING_DEFAULT_MULTILEVEL;
-    out->convergence = SSK_CONVERGE_DISPLACEMENT;
+    out->convergence = SSK_CONVERGE_RELATIVE;
     out->threshold = 0.0f;
     out->mode = SSK_SPRING_FRAME_INDEPENDENT;
+}
+
+void ssk_spring_params_resolve(ssk_spring_params *p, ssk_backend backend)
+{
+    if (!p || p->multilevel != SSK_SPRING_SOLVER_AUTO) return;
+    if (p->integrator != SSK_SPRING_EXPLICIT || p->convergence == SSK_CONVERGE_ENERGY) {
+        /* neither coarse correction nor the blend applies: the plain update */
+        p->multilevel = SSK_SPRING_MULTILEVEL_NONE;
+        p->chebyshev_rho = 0.0f;
+    } else if (backend == SSK_BACKEND_GL) {
+        p->multilevel = SSK_SPRING_MULTILEVEL_BONES;
+    } else {
+        /* the corrected passes overshoot a few modes where a pose leaves the
+         * rest linearization (spring_multigrid.c); a blend tuned for a
+         * spectrum in [-rho, rho] amplifies them */
+        p->multilevel = SSK_SPRING_MULTIGRID;
+        p->chebyshev_rho = 0.0f;
+    }
 }
 
 /* calloc that counts what the spring owns. */
@@ -202,30 +221,32 @@ static ssk_status check_params(const ssk_spring_params *p, ssk_error *err)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: chebyshev_rho = %g must be in [0, 1)",
                              (double)p->chebyshev_rho);
-    if (p->chebyshev_rho > 0.0f && p->integrator != SSK_SPRING_EXPLICIT)
+    /* "auto" clears the blend where it does not apply (ssk_spring_params_resolve) */
+    const bool automatic = p->multilevel == SSK_SPRING_SOLVER_AUTO;
+    if (p->chebyshev_rho > 0.0f && p->integrator != SSK_SPRING_EXPLICIT && !automatic)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: chebyshev_rho = %g needs the explicit "
                              "integrator (the semi-implicit one has its own momentum): set "
                              "chebyshev_rho = 0, the plain update (the default is 0.99)",
                              (double)p->chebyshev_rho);
-    if (p->chebyshev_rho > 0.0f && p->convergence == SSK_CONVERGE_ENERGY)
+    if (p->chebyshev_rho > 0.0f && p->convergence == SSK_CONVERGE_ENERGY && !automatic)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: chebyshev_rho = %g cannot be used with the "
                              "energy convergence scheme (an accelerated iteration's energy is "
                              "not monotone): set chebyshev_rho = 0, the plain update (the "
                              "default is 0.99)",
                              (double)p->chebyshev_rho);
-    if (p->multilevel > SSK_SPRING_MULTIGRID)
+    if (p->multilevel > SSK_SPRING_SOLVER_AUTO)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: multilevel = %u must be 0, 1 (the per-bone "
-                             "levels) or 2 (the surface multigrid)",
+                             "levels), 2 (the surface multigrid) or 3 (auto)",
                              p->multilevel);
-    if (p->multilevel && p->integrator != SSK_SPRING_EXPLICIT)
+    if (p->multilevel && p->integrator != SSK_SPRING_EXPLICIT && !automatic)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: multilevel = 1 needs the explicit integrator "
                              "(the semi-implicit one has its own momentum): set multilevel = 0 "
                              "and chebyshev_rho = 0, the plain update");
-    if (p->multilevel && p->convergence == SSK_CONVERGE_ENERGY)
+    if (p->multilevel && p->convergence == SSK_CONVERGE_ENERGY && !automatic)
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "spring parameters: multilevel = 1 cannot be used with the energy "
                              "convergence scheme (a corrected iteration's energy is not "
@@ -521,7 +542,12 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
                              "spring: the binding (%u vertices, %u bones) was not made for this "
                              "rig (%u vertices, %u bones)",
                              bv.vertex_count, bv.bone_count, nv, nb);
+    /* the fields as given, then the solver "auto" stands for (which may
+     * clear chebyshev_rho) */
     if ((st = check_params(params, err)) != SSK_OK) return st;
+    ssk_spring_params resolved = *params;
+    ssk_spring_params_resolve(&resolved, SSK_BACKEND_CPU);
+    params = &resolved;
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) {
         const float *map = params->stiffness_maps[f];
         if (!map) continue;
@@ -733,6 +759,11 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
             sp->edge_count && sum > 0.0 ? (float)(sum / sp->edge_count) : sp->aabb_min;
         sp->threshold =
             (params->threshold > 0.0f ? params->threshold : SSK_SPRING_RELATIVE_TOLERANCE) * mean;
+        /* rounding noise: ulps of the largest rest coordinate */
+        float largest = 0.0f;
+        for (size_t k = 0; k < 3 * (size_t)nv; ++k)
+            largest = fabsf(rest_pos[k]) > largest ? fabsf(rest_pos[k]) : largest;
+        sp->negligible = SSK_SPRING_RELATIVE_NEGLIGIBLE_ULPS * FLT_EPSILON * largest;
     }
 
     /* Surface edits. */

@@ -459,8 +459,11 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
                 for (uint32_t e = 0; e < node->edit_count; ++e) list[e] = node->edits[e].edit;
                 edits = list;
             }
+            /* the "auto" solver resolved for the backend that runs it */
+            ssk_spring_params params = node->spring;
+            ssk_spring_params_resolve(&params, d->backend);
             ssk_status st = ssk_spring_create(&d->springs[n], d->rig, d->binding_handle,
-                                              &node->spring, edits, node->edit_count, err);
+                                              &params, edits, node->edit_count, err);
             free(list);
             if (st != SSK_OK) {
                 char message[SSK_ERROR_MESSAGE_SIZE];

@@ -37,9 +37,16 @@ static const char *const mode_names[SSK_SPRING_MODE_COUNT] = {"frame_independent
  * multilevel 0), its Chebyshev acceleration (chebyshev_rho > 0), or the
  * multilevel correction (multilevel 1, with the Chebyshev blend unless
  * chebyshev_rho is 0). */
-enum { SOLVER_JACOBI, SOLVER_CHEBYSHEV, SOLVER_MULTILEVEL, SOLVER_MULTIGRID, SOLVER_COUNT };
+enum {
+    SOLVER_JACOBI,
+    SOLVER_CHEBYSHEV,
+    SOLVER_MULTILEVEL,
+    SOLVER_MULTIGRID,
+    SOLVER_AUTO,
+    SOLVER_COUNT
+};
 static const char *const solver_names[SOLVER_COUNT] = {"jacobi", "chebyshev", "multilevel",
-                                                       "multigrid"};
+                                                       "multigrid", "auto"};
 
 /* ------------------------------------------------------------------------ */
 /* Defaults and copies.                                                      */
@@ -441,10 +448,12 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
                            id, ssk_json_describe(v, text, sizeof text));
     /* "solver": jacobi is chebyshev_rho 0 and no multilevel correction;
      * chebyshev takes chebyshev_rho (default 0.99); multilevel adds the
-     * correction to either (chebyshev_rho default 0.96, 0 allowed). Without
-     * it: the default multilevel solver where it applies (the explicit
-     * integrator and a scheme other than energy; chebyshev_rho as given)
-     * and the plain update elsewhere. */
+     * correction to either (chebyshev_rho default 0.96, 0 allowed);
+     * multigrid is the surface multigrid (CPU). auto, or no solver: the
+     * multigrid on the CPU and multilevel on GL (chebyshev_rho as given;
+     * ssk_spring_params_resolve) where they apply (the explicit
+     * integrator and a scheme other than energy), the plain update
+     * elsewhere. */
     name = -1;
     if ((s = ssk_graph_get_name(obj, id, "solver", solver_name_at, SOLVER_COUNT, &name, err)) != SSK_OK)
         return s;
@@ -472,6 +481,8 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
          * rest linearization (spring_multigrid.c); a blend tuned for a
          * spectrum in [-rho, rho] amplifies them */
         if (!has_rho) n->spring.chebyshev_rho = 0.0f;
+    } else if (applies) {
+        n->spring.multilevel = SSK_SPRING_SOLVER_AUTO;
     }
     if ((name == SOLVER_MULTILEVEL || name == SOLVER_MULTIGRID || name == SOLVER_CHEBYSHEV) &&
         !applies)
@@ -575,7 +586,8 @@ bool ssk_graph_spring_to_json(const ssk_graph *g, const ssk_graph_node *n, json_
          ssk_json_put(o, "threshold", ssk_json_new_float(p->threshold)) &&
          ssk_json_put(o, "mode", json_object_new_string(mode_names[p->mode])) &&
          ssk_json_put(o, "solver", json_object_new_string(
-                                       solver_names[p->multilevel == SSK_SPRING_MULTIGRID ? SOLVER_MULTIGRID
+                                       solver_names[p->multilevel == SSK_SPRING_SOLVER_AUTO ? SOLVER_AUTO
+                                                    : p->multilevel == SSK_SPRING_MULTIGRID ? SOLVER_MULTIGRID
                                                     : p->multilevel           ? SOLVER_MULTILEVEL
                                                     : p->chebyshev_rho > 0.0f ? SOLVER_CHEBYSHEV
                                                                               : SOLVER_JACOBI])) &&

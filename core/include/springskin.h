@@ -1028,7 +1028,8 @@ typedef enum ssk_spring_integrator {
 
 typedef enum ssk_spring_convergence {
     /* largest per-vertex displacement of an iteration below threshold
-     * (default AABB_min x 1e-4, 4.2.2), the default */
+     * (default AABB_min x 1e-4): the paper's rule (4.2.2); on a dense mesh
+     * it means a smaller fraction of an edge (issue #36) */
     SSK_CONVERGE_DISPLACEMENT = 0,
     SSK_CONVERGE_FORCE,      /* largest |F_net| below threshold */
     SSK_CONVERGE_ENERGY,     /* total spring energy stops decreasing: a
@@ -1037,11 +1038,11 @@ typedef enum ssk_spring_convergence {
     SSK_CONVERGE_ITERATIONS, /* always max_iterations */
     /* the estimated distance to the equilibrium below threshold times the
      * mean rest edge length (issue #36): the same on a mesh of any
-     * density. Pass k's largest move m_k and the contraction q = the larger
-     * of m_k / m_{k-1} and m_{k-1} / m_{k-2} bound the distance left as
+     * density. Pass k's largest move m_k and the contraction q = the
+     * largest of the last 5 ratios m_j / m_{j-1} bound the distance left as
      * m_k q / (1 - q) (a geometric series of the remaining moves; core/
      * kernels/spring.c "Convergence"); threshold <= 0 picks
-     * SSK_SPRING_RELATIVE_TOLERANCE */
+     * SSK_SPRING_RELATIVE_TOLERANCE. The default. */
     SSK_CONVERGE_RELATIVE,
     SSK_CONVERGE_COUNT
 } ssk_spring_convergence;
@@ -1064,7 +1065,12 @@ enum {
     /* a smoothed-aggregation multigrid of the forces' linearization at
      * rest over the welded surface (issue #36, core/kernels/spring_multigrid.c):
      * its pass count does not grow with the mesh density; CPU only for now */
-    SSK_SPRING_MULTIGRID = 2
+    SSK_SPRING_MULTIGRID = 2,
+    /* the default: the multigrid (chebyshev_rho unused) where the solve runs
+     * on the CPU, the per-bone levels blended with chebyshev_rho on the GL
+     * backend until the multigrid's GL port; a deformer resolves it for its
+     * backend, ssk_spring_create alone for the CPU */
+    SSK_SPRING_SOLVER_AUTO = 3
 };
 
 typedef struct ssk_spring_params {
@@ -1106,9 +1112,11 @@ typedef struct ssk_spring_params {
      * displacement, force or iterations schemes only (the energy of an
      * accelerated iteration is not monotone): set 0 for the others. */
     float chebyshev_rho;
-    /* The multilevel correction (issue #16; not in the paper, whose solver
-     * is the plain update; core/kernels/spring_multilevel.c): 1 (default)
-     * adds to every pass a coarse step over slabs of each bone, levels
+    /* The coarse correction (SSK_SPRING_MULTILEVEL_NONE ...
+     * SSK_SPRING_SOLVER_AUTO, the default: the surface multigrid on the
+     * CPU, issue #36). The per-bone multilevel correction (issue #16; not
+     * in the paper, whose solver is the plain update;
+     * core/kernels/spring_multilevel.c): 1 adds to every pass a coarse step over slabs of each bone, levels
      * halving the bone down to about 256 vertices a slab, whose unknowns
      * are per-slab translations and ring maps (scaling, twist, tilt,
      * ovalization) with curvatures probed once at rest in
@@ -1167,6 +1175,7 @@ typedef struct ssk_spring_params {
 
 /* The defaults above. */
 void ssk_spring_params_default(ssk_spring_params *out);
+
 
 /* A surface edit (5.2): a region of interest grown from its kinematic
  * vertices: `grow` rings of passive vertices (breadth-first over mesh
@@ -1526,6 +1535,15 @@ ssk_status ssk_method_parse(ssk_method *out, const char *name, ssk_error *err);
 const char *ssk_backend_name(ssk_backend backend);
 /* "weights", "binding" (ssk_attachment_mode); NULL when out of range. */
 const char *ssk_attachment_mode_name(ssk_attachment_mode mode);
+
+/* Replaces multilevel = SSK_SPRING_SOLVER_AUTO in *p (in place) with the
+ * solver it stands for on `backend`: SSK_SPRING_MULTIGRID with
+ * chebyshev_rho 0 on the CPU, SSK_SPRING_MULTILEVEL_BONES (chebyshev_rho
+ * kept) on GL, the plain update (both 0) with the semi-implicit integrator
+ * or the energy scheme, where neither applies. Other values, and NULL, are
+ * left alone. ssk_spring_create resolves for the CPU; a deformer for its
+ * backend (issue #36). */
+void ssk_spring_params_resolve(ssk_spring_params *p, ssk_backend backend);
 /* Parses a backend name in any case. SSK_ERROR_INVALID_ARGUMENT lists the
  * accepted names. */
 ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err);

@@ -153,9 +153,11 @@
  *   ITERATIONS    max_iterations passes: x_max (reported as converged);
  *   RELATIVE      (issue #36) m_k q / (1 - q) < threshold x the mean rest
  *                 edge length, m_k = max_i |x_k - x_{k-1}|, q the largest
- *                 of the last three ratios m_j / m_{j-1} and at least
- *                 SSK_SPRING_RELATIVE_CONTRACTION_FLOOR (from pass 4; q >=
- *                 1 never converges): x_k. Derivation: if every later move
+ *                 of the last SSK_SPRING_RELATIVE_WINDOW (5) ratios
+ *                 m_j / m_{j-1} and at least
+ *                 SSK_SPRING_RELATIVE_CONTRACTION_FLOOR (from pass 6; q >=
+ *                 1 never converges), or a move at the rounding of the
+ *                 positions (SSK_SPRING_RELATIVE_NEGLIGIBLE_ULPS): x_k. Derivation: if every later move
  *                 shrinks by at most q, the distance from x_k to the fixed
  *                 point is at most sum_{j>=1} m_k q^j = m_k q / (1 - q).
  *                 The displacement rule stops at an absolute move, which on
@@ -167,8 +169,13 @@
  *                 corrected solve contracts fast in its first passes and
  *                 slower later, so the last ratio alone underestimates the
  *                 moves to come (on that body it stopped after 4-6
- *                 multigrid passes, 6% of an edge away). The residual is
- *                 this estimate.
+ *                 multigrid passes, 6% of an edge away); an Anderson-
+ *                 accelerated multigrid's moves also jump (test_spaces'
+ *                 limb twisted 170 degrees: three shrinking moves after a
+ *                 growing one stopped it 9% of an edge away), hence five
+ *                 ratios, and no stop on a move merely small next to the
+ *                 tolerance (0.1 of it did the same there). The residual
+ *                 is this estimate.
  * The residual is the scheme's measure (max displacement for ENERGY and
  * ITERATIONS) of the last pass that produced the result. These decisions
  * (and the divergence rule below) are ssk_spring_watch_pass, and the
@@ -1276,28 +1283,33 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
     }
     if (p->convergence == SSK_CONVERGE_RELATIVE) {
         /* the distance left, bounded by the remaining moves' geometric
-         * series at the slower of the last two contractions; none yet in
-         * the first two passes, nor while the moves do not shrink */
+         * series at the slowest of the last SSK_SPRING_RELATIVE_WINDOW
+         * contractions; none yet in the first passes, nor while the moves
+         * do not shrink */
         float left = INFINITY;
-        if (k >= 4 && w->disp_prev > 0.0f && w->disp_prev2 > 0.0f && w->disp_prev3 > 0.0f) {
-            const float q1 = disp / w->disp_prev, q2 = w->disp_prev / w->disp_prev2,
-                        q3 = w->disp_prev2 / w->disp_prev3;
-            float q = q1 > q2 ? q1 : q2;
-            q = q > q3 ? q : q3;
+        enum { W = SSK_SPRING_RELATIVE_WINDOW };
+        if (k > W && w->disp_prev > 0.0f) {
+            float q = disp / w->disp_prev, newer = w->disp_prev;
+            for (int j = 0; j < W - 1 && q < 1.0f; ++j) {
+                const float older = w->disp_before[j];
+                const float ratio = older > 0.0f ? newer / older : INFINITY;
+                q = ratio > q ? ratio : q;
+                newer = older;
+            }
             q = q > SSK_SPRING_RELATIVE_CONTRACTION_FLOOR ? q : SSK_SPRING_RELATIVE_CONTRACTION_FLOOR;
             if (q < 1.0f) left = disp * q / (1.0f - q);
         }
-        /* moves far below the tolerance: at the equilibrium to the
-         * rounding of the positions (whose noise need not contract) */
-        if (disp < SSK_SPRING_RELATIVE_NEGLIGIBLE * sp->threshold) left = disp;
+        /* moves at the rounding of the positions: at the equilibrium (the
+         * noise need not contract) */
+        if (disp <= sp->negligible) left = disp;
         w->residual = left;
         if (left < sp->threshold) {
             w->result = SSK_SPRING_PICK_NEXT;
             w->converged = 1;
             return actions | SSK_SPRING_DONE;
         }
-        w->disp_prev3 = w->disp_prev2;
-        w->disp_prev2 = w->disp_prev;
+        for (int j = W - 1; j > 0; --j) w->disp_before[j] = w->disp_before[j - 1];
+        w->disp_before[0] = w->disp_prev;
         w->disp_prev = disp;
         w->e_prev = e;
         w->epot_prev = r->energy;
@@ -1311,7 +1323,8 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
         return actions | SSK_SPRING_DONE;
     }
     w->residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
-    w->disp_prev2 = w->disp_prev;
+    for (int j = SSK_SPRING_RELATIVE_WINDOW - 1; j > 0; --j) w->disp_before[j] = w->disp_before[j - 1];
+    w->disp_before[0] = w->disp_prev;
     w->disp_prev = disp;
     w->e_prev = e;
     w->epot_prev = r->energy;

@@ -99,10 +99,15 @@
  * assumes (spring.c "Convergence"): with it the estimate is at least the
  * last move. */
 #define SSK_SPRING_RELATIVE_CONTRACTION_FLOOR 0.5f
-/* A move below this fraction of the relative scheme's threshold ends the
- * solve whatever the contraction (a frame that starts at its equilibrium,
- * the rest pose: its moves are rounding noise) */
-#define SSK_SPRING_RELATIVE_NEGLIGIBLE 0.1f
+/* The relative scheme's window: the contraction is the largest of this
+ * many last ratios of moves (an accelerated solve's moves do not shrink
+ * steadily: spring.c "Convergence") */
+#define SSK_SPRING_RELATIVE_WINDOW 5
+/* A move below this many float ulps of the rest positions' largest
+ * coordinate ends a relative solve whatever the contraction: a frame that
+ * starts at its equilibrium (the rest pose), whose moves are rounding
+ * noise that need not contract */
+#define SSK_SPRING_RELATIVE_NEGLIGIBLE_ULPS 16.0f
 /* The default convergence threshold: AABB_min times this (4.2.2). */
 #define SSK_SPRING_THRESHOLD_FRACTION 1e-4f
 /* An energy counts as growing when it exceeds the previous one by more
@@ -146,6 +151,9 @@ struct ssk_spring {
     ssk_spring_params params; /* as given; stiffness_maps point at `maps` */
     float threshold;         /* resolved (params.threshold or the default) */
     float aabb_min;          /* smallest side of the rest bounding box */
+    /* the relative scheme: a move that counts as rounding noise
+     * (SSK_SPRING_RELATIVE_NEGLIGIBLE_ULPS) */
+    float negligible;
     float length_epsilon;    /* SSK_SPRING_LENGTH_EPSILON x rest diagonal */
 
     /* CSR and per-edge rest data (see above) */
@@ -520,7 +528,9 @@ typedef struct ssk_spring_watch {
     /* state between passes */
     double e_prev, epot_prev, good_energy;
     float disp_prev;
-    float disp_prev2, disp_prev3; /* the passes before (the relative scheme) */
+    /* the relative scheme: the moves of the SSK_SPRING_RELATIVE_WINDOW
+     * passes before the last (newest first) */
+    float disp_before[SSK_SPRING_RELATIVE_WINDOW];
     int streak, has_good;
     /* Chebyshev acceleration (params.chebyshev_rho > 0): the weight of the
      * last pass (1: plain), the pass after which the current run of
@@ -877,6 +887,10 @@ typedef struct ssk_spring_mg {
     uint32_t aa_count, aa_next;
     int aa_started;
     uint32_t growth;   /* passes in a row whose move grew */
+    /* #V: 1 where no force acts (every stiffness times its map 0): the
+     * correction leaves those rows, as the plain pass does; NULL without
+     * stiffness maps */
+    uint8_t *frozen;
     size_t bytes;
 } ssk_spring_mg;
 

@@ -470,6 +470,7 @@ void ssk_spring_mg_destroy(ssk_spring_mg *mg)
     free(mg->aa_f);
     free(mg->aa_partial);
     free(mg->chunk_max);
+    free(mg->frozen);
     free(mg->f_ptr);
     free(mg->f_col);
     free(mg->f_off);
@@ -539,6 +540,17 @@ ssk_spring_mg *ssk_spring_mg_begin(const ssk_spring *sp)
         for (uint32_t e = sp->offsets[i]; e < sp->offsets[i + 1]; ++e)
             mg->A[0].col[at++] = sp->edges[e].neighbor;
         mg->A[0].ptr[i + 1] = at;
+    }
+    bool any_map = false;
+    for (int f = 0; f < SSK_FORCE_COUNT; ++f) any_map |= sp->maps[f] != NULL;
+    if (any_map) {
+        if (!(mg->frozen = malloc((size_t)nv + 1))) goto fail;
+        for (uint32_t i = 0; i < nv; ++i) {
+            float k = 0.0f;
+            for (int f = 0; f < SSK_FORCE_COUNT; ++f)
+                k += sp->params.stiffness[f] * (sp->maps[f] ? sp->maps[f][i] : 1.0f);
+            mg->frozen[i] = !(k > 0.0f);
+        }
     }
     return mg;
 fail:
@@ -896,7 +908,8 @@ bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp)
                     mg->lu[(size_t)(3 * i + r) * m + 3 * a->col[e] + q] =
                         a->val[9 * (size_t)e + 3 * r + q];
     lu_factor(mg->lu, mg->piv, m);
-    mg->bytes = sizeof *mg + (size_t)m * m * sizeof(double);
+    mg->bytes = sizeof *mg + (size_t)m * m * sizeof(double) +
+                (mg->frozen ? (size_t)sp->vertex_count : 0);
     /* the levels' operators, inverse diagonals and work vectors (A[0] is
      * in the per-pass form, below) */
     for (uint32_t k = 1; k <= l; ++k)
@@ -974,7 +987,7 @@ static void fine_residual_chunk(void *ctx, int64_t begin, int64_t end, uint32_t 
     (void)chunk;
     for (int64_t i = begin; i < end; ++i) {
         float *o = j->r + 3 * (size_t)i;
-        if (j->roles[i] != SSK_ROLE_FREE) {
+        if (j->roles[i] != SSK_ROLE_FREE || (mg->frozen && mg->frozen[i])) {
             o[0] = o[1] = o[2] = 0.0f;
             continue;
         }
@@ -1024,7 +1037,7 @@ static void prolong_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
     (void)chunk;
     const float *e1 = mg->x[1];
     for (int64_t i = begin; i < end; ++i) {
-        if (j->roles[i] != SSK_ROLE_FREE) continue;
+        if (j->roles[i] != SSK_ROLE_FREE || (mg->frozen && mg->frozen[i])) continue;
         float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
         for (uint32_t k = mg->p0_ptr[i]; k < mg->p0_ptr[i + 1]; ++k) {
             const float w = mg->p0_w[k], *v = e1 + 3 * (size_t)mg->p0_col[k];

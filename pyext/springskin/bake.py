@@ -43,7 +43,7 @@ class SpringNotConvergedWarning(RuntimeWarning):
 
 def _spring_advice(doc, method):
     """What to change when springs stop at their cap: the spring node's
-    "max_iterations" (named with its value), and the multilevel solver
+    "max_iterations" (named with its value), and the default solver
     when a node asks for a slower one that could use it. `doc`: the graph
     as a dict (or None), `method`: the method baked without a graph."""
     if doc is None:
@@ -60,13 +60,13 @@ def _spring_advice(doc, method):
     plural = "s" if len(nodes) > 1 else ""
     advice = f'; raise "max_iterations" of the graph\'s spring node{plural} {named}'
     slow = [n for n in nodes
-            if n.get("solver") in ("jacobi", "chebyshev")
+            if n.get("solver") in ("jacobi", "chebyshev", "multilevel")
             and n.get("integrator", "explicit") == "explicit"
-            and n.get("convergence", "displacement") != "energy"]
+            and n.get("convergence", "relative") != "energy"]
     if slow:
-        advice += (f', or give {"them" if len(slow) > 1 else "it"} "solver": "multilevel" '
-                   f'(the default, which converges in far fewer iterations than '
-                   f'"{slow[0]["solver"]}")')
+        advice += (f', or give {"them" if len(slow) > 1 else "it"} "solver": "auto" '
+                   f'(the default: the multigrid on the CPU, which converges in far fewer '
+                   f'iterations than "{slow[0]["solver"]}" on a dense mesh)')
     return advice
 
 

@@ -306,8 +306,8 @@ DEFAULT_SPRING = {
     "stiffness": {"surface": 6.0, "length": 18.0, "torsion": 18.0, "bone": 0.2, "edit": 5.0,
                   "detail": 200.0, "twist": 0.0},
     "stiffness_maps": {}, "dt": 1.0 / 30.0, "integrator": "explicit", "damping": 0.1,
-    "max_iterations": 100, "convergence": "displacement", "threshold": 0.0,
-    "mode": "frame_independent", "solver": "multilevel", "chebyshev_rho": 0.96,
+    "max_iterations": 100, "convergence": "relative", "threshold": 0.0,
+    "mode": "frame_independent", "solver": "auto", "chebyshev_rho": 0.96,
     "attachment": "weights", "edits": []}
 
 #: ssk_implicit_params_default (core/graph/graph_implicit.c)
@@ -616,22 +616,34 @@ def key_amount(node, prop, frames_values, interpolation):
 
 @test
 def solver_menu_compiles():
-    """The Solver menu (Multilevel by default, Chebyshev, Jacobi) and the
-    Acceleration property reach the document and the core keeps them;
-    Semi-Implicit and Energy compile to Jacobi."""
+    """The Solver menu (Auto by default: the multigrid on the CPU, Multigrid,
+    Multilevel, Chebyshev, Jacobi) and the Acceleration property reach the
+    document and the core keeps them; Semi-Implicit and Energy compile to
+    Jacobi; Multigrid takes no Acceleration."""
     fresh()
     tree = Ctx.nodes.new_graph_tree("Accelerated", "SPRING")
     tree.nodes["Spring"].chebyshev_rho = 0.95
     doc = compile_(tree)
     spring = doc["nodes"][1]
-    check(spring["solver"] == "multilevel", "compiled solver %r" % spring["solver"])
+    check(spring["solver"] == "auto", "compiled solver %r" % spring["solver"])
     check(abs(spring["chebyshev_rho"] - 0.95) < 1e-6, "compiled rho %r" % spring["chebyshev_rho"])
     core = core_accepts(doc)
     if core is not None:
-        check(core["nodes"][1]["solver"] == "multilevel", "core solver")
+        check(core["nodes"][1]["solver"] == "auto", "core solver")
         check(abs(core["nodes"][1]["chebyshev_rho"] - 0.95) < 1e-6, "core rho")
         spring["chebyshev_rho"] = 1.0
         core_rejects(doc, "chebyshev_rho")
+    tree.nodes["Spring"].solver = "MULTIGRID"
+    spring = compile_(tree)["nodes"][1]
+    check(spring["solver"] == "multigrid" and spring["chebyshev_rho"] == 0.0,
+          "multigrid %r" % spring)
+    core = core_accepts(compile_(tree))
+    if core is not None:
+        check(core["nodes"][1]["solver"] == "multigrid", "core keeps multigrid")
+    tree.nodes["Spring"].solver = "MULTILEVEL"
+    spring = compile_(tree)["nodes"][1]
+    check(spring["solver"] == "multilevel" and abs(spring["chebyshev_rho"] - 0.95) < 1e-6,
+          "multilevel %r" % spring)
     tree.nodes["Spring"].solver = "CHEBYSHEV"
     spring = compile_(tree)["nodes"][1]
     check(spring["solver"] == "chebyshev" and abs(spring["chebyshev_rho"] - 0.95) < 1e-6,
@@ -642,7 +654,7 @@ def solver_menu_compiles():
     tree.nodes["Spring"].solver = "JACOBI"
     spring = compile_(tree)["nodes"][1]
     check(spring["solver"] == "jacobi" and spring["chebyshev_rho"] == 0.0, "jacobi %r" % spring)
-    for solver in ("MULTILEVEL", "CHEBYSHEV"):
+    for solver in ("AUTO", "MULTIGRID", "MULTILEVEL", "CHEBYSHEV"):
         tree.nodes["Spring"].solver = solver
         tree.nodes["Spring"].integrator = "SEMI_IMPLICIT"
         spring = compile_(tree)["nodes"][1]

@@ -39,10 +39,18 @@ import blender_testlib as T  # noqa: E402
 RINGS = 4
 BULGE = 0.5
 #: Vertices outside an edit's region move at most this (model units: the
-#: body is 1.9 units tall) at rest (README, "Strokes": 1.8e-7 on BCN).
-OUTSIDE_TOLERANCE = 1e-6
+#: body is 1.9 units tall) at rest (README, "Strokes": 1.8e-7 on BCN). The
+#: default multigrid's coarse correction reaches past the static ring, and
+#: its outside moves relax back only to the relative rule's tolerance
+#: (1e-3 of the mean edge): 1.07e-6 measured here (issue #36).
+OUTSIDE_TOLERANCE = 1e-5
 #: The addon's frame against the core's own deformer on the same graph.
-PARITY_TOLERANCE = 1e-6
+#: The two get skinning matrices an ulp apart (Blender's pose at rest, the
+#: rig's identity), and the default relative rule stops a solve anywhere
+#: within 1e-3 of the mean edge of the equilibrium (issue #36; the body's
+#: mean edge is about 0.03): two solves may end up to twice that apart.
+#: A wrong edit moves the forearm by the bulge, 0.5 of its radius.
+PARITY_TOLERANCE = 1e-4
 #: Joint positions are float32 in Blender.
 FLOAT32_SLACK = 1e-5
 CHAIN = ("upper_arm.L", "forearm.L", "hand.L")

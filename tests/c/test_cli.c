@@ -513,7 +513,7 @@ static void test_bake_spring_summary(void **state)
     r = run_cli((const char *[]){"bake", bcn, "-o", out, "--method", "spring", "--spring-solver",
                                  "gauss_seidel", NULL});
     assert_int_equal(r.exit_code, 2);
-    assert_non_null(strstr(r.err, "expected multilevel, multigrid, chebyshev or jacobi"));
+    assert_non_null(strstr(r.err, "expected auto, multigrid, multilevel, chebyshev or jacobi"));
     tu_cli_result_free(&r);
     remove(graph);
     remove(out);

@@ -531,7 +531,7 @@ static void test_spring_errors(void **state)
                  "node 'r'", "unknown field 'dt'");
     /* Solver. */
     expect_error(rig, SPRING_DOC(", 'solver': 'gauss_seidel'"), "node 'relax'", "field 'solver'",
-                 "unknown value 'gauss_seidel'", "jacobi, chebyshev, multilevel or multigrid");
+                 "unknown value 'gauss_seidel'", "jacobi, chebyshev, multilevel, multigrid or auto");
     expect_error(rig, SPRING_DOC(", 'solver': 'multilevel', 'integrator': 'semi_implicit'"),
                  "node 'relax': field 'solver': 'multilevel' needs the explicit integrator");
     expect_error(rig, SPRING_DOC(", 'solver': 'chebyshev', 'convergence': 'energy'"),
@@ -1026,7 +1026,7 @@ static void test_spring_fields(void **state)
     assert_float_equal(defaults.damping, DEFAULT_DAMPING, 1e-9);
     assert_int_equal(defaults.max_iterations, DEFAULT_MAX_ITERATIONS);
     assert_int_equal(defaults.integrator, SSK_SPRING_EXPLICIT);
-    assert_int_equal(defaults.convergence, SSK_CONVERGE_DISPLACEMENT);
+    assert_int_equal(defaults.convergence, SSK_CONVERGE_RELATIVE);
     assert_int_equal(defaults.mode, SSK_SPRING_FRAME_INDEPENDENT);
     relax = &g->nodes[1];
     const float partial[SSK_FORCE_COUNT] = {6.0f, 18.0f, 4.0f, 0.2f, 5.0f, 200.0f};
@@ -1083,7 +1083,6 @@ static void test_spring_solver(void **state)
         uint32_t multilevel;
         const char *written;
     } cases[] = {
-        {"", 0.96f, 1, "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.96"},
         {", 'integrator': 'semi_implicit'", 0.0f, 0,
          "\"solver\": \"jacobi\", \"chebyshev_rho\": 0.0"},
         {", 'convergence': 'energy'", 0.0f, 0, "\"solver\": \"jacobi\""},
@@ -1091,9 +1090,15 @@ static void test_spring_solver(void **state)
         {", 'solver': 'chebyshev', 'chebyshev_rho': 0.9", 0.9f, 0,
          "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.9"},
         {", 'solver': 'chebyshev'", 0.99f, 0, "\"solver\": \"chebyshev\", \"chebyshev_rho\": 0.99"},
-        {", 'chebyshev_rho': 0.95", 0.95f, 1,
-         "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.95"},
-        {", 'chebyshev_rho': 0", 0.0f, 1, "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.0"},
+        {", 'chebyshev_rho': 0.95", 0.95f, SSK_SPRING_SOLVER_AUTO,
+         "\"solver\": \"auto\", \"chebyshev_rho\": 0.95"},
+        {", 'chebyshev_rho': 0", 0.0f, SSK_SPRING_SOLVER_AUTO,
+         "\"solver\": \"auto\", \"chebyshev_rho\": 0.0"},
+        {"", 0.96f, SSK_SPRING_SOLVER_AUTO, "\"solver\": \"auto\", \"chebyshev_rho\": 0.96"},
+        {", 'solver': 'auto'", 0.96f, SSK_SPRING_SOLVER_AUTO,
+         "\"solver\": \"auto\", \"chebyshev_rho\": 0.96"},
+        {", 'solver': 'multigrid'", 0.0f, SSK_SPRING_MULTIGRID,
+         "\"solver\": \"multigrid\", \"chebyshev_rho\": 0.0"},
         {", 'solver': 'multilevel'", 0.96f, 1, "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.96"},
         {", 'solver': 'multilevel', 'chebyshev_rho': 0.99", 0.99f, 1,
          "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.99"},
@@ -1168,8 +1173,8 @@ static void test_spring_round_trip(void **state)
         "\"stiffness\": { \"surface\": 6.0, \"length\": 18.0, \"torsion\": 18.0, \"bone\": 0.2, "
         "\"edit\": 5.0, \"detail\": 200.0, \"twist\": 0.0 }",
         "\"stiffness_maps\": { }", "\"dt\": 0.0333333", "\"integrator\": \"explicit\"",
-        "\"damping\": 0.1", "\"max_iterations\": 100", "\"convergence\": \"displacement\"",
-        "\"solver\": \"multilevel\", \"chebyshev_rho\": 0.96",
+        "\"damping\": 0.1", "\"max_iterations\": 100", "\"convergence\": \"relative\"",
+        "\"solver\": \"auto\", \"chebyshev_rho\": 0.96",
         "\"threshold\": 0.0", "\"mode\": \"frame_independent\"", "\"edits\": [ ]"};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; ++i)
         if (!strstr(json, defaults[i])) fail_msg("canonical JSON lacks %s:\n%s", defaults[i], json);

@@ -205,6 +205,7 @@ static ssk_spring *spring_rho(const ssk_rig *rig, const ssk_binding *b, uint32_t
     p.threshold = threshold;
     p.chebyshev_rho = rho;
     p.multilevel = 0; /* the paper's solver, or Chebyshev alone */
+    p.convergence = SSK_CONVERGE_DISPLACEMENT; /* and its rule (4.2.2) */
     ssk_spring *sp = NULL;
     ssk_error err = {0};
     if (ssk_spring_create(&sp, rig, b, &p, NULL, 0, &err) != SSK_OK)
@@ -742,7 +743,7 @@ static ssk_deformer *graph_deformer(const ssk_rig *rig, const ssk_binding *b, co
     snprintf(json, sizeof json,
              "{\"version\": 1, \"nodes\": [{\"id\": \"skin\", \"type\": \"skinning\", "
              "\"method\": \"%s\"%s}, {\"id\": \"relax\", \"type\": \"spring\", "
-             "\"max_iterations\": %u, \"threshold\": 1e-6, \"attachment\": \"binding\", "
+             "\"max_iterations\": %u, \"threshold\": 1e-6, \"convergence\": \"displacement\", \"attachment\": \"binding\", "
              "\"stiffness\": {\"detail\": 0}, \"solver\": \"jacobi\"}, "
              "{\"id\": \"out\", \"type\": "
              "\"output\"}], \"edges\": [{\"from\": \"skin\", \"to\": \"relax\"}, "
@@ -839,7 +840,7 @@ static void test_default_springs(void **state)
     ssk_deformer *ddef = defaults_deformer(rig, "");
     ssk_deformer *d50 =
         defaults_deformer(rig, ", \"max_iterations\": 50, \"convergence\": \"iterations\"");
-    ssk_deformer *deq = defaults_deformer(rig, ", \"max_iterations\": 20000, \"threshold\": 1e-6");
+    ssk_deformer *deq = defaults_deformer(rig, ", \"max_iterations\": 20000, \"threshold\": 1e-6, \"convergence\": \"displacement\"");
     float *a = malloc(n3 * sizeof(float)), *b = malloc(n3 * sizeof(float));
     float *c = malloc(n3 * sizeof(float));
     float skin[32];
@@ -942,8 +943,8 @@ static void test_multilevel_dense_limb(void **state)
         ", \"solver\": \"chebyshev\"",
         ", \"max_iterations\": 50, \"convergence\": \"iterations\"",
         ", \"max_iterations\": 50, \"convergence\": \"iterations\", \"solver\": \"chebyshev\"",
-        ", \"max_iterations\": 20000, \"threshold\": 1e-6",
-        ", \"max_iterations\": 20000, \"threshold\": 1e-6, \"solver\": \"chebyshev\""};
+        ", \"max_iterations\": 20000, \"threshold\": 1e-6, \"convergence\": \"displacement\"",
+        ", \"max_iterations\": 20000, \"threshold\": 1e-6, \"convergence\": \"displacement\", \"solver\": \"chebyshev\""};
     ssk_deformer *d[6];
     float *x[6];
     for (int k = 0; k < 6; ++k) {
@@ -1009,7 +1010,7 @@ static void test_multilevel_bench_limb(void **state)
     assert_non_null(rig);
     const uint32_t nv = ssk_rig_vertex_count(rig);
     ssk_deformer *d = defaults_deformer(rig, "");
-    ssk_deformer *deq = defaults_deformer(rig, ", \"max_iterations\": 5000, \"threshold\": 1e-5");
+    ssk_deformer *deq = defaults_deformer(rig, ", \"max_iterations\": 5000, \"threshold\": 1e-5, \"convergence\": \"displacement\"");
     float *x = malloc(3 * (size_t)nv * sizeof(float)), *xeq = malloc(3 * (size_t)nv * sizeof(float));
     assert_non_null(x);
     assert_non_null(xeq);

@@ -99,7 +99,7 @@ def test_more_frames_than_listed_are_counted(bcn, tmp_path):
     assert "at 21 of 21 frame(s)" in stats["warning"]
     assert "17 (residual " in stats["warning"] and " and 13 more;" in stats["warning"]
     # the advice matches the solver: jacobi could use the default one
-    assert 'give it "solver": "multilevel"' in stats["warning"]
+    assert 'give it "solver": "auto"' in stats["warning"]
 
 
 def test_deformer_and_method_spring_advice(bcn, tmp_path):
