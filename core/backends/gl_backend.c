@@ -1728,6 +1728,7 @@ static ssk_status spring_reduce_read(gl_spring *g, uint32_t n, ssk_spring_pass *
         out[i].max_disp2 = r[i].max_disp2;
         out[i].max_force2 = r[i].max_force2;
         out[i].bad = r[i].bad != 0;
+        out[i].max_step2 = 0.0f; /* the multigrid runs on the CPU only */
     }
     return SSK_OK;
 }

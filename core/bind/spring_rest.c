@@ -546,6 +546,12 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
      * clear chebyshev_rho) */
     if ((st = check_params(params, err)) != SSK_OK) return st;
     ssk_spring_params resolved = *params;
+    /* surface edits: the per-bone levels (the multigrid's rest model leaves
+     * the handles' rows out, and on a sheet pulled by handles it stalls
+     * far from the equilibrium with moves at the rounding: issue #36) */
+    if (resolved.multilevel == SSK_SPRING_SOLVER_AUTO && edit_count > 0 &&
+        resolved.integrator == SSK_SPRING_EXPLICIT && resolved.convergence != SSK_CONVERGE_ENERGY)
+        resolved.multilevel = SSK_SPRING_MULTILEVEL_BONES;
     ssk_spring_params_resolve(&resolved, SSK_BACKEND_CPU);
     params = &resolved;
     for (int f = 0; f < SSK_FORCE_COUNT; ++f) {

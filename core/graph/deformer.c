@@ -459,9 +459,10 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
                 for (uint32_t e = 0; e < node->edit_count; ++e) list[e] = node->edits[e].edit;
                 edits = list;
             }
-            /* the "auto" solver resolved for the backend that runs it */
+            /* the "auto" solver resolved for GL (ssk_spring_create
+             * resolves it for the CPU, where surface edits matter too) */
             ssk_spring_params params = node->spring;
-            ssk_spring_params_resolve(&params, d->backend);
+            if (d->backend == SSK_BACKEND_GL) ssk_spring_params_resolve(&params, d->backend);
             ssk_status st = ssk_spring_create(&d->springs[n], d->rig, d->binding_handle,
                                               &params, edits, node->edit_count, err);
             free(list);

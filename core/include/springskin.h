@@ -1038,11 +1038,11 @@ typedef enum ssk_spring_convergence {
     SSK_CONVERGE_ITERATIONS, /* always max_iterations */
     /* the estimated distance to the equilibrium below threshold times the
      * mean rest edge length (issue #36): the same on a mesh of any
-     * density. Pass k's largest move m_k and the contraction q = the
-     * largest of the last 5 ratios m_j / m_{j-1} bound the distance left as
-     * m_k q / (1 - q) (a geometric series of the remaining moves; core/
-     * kernels/spring.c "Convergence"); threshold <= 0 picks
-     * SSK_SPRING_RELATIVE_TOLERANCE. The default. */
+     * density. Pass k's largest move m_k and the mean contraction q of the
+     * last 5 moves estimate the distance left as m_k q / (1 - q) (a
+     * geometric series of the remaining moves), an estimate that shrinks
+     * by at most q a pass (core/kernels/spring.c "Convergence"); threshold
+     * <= 0 picks SSK_SPRING_RELATIVE_TOLERANCE. The default. */
     SSK_CONVERGE_RELATIVE,
     SSK_CONVERGE_COUNT
 } ssk_spring_convergence;
@@ -1114,7 +1114,7 @@ typedef struct ssk_spring_params {
     float chebyshev_rho;
     /* The coarse correction (SSK_SPRING_MULTILEVEL_NONE ...
      * SSK_SPRING_SOLVER_AUTO, the default: the surface multigrid on the
-     * CPU, issue #36). The per-bone multilevel correction (issue #16; not
+     * CPU without surface edits, issue #36). The per-bone multilevel correction (issue #16; not
      * in the paper, whose solver is the plain update;
      * core/kernels/spring_multilevel.c): 1 adds to every pass a coarse step over slabs of each bone, levels
      * halving the bone down to about 256 vertices a slab, whose unknowns
@@ -1541,8 +1541,11 @@ const char *ssk_attachment_mode_name(ssk_attachment_mode mode);
  * chebyshev_rho 0 on the CPU, SSK_SPRING_MULTILEVEL_BONES (chebyshev_rho
  * kept) on GL, the plain update (both 0) with the semi-implicit integrator
  * or the energy scheme, where neither applies. Other values, and NULL, are
- * left alone. ssk_spring_create resolves for the CPU; a deformer for its
- * backend (issue #36). */
+ * left alone. ssk_spring_create resolves for the CPU, and picks the
+ * per-bone levels instead of the multigrid when given surface edits (the
+ * multigrid's rest model leaves the handles' rows out: on a sheet pulled
+ * by handles it stalls far from the equilibrium, issue #36); a deformer
+ * resolves for GL. */
 void ssk_spring_params_resolve(ssk_spring_params *p, ssk_backend backend);
 /* Parses a backend name in any case. SSK_ERROR_INVALID_ARGUMENT lists the
  * accepted names. */

@@ -151,31 +151,32 @@
  *   FORCE         max_i |F(x_{k-1})| < threshold (compared as is): x_k;
  *   ENERGY        E(x_{k-1}) >= E(x_{k-2}): result x_{k-2}, the minimum;
  *   ITERATIONS    max_iterations passes: x_max (reported as converged);
- *   RELATIVE      (issue #36) m_k q / (1 - q) < threshold x the mean rest
- *                 edge length, m_k = max_i |x_k - x_{k-1}|, q the largest
- *                 of the last SSK_SPRING_RELATIVE_WINDOW (5) ratios
- *                 m_j / m_{j-1} and at least
- *                 SSK_SPRING_RELATIVE_CONTRACTION_FLOOR (from pass 6; q >=
- *                 1 never converges), or a move at the rounding of the
- *                 positions (SSK_SPRING_RELATIVE_NEGLIGIBLE_ULPS): x_k. Derivation: if every later move
- *                 shrinks by at most q, the distance from x_k to the fixed
- *                 point is at most sum_{j>=1} m_k q^j = m_k q / (1 - q).
- *                 The displacement rule stops at an absolute move, which on
- *                 a mesh 4x as dense (edges half as long, passes contracting
- *                 more slowly) leaves a far larger distance in units of the
- *                 edge: measured on bench/cor_bodies.py's walking body, the
- *                 default rule stopped 1.7e-3 (12% of an edge) from the
- *                 equilibrium at 15k vertices. Why a window and a floor: a
- *                 corrected solve contracts fast in its first passes and
- *                 slower later, so the last ratio alone underestimates the
- *                 moves to come (on that body it stopped after 4-6
- *                 multigrid passes, 6% of an edge away); an Anderson-
- *                 accelerated multigrid's moves also jump (test_spaces'
- *                 limb twisted 170 degrees: three shrinking moves after a
- *                 growing one stopped it 9% of an edge away), hence five
- *                 ratios, and no stop on a move merely small next to the
- *                 tolerance (0.1 of it did the same there). The residual
- *                 is this estimate.
+ *   RELATIVE      (issue #36) an estimate of the distance to the fixed
+ *                 point below threshold x the mean rest edge length: x_k.
+ *                 Derivation: if every later move shrinks by at least q,
+ *                 the distance from x_k is at most sum_{j>=1} m_k q^j =
+ *                 m_k q / (1 - q), m_k = max_i |x_k - x_{k-1}|. q is the
+ *                 mean contraction of the last SSK_SPRING_RELATIVE_WINDOW
+ *                 (5) moves, (m_k / m_{k-5})^(1/5), at least
+ *                 SSK_SPRING_RELATIVE_CONTRACTION_FLOOR (none before pass
+ *                 6; q >= 1: none). The estimate shrinks by at most q a
+ *                 pass, a pass whose moves grew adds its move (the
+ *                 triangle inequality), a move at the rounding of the
+ *                 positions (SSK_SPRING_RELATIVE_NEGLIGIBLE_ULPS) keeps
+ *                 the last q (the first pass's ends the solve: the start
+ *                 was the equilibrium), and with the multigrid it is at
+ *                 least SSK_SPRING_MG_RESIDUAL_FACTOR x the largest
+ *                 corrected step. Why (docs/springs-at-density.md): the
+ *                 displacement rule stops at an absolute move, which on a
+ *                 denser mesh leaves a far larger distance in edges (12%
+ *                 of an edge on bench/cor_bodies.py's 15k body); the last
+ *                 ratio alone underestimates the moves to come (a
+ *                 corrected solve stopped 6% of an edge away); the largest
+ *                 ratio of a few, or a stop on any small move, is fooled by
+ *                 an accelerated pass's jump or by a stall at the rounding
+ *                 (test_spaces' limb twisted 170 degrees stopped 9% of an
+ *                 edge away; a sheet pulled by handles, 0.8%). The
+ *                 residual is this estimate.
  * The residual is the scheme's measure (max displacement for ENERGY and
  * ITERATIONS) of the last pass that produced the result. These decisions
  * (and the divergence rule below) are ssk_spring_watch_pass, and the
@@ -770,7 +771,7 @@ static void spring_block(const pass_args *restrict a, int64_t begin, int64_t end
         if (v < end) spring_lanes8(a, v, (int)(end - v), 0, &acc);
     }
     if (acc.ml_buf) ml_flush(&acc);
-    pass_result r = {0.0, 0.0, 0.0f, 0.0f, 0};
+    pass_result r = {0.0, 0.0, 0.0f, 0.0f, 0, 0.0f};
     for (int l = 0; l < 8; ++l) {
         r.energy += acc.energy[l];
         r.kinetic += acc.kinetic[l];
@@ -793,7 +794,7 @@ static pass_result force_pass(pass_args *a, uint32_t nv, int write)
 {
     a->write = write;
     ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, force_chunk, a);
-    pass_result out = {0.0, 0.0, 0.0f, 0.0f, 0};
+    pass_result out = {0.0, 0.0, 0.0f, 0.0f, 0, 0.0f};
     const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
     for (uint32_t c = 0; c < chunks; ++c) {
         const pass_result *r = &a->chunk_results[c];
@@ -1288,29 +1289,67 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
          * do not shrink */
         float left = INFINITY;
         enum { W = SSK_SPRING_RELATIVE_WINDOW };
-        if (k > W && w->disp_prev > 0.0f) {
-            float q = disp / w->disp_prev, newer = w->disp_prev;
-            for (int j = 0; j < W - 1 && q < 1.0f; ++j) {
-                const float older = w->disp_before[j];
-                const float ratio = older > 0.0f ? newer / older : INFINITY;
-                q = ratio > q ? ratio : q;
-                newer = older;
+        const bool noise = disp <= sp->negligible;
+        if (noise && k == 1) {
+            /* a first move at the rounding of the positions: the start is
+             * the equilibrium (the rest pose) */
+            left = disp;
+        } else if (noise) {
+            /* a move lost in the rounding: the last contraction measured
+             * goes on (the noise's own ratios mean nothing); an iteration
+             * that was contracting slowly has stalled, not converged */
+            if (isfinite(w->left_prev) && w->q_prev > 0.0f) {
+                left = w->q_prev * w->left_prev;
+            } else if (k > 2) {
+                /* reached before a full window: the mean contraction since
+                 * the oldest move kept */
+                const uint32_t span = k - 1 < W ? k - 1 : W;
+                const float oldest = span >= 2 ? w->disp_before[span - 2] : w->disp_prev;
+                if (oldest > 0.0f) {
+                    float q = powf(disp / oldest, 1.0f / (float)span);
+                    q = q > SSK_SPRING_RELATIVE_CONTRACTION_FLOOR ? q
+                                                                  : SSK_SPRING_RELATIVE_CONTRACTION_FLOOR;
+                    if (q < 1.0f) {
+                        left = disp * q / (1.0f - q);
+                        w->q_prev = q;
+                    }
+                }
             }
+        } else if (k > W && w->disp_before[W - 2] > 0.0f) {
+            /* the mean contraction over the window: m_k / m_{k-W} = q^W */
+            float q = powf(disp / w->disp_before[W - 2], 1.0f / (float)W);
             q = q > SSK_SPRING_RELATIVE_CONTRACTION_FLOOR ? q : SSK_SPRING_RELATIVE_CONTRACTION_FLOOR;
-            if (q < 1.0f) left = disp * q / (1.0f - q);
+            if (q < 1.0f) {
+                left = disp * q / (1.0f - q);
+                /* the distance shrinks by at most q a pass: a move that
+                 * drops faster (an accelerated pass's jump) does not bring
+                 * the estimate down faster */
+                if (isfinite(w->left_prev) && q * w->left_prev > left) left = q * w->left_prev;
+                w->q_prev = q;
+            } else if (isfinite(w->left_prev) && w->left_prev > 0.0f) {
+                /* a move that grew: no contraction to go by, but the
+                 * distance grew by at most the move (the triangle
+                 * inequality) */
+                left = w->left_prev + disp;
+            }
         }
-        /* moves at the rounding of the positions: at the equilibrium (the
-         * noise need not contract) */
-        if (disp <= sp->negligible) left = disp;
+        /* the multigrid's residual: a stall cannot pass for convergence */
+        if (r->max_step2 > 0.0f) {
+            const float floor = SSK_SPRING_MG_RESIDUAL_FACTOR * sqrtf(r->max_step2);
+            left = left > floor ? left : floor;
+        }
+        w->left_prev = left;
         w->residual = left;
         if (left < sp->threshold) {
             w->result = SSK_SPRING_PICK_NEXT;
             w->converged = 1;
             return actions | SSK_SPRING_DONE;
         }
-        for (int j = W - 1; j > 0; --j) w->disp_before[j] = w->disp_before[j - 1];
-        w->disp_before[0] = w->disp_prev;
-        w->disp_prev = disp;
+        if (!noise) {
+            for (int j = W - 1; j > 0; --j) w->disp_before[j] = w->disp_before[j - 1];
+            w->disp_before[0] = w->disp_prev;
+            w->disp_prev = disp;
+        }
         w->e_prev = e;
         w->epot_prev = r->energy;
         return actions;
@@ -1597,6 +1636,31 @@ static void mg_forces_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chun
     }
 }
 
+/* the chunk's largest squared corrected step (NaN when one is) */
+static void mg_step_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
+{
+    const mg_rows_job *j = ctx;
+    float md = 0.0f;
+    for (int64_t i = begin; i < end; ++i) {
+        const float *g = j->step + 3 * (size_t)i;
+        const float d2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
+    }
+    j->chunk_max[chunk] = md;
+}
+
+/* The largest of the chunks' maxima (NaN when one is). */
+static float mg_chunks_max(const ssk_spring_mg *mg, uint32_t nv)
+{
+    float md = 0.0f;
+    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
+    for (uint32_t c = 0; c < chunks; ++c) {
+        const float d2 = mg->chunk_max[c];
+        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
+    }
+    return md;
+}
+
 /* next = cur + step, blended with prev (omega != 1); the chunk's largest
  * squared move (NaN when one is) */
 static void mg_result_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
@@ -1632,20 +1696,19 @@ static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, con
     ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_forces_chunk, &j);
     float *step = mg->b[0], *force = sp->mg_force;
     ssk_spring_mg_correct(mg, sp, step, force, roles);
+    /* the preconditioned residual, for the relative scheme */
+    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_step_chunk, &j);
+    const float ms = mg_chunks_max(mg, nv);
     /* Anderson acceleration of the corrected passes: what the rest-pose
      * model gets wrong in a pose is left for the last passes, which a fit
      * over the last few steps removes (60k body, frame 6: 3.8e-4 from the
      * equilibrium after 10 passes without, 1.6e-5 with) */
     ssk_spring_mg_anderson(mg, sp, cur, step);
     ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_result_chunk, &j);
-    float md = 0.0f;
-    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
-    for (uint32_t c = 0; c < chunks; ++c) {
-        const float d2 = mg->chunk_max[c];
-        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
-    }
+    const float md = mg_chunks_max(mg, nv);
     r.max_disp2 = md;
-    if (isnan(md) || isinf(md)) r.bad = 1;
+    r.max_step2 = ms;
+    if (isnan(md) || isinf(md) || isnan(ms) || isinf(ms)) r.bad = 1;
     /* the correction was made for the rest pose: where a pose makes it
      * overshoot, the moves grow; halve it then (as the per-bone levels
      * do, ssk_spring_ml_watch) */

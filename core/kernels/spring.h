@@ -103,6 +103,12 @@
  * many last ratios of moves (an accelerated solve's moves do not shrink
  * steadily: spring.c "Convergence") */
 #define SSK_SPRING_RELATIVE_WINDOW 5
+/* The relative scheme with the multigrid: the distance to the equilibrium
+ * is also at least this times the largest corrected step |s_k| (the map
+ * x -> x + s(x) assumed to contract by at least 1/2 a pass: |x - x*| <=
+ * |s(x)| / (1 - 1/2)). Moves can shrink while the iterate stalls; the
+ * residual s cannot (spring.c "Convergence"). */
+#define SSK_SPRING_MG_RESIDUAL_FACTOR 2.0f
 /* A move below this many float ulps of the rest positions' largest
  * coordinate ends a relative solve whatever the contraction: a frame that
  * starts at its equilibrium (the rest pose), whose moves are rounding
@@ -500,6 +506,10 @@ typedef struct ssk_spring_pass {
     float max_disp2;  /* max over vertices of |x_k - x_{k-1}|^2 (NaN skipped) */
     float max_force2; /* max |F|^2 */
     int bad;          /* some |x_k - x_{k-1}|^2 or |F|^2 is not finite */
+    /* the multigrid solver: max over vertices of |s_k|^2, s_k the pass's
+     * corrected step before the Anderson fit (the residual of the
+     * preconditioned fixed-point map at x_{k-1}); 0 for the others */
+    float max_step2;
 } ssk_spring_pass;
 
 /* Which iterate a solve's result is. The solver rotates three buffers:
@@ -531,6 +541,8 @@ typedef struct ssk_spring_watch {
     /* the relative scheme: the moves of the SSK_SPRING_RELATIVE_WINDOW
      * passes before the last (newest first) */
     float disp_before[SSK_SPRING_RELATIVE_WINDOW];
+    float left_prev; /* the relative scheme's last estimate (0 before one) */
+    float q_prev;    /* and the last contraction it measured (0 before one) */
     int streak, has_good;
     /* Chebyshev acceleration (params.chebyshev_rho > 0): the weight of the
      * last pass (1: plain), the pass after which the current run of

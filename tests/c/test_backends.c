@@ -815,7 +815,7 @@ static void test_spring_parity_schemes(void **state)
                               map,
                               "\"max_iterations\": 400, \"stiffness\": {\"detail\": 0, "
                               "\"twist\": 0.2}, \"solver\": \"jacobi\"",
-                              "\"max_iterations\": 400, \"convergence\": \"relative\", "
+                              "\"max_iterations\": 2000, \"convergence\": \"relative\", "
                               "\"solver\": \"chebyshev\""};
     const char *names[] = {"default", "displacement", "force", "energy (semi-implicit)",
                            "semi-implicit", "stiffness map", "twist anchor", "relative"};
