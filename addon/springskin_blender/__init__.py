@@ -58,9 +58,11 @@ def register():
     properties.register()
     runtime.register()
     sketch.register()
+    ui.register()
 
 
 def unregister():
+    ui.unregister()
     sketch.unregister()
     runtime.unregister()
     properties.unregister()

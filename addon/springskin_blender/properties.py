@@ -108,6 +108,11 @@ class SpringSkinSettings(PropertyGroup):
         name="Smoothing", default=6, min=0, max=1000, update=_changed,
         description="Alternations of Laplacian smoothing of the attachment points and "
                     "reprojection onto the skeleton when binding (Toothman 2020, 3.2)")
+    show_unsettled: BoolProperty(
+        name="Show Unsettled Vertices", default=True,
+        description="Where the springs of the frame shown stopped at Max Iterations before "
+                    "settling, mark the vertices still far from their equilibrium in the "
+                    "viewport (CPU backend)")
     auto_rebind: BoolProperty(
         name="Auto Rebind", default=False,
         description="When the skin weights change outside Weight Paint and Edit mode (Vertex "

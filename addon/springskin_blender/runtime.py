@@ -136,6 +136,7 @@ class ObjectState:
         self.printed = None
         self.cache = None           # (path, open file, vertex count) of the Mesh Cache file
         self.stale = None           # why the binding no longer matches the mesh (weights edited)
+        self.unsettled = None       # rows the last frame's springs left unsettled, or None
         self.unconverged = {}       # frame -> (iterations, residual) of spring solves that
                                     # stopped at the iteration cap
         self.has_springs = False    # the deformer has a spring node
@@ -662,8 +663,10 @@ def _compute(obj, arm, state, depsgraph, scene, force=False):
         report = state.deformer.spring_report
         if report["converged"]:
             state.unconverged.pop(frame, None)
+            state.unsettled = None
         else:
             state.unconverged[frame] = (report["iterations"], report["residual"])
+            state.unsettled = _unsettled(state)
     t2 = time.perf_counter()
     _write_positions(obj, state, state.positions)
     state.last_key = key
@@ -675,6 +678,32 @@ def _compute(obj, arm, state, depsgraph, scene, force=False):
         cagemod.after_frame(obj, state, original,
                             rd.object_matrix if objects is None else premat, key[:3])
     return True
+
+
+def _unsettled(state):
+    """The rows the last deform's springs left unsettled (their estimated
+    distance to the equilibrium at least the tolerance:
+    Deformer.spring_unsettled), or None where the backend does not keep
+    them (GL)."""
+    try:
+        values = state.deformer.spring_unsettled()
+    except native.require().SpringSkinError:
+        return None
+    return np.flatnonzero(values >= 1.0)
+
+
+def unsettled_points(obj):
+    """(N, 3) world positions of the vertices the springs of the frame
+    shown left unsettled, drawn over the viewport (ui.py); None when the
+    frame converged, nothing was deformed, or the backend keeps no
+    per-vertex settling (GL)."""
+    state = _states.get(obj.name)
+    if state is None or getattr(state, "unsettled", None) is None or state.positions is None:
+        return None
+    rows = state.unsettled[state.unsettled < len(state.positions)]
+    local = state.positions[rows].astype(np.float64)
+    m = np.array(obj.matrix_world, dtype=np.float64)
+    return local @ m[:3, :3].T + m[:3, 3]
 
 
 def _report(obj, state, message):

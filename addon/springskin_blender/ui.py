@@ -13,7 +13,9 @@ progress.
 """
 
 import bpy
+import gpu
 from bpy.types import Menu, Operator, Panel
+from gpu_extras.batch import batch_for_shader
 
 from . import native
 from . import nodes
@@ -225,6 +227,12 @@ class SPRINGSKIN_PT_modifier(Panel):
         unconverged = runtime.unconverged_summary(state)
         if unconverged:
             _wrapped(box, unconverged, icon="ERROR", width=LINE_WIDTH)
+            points = runtime.unsettled_points(obj)
+            if points is not None:
+                box.prop(settings, "show_unsettled",
+                         text="Mark Unsettled (%d)" % len(points))
+            elif state is not None and state.backend == "gl":
+                box.label(text="Unsettled vertices: CPU backend only", icon="INFO")
         if not (mod.show_viewport or mod.show_render):
             cache = obj.modifiers.get("Spring Skin Cache")
             if cache is not None:
@@ -252,3 +260,62 @@ classes = (
     SPRINGSKIN_MT_add,
     SPRINGSKIN_PT_modifier,
 )
+
+
+# --- the viewport: vertices the springs left unsettled ------------------------------
+
+#: The colour of the marks: the panel's error red, bright enough over any
+#: material.
+COLOR_UNSETTLED = (1.0, 0.2, 0.1, 1.0)
+#: What the last viewport draw marked (for tests): object name -> vertices.
+last_unsettled_drawn = {}
+_unsettled_handle = None
+
+
+def unsettled_marks(context):
+    """{object name: (N, 3) world positions}: the vertices to mark, of the
+    visible objects with Show Unsettled Vertices on whose springs did not
+    settle at the frame shown (runtime.unsettled_points)."""
+    marks = {}
+    for obj in context.visible_objects:
+        if obj.type != "MESH" or not obj.springskin.show_unsettled:
+            continue
+        points = runtime.unsettled_points(obj)
+        if points is not None and len(points):
+            marks[obj.name] = points
+    return marks
+
+
+def _draw_unsettled():
+    """Marks the unsettled_marks over the mesh (a viewport draw handler)."""
+    last_unsettled_drawn.clear()
+    marks = unsettled_marks(bpy.context)
+    if not marks:
+        return
+    shader = gpu.shader.from_builtin("3D_UNIFORM_COLOR")
+    gpu.state.blend_set("ALPHA")
+    gpu.state.depth_test_set("LESS_EQUAL")
+    gpu.state.point_size_set(5.0)
+    for name, points in marks.items():
+        batch = batch_for_shader(shader, "POINTS", {"pos": [tuple(p) for p in points]})
+        shader.bind()
+        shader.uniform_float("color", COLOR_UNSETTLED)
+        batch.draw(shader)
+        last_unsettled_drawn[name] = len(points)
+    gpu.state.point_size_set(1.0)
+    gpu.state.depth_test_set("NONE")
+    gpu.state.blend_set("NONE")
+
+
+def register():
+    global _unsettled_handle
+    if _unsettled_handle is None:
+        _unsettled_handle = bpy.types.SpaceView3D.draw_handler_add(_draw_unsettled, (),
+                                                                   "WINDOW", "POST_VIEW")
+
+
+def unregister():
+    global _unsettled_handle
+    if _unsettled_handle is not None:
+        bpy.types.SpaceView3D.draw_handler_remove(_unsettled_handle, "WINDOW")
+        _unsettled_handle = None

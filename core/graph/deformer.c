@@ -28,6 +28,7 @@
 #include "bind/binding.h"
 #include "bind/implicit_bind.h"
 #include "graph/graph.h"
+#include "kernels/spring.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -751,6 +752,29 @@ void ssk_deformer_spring_report(const ssk_deformer *d, ssk_spring_report *out)
         out->converged &= r->converged;
     }
     if (!any) out->converged = 0;
+}
+
+ssk_status ssk_deformer_spring_unsettled(const ssk_deformer *d, float *dst, uint32_t count,
+                                        ssk_error *err)
+{
+    if (!d || !dst)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_deformer_spring_unsettled: NULL argument");
+    if (count != d->rig->vertex_count)
+        return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
+                             "ssk_deformer_spring_unsettled: %u values for a rig of %u vertices",
+                             count, d->rig->vertex_count);
+    memset(dst, 0, (size_t)count * sizeof(float));
+    for (uint32_t i = 0; i < d->step_count; ++i) {
+        if (d->steps[i].call.kernel != SSK_KERNEL_SPRING) continue;
+        if (d->backend != SSK_BACKEND_CPU)
+            return ssk_error_set(err, SSK_ERROR_UNSUPPORTED,
+                                 "the springs' per-vertex settling is kept by the CPU backend "
+                                 "only (the GL iterates stay on the device)");
+        const ssk_spring *sp = d->steps[i].call.spring;
+        if (sp) ssk_spring_unsettled(sp, &d->reports[d->steps[i].node], dst);
+    }
+    return ssk_error_ok(err);
 }
 
 /* Host-side per-frame data: per mesh pre/post/object matrices, and what

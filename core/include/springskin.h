@@ -1671,6 +1671,19 @@ void ssk_deformer_set_frame(ssk_deformer *deformer, double frame);
  * largest residual, the total energy, converged only if all converged.
  * Zero when the graph has no spring node. */
 void ssk_deformer_spring_report(const ssk_deformer *deformer, ssk_spring_report *out);
+
+/* Which vertices the last deform's springs left unsettled (issue #36): dst
+ * (#V floats, the whole rig's rows; caller-owned, count = #V) gets each
+ * vertex's estimated distance to the spring equilibrium over the
+ * convergence tolerance: its move in the solve's last pass over that
+ * pass's largest move, times the solve's residual over its threshold
+ * (ssk_spring_report; the largest over the spring nodes). 1 or more: the
+ * vertex did not settle; a converged solve leaves every vertex below 1. 0
+ * everywhere before a deform or without a spring node. Errors:
+ * SSK_ERROR_INVALID_ARGUMENT (NULL, count), SSK_ERROR_UNSUPPORTED on the
+ * GL backend (its iterates stay on the device). */
+ssk_status ssk_deformer_spring_unsettled(const ssk_deformer *deformer, float *dst,
+                                         uint32_t count, ssk_error *err);
 /* "cpu (N threads)" or the GL renderer string; owned by the
  * deformer. */
 const char *ssk_deformer_device_name(const ssk_deformer *deformer);

@@ -1800,6 +1800,8 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
             a.prev = a.omega != 1.0f ? px : NULL;
             r = force_pass(&a, nv, 1);
         }
+        sp->last_before = cx;
+        sp->last_after = nx;
         const unsigned act = ssk_spring_watch_pass(&w, sp, k, &r);
         if (act & SSK_SPRING_SAVE_GOOD) memcpy(sp->good, px, bytes);
         if ((act & SSK_SPRING_ZERO_VELOCITY) && sp->velocity) memset(sp->velocity, 0, bytes);
@@ -1835,4 +1837,29 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     }
     if (w.diverged && sp->velocity) memset(sp->velocity, 0, bytes);
     return ssk_spring_watch_finish(&w, sp, report, err);
+}
+
+bool ssk_spring_unsettled(const ssk_spring *sp, const ssk_spring_report *report, float *dst)
+{
+    if (!sp->last_before || !sp->last_after) return false;
+    const uint32_t nv = sp->vertex_count;
+    double largest = 0.0;
+    for (uint32_t i = 0; i < nv; ++i) {
+        const float *a = sp->last_before + 3 * (size_t)i, *b = sp->last_after + 3 * (size_t)i;
+        const double dx = (double)b[0] - a[0], dy = (double)b[1] - a[1], dz = (double)b[2] - a[2];
+        const double m = dx * dx + dy * dy + dz * dz;
+        largest = m > largest ? m : largest;
+    }
+    if (!(largest > 0.0) || !(sp->threshold > 0.0f)) return true;
+    /* an infinite residual (no estimate yet): the moves over the tolerance */
+    const double scale = isfinite(report->residual)
+                             ? (double)report->residual / sp->threshold / sqrt(largest)
+                             : 1.0 / sp->threshold;
+    for (uint32_t i = 0; i < nv; ++i) {
+        const float *a = sp->last_before + 3 * (size_t)i, *b = sp->last_after + 3 * (size_t)i;
+        const double dx = (double)b[0] - a[0], dy = (double)b[1] - a[1], dz = (double)b[2] - a[2];
+        const float e = (float)(scale * sqrt(dx * dx + dy * dy + dz * dz));
+        if (e > dst[i]) dst[i] = e;
+    }
+    return true;
 }

@@ -197,6 +197,10 @@ struct ssk_spring {
 
     /* solver buffers */
     float *pos[3];
+    /* the last solve's last pass: the iterates before and after it (two of
+     * pos[], valid until the next solve; NULL before a CPU solve), for
+     * ssk_spring_unsettled */
+    const float *last_before, *last_after;
     float *good;
     float *rec;
     float *velocity;         /* NULL unless semi-implicit */
@@ -940,5 +944,13 @@ bool ssk_spring_mg_anderson_alloc(ssk_spring_mg *mg, const ssk_spring *sp);
 /* Creates sp->mg and probes A0 at rest (spring.c). */
 ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
                                       const ssk_attach_bone *rest_bones, ssk_error *err);
+
+
+/* dst (#V floats): the larger of dst and each vertex's estimated distance to
+ * the equilibrium over the tolerance after the last CPU solve: its move in
+ * the last pass over that pass's largest move, times report->residual over
+ * the spring's threshold (1 or more: not settled). False when no CPU solve
+ * has run. */
+bool ssk_spring_unsettled(const ssk_spring *sp, const ssk_spring_report *report, float *dst);
 
 #endif /* SSK_SPRING_H */

@@ -359,6 +359,21 @@ class Deformer:
         (all converged); zeros and False without a spring node."""
         return self._core.spring_report()
 
+    def spring_unsettled(self):
+        """Which vertices the last deform's springs left unsettled (issue
+        #36): a new (V,) float32 array, each whole-rig vertex's estimated
+        distance to the spring equilibrium over the convergence tolerance
+        (its move in the solve's last pass over that pass's largest move,
+        times the solve's residual over its threshold). 1 or more: the
+        vertex did not settle; a converged solve leaves every vertex below
+        1; zeros before a deform or without a spring node.
+
+        Raises:
+            springskin.SpringSkinError: on the GL backend (its iterates stay
+                on the device): use the CPU backend for this view.
+        """
+        return self._core.spring_unsettled()
+
     @property
     def timing(self):
         """dict: seconds of the last deform: ``upload_seconds`` (per-bone

@@ -380,6 +380,28 @@ static PyObject *deformer_spring_report(ssk_py_deformer *self, PyObject *unused)
     return spring_report_dict(&report);
 }
 
+/* ssk_deformer_spring_unsettled: (V,) float32, a new array. */
+static PyObject *deformer_spring_unsettled(ssk_py_deformer *self, PyObject *unused)
+{
+    (void)unused;
+    const npy_intp dims[1] = {self->vertex_count};
+    PyObject *out = PyArray_SimpleNew(1, (npy_intp *)dims, NPY_FLOAT32);
+    if (!out) return NULL;
+    float *dst = (float *)PyArray_DATA((PyArrayObject *)out);
+    ssk_error err = {0};
+    ssk_status status;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    status = ssk_deformer_spring_unsettled(self->deformer, dst, self->vertex_count, &err);
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    if (status != SSK_OK) {
+        Py_DECREF(out);
+        return ssk_py_raise(&err, "spring_unsettled: ", NULL);
+    }
+    return out;
+}
+
 static PyObject *deformer_timing(ssk_py_deformer *self, PyObject *unused)
 {
     (void)unused;
@@ -448,6 +470,8 @@ static PyMethodDef deformer_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "max_displacement(reference) -> float."},
     {"spring_report", (PyCFunction)deformer_spring_report, METH_NOARGS,
      "spring_report() -> dict."},
+    {"spring_unsettled", (PyCFunction)deformer_spring_unsettled, METH_NOARGS,
+     "spring_unsettled() -> (V,) float32."},
     {"timing", (PyCFunction)deformer_timing, METH_NOARGS, "timing() -> dict (seconds)."},
     {"set_frame", (PyCFunction)deformer_set_frame, METH_O, "set_frame(frame)."},
     {NULL, NULL, 0, NULL},

@@ -172,6 +172,31 @@ def test_unconverged_spring_frames_are_reported():
     runtime = T.submodule("runtime")
     line = runtime.unconverged_summary(runtime.state_of(mesh))
     assert line and "2 frame(s)" in line and "%d" % (first + 4) in line, line
+    # the advice fits the solver in use (the Auto default is the multigrid
+    # on the CPU: only Max Iterations is left to raise)
+    assert "raise Max Iterations" in line and "Multilevel solver" not in line, line
+    # the vertices that did not settle, for the viewport's marks: world
+    # positions of the frame shown, some but not all of the mesh, where the
+    # evaluated mesh is (6 passes: past the relative rule's first estimate;
+    # after 2 every vertex that moved more than the tolerance is marked)
+    spring.max_iterations = 6
+    scene.frame_set(first + 8)
+    assert runtime.state_of(mesh).deformer.spring_report["converged"] is False
+    points = runtime.unsettled_points(mesh)
+    nv = len(mesh.data.vertices)
+    assert points is not None and 0 < len(points) < nv, (None if points is None else len(points))
+    world = T.evaluated(mesh) @ np.array(mesh.matrix_world)[:3, :3].T + \
+        np.array(mesh.matrix_world)[:3, 3]
+    nearest = np.min(np.linalg.norm(world[None, :, :] - points[:, None, :], axis=2), axis=1)
+    assert nearest.max() < 1e-4 * T.diagonal(mesh), nearest.max()
+    # the viewport's marks (drawn by ui._draw_unsettled, which needs a
+    # window: tests/gui), and the panel's toggle
+    ui = T.submodule("ui")
+    marks = ui.unsettled_marks(bpy.context)
+    assert len(marks.get(mesh.name, ())) == len(points), marks.keys()
+    mesh.springskin.show_unsettled = False
+    assert mesh.name not in ui.unsettled_marks(bpy.context)
+    mesh.springskin.show_unsettled = True
     # raised as the report advises: some frames of this character need more
     # than the default cap of 100 (13 of its 21 at 24 fps, before and after
     # the multilevel blend's shorter warm-up; `springskin bake FILE --method
@@ -180,6 +205,7 @@ def test_unconverged_spring_frames_are_reported():
     scene.frame_set(first + 8)
     line = runtime.unconverged_summary(runtime.state_of(mesh))
     assert line is None, line  # a new deformer: the earlier reports are gone
+    assert runtime.unsettled_points(mesh) is None  # a converged frame: no marks
 
 
 def test_method_and_graph_are_one_control():

@@ -212,3 +212,48 @@ def test_cli_strict_shard(tmp_path):
     assert r.returncode == 1, r.stderr
     (shard,) = (tmp_path / "d").glob("frames-*.ssks")
     assert f"{shard} is written and kept" in r.stderr
+
+
+def test_unsettled_vertices_are_named_per_vertex():
+    """Deformer.spring_unsettled (the Blender panel's per-vertex display):
+    after springs stopped at their cap, the vertices whose estimated
+    distance to the equilibrium is at least the tolerance are marked (>= 1),
+    and the largest value is the residual over the rule's threshold of the
+    worst vertex; after a converged solve none is; a graph without springs
+    gives zeros; GL refuses, naming the CPU."""
+    import numpy as np
+    rig = springskin.load(BCN)
+    skin, objects = rig.skinning_matrices(30), rig.object_matrices(30)
+    stopped = copy.deepcopy(UNCONVERGED)
+    stopped["nodes"][1].pop("threshold")  # the default, relative rule
+    stopped["nodes"][1]["max_iterations"] = 8
+    d = springskin.Deformer(rig, graph=springskin.Graph(stopped, rig), backend="cpu")
+    assert d.spring_unsettled().shape == (rig.vertex_count,)
+    assert not d.spring_unsettled().any()  # before a deform
+    d.deform(skin, objects, frame=30)
+    report, u = d.spring_report, d.spring_unsettled()
+    assert not report["converged"]
+    assert u.dtype == np.float32 and np.isfinite(u).all() and (u >= 0).all()
+    assert (u >= 1).sum() > 0 and (u < 1).sum() > 0, (u >= 1).sum()
+    # the converged solve of the same frame: nothing unsettled
+    full = springskin.Deformer(rig, method="spring", backend="cpu")
+    full.deform(skin, objects, frame=30)
+    assert full.spring_report["converged"]
+    settled = full.spring_unsettled()
+    assert settled.max() < 1 and settled.max() > 0
+    # the ones marked moved most in the stopped solve's last pass: they are
+    # where it is still far from the converged result
+    far = np.linalg.norm(d.deform(skin, objects, frame=30) - full.deform(skin, objects,
+                                                                         frame=30), axis=1)
+    u = d.spring_unsettled()
+    assert far[u >= 1].mean() > 2 * far[u < 1].mean()
+    lbs = springskin.Deformer(rig, method="lbs", backend="cpu")
+    lbs.deform(skin, objects)
+    assert not lbs.spring_unsettled().any()
+    try:
+        gl = springskin.Deformer(rig, method="spring", backend="gl")
+    except (springskin.SpringSkinError, RuntimeError, ValueError):
+        return  # no GL here
+    gl.deform(skin, objects, frame=30)
+    with pytest.raises(springskin.SpringSkinError, match="CPU backend only"):
+        gl.spring_unsettled()
