@@ -340,6 +340,22 @@ static void test_spring_zero_stiffness_is_first_stage(void **state)
         assert_int_equal(r.iterations, 1);
         assert_true(r.converged);
         assert_true(r.residual == 0.0f && r.energy == 0.0);
+        /* nothing moved: nothing unsettled (the CPU keeps the per-vertex
+         * settling; GL says it does not) */
+        float *u = malloc(nv * sizeof(float));
+        ssk_error err = {0};
+        assert_int_equal(ssk_deformer_spring_unsettled(ds, u, nv - 1, &err),
+                         SSK_ERROR_INVALID_ARGUMENT);
+        assert_int_equal(ssk_deformer_spring_unsettled(ds, NULL, nv, &err),
+                         SSK_ERROR_INVALID_ARGUMENT);
+        const ssk_status st = ssk_deformer_spring_unsettled(ds, u, nv, &err);
+        if (ssk_deformer_backend(ds) == SSK_BACKEND_GL) {
+            assert_int_equal(st, SSK_ERROR_UNSUPPORTED);
+        } else {
+            assert_int_equal(st, SSK_OK);
+            for (uint32_t i = 0; i < nv; ++i) assert_true(u[i] == 0.0f);
+        }
+        free(u);
     }
     ssk_deformer_destroy(ds);
     ssk_deformer_destroy(dr);
