@@ -21,6 +21,7 @@ passes per frame and the frames whose springs did not converge.
 Usage (headless, after `make`):
     blender -b --factory-startup --python bench/blender_body_playback.py -- \\
         [--resolution 0.013] [--levels 1] [--methods spring,lbs] [--build build]
+        [--export BODY.fbx]
 
 Prints one Markdown table.
 """
@@ -87,6 +88,8 @@ def main():
     ap.add_argument("--levels", type=int, default=1)
     ap.add_argument("--methods", default="spring,lbs")
     ap.add_argument("--build", default=_build)
+    ap.add_argument("--export", default="",
+                    help="also write the body to this FBX (bench/spring_bodies.py reads it)")
     args = ap.parse_args(_argv)
     T.enable_addon()
     runtime = T.submodule("runtime")
@@ -94,6 +97,10 @@ def main():
     subdivide(body, args.levels)
     frames = list(range(first, last + 1))
     nv = len(body.data.vertices)
+    if args.export:
+        for o in bpy.context.view_layer.objects:
+            o.select_set(o in (body, arm))
+        bpy.ops.export_scene.fbx(filepath=args.export, use_selection=True)
     rows = []
     armature = next(m for m in body.modifiers if m.type == "ARMATURE")
     times = play(body, frames)
