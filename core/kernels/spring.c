@@ -1733,6 +1733,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT, "ssk_spring_solve: NULL argument");
     const uint32_t nv = sp->vertex_count, nb = sp->bone_count;
     const ssk_spring_params *p = &sp->params;
+    sp->last_before = sp->last_after = NULL; /* this solve's, once a pass ran */
     for (uint32_t i = 0; i < nv; ++i)
         if (!(isfinite(positions[3 * (size_t)i]) && isfinite(positions[3 * (size_t)i + 1]) &&
               isfinite(positions[3 * (size_t)i + 2])))
