@@ -1212,6 +1212,15 @@ float ssk_spring_watch_omega(ssk_spring_watch *w, const ssk_spring *sp, uint32_t
     return (float)w->omega;
 }
 
+/* The relative scheme's contraction: the mean over `span` passes whose
+ * moves went from `oldest` to `newest`, at least
+ * SSK_SPRING_RELATIVE_CONTRACTION_FLOOR. */
+static float mean_contraction(float newest, float oldest, uint32_t span)
+{
+    const float q = powf(newest / oldest, 1.0f / (float)span);
+    return q > SSK_SPRING_RELATIVE_CONTRACTION_FLOOR ? q : SSK_SPRING_RELATIVE_CONTRACTION_FLOOR;
+}
+
 unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32_t k,
                                const ssk_spring_pass *r)
 {
@@ -1306,9 +1315,7 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
                 const uint32_t span = k - 1 < W ? k - 1 : W;
                 const float oldest = span >= 2 ? w->disp_before[span - 2] : w->disp_prev;
                 if (oldest > 0.0f) {
-                    float q = powf(disp / oldest, 1.0f / (float)span);
-                    q = q > SSK_SPRING_RELATIVE_CONTRACTION_FLOOR ? q
-                                                                  : SSK_SPRING_RELATIVE_CONTRACTION_FLOOR;
+                    const float q = mean_contraction(disp, oldest, span);
                     if (q < 1.0f) {
                         left = disp * q / (1.0f - q);
                         w->q_prev = q;
@@ -1317,8 +1324,7 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
             }
         } else if (k > W && w->disp_before[W - 2] > 0.0f) {
             /* the mean contraction over the window: m_k / m_{k-W} = q^W */
-            float q = powf(disp / w->disp_before[W - 2], 1.0f / (float)W);
-            q = q > SSK_SPRING_RELATIVE_CONTRACTION_FLOOR ? q : SSK_SPRING_RELATIVE_CONTRACTION_FLOOR;
+            const float q = mean_contraction(disp, w->disp_before[W - 2], W);
             if (q < 1.0f) {
                 left = disp * q / (1.0f - q);
                 /* the distance shrinks by at most q a pass: a move that
@@ -1362,8 +1368,6 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
         return actions | SSK_SPRING_DONE;
     }
     w->residual = p->convergence == SSK_CONVERGE_FORCE ? force : disp;
-    for (int j = SSK_SPRING_RELATIVE_WINDOW - 1; j > 0; --j) w->disp_before[j] = w->disp_before[j - 1];
-    w->disp_before[0] = w->disp_prev;
     w->disp_prev = disp;
     w->e_prev = e;
     w->epot_prev = r->energy;
@@ -1696,9 +1700,12 @@ static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, con
     ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_forces_chunk, &j);
     float *step = mg->b[0], *force = sp->mg_force;
     ssk_spring_mg_correct(mg, sp, step, force, roles);
-    /* the preconditioned residual, for the relative scheme */
-    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_step_chunk, &j);
-    const float ms = mg_chunks_max(mg, nv);
+    /* the preconditioned residual, for the relative scheme only */
+    float ms = 0.0f;
+    if (sp->params.convergence == SSK_CONVERGE_RELATIVE) {
+        ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_step_chunk, &j);
+        ms = mg_chunks_max(mg, nv);
+    }
     /* Anderson acceleration of the corrected passes: what the rest-pose
      * model gets wrong in a pose is left for the last passes, which a fit
      * over the last few steps removes (60k body, frame 6: 3.8e-4 from the

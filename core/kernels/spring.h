@@ -512,7 +512,8 @@ typedef struct ssk_spring_pass {
     int bad;          /* some |x_k - x_{k-1}|^2 or |F|^2 is not finite */
     /* the multigrid solver: max over vertices of |s_k|^2, s_k the pass's
      * corrected step before the Anderson fit (the residual of the
-     * preconditioned fixed-point map at x_{k-1}); 0 for the others */
+     * preconditioned fixed-point map at x_{k-1}) under the relative scheme;
+     * 0 for the other solvers and schemes */
     float max_step2;
 } ssk_spring_pass;
 
