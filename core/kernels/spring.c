@@ -269,6 +269,9 @@ typedef struct pass_args {
     const float *anchor;      /* #V by 4: the frame's anchors a' */
     int twist;                /* the twist anchor is on (k_a > 0 or a map) */
     float *next;              /* #V by 3: the next iterate */
+    float *step_out;          /* or, when not NULL, #V by 3: the step itself
+                                 (no velocity, no blend): unrounded by the
+                                 positions' ulps (the multigrid's map) */
     float *velocity;          /* semi-implicit, or NULL */
     const float *prev;        /* Chebyshev pass: #V by 3 x_{k-1}, else NULL */
     float omega;              /* its weight w_k */
@@ -730,11 +733,17 @@ spring_lanes8(const pass_args *restrict a, int64_t v0, int n, const int write,
     }
     const v8 d2 = mx * mx + my * my + mz * mz;
     const v8 f2 = fx * fx + fy * fy + fz * fz;
+    float *const out = a->step_out ? a->step_out : a->next;
+    if (a->step_out) {
+        nx = mx;
+        ny = my;
+        nz = mz;
+    }
     if (n == 8) {
-        ssk_v8_store_xyz(a->next + 3 * v0, nx, ny, nz);
+        ssk_v8_store_xyz(out + 3 * v0, nx, ny, nz);
     } else {
         for (int l = 0; l < n; ++l) {
-            float *p = a->next + 3 * (size_t)vi[l];
+            float *p = out + 3 * (size_t)vi[l];
             p[0] = nx[l];
             p[1] = ny[l];
             p[2] = nz[l];
@@ -1309,10 +1318,10 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
              * that was contracting slowly has stalled, not converged */
             if (isfinite(w->left_prev) && w->q_prev > 0.0f) {
                 left = w->q_prev * w->left_prev;
-            } else if (k > 2) {
+            } else if (w->kept > 0) {
                 /* reached before a full window: the mean contraction since
-                 * the oldest move kept */
-                const uint32_t span = k - 1 < W ? k - 1 : W;
+                 * the oldest move kept (the noise moves are not kept) */
+                const uint32_t span = w->kept < W ? w->kept : W;
                 const float oldest = span >= 2 ? w->disp_before[span - 2] : w->disp_prev;
                 if (oldest > 0.0f) {
                     const float q = mean_contraction(disp, oldest, span);
@@ -1339,8 +1348,12 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
                 left = w->left_prev + disp;
             }
         }
-        /* the multigrid's residual: a stall cannot pass for convergence */
-        if (r->max_step2 > 0.0f) {
+        /* the multigrid's residual: a stall cannot pass for convergence;
+         * a step within an ulp of the largest coordinate is the map's own
+         * rounding (the float forces at float positions), which no pass
+         * reduces */
+        if (r->max_step2 > 0.0f &&
+            sqrtf(r->max_step2) > sp->negligible / SSK_SPRING_RELATIVE_NEGLIGIBLE_ULPS) {
             const float floor = SSK_SPRING_MG_RESIDUAL_FACTOR * sqrtf(r->max_step2);
             left = left > floor ? left : floor;
         }
@@ -1355,6 +1368,7 @@ unsigned ssk_spring_watch_pass(ssk_spring_watch *w, const ssk_spring *sp, uint32
             for (int j = W - 1; j > 0; --j) w->disp_before[j] = w->disp_before[j - 1];
             w->disp_before[0] = w->disp_prev;
             w->disp_prev = disp;
+            ++w->kept;
         }
         w->e_prev = e;
         w->epot_prev = r->energy;
@@ -1625,7 +1639,7 @@ typedef struct mg_rows_job {
     float omega;
 } mg_rows_job;
 
-/* step = next - cur (the plain pass's), force = step / p */
+/* force = step / p (step: the plain pass's) */
 static void mg_forces_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
     const mg_rows_job *j = ctx;
@@ -1634,7 +1648,6 @@ static void mg_forces_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chun
         const float q = ssk_spring_step_inverse(j->sp, j->roles, (uint32_t)i);
         for (int k = 0; k < 3; ++k) {
             const size_t at = 3 * (size_t)i + k;
-            j->step[at] = j->next[at] - j->cur[at];
             j->force[at] = j->step[at] * q;
         }
     }
@@ -1686,16 +1699,12 @@ static void mg_result_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chun
     j->chunk_max[chunk] = md;
 }
 
-/* One multigrid pass (spring_multigrid.c): the plain pass from cur into
- * next, the coarse correction of its step and its Anderson fit, the
- * Chebyshev blend with prev (omega != 1). Returns the pass's reductions,
- * max_disp2 that of the corrected move. */
-static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, const float *cur,
-                                  const float *prev, float omega, const uint8_t *roles)
+ssk_spring_pass ssk_spring_mg_pass_finish(ssk_spring *sp, float *next, const float *cur,
+                                          const float *prev, float omega, const uint8_t *roles,
+                                          ssk_spring_pass r)
 {
     const uint32_t nv = sp->vertex_count;
     ssk_spring_mg *mg = sp->mg;
-    pass_result r = plain_step(sp, a, next, cur, false);
     mg_rows_job j = {sp, roles, next, mg->b[0], sp->mg_force, mg->chunk_max, cur, prev, omega};
     ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_forces_chunk, &j);
     float *step = mg->b[0], *force = sp->mg_force;
@@ -1718,8 +1727,9 @@ static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, con
     if (isnan(md) || isinf(md) || isnan(ms) || isinf(ms)) r.bad = 1;
     /* the correction was made for the rest pose: where a pose makes it
      * overshoot, the moves grow; halve it then (as the per-bone levels
-     * do, ssk_spring_ml_watch) */
-    if (md > mg->move_prev && omega == 1.0f) {
+     * do, ssk_spring_ml_watch); moves at the rounding of the positions
+     * grow and shrink at random, and do not count */
+    if (md > mg->move_prev && omega == 1.0f && md > sp->negligible * sp->negligible) {
         if (++mg->growth >= SSK_SPRING_MG_GROWTH_WINDOW) {
             mg->theta *= 0.5f;
             mg->growth = 0;
@@ -1729,6 +1739,29 @@ static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, con
     }
     mg->move_prev = md;
     return r;
+}
+
+void ssk_spring_mg_solve_begin(ssk_spring_mg *mg)
+{
+    mg->theta = 1.0f;
+    mg->aa_count = mg->aa_next = 0;
+    mg->aa_started = 0;
+    mg->growth = 0;
+    mg->move_prev = INFINITY;
+}
+
+/* One multigrid pass (spring_multigrid.c) from cur into next: the plain
+ * step g into mg->b[0], then ssk_spring_mg_pass_finish. */
+static pass_result multigrid_pass(ssk_spring *sp, pass_args *a, float *next, const float *cur,
+                                  const float *prev, float omega, const uint8_t *roles)
+{
+    /* the plain step g itself (next - cur would round it to the positions'
+     * ulps: on the 241k body, 8 ulps are a tenth of the tolerance, and the
+     * Anderson fit of such steps stagnated) */
+    a->step_out = sp->mg->b[0];
+    const pass_result r = plain_step(sp, a, next, cur, false);
+    a->step_out = NULL;
+    return ssk_spring_mg_pass_finish(sp, next, cur, prev, omega, roles, r);
 }
 
 ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_bone *bones,
@@ -1769,13 +1802,7 @@ ssk_status ssk_spring_solve(ssk_spring *sp, float *positions, const ssk_attach_b
     ssk_spring_watch w;
     ssk_spring_watch_begin(&w);
     ssk_spring_ml_moves ml_moves;
-    if (sp->mg) {
-        sp->mg->theta = 1.0f;
-        sp->mg->aa_count = sp->mg->aa_next = 0;
-        sp->mg->aa_started = 0;
-        sp->mg->growth = 0;
-        sp->mg->move_prev = INFINITY;
-    }
+    if (sp->mg) ssk_spring_mg_solve_begin(sp->mg);
     if (sp->ml) {
         ssk_spring_ml_frame(sp->ml, sp, bones);
         ssk_spring_ml_watch_begin(sp->ml, &ml_moves);

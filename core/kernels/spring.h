@@ -548,6 +548,8 @@ typedef struct ssk_spring_watch {
     float disp_before[SSK_SPRING_RELATIVE_WINDOW];
     float left_prev; /* the relative scheme's last estimate (0 before one) */
     float q_prev;    /* and the last contraction it measured (0 before one) */
+    uint32_t kept;   /* the moves kept in disp_prev and disp_before (not
+                        those at the rounding of the positions) */
     int streak, has_good;
     /* Chebyshev acceleration (params.chebyshev_rho > 0): the weight of the
      * last pass (1: plain), the pass after which the current run of
@@ -860,7 +862,7 @@ static inline void ssk_spring_fixed_noise(float *v, size_t n)
  * correction is halved for the rest of the solve */
 #define SSK_SPRING_MG_GROWTH_WINDOW 2u
 /* Anderson acceleration's depth (steps remembered) */
-#define SSK_SPRING_MG_ANDERSON 4u
+#define SSK_SPRING_MG_ANDERSON 8u
 
 /* Block sparse rows of 3 by 3 blocks (row-major blocks). */
 typedef struct ssk_spring_bsr {
@@ -942,6 +944,20 @@ void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
 void ssk_spring_mg_anderson(ssk_spring_mg *mg, const ssk_spring *sp, const float *cur,
                             float *step);
 bool ssk_spring_mg_anderson_alloc(ssk_spring_mg *mg, const ssk_spring *sp);
+/* A solve's start: the correction's weight theta 1, no Anderson history,
+ * no growth streak. */
+void ssk_spring_mg_solve_begin(ssk_spring_mg *mg);
+/* The multigrid pass after its plain step (spring.c multigrid_pass; the
+ * GL backend runs the plain step on the device and this on the host):
+ * sp->mg->b[0] holds the plain step g of the pass from cur (#V by 3 rig
+ * space, x_{k-1}; the step itself, not cur + g rounded), r that pass's
+ * reductions (its energy). Writes next = x_k (#V by 3; prev = x_{k-2} for
+ * a blend, omega != 1) and returns r with max_disp2, max_step2 and bad of
+ * the corrected move; halves the correction's weight when the moves grow
+ * (SSK_SPRING_MG_GROWTH_WINDOW). */
+ssk_spring_pass ssk_spring_mg_pass_finish(ssk_spring *sp, float *next, const float *cur,
+                                          const float *prev, float omega, const uint8_t *roles,
+                                          ssk_spring_pass r);
 /* Creates sp->mg and probes A0 at rest (spring.c). */
 ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
                                       const ssk_attach_bone *rest_bones, ssk_error *err);

@@ -1658,10 +1658,11 @@ static void test_bytes_per_vertex(void **state)
  * have too few vertices to be corrected and keep no state), with each
  * solver and the paper's model; and the multigrid's (the defaults on the
  * CPU, issue #36): its operators (A0 per pass, P0 and its transpose, the
- * coarse levels) and the Anderson history (4 differences of iterates and
- * of steps) cost about 370 bytes a vertex more, at any density
- * (bench_spring --files: 620 / 664 / 623 / 615 bytes on BCN_Epileptic.X
- * and the 15k / 60k / 241k bodies of bench/spring_bodies.sh). */
+ * coarse levels) and the Anderson history (8 differences of iterates and
+ * of steps: 192 bytes; the depth that took the fewest passes on the 241k
+ * body of bench/spring_bodies.sh, 17.1 a frame against 19.6 with 6 and
+ * 28.4 with 4) cost about 470 bytes a vertex more, at any density
+ * (717 bytes on BCN_Epileptic.X). */
 static void test_bytes_per_vertex_bcn(void **state)
 {
     (void)state;
@@ -1689,7 +1690,7 @@ static void test_bytes_per_vertex_bcn(void **state)
             fail_msg("ssk_spring_create: %s", err.message);
         const size_t bytes = ssk_spring_bytes_per_vertex(sp);
         printf("BCN_Epileptic.X spring state (model %d): %zu bytes per vertex\n", model, bytes);
-        assert_true(bytes <= (model == 4 ? 640u : 256u));
+        assert_true(bytes <= (model == 4 ? 736u : 256u));
         assert_true(bytes >= 4 * 12 + 32 + 6 * 16); /* test_bytes_per_vertex's floor */
         ssk_spring_destroy(sp);
     }
@@ -2039,6 +2040,51 @@ static void test_twist_anchor(void **state)
     fixture_free(&f);
 }
 
+/* The relative rule when the moves reach the rounding of the positions
+ * before a contraction was measured: the moves of the 241k body's frame
+ * 24 (near the rest pose; the rounding, 16 ulps of the largest rest
+ * coordinate, is 4.0e-6, the tolerance 3.6e-6). One move above the
+ * rounding, then moves in it: the iteration has converged, and the rule
+ * says so within the window (it ran to the cap with an infinite estimate
+ * when it counted the passes instead of the moves kept). A solve whose
+ * moves stay above the rounding and shrink slowly is not called
+ * converged. */
+static void test_relative_rule_moves_at_the_rounding(void **state)
+{
+    (void)state;
+    ssk_spring sp;
+    memset(&sp, 0, sizeof sp);
+    sp.params.convergence = SSK_CONVERGE_RELATIVE;
+    sp.params.max_iterations = 100;
+    sp.negligible = 4.0e-6f;
+    sp.threshold = 3.6e-6f;
+    const float moves[] = {8.1e-6f, 4.5e-7f, 8.8e-8f, 6.2e-8f, 6.1e-8f, 1.8e-7f, 2.0e-7f};
+    ssk_spring_watch w;
+    ssk_spring_watch_begin(&w);
+    uint32_t done = 0;
+    for (uint32_t k = 1; k <= sizeof moves / sizeof moves[0] && !done; ++k) {
+        ssk_spring_pass r;
+        memset(&r, 0, sizeof r);
+        r.energy = 1.0;
+        r.max_disp2 = moves[k - 1] * moves[k - 1];
+        if (ssk_spring_watch_pass(&w, &sp, k, &r) & SSK_SPRING_DONE) done = k;
+    }
+    assert_true(done >= 2 && done <= SSK_SPRING_RELATIVE_WINDOW);
+    assert_int_equal(w.converged, 1);
+    assert_true(isfinite(w.residual) && w.residual < sp.threshold);
+    /* moves above the rounding shrinking by 0.99 a pass: the estimate
+     * (about 99 moves) stays far above the tolerance */
+    ssk_spring_watch_begin(&w);
+    float m = 1.0e-4f;
+    for (uint32_t k = 1; k <= 60; ++k, m *= 0.99f) {
+        ssk_spring_pass r;
+        memset(&r, 0, sizeof r);
+        r.energy = 1.0;
+        r.max_disp2 = m * m;
+        assert_false(ssk_spring_watch_pass(&w, &sp, k, &r) & SSK_SPRING_DONE);
+    }
+}
+
 /* The coarse-step scale rules of a multilevel solve (ssk_spring_ml_watch,
  * issue #16) on given sequences of largest squared moves: an oscillation
  * that neither grows nor decays halves the scale once
@@ -2178,6 +2224,7 @@ int main(void)
         cmocka_unit_test(test_short_edge_clusters),
         cmocka_unit_test(test_twist_anchor),
         cmocka_unit_test(test_ml_watch_rules),
+        cmocka_unit_test(test_relative_rule_moves_at_the_rounding),
         cmocka_unit_test(test_chebyshev_warmup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
