@@ -186,6 +186,7 @@
 #define SSK_SPRING_FLAG_MAP0 8u      // map f present: SSK_SPRING_FLAG_MAP0 << f
 #define SSK_SPRING_FLAG_CHEBYSHEV 1024u // blend with x_{k-1} (after the 7 map bits)
 #define SSK_SPRING_FLAG_TWIST 2048u     // the twist anchor is on (k_a > 0)
+#define SSK_SPRING_FLAG_STEP 4096u      // write the step x_next - x, not x_next (the multigrid)
 
 // Forces (ssk_spring_force) and roles (SSK_ROLE_*) of springskin.h.
 #define SSK_FORCE_SURFACE 0

@@ -223,9 +223,17 @@ void step_vertex(uint i, float omega)
     }
     precise float d2 = mx * mx + my * my + mz * mz;
     precise float f2 = fx * fx + fy * fy + fz * fz;
-    next[3u * i] = nx;
-    next[3u * i + 1u] = ny;
-    next[3u * i + 2u] = nz;
+    if ((u_flags & SSK_SPRING_FLAG_STEP) != 0u) {
+        /* the step itself, not rounded by the positions' ulps (the
+         * multigrid's map: ssk_spring_mg_pass_finish on the host) */
+        next[3u * i] = mx;
+        next[3u * i + 1u] = my;
+        next[3u * i + 2u] = mz;
+    } else {
+        next[3u * i] = nx;
+        next[3u * i + 1u] = ny;
+        next[3u * i + 2u] = nz;
+    }
     scratch[i] = vec4(d2, f2, energy, kin);
 }
 

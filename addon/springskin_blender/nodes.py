@@ -481,10 +481,9 @@ _CONVERGENCE = (
     ("ITERATIONS", "Iterations", "Always run Max Iterations", "NONE", 3),
 )
 _SOLVERS = (
-    ("AUTO", "Auto", "Multigrid on the CPU, Multilevel on the GPU (until the multigrid's GPU "
-     "port)", "NONE", 3),
+    ("AUTO", "Auto", "Multigrid, or Multilevel for a spring with surface edits", "NONE", 3),
     ("MULTIGRID", "Multigrid", "A multigrid correction over the whole surface (not in the "
-     "paper): as many iterations on a dense character as on a light one; CPU only", "NONE", 4),
+     "paper): about as many iterations on a dense character as on a light one", "NONE", 4),
     ("MULTILEVEL", "Multilevel", "Chebyshev plus a coarse correction over slabs of each bone "
      "(not in the paper): few iterations on light meshes, more on dense ones", "NONE", 0),
     ("CHEBYSHEV", "Chebyshev", "The plain update accelerated by Chebyshev's semi-iterative "

@@ -808,18 +808,14 @@ def unconverged_summary(state):
     iterations, residual = max(state.unconverged.values(), key=lambda r: r[1])
     shown = ", ".join("%g" % f for f in frames[:6]) + (", ..." if len(frames) > 6 else "")
     # advice that fits the solver in use: the Auto solver is the multigrid
-    # on the CPU (as many passes on a dense mesh as on a light one), the
-    # multilevel one on the GPU
+    # on both backends (about as many passes on a dense mesh as on a light
+    # one)
     solvers = getattr(state, "spring_solvers", {"auto"})
     slower = sorted(solvers & {"jacobi", "chebyshev", "multilevel"})
-    on_gpu = getattr(state, "backend", "cpu") == "gl"
-    if slower and not on_gpu:
+    if slower:
         advice = ("raise Max Iterations on the Spring node, or set its Solver to Auto (the "
                   "multigrid, far fewer iterations on a dense mesh than %s)"
                   % slower[0].capitalize())
-    elif on_gpu and solvers & {"auto", "multilevel"}:
-        advice = ("raise Max Iterations on the Spring node, or run it on the CPU (Auto is the "
-                  "multigrid there; its GPU port is not written yet)")
     else:
         advice = "raise Max Iterations on the Spring node"
     return ("Springs not converged at %d frame(s): %s (largest residual %.3g after %d "

@@ -333,6 +333,7 @@ _Static_assert(LOC_SPRING_K + SSK_FORCE_COUNT <= LOC_SPRING_DT &&
 #define SPRING_FLAG_MAP0 8u
 #define SPRING_FLAG_CHEBYSHEV 1024u
 #define SPRING_FLAG_TWIST 2048u
+#define SPRING_FLAG_STEP 4096u
 #define SPRING_DET_DETAIL 0u
 #define SPRING_DET_CLUSTER 1u
 _Static_assert(SPRING_FLAG_MAP0 << SSK_FORCE_COUNT <= SPRING_FLAG_CHEBYSHEV,
@@ -477,6 +478,7 @@ typedef struct gl_spring {
     uint32_t ml_chunks;           /* multilevel: restriction chunks (ML_OFF_CHUNKS pairs) */
     GLuint ml_chunk_off;          /* ... each local node's chunks (CSR, local + 1 in U) */
     bool watch_on;                /* this solve's passes run with the watch on the device */
+    bool step_out;                /* the force pass writes its step (the multigrid) */
     uint32_t pass;                /* ... and the pass being issued */
     float *watch_table;           /* 2 x (max_iterations + 2) x 2 floats, host scratch */
     /* the report whose energy this frame's last step reads from
@@ -1632,6 +1634,7 @@ static void spring_step(gl_state *s, gl_spring *g, GLuint next, bool write, GLui
     if (sp->edit_target) flags |= SPRING_FLAG_EDITS;
     if (write && prev) flags |= SPRING_FLAG_CHEBYSHEV; /* the watch: weight 1 skips it */
     if (sp->params.stiffness[SSK_FORCE_TWIST] > 0.0f) flags |= SPRING_FLAG_TWIST;
+    if (write && g->step_out) flags |= SPRING_FLAG_STEP;
     const gl_program program = spring_step_program(g);
     const bool wide = program != PROG_SPRING_STEP;
     glUseProgram(s->programs[program]);
@@ -1728,7 +1731,7 @@ static ssk_status spring_reduce_read(gl_spring *g, uint32_t n, ssk_spring_pass *
         out[i].max_disp2 = r[i].max_disp2;
         out[i].max_force2 = r[i].max_force2;
         out[i].bad = r[i].bad != 0;
-        out[i].max_step2 = 0.0f; /* the multigrid runs on the CPU only */
+        out[i].max_step2 = 0.0f; /* the multigrid's: the host's (spring_passes_multigrid) */
     }
     return SSK_OK;
 }
@@ -2067,6 +2070,84 @@ static ssk_status spring_passes(gl_state *s, gl_spring *g, bool semi, spring_bat
     return SSK_OK;
 }
 
+/* --- The multigrid ---------------------------------------------------------
+ * The surface multigrid solver (core/kernels/spring_multigrid.c) on GL:
+ * each pass's force pass runs on the device (the one-ring sums, the bulk of
+ * a pass) and writes its step g itself (SPRING_FLAG_STEP); the host reads
+ * g back and runs the rest of the pass with the CPU solver's own code
+ * (ssk_spring_mg_pass_finish: the coarse correction, the Anderson fit, the
+ * move), then uploads x_k into the ring. The force pass is the CPU's bit
+ * for bit on an IEEE device (kernels_spring_step.comp) and the rest is the
+ * same code, so the passes, the stopping pass and the iterates are the
+ * CPU's (test_backends compares them). Every pass reads back and uploads
+ * #V by 3 floats and waits for the device: one pass a batch, the host's
+ * watch. The coarse levels on the device are an open item (issue #36). */
+static ssk_status spring_passes_multigrid(gl_state *s, gl_spring *g, const uint8_t *roles,
+                                         spring_batch_run *b, ssk_gl_profile *prof,
+                                         ssk_error *err)
+{
+    ssk_spring *sp = g->sp;
+    const ssk_spring_params *p = &sp->params;
+    const size_t bytes = 3 * (size_t)sp->vertex_count * sizeof(float);
+    memset(b, 0, sizeof *b);
+    ssk_spring_watch *w = &b->w;
+    ssk_spring_watch_begin(w);
+    ssk_spring_mg_solve_begin(sp->mg);
+    /* the host's copies of x_{k-2}, x_{k-1}, x_k: the CPU solver's buffers
+     * (x_0 also as x_{-1}, as in ssk_spring_solve) */
+    float *px = sp->pos[0], *cx = sp->pos[1], *nx = sp->pos[2];
+    read_back(ring_slot(g, 0), cx, bytes);
+    memcpy(px, cx, bytes);
+    memcpy(nx, cx, bytes);
+    ssk_status st = ssk_gl_check("spring multigrid start", err);
+    if (st != SSK_OK) return st;
+    bool done = false;
+    g->step_out = true;
+    for (uint32_t k = 1; k <= p->max_iterations && !done; ++k) {
+        const float omega = ssk_spring_watch_omega(w, sp, k);
+        spring_records(s, g, ring_slot(g, (int64_t)k - 1));
+        ssk_gl_profile_mark(prof, SPRING_PROF_RECORDS);
+        spring_step(s, g, ring_slot(g, k), true, 0, 1.0f);
+        ssk_gl_profile_mark(prof, SPRING_PROF_STEP);
+        spring_reduce_issue(s, g, 0);
+        ssk_spring_pass r;
+        st = spring_reduce_read(g, 1, &r, err);
+        if (st == SSK_OK && k == 1) st = spring_first_check(g, err);
+        if (st != SSK_OK) break;
+        read_back(ring_slot(g, k), sp->mg->b[0], bytes);
+        ssk_gl_profile_mark(prof, SPRING_PROF_READBACK);
+        const int bad_step = r.bad;
+        r = ssk_spring_mg_pass_finish(sp, nx, cx, px, omega, roles, r);
+        r.bad |= bad_step;
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, ring_slot(g, k));
+        glBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)bytes, nx);
+        ssk_gl_profile_mark(prof, SPRING_PROF_COARSE);
+        b->passes++;
+        b->batches++;
+        const unsigned act = ssk_spring_watch_pass(w, sp, k, &r);
+        if (act & SSK_SPRING_SAVE_GOOD)
+            copy_buffer(ring_slot(g, (int64_t)k - 2), g->buffers[SB_GOOD], bytes);
+        if (act & SSK_SPRING_DONE) {
+            done = true;
+            b->current = (int64_t)k - 1;
+            break;
+        }
+        float *old = px;
+        px = cx;
+        cx = nx;
+        nx = old;
+    }
+    g->step_out = false;
+    if (st != SSK_OK) return st;
+    if (b->batches == 0) {
+        st = spring_first_check(g, err);
+        if (st != SSK_OK) return st;
+    }
+    if (!done) b->current = p->max_iterations;
+    ssk_spring_watch_end(w, sp);
+    return SSK_OK;
+}
+
 /* --- The watch on the device ---------------------------------------------
  * On hardware GPUs (the fused multilevel pass) a solve reads nothing back
  * until its frame is done: the watch's decisions after each pass
@@ -2308,11 +2389,6 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
         return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
                              "GL spring kernel: no spring, input or bones");
     if (call->report) memset(call->report, 0, sizeof *call->report);
-    if (sp->params.multilevel == SSK_SPRING_MULTIGRID)
-        return ssk_error_set(err, SSK_ERROR_UNSUPPORTED,
-                             "GL spring kernel: the 'multigrid' solver has no GL port yet: "
-                             "resolve the spring's parameters for GL "
-                             "(ssk_spring_params_resolve) or use the CPU backend");
     /* the programs this state's solves can run (those of the hardware
      * GPUs' variants bind more storage blocks than GL guarantees) */
     const struct {
@@ -2400,13 +2476,14 @@ static ssk_status run_spring(gl_state *s, const ssk_kernel_call *call, GLuint in
     if (semi && !continued) clear_buffer(g->buffers[SB_VELOCITY]);
     copy_buffer(x0, ring_slot(g, -1), bytes);
 
-    g->watch_on = spring_watch_on_device(s, g, semi);
+    g->watch_on = !sp->mg && spring_watch_on_device(s, g, semi);
     spring_step_setup(s, g);
     if (sp->ml) spring_ml_setup(s, g, call->attach_bones);
     ssk_gl_profile_mark(&prof, SPRING_PROF_SETUP);
     spring_batch_run b;
-    st = g->watch_on ? spring_passes_device(s, g, &b, &prof, err)
-                     : spring_passes(s, g, semi, &b, &prof, err);
+    st = sp->mg       ? spring_passes_multigrid(s, g, roles, &b, &prof, err)
+         : g->watch_on ? spring_passes_device(s, g, &b, &prof, err)
+                       : spring_passes(s, g, semi, &b, &prof, err);
     /* the step's later uses (the result's energy) are the host's */
     g->watch_on = false;
     if (st != SSK_OK) return st;

@@ -109,12 +109,13 @@ void ssk_spring_params_resolve(ssk_spring_params *p, ssk_backend backend)
         /* neither coarse correction nor the blend applies: the plain update */
         p->multilevel = SSK_SPRING_MULTILEVEL_NONE;
         p->chebyshev_rho = 0.0f;
-    } else if (backend == SSK_BACKEND_GL) {
-        p->multilevel = SSK_SPRING_MULTILEVEL_BONES;
     } else {
-        /* the corrected passes overshoot a few modes where a pose leaves the
-         * rest linearization (spring_multigrid.c); a blend tuned for a
-         * spectrum in [-rho, rho] amplifies them */
+        /* the surface multigrid on both backends (on GL its force passes
+         * run on the device, the correction on the host: gl_backend.c "The
+         * multigrid"). The corrected passes overshoot a few modes where a
+         * pose leaves the rest linearization (spring_multigrid.c); a blend
+         * tuned for a spectrum in [-rho, rho] amplifies them */
+        (void)backend;
         p->multilevel = SSK_SPRING_MULTIGRID;
         p->chebyshev_rho = 0.0f;
     }

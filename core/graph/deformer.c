@@ -92,17 +92,6 @@ struct ssk_deformer {
 
 /* Picks the backend: GL when asked for (or, for AUTO, when the context's
  * renderer is a hardware GPU), the CPU otherwise. */
-/* The first spring node whose solver has no GL port yet (the surface
- * multigrid, issue #36), or -1. */
-static int64_t cpu_only_spring(const ssk_graph *g)
-{
-    for (uint32_t i = 0; i < g->node_count; ++i)
-        if (g->nodes[i].type == SSK_NODE_SPRING &&
-            g->nodes[i].spring.multilevel == SSK_SPRING_MULTIGRID)
-            return i;
-    return -1;
-}
-
 static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc,
                                   ssk_gl_context **out_gl, ssk_error *err)
 {
@@ -111,13 +100,6 @@ static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc
         d->backend = SSK_BACKEND_CPU;
         return SSK_OK;
     }
-    const int64_t cpu_only = cpu_only_spring(d->graph);
-    if (cpu_only >= 0 && desc->backend == SSK_BACKEND_GL)
-        return ssk_error_set(err, SSK_ERROR_UNSUPPORTED,
-                             "spring node '%s': the 'multigrid' solver runs on the CPU backend "
-                             "only (its GL port is not written yet): use the CPU backend, or "
-                             "the 'multilevel' solver on GL",
-                             d->graph->nodes[cpu_only].id);
     ssk_gl_context *gl = desc->gl_context;
     if (!gl) {
         ssk_error gl_err = {0};
@@ -137,16 +119,11 @@ static ssk_status resolve_backend(ssk_deformer *d, const ssk_deformer_desc *desc
     if (desc->backend == SSK_BACKEND_AUTO) {
         ssk_gl_info info;
         ssk_gl_context_info(gl, &info, NULL);
-        if (!info.hardware || cpu_only >= 0) {
+        if (!info.hardware) {
             /* software GL is slower than the CPU loop */
             d->backend = SSK_BACKEND_CPU;
             ssk_gl_context_destroy(d->owned_gl);
             d->owned_gl = NULL;
-            if (info.hardware)
-                ssk_error_set(err, SSK_OK,
-                              "warning: spring node '%s': the 'multigrid' solver runs on the "
-                              "CPU only; using the CPU backend",
-                              d->graph->nodes[cpu_only].id);
             return SSK_OK;
         }
     }
@@ -460,12 +437,10 @@ static ssk_status plan_steps(ssk_deformer *d, size_t nb, const uint32_t *last_re
                 for (uint32_t e = 0; e < node->edit_count; ++e) list[e] = node->edits[e].edit;
                 edits = list;
             }
-            /* the "auto" solver resolved for GL (ssk_spring_create
-             * resolves it for the CPU, where surface edits matter too) */
-            ssk_spring_params params = node->spring;
-            if (d->backend == SSK_BACKEND_GL) ssk_spring_params_resolve(&params, d->backend);
+            /* ssk_spring_create resolves the "auto" solver (the same on
+             * both backends; surface edits pick the per-bone levels) */
             ssk_status st = ssk_spring_create(&d->springs[n], d->rig, d->binding_handle,
-                                              &params, edits, node->edit_count, err);
+                                              &node->spring, edits, node->edit_count, err);
             free(list);
             if (st != SSK_OK) {
                 char message[SSK_ERROR_MESSAGE_SIZE];

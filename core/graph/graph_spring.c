@@ -449,11 +449,11 @@ ssk_status ssk_graph_parse_spring(ssk_graph *g, ssk_graph_node *n, json_object *
     /* "solver": jacobi is chebyshev_rho 0 and no multilevel correction;
      * chebyshev takes chebyshev_rho (default 0.99); multilevel adds the
      * correction to either (chebyshev_rho default 0.96, 0 allowed);
-     * multigrid is the surface multigrid (CPU). auto, or no solver: the
-     * multigrid on the CPU and multilevel on GL (chebyshev_rho as given;
-     * ssk_spring_params_resolve) where they apply (the explicit
-     * integrator and a scheme other than energy), the plain update
-     * elsewhere. */
+     * multigrid is the surface multigrid. auto, or no solver: the
+     * multigrid (multilevel, chebyshev_rho as given, for a spring with
+     * surface edits; ssk_spring_params_resolve) where they apply (the
+     * explicit integrator and a scheme other than energy), the plain
+     * update elsewhere. */
     name = -1;
     if ((s = ssk_graph_get_name(obj, id, "solver", solver_name_at, SOLVER_COUNT, &name, err)) != SSK_OK)
         return s;

@@ -1064,12 +1064,13 @@ enum {
     SSK_SPRING_MULTILEVEL_BONES = 1, /* per-bone slabs (core/kernels/spring_multilevel.c) */
     /* a smoothed-aggregation multigrid of the forces' linearization at
      * rest over the welded surface (issue #36, core/kernels/spring_multigrid.c):
-     * its pass count does not grow with the mesh density; CPU only for now */
+     * its pass count grows little with the mesh density. On GL the force
+     * passes run on the device and the correction on the host
+     * (core/backends/gl_backend.c "The multigrid") */
     SSK_SPRING_MULTIGRID = 2,
-    /* the default: the multigrid (chebyshev_rho unused) where the solve runs
-     * on the CPU, the per-bone levels blended with chebyshev_rho on the GL
-     * backend until the multigrid's GL port; a deformer resolves it for its
-     * backend, ssk_spring_create alone for the CPU */
+    /* the default: the multigrid (chebyshev_rho unused) on both backends, the
+     * per-bone levels (blended with chebyshev_rho) for a spring with surface
+     * edits; ssk_spring_create resolves it (ssk_spring_params_resolve) */
     SSK_SPRING_SOLVER_AUTO = 3
 };
 
@@ -1538,14 +1539,15 @@ const char *ssk_attachment_mode_name(ssk_attachment_mode mode);
 
 /* Replaces multilevel = SSK_SPRING_SOLVER_AUTO in *p (in place) with the
  * solver it stands for on `backend`: SSK_SPRING_MULTIGRID with
- * chebyshev_rho 0 on the CPU, SSK_SPRING_MULTILEVEL_BONES (chebyshev_rho
- * kept) on GL, the plain update (both 0) with the semi-implicit integrator
- * or the energy scheme, where neither applies. Other values, and NULL, are
- * left alone. ssk_spring_create resolves for the CPU, and picks the
- * per-bone levels instead of the multigrid when given surface edits (the
- * multigrid's rest model leaves the handles' rows out: on a sheet pulled
- * by handles it stalls far from the equilibrium, issue #36); a deformer
- * resolves for GL. */
+ * chebyshev_rho 0 on both backends (on GL the force passes run on the
+ * device and the multigrid's correction on the host), the plain update
+ * (both 0) with the semi-implicit integrator or the energy scheme, where
+ * neither applies. Other values, and NULL, are left alone.
+ * ssk_spring_create resolves it, and picks the per-bone levels
+ * (SSK_SPRING_MULTILEVEL_BONES, chebyshev_rho kept) instead of the
+ * multigrid when given surface edits (the multigrid's rest model leaves
+ * the handles' rows out: on a sheet pulled by handles it stalls far from
+ * the equilibrium, issue #36). */
 void ssk_spring_params_resolve(ssk_spring_params *p, ssk_backend backend);
 /* Parses a backend name in any case. SSK_ERROR_INVALID_ARGUMENT lists the
  * accepted names. */

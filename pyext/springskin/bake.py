@@ -65,7 +65,7 @@ def _spring_advice(doc, method):
             and n.get("convergence", "relative") != "energy"]
     if slow:
         advice += (f', or give {"them" if len(slow) > 1 else "it"} "solver": "auto" '
-                   f'(the default: the multigrid on the CPU, which converges in far fewer '
+                   f'(the default: the multigrid, which converges in far fewer '
                    f'iterations than "{slow[0]["solver"]}" on a dense mesh)')
     return advice
 

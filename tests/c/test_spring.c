@@ -223,7 +223,8 @@ static void test_defaults(void **state)
     assert_int_equal(p.convergence, SSK_CONVERGE_RELATIVE);
     assert_true(p.threshold <= 0.0f);
     assert_int_equal(p.mode, SSK_SPRING_FRAME_INDEPENDENT);
-    /* the solver picked for the backend, the multilevel's blend for GL */
+    /* the solver picked when the spring is made: the multigrid on both
+     * backends (the blend kept for a named multilevel solver) */
     assert_int_equal(p.multilevel, SSK_SPRING_SOLVER_AUTO);
     assert_true(p.chebyshev_rho == 0.96f);
     ssk_spring_params q = p;
@@ -232,8 +233,8 @@ static void test_defaults(void **state)
     assert_true(q.chebyshev_rho == 0.0f);
     q = p;
     ssk_spring_params_resolve(&q, SSK_BACKEND_GL);
-    assert_int_equal(q.multilevel, SSK_SPRING_MULTILEVEL_BONES);
-    assert_true(q.chebyshev_rho == 0.96f);
+    assert_int_equal(q.multilevel, SSK_SPRING_MULTIGRID);
+    assert_true(q.chebyshev_rho == 0.0f);
     q = p;
     q.integrator = SSK_SPRING_SEMI_IMPLICIT;
     ssk_spring_params_resolve(&q, SSK_BACKEND_CPU);
