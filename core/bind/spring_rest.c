@@ -171,7 +171,6 @@ void ssk_spring_destroy(ssk_spring *sp)
     free(sp->chunk_results);
     ssk_spring_ml_destroy(sp->ml);
     ssk_spring_mg_destroy(sp->mg);
-    free(sp->mg_force);
     free(sp->cluster_words);
     free(sp);
 }

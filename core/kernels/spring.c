@@ -1558,8 +1558,7 @@ ssk_status ssk_spring_multigrid_probe(ssk_spring *sp, const float *rest,
     uint32_t *color = malloc(((size_t)nv + 1) * sizeof(uint32_t));
     /* every vertex free, as the multilevel probe (above) */
     uint8_t *free_roles = calloc((size_t)nv + 8, 1);
-    sp->mg_force = malloc(bytes + 1);
-    if (!mg || !x0 || !g0 || !probe || !g || !color || !free_roles || !sp->mg_force) goto fail;
+    if (!mg || !x0 || !g0 || !probe || !g || !color || !free_roles) goto fail;
     memcpy(x0, rest, bytes);
     ssk_spring_anchors(sp, rest_bones);
     ssk_spring_detail(sp, x0);
@@ -1634,37 +1633,10 @@ fail:
 typedef struct mg_rows_job {
     const ssk_spring *sp;
     const uint8_t *roles;
-    float *next, *step, *force, *chunk_max;
+    float *next, *step, *chunk_max;
     const float *cur, *prev;
     float omega;
 } mg_rows_job;
-
-/* force = step / p (step: the plain pass's) */
-static void mg_forces_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
-{
-    const mg_rows_job *j = ctx;
-    (void)chunk;
-    for (int64_t i = begin; i < end; ++i) {
-        const float q = ssk_spring_step_inverse(j->sp, j->roles, (uint32_t)i);
-        for (int k = 0; k < 3; ++k) {
-            const size_t at = 3 * (size_t)i + k;
-            j->force[at] = j->step[at] * q;
-        }
-    }
-}
-
-/* the chunk's largest squared corrected step (NaN when one is) */
-static void mg_step_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
-{
-    const mg_rows_job *j = ctx;
-    float md = 0.0f;
-    for (int64_t i = begin; i < end; ++i) {
-        const float *g = j->step + 3 * (size_t)i;
-        const float d2 = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
-        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
-    }
-    j->chunk_max[chunk] = md;
-}
 
 /* The largest of the chunks' maxima (NaN when one is). */
 static float mg_chunks_max(const ssk_spring_mg *mg, uint32_t nv)
@@ -1705,16 +1677,12 @@ ssk_spring_pass ssk_spring_mg_pass_finish(ssk_spring *sp, float *next, const flo
 {
     const uint32_t nv = sp->vertex_count;
     ssk_spring_mg *mg = sp->mg;
-    mg_rows_job j = {sp, roles, next, mg->b[0], sp->mg_force, mg->chunk_max, cur, prev, omega};
-    ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_forces_chunk, &j);
-    float *step = mg->b[0], *force = sp->mg_force;
-    ssk_spring_mg_correct(mg, sp, step, force, roles);
-    /* the preconditioned residual, for the relative scheme only */
-    float ms = 0.0f;
-    if (sp->params.convergence == SSK_CONVERGE_RELATIVE) {
-        ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_step_chunk, &j);
-        ms = mg_chunks_max(mg, nv);
-    }
+    mg_rows_job j = {sp, roles, next, mg->b[0], mg->chunk_max, cur, prev, omega};
+    float *step = mg->b[0];
+    /* the corrected step's largest square: the preconditioned residual,
+     * which the relative scheme reads */
+    const float corrected = ssk_spring_mg_correct(mg, sp, step, roles);
+    const float ms = sp->params.convergence == SSK_CONVERGE_RELATIVE ? corrected : 0.0f;
     /* Anderson acceleration of the corrected passes: what the rest-pose
      * model gets wrong in a pose is left for the last passes, which a fit
      * over the last few steps removes (60k body, frame 6: 3.8e-4 from the

@@ -266,7 +266,6 @@ struct ssk_spring {
     /* the surface multigrid correction (spring_multigrid.c), NULL unless
      * params.multilevel == SSK_SPRING_MULTIGRID */
     struct ssk_spring_mg *mg;
-    float *mg_force;         /* #V by 3: the pass's F (multigrid only) */
 
     size_t bytes;            /* everything above that the solver owns */
 };
@@ -931,10 +930,12 @@ void ssk_spring_mg_add_detail(ssk_spring_mg *mg, const ssk_spring *sp, const uin
  * A0 is probed; false when out of memory. */
 bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp);
 void ssk_spring_mg_destroy(ssk_spring_mg *mg);
-/* step (#V by 3): the plain step g of the pass, force: F = g / p; adds
- * theta P0 V(P0^T (F - A0 g)) on the free rows. */
-void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
-                           const float *force, const uint8_t *roles);
+/* step (#V by 3): the plain step g of the pass (F = g / p,
+ * ssk_spring_step_inverse); adds theta P0 V(P0^T (D F - A0 g)) on the free
+ * rows. Returns the largest squared corrected step over all rows (NaN or
+ * infinite when one is not finite). */
+float ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
+                            const uint8_t *roles);
 /* Anderson acceleration of the corrected passes (Walker and Ni 2011, type
  * II): step (#V by 3) holds the pass's step f_k = G(x_k) - x_k at cur =
  * x_k; replaced by f_k - (dX + dF) gamma, gamma the least-squares fit of

@@ -974,13 +974,15 @@ static void vcycle(ssk_spring_mg *mg, uint32_t l)
 typedef struct fine_job {
     const ssk_spring_mg *mg;
     const ssk_spring *sp;
-    const float *step, *force;
+    const float *step;
     const uint8_t *roles;
     float *r;
     float *out; /* the step the correction is added to */
+    float *chunk_max; /* per chunk: the largest squared corrected step */
 } fine_job;
 
-/* r = D F - A0 g on the free rows (0 elsewhere), rows [begin, end) */
+/* r = D F - A0 g on the free rows (0 elsewhere), F = g / p, rows [begin,
+ * end) */
 static void fine_residual_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
     const fine_job *j = ctx;
@@ -1004,10 +1006,10 @@ static void fine_residual_chunk(void *ctx, int64_t begin, int64_t end, uint32_t 
         }
         const uint32_t deg = j->sp->offsets[i + 1] - j->sp->offsets[i];
         const float w = deg ? (float)deg : 1.0f;
-        const float *f = j->force + 3 * (size_t)i;
-        o[0] = w * f[0] - s0;
-        o[1] = w * f[1] - s1;
-        o[2] = w * f[2] - s2;
+        const float q = ssk_spring_step_inverse(j->sp, j->roles, (uint32_t)i);
+        o[0] = w * (g[0] * q) - s0;
+        o[1] = w * (g[1] * q) - s1;
+        o[2] = w * (g[2] * q) - s2;
     }
 }
 
@@ -1035,37 +1037,50 @@ static void prolong_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
 {
     const fine_job *j = ctx;
     const ssk_spring_mg *mg = j->mg;
-    (void)chunk;
     const float *e1 = mg->x[1];
+    float md = 0.0f;
     for (int64_t i = begin; i < end; ++i) {
-        if (j->roles[i] != SSK_ROLE_FREE || (mg->frozen && mg->frozen[i])) continue;
-        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
-        for (uint32_t k = mg->p0_ptr[i]; k < mg->p0_ptr[i + 1]; ++k) {
-            const float w = mg->p0_w[k], *v = e1 + 3 * (size_t)mg->p0_col[k];
-            s0 += w * v[0];
-            s1 += w * v[1];
-            s2 += w * v[2];
-        }
         float *o = j->out + 3 * (size_t)i;
-        o[0] += mg->theta * s0;
-        o[1] += mg->theta * s1;
-        o[2] += mg->theta * s2;
+        if (j->roles[i] == SSK_ROLE_FREE && !(mg->frozen && mg->frozen[i])) {
+            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;
+            for (uint32_t k = mg->p0_ptr[i]; k < mg->p0_ptr[i + 1]; ++k) {
+                const float w = mg->p0_w[k], *v = e1 + 3 * (size_t)mg->p0_col[k];
+                s0 += w * v[0];
+                s1 += w * v[1];
+                s2 += w * v[2];
+            }
+            o[0] += mg->theta * s0;
+            o[1] += mg->theta * s1;
+            o[2] += mg->theta * s2;
+        }
+        const float d2 = o[0] * o[0] + o[1] * o[1] + o[2] * o[2];
+        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
     }
+    j->chunk_max[chunk] = md;
 }
 
-void ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
-                           const float *force, const uint8_t *roles)
+float ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
+                            const uint8_t *roles)
 {
     const uint32_t nv = sp->vertex_count;
     /* r = D F - (D A0) g on the free rows */
     float *r = mg->t[0];
-    fine_job j = {mg, sp, step, force, roles, r, step};
+    fine_job j = {mg, sp, step, roles, r, step, mg->chunk_max};
     ssk_parallel_for(nv, SSK_SPRING_MG_PARALLEL_ROWS / 2, fine_residual_chunk, &j);
     /* b1 = P0^T r */
     ssk_parallel_for(mg->n[1], SSK_SPRING_MG_PARALLEL_ROWS / 2, restrict_chunk, &j);
     vcycle(mg, 1);
-    /* step += theta P0 e1 on the free rows */
+    /* step += theta P0 e1 on the free rows; the largest corrected step */
+    _Static_assert(SSK_SPRING_MG_PARALLEL_ROWS / 2 == SSK_PARALLEL_GRAIN,
+                   "chunk_max holds a value per chunk of SSK_PARALLEL_GRAIN rows");
     ssk_parallel_for(nv, SSK_SPRING_MG_PARALLEL_ROWS / 2, prolong_chunk, &j);
+    float md = 0.0f;
+    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
+    for (uint32_t c = 0; c < chunks; ++c) {
+        const float d2 = mg->chunk_max[c];
+        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
+    }
+    return md;
 }
 
 /* --- Anderson acceleration ------------------------------------------------ */
