@@ -896,9 +896,9 @@ typedef struct ssk_spring_mg {
                           when the moves grow) */
     float move_prev;   /* the last pass's largest squared move */
     /* Anderson acceleration (ssk_spring_mg_anderson): the last
-     * SSK_SPRING_MG_ANDERSON differences of iterates and of steps (a ring),
-     * the last iterate and step */
-    float *aa_dx, *aa_df, *aa_x, *aa_f;
+     * SSK_SPRING_MG_ANDERSON differences of steps dF and the sums dX + dF
+     * with those of iterates (rings), the last iterate and step */
+    float *aa_s, *aa_df, *aa_x, *aa_f;
     double aa_gram[SSK_SPRING_MG_ANDERSON][SSK_SPRING_MG_ANDERSON]; /* dF^T dF */
     double *aa_partial; /* per chunk: 2 x depth partial dot products */
     float *chunk_max;   /* per chunk of SSK_PARALLEL_GRAIN rows: its largest move */

@@ -465,7 +465,7 @@ void ssk_spring_mg_destroy(ssk_spring_mg *mg)
     free(mg->r0_ptr);
     free(mg->r0_row);
     free(mg->r0_w);
-    free(mg->aa_dx);
+    free(mg->aa_s);
     free(mg->aa_df);
     free(mg->aa_x);
     free(mg->aa_f);
@@ -1092,13 +1092,13 @@ bool ssk_spring_mg_anderson_alloc(ssk_spring_mg *mg, const ssk_spring *sp)
     const size_t n3 = 3 * (size_t)sp->vertex_count;
     const uint32_t m = SSK_SPRING_MG_ANDERSON;
     const uint32_t chunks = ssk_parallel_chunk_count((int64_t)n3, AA_GRAIN);
-    mg->aa_dx = malloc((m * n3 + 1) * sizeof(float));
+    mg->aa_s = malloc((m * n3 + 1) * sizeof(float));
     mg->aa_df = malloc((m * n3 + 1) * sizeof(float));
     mg->aa_x = malloc((n3 + 1) * sizeof(float));
     mg->aa_f = malloc((n3 + 1) * sizeof(float));
     mg->aa_partial = malloc(((size_t)chunks * 2 * m + 1) * sizeof(double));
     mg->bytes += (2 * (size_t)m + 2) * n3 * sizeof(float);
-    return mg->aa_dx && mg->aa_df && mg->aa_x && mg->aa_f && mg->aa_partial;
+    return mg->aa_s && mg->aa_df && mg->aa_x && mg->aa_f && mg->aa_partial;
 }
 
 typedef struct aa_job {
@@ -1154,11 +1154,12 @@ static void aa_dots_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
     const uint32_t m = SSK_SPRING_MG_ANDERSON;
     double *part = mg->aa_partial + (size_t)chunk * 2 * m;
     for (uint32_t i = 0; i < 2 * m; ++i) part[i] = 0.0;
-    float *dxs = mg->aa_dx + j->slot * j->n3, *dfs = mg->aa_df + j->slot * j->n3;
+    float *ss = mg->aa_s + j->slot * j->n3, *dfs = mg->aa_df + j->slot * j->n3;
     for (int64_t k = begin; k < end; ++k) {
         if (j->slot != UINT32_MAX) {
-            dxs[k] = j->cur[k] - mg->aa_x[k];
+            const float dx = j->cur[k] - mg->aa_x[k];
             dfs[k] = j->step[k] - mg->aa_f[k];
+            ss[k] = dx + dfs[k]; /* what the update reads: one array, not two */
         }
         mg->aa_x[k] = j->cur[k];
         mg->aa_f[k] = j->step[k];
@@ -1176,8 +1177,8 @@ static void aa_update_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chun
     (void)chunk;
     for (uint32_t i = 0; i < j->h; ++i) {
         const float gi = j->gamma[i];
-        const float *dx = j->mg->aa_dx + i * j->n3, *df = j->mg->aa_df + i * j->n3;
-        for (int64_t k = begin; k < end; ++k) j->step[k] -= gi * (dx[k] + df[k]);
+        const float *s = j->mg->aa_s + i * j->n3;
+        for (int64_t k = begin; k < end; ++k) j->step[k] -= gi * s[k];
     }
 }
 
