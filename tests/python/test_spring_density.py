@@ -108,14 +108,15 @@ def mean_edge(rig):
 
 
 def test_multigrid_passes_grow_less_with_density_and_stop_near_equilibrium(rigs):
-    """Measured (2026-12-07, the relative rule with its five-pass mean
+    """Measured (2026-12-08, the relative rule with its five-pass mean
     contraction and the bound that shrinks by at most that contraction a
-    pass): passes per frame at FRAMES, coarse / fine: multigrid 16 21 15 19
-    / 33 41 38 32 (2.0x for 3.7x the vertices; 1.6x under the earlier,
-    looser estimate); the multilevel solver needed 2.4x under the earlier
-    one. Issue #36's bar, at most 1.5x from 15k to 250k vertices, is met on
-    the Rigify family from 15k to 60k (bench/spring_bodies.sh) but not
-    here; this guards what is."""
+    pass; the multigrid's unrounded step and Anderson depth 8): passes per
+    frame at FRAMES, coarse / fine: multigrid 16 20 19 18 / 27 43 30 30
+    (1.78x on average for 3.7x the vertices; 2.0x on 2026-12-07 with depth
+    4 and the rounded step); the multilevel solver needed 2.4x under an
+    earlier, looser estimate. Issue #36's bar, at most 1.5x from 15k to
+    250k vertices, is met on the Rigify family from 15k to 60k
+    (bench/spring_bodies.sh) but not here; this guards what is."""
     source, coarse, fine = rigs
     assert fine.vertex_count > 3.5 * coarse.vertex_count
     passes = {}
@@ -130,7 +131,7 @@ def test_multigrid_passes_grow_less_with_density_and_stop_near_equilibrium(rigs)
             # the rule's estimate is 1e-3 of the mean edge; issue #36 asks for 0.5%
             assert dist <= 5e-3 * h, (name, f, dist / h)
         passes[name] = [got[f][1]["iterations"] for f in FRAMES]
-    assert np.mean(passes["fine"]) <= 2.2 * np.mean(passes["coarse"]), passes
+    assert np.mean(passes["fine"]) <= 2.0 * np.mean(passes["coarse"]), passes
     assert max(passes["fine"]) <= 2.2 * max(passes["coarse"]), passes
     bones = solve(fine, source, spring_graph(solver="multilevel", max_iterations=1000))
     assert all(bones[f][1]["converged"] for f in FRAMES)
