@@ -276,7 +276,7 @@ def _draw_problems(node, context, layout):
 def _armature_of(obj):
     """The armature object deforming mesh `obj`, as the addon's runtime picks
     it (rig.armature_of when the rest of the addon is present): the armature
-    the Spring Skin modifier took over (``obj.springskin.armature_object``),
+    the Spring Skin modifier took over (``obj.springskin.armature``),
     else the Armature modifier named by ``obj.springskin.armature_modifier``,
     else the first Armature modifier with an armature, else the parent
     armature (Object.find_armature)."""

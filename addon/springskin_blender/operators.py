@@ -162,7 +162,8 @@ class OBJECT_OT_springskin_add(Operator):
         previous = (arm_mod.show_viewport, arm_mod.show_render)
         previous_graph = settings.graph_name
         settings.armature_modifier = arm_mod.name
-        settings.armature_object = arm.name
+        settings.armature = arm
+        settings.armature_object = ""
         settings.graph_name = ""  # the method alone; Edit as Graph makes a graph of it
         settings.method = self.method
         runtime.add_modifier(obj, arm_mod)
@@ -174,6 +175,7 @@ class OBJECT_OT_springskin_add(Operator):
             arm_mod.show_viewport, arm_mod.show_render = previous
             settings.graph_name = previous_graph
             settings.armature_modifier = ""
+            settings.armature = None
             settings.armature_object = ""
             runtime.forget(obj.name)
             return {"CANCELLED"}
@@ -399,6 +401,7 @@ class OBJECT_OT_springskin_remove(Operator):
             self.report({"WARNING"}, "the Armature modifier '%s' is gone: add one to deform "
                         "'%s' again" % (settings.armature_modifier, obj.name))
         settings.armature_modifier = ""
+        settings.armature = None
         settings.armature_object = ""
         tree = settings.graph
         settings.graph = None

@@ -140,13 +140,19 @@ class SpringSkinSettings(PropertyGroup):
         name="Armature Modifier", default="", options={"HIDDEN"},
         description="Name of the Armature modifier the Spring Skin modifier took over (kept, "
                     "disabled, its armature moved to Armature Object)")
+    armature: PointerProperty(
+        type=bpy.types.Object, name="Armature", options={"HIDDEN"},
+        poll=lambda _self, obj: obj.type == "ARMATURE",
+        description="The armature object that drives the deformation, held by reference as "
+                    "Blender's Armature modifier holds it (a duplicate of rig and mesh follows "
+                    "its own rig). Taken from the Armature modifier, whose object is cleared "
+                    "while Spring Skin drives the mesh (a disabled Armature modifier with an "
+                    "object still makes Blender evaluate the mesh once more per pose change); "
+                    "Remove Spring Skin puts it back")
     armature_object: StringProperty(
         name="Armature Object", default="", options={"HIDDEN"},
-        description="Name of the armature object that drives the deformation. Taken from the "
-                    "Armature modifier, whose object is cleared while Spring Skin drives the "
-                    "mesh (a disabled Armature modifier with an object still makes Blender "
-                    "evaluate the mesh once more per pose change); Remove Spring Skin puts it "
-                    "back")
+        description="Files saved before Armature held the armature by reference: its name, "
+                    "turned into the reference when the file is loaded")
 
 
 def _graph_get(self):

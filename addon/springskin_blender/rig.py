@@ -110,22 +110,61 @@ def armature_modifier(obj, name=""):
 
 
 def armature_of(obj):
-    """The armature object deforming mesh `obj`, looked up by name on every
-    call: the Spring Skin settings' ``armature_object``, else the object of
-    its Armature modifier, else its parent armature. None when none."""
+    """The armature object deforming mesh `obj`: the Spring Skin settings'
+    ``armature`` (a reference, which Blender remaps when rig and mesh are
+    duplicated together), else the armature named by ``armature_object``
+    (a file saved before the reference, until migrate_armature_names),
+    else the object of its Armature modifier. None when none."""
     settings = getattr(obj, "springskin", None)
-    if settings is not None and settings.armature_object:
-        arm = bpy.data.objects.get(settings.armature_object)
+    if settings is not None:
+        arm = settings.armature
         if arm is not None and arm.type == "ARMATURE":
             return arm
+        if settings.armature_object:
+            arm = bpy.data.objects.get(settings.armature_object)
+            if arm is not None and arm.type == "ARMATURE":
+                return arm
     mod = armature_modifier(obj, settings.armature_modifier if settings else "")
     if mod is not None and mod.object is not None and mod.object.type == "ARMATURE":
         return mod.object
-    parent = obj.parent
-    if settings is not None and settings.armature_object and parent is not None \
-            and parent.type == "ARMATURE":
-        return parent  # the armature was renamed: the parent is the best guess
     return None
+
+
+def taken_over(obj):
+    """True when Spring Skin took `obj`'s armature over (the reference, or
+    the name in a file saved before it)."""
+    settings = getattr(obj, "springskin", None)
+    return settings is not None and (settings.armature is not None or
+                                     bool(settings.armature_object))
+
+
+def armature_label(obj):
+    """The taken-over armature's name for messages ("" when none)."""
+    settings = getattr(obj, "springskin", None)
+    if settings is None:
+        return ""
+    if settings.armature is not None:
+        return settings.armature.name
+    return settings.armature_object
+
+
+def migrate_armature_names():
+    """Files saved before the armature was held by reference name it:
+    each such object gets the reference (the named armature, when it is
+    one) and the name is cleared. Returns the objects whose named armature
+    is gone (they are reported by the panel as before)."""
+    missing = []
+    for obj in bpy.data.objects:
+        settings = getattr(obj, "springskin", None)
+        if settings is None or not settings.armature_object or settings.armature is not None:
+            continue
+        arm = bpy.data.objects.get(settings.armature_object)
+        if arm is not None and arm.type == "ARMATURE" and obj.library is None:
+            settings.armature = arm
+            settings.armature_object = ""
+        else:
+            missing.append(obj)
+    return missing
 
 
 def unsupported_options(mod):
@@ -192,9 +231,9 @@ def check_setup(obj):
     arm = armature_of(obj)
     if arm is None:
         if settings is not None and settings.armature_object:
-            raise SetupError("the armature object '%s' of '%s' is gone (renamed or deleted): "
-                             "remove Spring Skin and add it again"
-                             % (settings.armature_object, obj.name))
+            raise SetupError("the armature object '%s' of '%s' is gone (deleted, or renamed "
+                             "in a file saved before 2026-12-08): remove Spring Skin and add "
+                             "it again" % (settings.armature_object, obj.name))
         raise SetupError("the Armature modifier '%s' of '%s' has no armature object"
                          % (mod.name, obj.name))
     if len(arm.data.bones) == 0:

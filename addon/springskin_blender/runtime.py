@@ -723,8 +723,8 @@ def _prepare(obj, scene, cage_force=False, render=False):
     if arm is None:
         if state is None:
             state = _states[obj.name] = ObjectState()
-        _report(obj, state, "no armature: the armature object '%s' is gone (renamed or "
-                            "deleted?)" % obj.springskin.armature_object)
+        _report(obj, state, "no armature: the armature object '%s' is gone (deleted?)"
+                % rigmod.armature_label(obj))
         return None, None
     mode = obj.mode
     left_editing = state is not None and state.last_mode in EDITING_MODES \
@@ -894,6 +894,7 @@ def _modifier_lost(obj):
                     "the mesh again" % arm_mod.name)
     settings.bound = False
     settings.armature_modifier = ""
+    settings.armature = None
     settings.armature_object = ""
     _notes[obj.name] = note
     print("Spring Skin: '%s': %s" % (obj.name, note))
@@ -943,7 +944,9 @@ def on_depsgraph_update_post(scene, depsgraph=None):
 
 @persistent
 def on_load_post(_dummy=None):
-    """A new file: forget every object's state (names may be reused)."""
+    """A new file: forget every object's state (names may be reused); a
+    file that names its armatures gets references (rig.migrate_armature_names)."""
+    rigmod.migrate_armature_names()
     for state in _states.values():
         _close_cache(state)
     _states.clear()

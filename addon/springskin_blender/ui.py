@@ -188,7 +188,7 @@ class SPRINGSKIN_PT_modifier(Panel):
         _draw_stroke_edits(layout, obj)
         if settings.armature_modifier:
             _wrapped(col, "Takes over '%s' (disabled) of armature '%s'"
-                     % (settings.armature_modifier, settings.armature_object),
+                     % (settings.armature_modifier, rigmod.armature_label(obj)),
                      icon="MODIFIER_OFF", width=LINE_WIDTH)
 
         box = layout.box()

@@ -96,7 +96,7 @@ def test_add_each_method_takes_over_the_armature_modifier():
         arm_mod = mesh.modifiers[arm_name]
         assert not arm_mod.show_viewport and not arm_mod.show_render
         # its armature moved to the settings (no evaluation for a disabled modifier)
-        assert arm_mod.object is None and mesh.springskin.armature_object == arm.name
+        assert arm_mod.object is None and mesh.springskin.armature == arm
         spring = mesh.modifiers["Spring Skin"]
         assert spring.type == "MESH_CACHE" and spring.play_mode == "CUSTOM"
         assert spring.filepath == T.submodule("runtime").cache_path(mesh)
@@ -537,6 +537,79 @@ def test_linked_duplicates_deform_each_for_their_own_armature():
     assert err <= PARITY, err
 
 
+def test_duplicates_follow_their_own_rig():
+    """Issue #37, item 1: rig and mesh duplicated together (Shift+D, and
+    Alt+D: the mesh data shared), the copy's rig moved and posed otherwise:
+    the copy deforms with its own rig, within PARITY of Blender's Armature
+    modifier driven by that rig; the original with its own. Then Remove
+    Spring Skin gives each copy's Armature modifier its own rig back (it
+    used to hand the copy the original's: the armature was held by name)."""
+    for linked in (False, True):
+        mesh, arm, (first, last) = T.fbx_character()
+        ref = T.reference_copy(mesh)
+        T.activate(mesh)
+        result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+        assert result == {"FINISHED"}, err
+        bpy.ops.object.select_all(action="DESELECT")
+        mesh.select_set(True)
+        arm.select_set(True)
+        bpy.context.view_layer.objects.active = mesh
+        before = set(bpy.data.objects)
+        assert bpy.ops.object.duplicate(linked=linked) == {"FINISHED"}
+        new = set(bpy.data.objects) - before
+        copy = next(o for o in new if o.type == "MESH")
+        copy_arm = next(o for o in new if o.type == "ARMATURE")
+        assert (copy.data is mesh.data) == linked
+        assert copy.springskin.armature == copy_arm, copy.springskin.armature
+        # the reference for the copy: Blender's Armature modifier on the
+        # copy's rig, parented as the copy is
+        ref_copy = T.reference_copy(ref, name=copy.name + "_reference")
+        ref_copy.parent = copy_arm
+        ref_copy.matrix_parent_inverse = copy.matrix_parent_inverse.copy()
+        next(m for m in ref_copy.modifiers if m.type == "ARMATURE").object = copy_arm
+        copy_arm.location.x += 1.5
+        bone = copy_arm.pose.bones[len(copy_arm.pose.bones) // 2]
+        bone.rotation_mode = "XYZ"
+        bone.rotation_euler = (0.4, 0.2, -0.3)
+        diag = T.diagonal(mesh)
+        for f in (first, (first + last) // 2):
+            bpy.context.scene.frame_set(f)
+            for o, r in ((mesh, ref), (copy, ref_copy)):
+                e = np.abs(T.evaluated(o) - T.evaluated(r)).max() / diag
+                assert e <= PARITY, "%s (%s) frame %d: %.3g of the diagonal from its own " \
+                    "rig's Armature modifier" % (o.name, "Alt+D" if linked else "Shift+D", f, e)
+        assert np.abs(T.evaluated(copy) - T.evaluated(mesh)).max() > 0.1 * diag
+        for o, a in ((copy, copy_arm), (mesh, arm)):
+            T.activate(o)
+            result, err = T.call(bpy.ops.object.springskin_remove)
+            assert result == {"FINISHED"}, err
+            mod = next(m for m in o.modifiers if m.type == "ARMATURE")
+            assert mod.object == a, "%s: its Armature modifier got %s back" % (o.name, mod.object)
+
+
+def test_files_naming_their_armature_are_migrated():
+    """A file saved before the armature was held by reference names it
+    (``armature_object``): loading it sets the reference and clears the
+    name, and the mesh deforms as before."""
+    mesh, arm, (first, last) = T.fbx_character()
+    ref = T.reference_copy(mesh)
+    T.activate(mesh)
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result == {"FINISHED"}, err
+    # as such a file was: the name, no reference
+    mesh.springskin.armature = None
+    mesh.springskin.armature_object = arm.name
+    path = os.path.join(T.TMP, "named-armature.blend")
+    names = (mesh.name, arm.name, ref.name)
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    mesh, arm, ref = (bpy.data.objects[n] for n in names)
+    assert mesh.springskin.armature == arm and mesh.springskin.armature_object == ""
+    bpy.context.scene.frame_set((first + last) // 2)
+    e = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / T.diagonal(mesh)
+    assert e <= PARITY, e
+
+
 # --- files and undo ------------------------------------------------------------------------
 
 def test_save_and_reload():
@@ -625,6 +698,8 @@ def main():
                  test_unstable_spring_parameters_are_reported,
                  test_implicit_method_deforms_a_bent_limb_and_keeps_the_rest_pose,
                  test_linked_duplicates_deform_each_for_their_own_armature,
+                 test_duplicates_follow_their_own_rig,
+                 test_files_naming_their_armature_are_migrated,
                  test_save_and_reload,
                  test_undo_and_redo_of_add):
         runner.run(test)

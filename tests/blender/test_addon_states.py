@@ -106,7 +106,7 @@ def test_apply_leaves_the_shape_and_a_disabled_armature_modifier():
     mod = _armature_mod(mesh)
     assert mod.object == arm, "the armature was not given back"
     assert not mod.show_viewport, "enabled, it would deform the applied shape again"
-    assert not mesh.springskin.bound and not mesh.springskin.armature_object
+    assert not mesh.springskin.bound and mesh.springskin.armature is None
     note = T.submodule("runtime").note_of(mesh)
     assert note and "applied" in note, note
     np.testing.assert_allclose(T.evaluated(mesh), posed, atol=1e-5 * T.diagonal(mesh))
