@@ -945,7 +945,10 @@ def on_depsgraph_update_post(scene, depsgraph=None):
 @persistent
 def on_load_post(_dummy=None):
     """A new file: forget every object's state (names may be reused); a
-    file that names its armatures gets references (rig.migrate_armature_names)."""
+    file that names its armatures gets references (rig.migrate_armature_names);
+    then deform its bound objects at the file's frame, so a reopened file
+    shows them posed at once (their live files are this session's: the
+    Mesh Cache modifiers would read nothing until the frame changed)."""
     rigmod.migrate_armature_names()
     for state in _states.values():
         _close_cache(state)
@@ -954,6 +957,13 @@ def on_load_post(_dummy=None):
     _tree_revisions.clear()
     resume_all()
     _subscribe_active()
+    try:
+        scene = bpy.context.scene
+        depsgraph = bpy.context.evaluated_depsgraph_get() if scene is not None else None
+    except (AttributeError, RuntimeError):  # no window or scene in this context
+        scene = depsgraph = None
+    if scene is not None and depsgraph is not None:
+        _run(scene, depsgraph)
 
 
 @persistent

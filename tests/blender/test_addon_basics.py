@@ -8,7 +8,9 @@ See blender_testlib.py for the scenes. Expected values come from Blender
 its file I/O), never from the addon's own code.
 """
 
+import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -612,6 +614,61 @@ def test_files_naming_their_armature_are_migrated():
 
 # --- files and undo ------------------------------------------------------------------------
 
+def _child_reopen(blend, names, out):
+    """In a new Blender process (the addon enabled as in a rigger's
+    preferences): open `blend` and read the first evaluated mesh, with no
+    frame change: its distance from what the saving session showed
+    (out + ".npy") and from its Armature reference."""
+    T.enable_addon()
+    bpy.ops.wm.open_mainfile(filepath=blend)
+    mesh, ref = (bpy.data.objects[n] for n in names)
+    got = T.evaluated(mesh)
+    diag = T.diagonal(mesh)
+    shown = float(np.abs(got - np.load(out + ".npy")).max() / diag)
+    err = float(np.abs(got - T.evaluated(ref)).max() / diag)
+    moved = float(np.abs(got - T.coords(mesh.data)).max() / diag)
+    with open(out, "w") as f:
+        json.dump({"shown": shown, "err": err, "moved": moved,
+                   "frame": bpy.context.scene.frame_current}, f)
+
+
+def test_reopened_file_deforms_at_once():
+    """Issue #37, item 4: a file saved at a posed frame and opened in a new
+    Blender process shows the mesh deformed at its first evaluation (it
+    showed the rest pose, "Not evaluated yet (change the frame)", until the
+    frame changed: the live cache files are per session)."""
+    for method in ("LBS", "SPRING"):
+        mesh, arm, (first, last) = T.fbx_character()
+        ref = T.reference_copy(mesh)
+        T.activate(mesh)
+        result, err = T.call(bpy.ops.object.springskin_add, method=method)
+        assert result == {"FINISHED"}, err
+        bpy.context.scene.frame_set((first + last) // 2)
+        blend = os.path.join(T.TMP, "reopen-%s.blend" % method.lower())
+        out = os.path.join(T.TMP, "reopen-%s.json" % method.lower())
+        np.save(out + ".npy", T.evaluated(mesh))
+        bpy.ops.wm.save_as_mainfile(filepath=blend, copy=True)
+        # the saving session is over: its live file is gone (a reopened
+        # file must not show another session's file either)
+        os.remove(bpy.path.abspath(mesh.modifiers["Spring Skin"].filepath))
+        cmd = [bpy.app.binary_path, "-b", "--factory-startup", "--python",
+               os.path.abspath(__file__), "--", T.REPO, T.BUILD, "--child-reopen", blend,
+               mesh.name, ref.name, out]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0 and os.path.exists(out), \
+            "child blender failed (%d): %s %s" % (proc.returncode, proc.stdout[-2000:],
+                                                 proc.stderr[-2000:])
+        with open(out) as f:
+            got = json.load(f)
+        assert got["frame"] == (first + last) // 2, got
+        # the pose moves the mesh; the reopened mesh is what the saving
+        # session showed (and, for LBS, where the Armature modifier puts it)
+        assert got["moved"] > 1e-2, got
+        assert got["shown"] <= PARITY, "%s: reopened %.3g of the diagonal from what was " \
+            "saved (moved %.3g)" % (method, got["shown"], got["moved"])
+        if method == "LBS":
+            assert got["err"] <= PARITY, got
+
 def test_save_and_reload():
     mesh, arm, (first, last) = T.fbx_character()
     ref = T.reference_copy(mesh)
@@ -624,6 +681,8 @@ def test_save_and_reload():
     saved_offsets = T.live_offsets(mesh).copy()
     path = os.path.join(T.TMP, "saved.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path)
+    old_state = T.submodule("runtime").state_of(mesh)
+    assert old_state is not None
     graph_name = mesh.springskin.graph.name
     mesh_name, ref_name = mesh.name, ref.name
     bpy.ops.wm.open_mainfile(filepath=path)
@@ -634,7 +693,9 @@ def test_save_and_reload():
     assert settings.graph is not None and settings.graph.name == graph_name
     assert mesh.modifiers["Spring Skin"].type == "MESH_CACHE"
     np.testing.assert_array_equal(T.live_offsets(mesh), saved_offsets)
-    assert T.submodule("runtime").state_of(mesh) is None, "state survived the load"
+    # the load deformed the file's frame with a state of its own
+    # (test_reopened_file_deforms_at_once), not the old session's
+    assert T.submodule("runtime").state_of(mesh) is not old_state, "state survived the load"
     diag = T.diagonal(mesh)
     for f in (first, last):
         bpy.context.scene.frame_set(f)
@@ -673,6 +734,12 @@ def test_undo_and_redo_of_add():
 
 
 def main():
+    argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    if "--child-reopen" in argv:
+        at = argv.index("--child-reopen")
+        blend, mesh_name, ref_name, out = argv[at + 1:at + 5]
+        _child_reopen(blend, (mesh_name, ref_name), out)
+        return
     T.require_addon()
     runner = T.Runner("test_addon_basics")
     # lazily imported: checked before anything else uses the addon
@@ -701,6 +768,7 @@ def main():
                  test_duplicates_follow_their_own_rig,
                  test_files_naming_their_armature_are_migrated,
                  test_save_and_reload,
+                 test_reopened_file_deforms_at_once,
                  test_undo_and_redo_of_add):
         runner.run(test)
     runner.finish()
