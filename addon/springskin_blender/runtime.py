@@ -909,6 +909,43 @@ def _check_lost(scene):
             _modifier_lost(obj)
 
 
+def _check_added_armature_modifiers(scene):
+    """A bound object that gains an enabled Armature modifier with an
+    armature (Parent > With Automatic Weights adds "Armature.001": the one
+    Spring Skin took over names no armature, so Blender adds another) would
+    be deformed twice. Spring Skin takes it over: its armature becomes the
+    one Spring Skin follows, the modifier is removed (the one taken over at
+    Add stays, for Remove to give back), and a note says so."""
+    for obj in scene.objects:
+        if obj.type != "MESH":
+            continue
+        settings = getattr(obj, "springskin", None)
+        if settings is None or not settings.bound or has_spring_skin(obj) is None:
+            continue
+        added = [m for m in obj.modifiers
+                 if m.type == "ARMATURE" and m.name != settings.armature_modifier and
+                 m.object is not None and m.object.type == "ARMATURE" and
+                 (m.show_viewport or m.show_render)]
+        for mod in added:
+            arm, name = mod.object, mod.name
+            previous = rigmod.armature_label(obj)
+            if rigmod.armature_modifier(obj, settings.armature_modifier) is None:
+                # nothing to give back on Remove but this one: keep it, disabled
+                settings.armature_modifier = name
+                mod.object = None
+                mod.show_viewport = mod.show_render = False
+            else:
+                obj.modifiers.remove(mod)
+            settings.armature = arm
+            note = ("the Armature modifier '%s' (armature '%s', added after Spring Skin, as "
+                    "re-parenting does) was taken over: Spring Skin follows '%s'%s"
+                    % (name, arm.name, arm.name,
+                       "" if previous == arm.name else " instead of '%s'" % previous))
+            _notes[obj.name] = note
+            print("Spring Skin: '%s': %s" % (obj.name, note))
+            obj.update_tag(refresh={"OBJECT"})
+
+
 def _run(scene, depsgraph, check_edits=False):
     if getattr(_local, "busy", False) or depsgraph is None:
         return
@@ -917,6 +954,7 @@ def _run(scene, depsgraph, check_edits=False):
         try:
             try:
                 _check_lost(scene)
+                _check_added_armature_modifiers(scene)
                 if check_edits:
                     _check_weights(scene, depsgraph)
             except Exception as exc:  # never let a handler raise into Blender

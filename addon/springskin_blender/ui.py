@@ -150,6 +150,8 @@ class SPRINGSKIN_PT_modifier(Panel):
                 _wrapped(layout.box(), note, icon="INFO", width=LINE_WIDTH)
             layout.menu(SPRINGSKIN_MT_add.bl_idname, icon="MOD_ARMATURE")
             return
+        if note:  # e.g. an Armature modifier added by re-parenting, taken over
+            _wrapped(layout.box(), note, icon="INFO", width=LINE_WIDTH)
         state = runtime.state_of(obj)
         if state is not None and state.stale:
             box = layout.box()

@@ -589,6 +589,57 @@ def test_duplicates_follow_their_own_rig():
             assert mod.object == a, "%s: its Armature modifier got %s back" % (o.name, mod.object)
 
 
+def test_reparenting_with_automatic_weights_deforms_once():
+    """Issue #37, item 2: Parent > With Automatic Weights on a bound mesh
+    adds "Armature.001" (the Armature modifier Spring Skin took over names no
+    armature), which deformed the mesh a second time. It is taken over with
+    a note; after Rebind the mesh is within PARITY of Blender's Armature
+    modifier with the new weights, and Remove gives the mesh back to one
+    Armature modifier."""
+    mesh, arm, (first, last) = T.fbx_character()
+    T.activate(mesh)
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result == {"FINISHED"}, err
+    bpy.ops.object.select_all(action="DESELECT")
+    mesh.select_set(True)
+    arm.select_set(True)
+    bpy.context.view_layer.objects.active = arm
+    assert bpy.ops.object.parent_set(type="ARMATURE_AUTO") == {"FINISHED"}
+    bpy.context.evaluated_depsgraph_get().update()
+    armatures = [m for m in mesh.modifiers if m.type == "ARMATURE"]
+    assert len(armatures) == 1 and not armatures[0].show_viewport, \
+        [(m.name, m.show_viewport, m.object) for m in armatures]
+    note = T.submodule("runtime").note_of(mesh)
+    assert note and "taken over" in note, note
+    assert mesh.springskin.armature == arm
+    # the reference: the re-weighted mesh under Blender's Armature modifier
+    ref = mesh.copy()
+    ref.data = mesh.data.copy()
+    ref.name = "Reparented_reference"
+    ref.springskin.bound = False  # a plain copy under Blender's modifier alone
+    bpy.context.scene.collection.objects.link(ref)
+    for m in list(ref.modifiers):
+        if m.type != "ARMATURE":
+            ref.modifiers.remove(m)
+    ref.modifiers[0].object = arm
+    ref.modifiers[0].show_viewport = ref.modifiers[0].show_render = True
+    T.activate(mesh)
+    result, err = T.call(bpy.ops.object.springskin_bind)
+    assert result == {"FINISHED"}, err
+    diag = T.diagonal(mesh)
+    for f in (first, (first + last) // 2):
+        bpy.context.scene.frame_set(f)
+        e = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / diag
+        assert e <= PARITY, "frame %d: %.3g of the diagonal" % (f, e)
+    T.activate(mesh)
+    result, err = T.call(bpy.ops.object.springskin_remove)
+    assert result == {"FINISHED"}, err
+    armatures = [m for m in mesh.modifiers if m.type == "ARMATURE"]
+    assert len(armatures) == 1 and armatures[0].object == arm and armatures[0].show_viewport
+    e = np.abs(T.evaluated(mesh) - T.evaluated(ref)).max() / diag
+    assert e <= PARITY, e
+
+
 def test_files_naming_their_armature_are_migrated():
     """A file saved before the armature was held by reference names it
     (``armature_object``): loading it sets the reference and clears the
@@ -766,6 +817,7 @@ def main():
                  test_implicit_method_deforms_a_bent_limb_and_keeps_the_rest_pose,
                  test_linked_duplicates_deform_each_for_their_own_armature,
                  test_duplicates_follow_their_own_rig,
+                 test_reparenting_with_automatic_weights_deforms_once,
                  test_files_naming_their_armature_are_migrated,
                  test_save_and_reload,
                  test_reopened_file_deforms_at_once,
