@@ -895,14 +895,22 @@ TOOLS = (SPRINGSKIN_TL_line_of_action, SPRINGSKIN_TL_spring_edit)
 
 _draw_handle = None
 _keymaps = []
+_tools_registered = False
 
 
 def register():
     """Register the tools (after the classes), their shortcuts and the
-    viewport drawing of stored strokes."""
-    global _draw_handle
+    viewport drawing of stored strokes. A background start that loads the
+    addon from the user's preferences has no key configurations yet
+    (Blender makes them for a window): the tools, which need one for their
+    keymaps and a window to be used in, are then left out (registering them
+    raised there, and Blender marked the addon not loaded)."""
+    global _draw_handle, _tools_registered
+    if bpy.context.window_manager.keyconfigs.addon is None:
+        return
     for tool in TOOLS:
         bpy.utils.register_tool(tool, separator=True)
+    _tools_registered = True
     kc = bpy.context.window_manager.keyconfigs.addon
     if kc is not None:
         for idname, keymap, letter in SHORTCUTS:
@@ -917,15 +925,16 @@ def register():
 
 
 def unregister():
-    global _draw_handle
+    global _draw_handle, _tools_registered
     if _draw_handle is not None:
         bpy.types.SpaceView3D.draw_handler_remove(_draw_handle, "WINDOW")
         _draw_handle = None
     for km, kmi in _keymaps:
         km.keymap_items.remove(kmi)
     _keymaps.clear()
-    for tool in reversed(TOOLS):
+    for tool in reversed(TOOLS if _tools_registered else ()):
         try:
             bpy.utils.unregister_tool(tool)
         except (RuntimeError, ValueError):
             pass
+    _tools_registered = False

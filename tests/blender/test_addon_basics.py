@@ -44,6 +44,30 @@ def test_register_and_unregister_twice():
     T.enable_addon()
 
 
+def test_background_start_with_the_addon_in_the_preferences():
+    """Issue #37, item 9: the addon installed from build/springskin_blender.zip
+    and enabled in a user's preferences; every `blender -b` start loaded it
+    with "Exception in module register()" (the tools' keymaps need key
+    configurations, which a background start has not made yet) and marked
+    it not loaded. Now it loads clean, and quits clean."""
+    zip_path = os.path.join(T.BUILD, "springskin_blender.zip")
+    assert os.path.isfile(zip_path), "%s missing: run `make`" % zip_path
+    user = os.path.join(T.TMP, "user-preferences")
+    env = dict(os.environ, BLENDER_USER_CONFIG=os.path.join(user, "config"),
+               BLENDER_USER_SCRIPTS=os.path.join(user, "scripts"))
+    setup = ("import bpy; bpy.ops.preferences.addon_install(filepath=%r); "
+             "bpy.ops.preferences.addon_enable(module=%r); bpy.ops.wm.save_userpref()"
+             % (zip_path, T.ADDON))
+    check = "import addon_utils; print('ADDON', addon_utils.check(%r))" % T.ADDON
+    for expr in (setup, check):
+        proc = subprocess.run([bpy.app.binary_path, "-b", "--python-expr", expr], env=env,
+                              capture_output=True, text=True, timeout=300)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out[-2000:]
+        assert "Exception in module" not in out and "Traceback" not in out, out[-2000:]
+    assert "ADDON (True, True)" in out, out[-2000:]
+
+
 def test_native_module_is_imported_lazily():
     # register() ran in a process where nothing used the addon yet
     native = T.submodule("native")
@@ -796,7 +820,8 @@ def main():
     # lazily imported: checked before anything else uses the addon
     T.enable_addon()
     runner.run(test_native_module_is_imported_lazily)
-    for test in (test_register_and_unregister_twice,
+    for test in (test_background_start_with_the_addon_in_the_preferences,
+                 test_register_and_unregister_twice,
                  test_missing_native_module_is_reported_by_the_operator,
                  test_add_each_method_takes_over_the_armature_modifier,
                  test_work_only_when_something_changed,
