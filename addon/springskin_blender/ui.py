@@ -57,6 +57,35 @@ class SPRINGSKIN_MT_add(Menu):
             self.layout.operator("object.springskin_add", text=name).method = ident
 
 
+#: Object > Spring Skin after its Add submenu: (operator, label, icon)
+OBJECT_MENU_COMMANDS = (("object.springskin_bind", "Bind", "LINKED"),
+                        ("object.springskin_unbind", "Unbind", "UNLINKED"),
+                        ("object.springskin_edit_graph", "Edit as Graph", "NODETREE"),
+                        ("object.springskin_bake_mesh_cache", "Bake to Mesh Cache",
+                         "FILE_CACHE"),
+                        ("object.springskin_bake_alembic", "Bake to Alembic", "FILE_CACHE"),
+                        ("object.springskin_remove", "Remove Spring Skin", "X"))
+
+
+class SPRINGSKIN_MT_object(Menu):
+    """Object > Spring Skin in the 3D viewport: every command of the addon
+    in a menu, so F3's menu search finds them (Blender searches menus, not
+    operators, unless Developer Extras is on)."""
+    bl_idname = "SPRINGSKIN_MT_object"
+    bl_label = "Spring Skin"
+
+    def draw(self, _context):
+        layout = self.layout
+        layout.menu(SPRINGSKIN_MT_add.bl_idname, icon="MOD_ARMATURE")
+        for op, text, icon in OBJECT_MENU_COMMANDS:
+            layout.operator(op, text=text, icon=icon)
+
+
+def _object_menu(self, _context):
+    self.layout.separator()
+    self.layout.menu(SPRINGSKIN_MT_object.bl_idname, icon="MOD_ARMATURE")
+
+
 def _wrapped(layout, text, icon="NONE", width=70):
     """Long messages as several labels (Blender does not wrap labels)."""
     words, line, first = text.split(), "", True
@@ -260,6 +289,7 @@ class SPRINGSKIN_PT_modifier(Panel):
 classes = (
     SPRINGSKIN_OT_retry_import,
     SPRINGSKIN_MT_add,
+    SPRINGSKIN_MT_object,
     SPRINGSKIN_PT_modifier,
 )
 
@@ -311,6 +341,7 @@ def _draw_unsettled():
 
 def register():
     global _unsettled_handle
+    bpy.types.VIEW3D_MT_object.append(_object_menu)
     if _unsettled_handle is None:
         _unsettled_handle = bpy.types.SpaceView3D.draw_handler_add(_draw_unsettled, (),
                                                                    "WINDOW", "POST_VIEW")
@@ -318,6 +349,7 @@ def register():
 
 def unregister():
     global _unsettled_handle
+    bpy.types.VIEW3D_MT_object.remove(_object_menu)
     if _unsettled_handle is not None:
         bpy.types.SpaceView3D.draw_handler_remove(_unsettled_handle, "WINDOW")
         _unsettled_handle = None

@@ -53,8 +53,12 @@ def test_background_start_with_the_addon_in_the_preferences():
     zip_path = os.path.join(T.BUILD, "springskin_blender.zip")
     assert os.path.isfile(zip_path), "%s missing: run `make`" % zip_path
     user = os.path.join(T.TMP, "user-preferences")
+    # Blender takes these only when the folders exist (else it reads and
+    # writes the real user's preferences)
     env = dict(os.environ, BLENDER_USER_CONFIG=os.path.join(user, "config"),
                BLENDER_USER_SCRIPTS=os.path.join(user, "scripts"))
+    for key in ("BLENDER_USER_CONFIG", "BLENDER_USER_SCRIPTS"):
+        os.makedirs(env[key], exist_ok=True)
     setup = ("import bpy; bpy.ops.preferences.addon_install(filepath=%r); "
              "bpy.ops.preferences.addon_enable(module=%r); bpy.ops.wm.save_userpref()"
              % (zip_path, T.ADDON))
@@ -64,8 +68,54 @@ def test_background_start_with_the_addon_in_the_preferences():
                               capture_output=True, text=True, timeout=300)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, out[-2000:]
+        assert env["BLENDER_USER_CONFIG"] in out, "not the test's preferences: " + out[-2000:]
         assert "Exception in module" not in out and "Traceback" not in out, out[-2000:]
     assert "ADDON (True, True)" in out, out[-2000:]
+
+
+def test_commands_are_in_the_object_menu():
+    """Issue #37, item 8: F3's menu search finds a command only when a menu
+    holds it: Object > Spring Skin in the 3D viewport holds Add (each
+    method) and every other command of the addon, once (registered twice,
+    the menu is not doubled)."""
+    T.enable_addon()
+    ui = T.submodule("ui")
+    funcs = bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
+    assert sum(1 for f in funcs if f is ui._object_menu) == 1, funcs
+
+    class Layout:  # records what a menu's draw puts in it
+        def __init__(self):
+            self.ops, self.menus = [], []
+
+        def operator(self, idname, **_kw):
+            self.ops.append(idname)
+            return type("Props", (), {})()
+
+        def menu(self, idname, **_kw):
+            self.menus.append(idname)
+
+        def separator(self):
+            pass
+
+    def drawn(menu_cls):
+        layout = Layout()
+        menu_cls.draw(type("M", (), {"layout": layout})(), bpy.context)
+        return layout
+
+    top = drawn(ui.SPRINGSKIN_MT_object)
+    assert ui.SPRINGSKIN_MT_add.bl_idname in top.menus
+    for op in ("object.springskin_bind", "object.springskin_unbind",
+               "object.springskin_edit_graph", "object.springskin_bake_mesh_cache",
+               "object.springskin_remove"):
+        assert op in top.ops, (op, top.ops)
+        assert getattr(bpy.ops.object, op.split(".")[1]).get_rna_type() is not None
+    add = drawn(ui.SPRINGSKIN_MT_add)
+    methods = T.submodule("properties").METHOD_ITEMS
+    assert add.ops == ["object.springskin_add"] * len(methods)
+    T.disable_addon()
+    funcs = bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
+    assert not any(getattr(f, "__name__", "") == "_object_menu" for f in funcs)
+    T.enable_addon()
 
 
 def test_native_module_is_imported_lazily():
@@ -822,6 +872,7 @@ def main():
     runner.run(test_native_module_is_imported_lazily)
     for test in (test_background_start_with_the_addon_in_the_preferences,
                  test_register_and_unregister_twice,
+                 test_commands_are_in_the_object_menu,
                  test_missing_native_module_is_reported_by_the_operator,
                  test_add_each_method_takes_over_the_armature_modifier,
                  test_work_only_when_something_changed,
