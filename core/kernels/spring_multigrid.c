@@ -778,10 +778,7 @@ bool ssk_spring_mg_finish(ssk_spring_mg *mg, const ssk_spring *sp)
      * operator through smoothed prolongations drifts away from it level by
      * level (on the 241k-vertex body the coarsest level came out
      * indefinite) */
-    if (!bsr_symmetrize(&mg->A[0])) {
-        free(agg);
-        return false;
-    }
+    if (!bsr_symmetrize(&mg->A[0])) return false; /* agg is freed above */
     psd_model(&mg->A[0]);
     /* A1 = P0^T A0 P0 through block forms of P0 and R0 */
     {
