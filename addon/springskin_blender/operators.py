@@ -97,6 +97,8 @@ def _summary(obj, state):
         parts.append(state.cor_note[0].lower() + state.cor_note[1:])
     if rd.unweighted:
         parts.append("%d vertices without deforming weights stay at rest" % rd.unweighted)
+    if rd.loose:
+        parts.append("%d loose vertices (in no face) follow their skin weights alone" % rd.loose)
     return ", ".join(parts)
 
 

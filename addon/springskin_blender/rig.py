@@ -78,13 +78,16 @@ class RigData:
         Vertex groups that name no deforming bone.
     unweighted : int
         Vertices without any deforming weight (they stay at rest).
+    loose : int
+        Vertices in no face (every method moves them by their skin weights).
     weights_hash : int
         :func:`weights_hash` of the weights read.
     """
 
     __slots__ = ("positions", "triangles", "bone_names", "parents", "bind", "bind_inverse",
                  "heads", "tails", "weight_indices", "weight_values", "object_matrix",
-                 "ignored_groups", "unweighted", "pose_order", "mesh_name", "weights_hash")
+                 "ignored_groups", "unweighted", "loose", "pose_order", "mesh_name",
+                 "weights_hash")
 
     def rig_arguments(self):
         """Keyword arguments of ``springskin.Rig``."""
@@ -331,6 +334,11 @@ def extract(obj, arm, progress=None):
     rd.weight_indices[verts, slots] = np.array(bone_of, dtype=np.int32)
     rd.weight_values[verts, slots] = np.array(weight_of, dtype=np.float32)
     rd.unweighted = int(np.count_nonzero(counts == 0))
+    # loose vertices (in no face): every method moves them by their weights
+    in_face = np.zeros(nv, dtype=bool)
+    if len(rd.triangles):
+        in_face[np.asarray(rd.triangles).ravel()] = True
+    rd.loose = int(nv - np.count_nonzero(in_face)) if len(rd.triangles) else 0
     rd.object_matrix = _matrix(arm.matrix_world.inverted() @ obj.matrix_world)
     if progress is not None:
         progress(1.0)

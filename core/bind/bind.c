@@ -52,7 +52,8 @@
  * Bones shorter than SSK_BIND_ZERO_BONE_FRACTION of the skeleton size (the
  * diagonal of the bounding box of every head and tail) are never candidates;
  * such a bone that carries skin weight is an error, as are degenerate
- * triangles and isolated vertices (checked before any projection). With
+ * triangles (checked before any projection); loose vertices (in no
+ * triangle) are bound by their own projection. With
  * max_distance > 0, a vertex farther than it from its chosen bone's segment
  * (checked after the last iteration) is an error naming the vertex, its bone
  * and the nearest bone. Projections are parallel over vertices (model/parallel.h). */
@@ -419,7 +420,8 @@ done:
     return s;
 }
 
-/* Degenerate triangles and isolated vertices, in mesh order. */
+/* Degenerate triangles, in mesh order (loose vertices, in no triangle, are
+ * bound by their own projection: step 1 leaves them their own point). */
 static ssk_status check_meshes(const ssk_rig *rig, ssk_error *err)
 {
     for (uint32_t m = 0; m < rig->mesh_count; ++m) {
@@ -458,12 +460,6 @@ static ssk_status check_meshes(const ssk_rig *rig, ssk_error *err)
                                      mesh->name, (unsigned)f, (int)t[0], (int)t[1], (int)t[2],
                                      area, min_area, SSK_BIND_DEGENERATE_AREA_FRACTION);
         }
-        for (uint32_t v = 0; v < mesh->vertex_count; ++v)
-            if (mesh->vertex_triangle_offsets[v + 1] == mesh->vertex_triangle_offsets[v])
-                return ssk_error_set(err, SSK_ERROR_BIND,
-                                     "binding: mesh '%s' vertex %u is isolated: it is in "
-                                     "none of the mesh's %u triangles",
-                                     mesh->name, (unsigned)v, (unsigned)mesh->triangle_count);
     }
     return ssk_error_ok(err);
 }

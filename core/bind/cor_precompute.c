@@ -705,21 +705,6 @@ ssk_status ssk_cor_compute(float *dst_centers, uint8_t *dst_flags, const float *
         st = append_weights(&m, 0, vertex_count, bone_indices, weights, influence_count, true,
                             err);
     }
-    if (st == SSK_OK) st = build_vertex_triangles(&m, err);
-    if (st == SSK_OK) {
-        for (uint32_t v = 0; v < vertex_count; ++v)
-            if (m.vt_offsets[v + 1] == m.vt_offsets[v]) {
-                st = ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                                   "centers of rotation: vertex %u is isolated: it is in none "
-                                   "of the %u triangles",
-                                   v, triangle_count);
-                break;
-            }
-        free(m.vt_offsets);
-        free(m.vt_triangles);
-        m.vt_offsets = NULL;
-        m.vt_triangles = NULL;
-    }
     if (st == SSK_OK) st = run(dst_centers, dst_flags, &m, params, false, NULL, stats, err);
     const uint32_t renormalized = m.renormalized;
     ssk_cor_mesh_free(&m);
@@ -764,20 +749,11 @@ static ssk_status resolve_gl(ssk_backend backend, ssk_gl_context *given, ssk_gl_
 }
 
 /* The integration mesh of a rig (rig space, welded triangles, sparse
- * normalized weights of every vertex); refuses isolated vertices. */
+ * normalized weights of every vertex). A loose vertex (in no triangle) gets
+ * its center from its weights like any other (Eq. 4 integrates over the
+ * whole mesh). */
 static ssk_status mesh_from_rig(ssk_cor_mesh *m, const ssk_rig *rig, ssk_error *err)
 {
-    /* isolated vertices of meshes with triangles */
-    for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {
-        const ssk_mesh *mesh = &rig->meshes[mi];
-        if (mesh->triangle_count == 0) continue;
-        for (uint32_t v = 0; v < mesh->vertex_count; ++v)
-            if (mesh->vertex_triangle_offsets[v + 1] == mesh->vertex_triangle_offsets[v])
-                return ssk_error_set(err, SSK_ERROR_INVALID_ARGUMENT,
-                                     "centers of rotation: mesh '%s' vertex %u is isolated: it "
-                                     "is in none of the mesh's %u triangles",
-                                     mesh->name, v, mesh->triangle_count);
-    }
     uint32_t nt = 0;
     size_t slots = 0;
     for (uint32_t mi = 0; mi < rig->mesh_count; ++mi) {

@@ -669,6 +669,10 @@ ssk_status ssk_spring_create(ssk_spring **out, const ssk_rig *rig, const ssk_bin
         }
         sp->offsets[nv] = e;
         sp->max_degree = D;
+        /* loose vertices (in no triangle: no spring reaches them) keep the
+         * first stage, which follows their skin weights (issue #37) */
+        for (uint32_t v = 0; v < nv; ++v)
+            if (sp->offsets[v + 1] == sp->offsets[v]) set_role(sp->roles, v, SSK_ROLE_STATIC);
     }
 
     /* Rest pose: the rest bones (identity skinning); rest positions and

@@ -529,8 +529,10 @@ typedef struct ssk_cor_stats {
  *   call returns SSK_OK with a warning in err->message ("warning: ...");
  *   a vertex with total weight <= SSK_WEIGHT_EPSILON has no CoR.
  * - stats: may be NULL.
- * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, an
- * isolated vertex: one in no triangle), SSK_ERROR_TRIANGLE_INDEX,
+ * A loose vertex (in no triangle) gets its center from its weights like
+ * any other (Eq. 4 integrates over the whole mesh).
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range),
+ * SSK_ERROR_TRIANGLE_INDEX,
  * SSK_ERROR_BONE_INDEX, SSK_ERROR_NEGATIVE_WEIGHT, SSK_ERROR_NONFINITE,
  * SSK_ERROR_OUT_OF_MEMORY. */
 #define SSK_COR_WEIGHT_SUM_TOLERANCE 1e-3f
@@ -655,12 +657,14 @@ ssk_status ssk_bind_method_parse(ssk_bind_method *out, const char *name, ssk_err
 
 typedef struct ssk_binding ssk_binding;
 
-/* Binds every vertex of the rig.
+/* Binds every vertex of the rig. A loose vertex (in no triangle) is bound
+ * by its own projection (no neighbors to smooth with); the deformers keep
+ * it where its skin weights put it (rigid and IRS with the default
+ * attachment, the spring's first stage, implicit's DQS: issue #37).
  * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, params out of range),
  * SSK_ERROR_BIND naming the culprit: a rig without bones, a zero-length bone
  * that carries skin weight, a degenerate triangle (repeated vertex or zero
- * area), an isolated vertex (in a mesh with triangles but in none of them),
- * a vertex farther than max_distance from its chosen bone;
+ * area), a vertex farther than max_distance from its chosen bone;
  * SSK_ERROR_OUT_OF_MEMORY.
  * Destroy with ssk_binding_destroy. */
 ssk_status ssk_binding_create(ssk_binding **out, const ssk_rig *rig,
@@ -1568,8 +1572,8 @@ ssk_status ssk_backend_parse(ssk_backend *out, const char *name, ssk_error *err)
  *   rounding, also linear); AUTO: GL on a hardware GPU, else the CPU.
  * - gl: the context for GL/AUTO (borrowed), or NULL to create one for the
  *   call. stats: may be NULL.
- * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range, an
- * isolated vertex of a mesh with triangles), SSK_ERROR_OUT_OF_MEMORY, the
+ * Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, parameters out of range),
+ * SSK_ERROR_OUT_OF_MEMORY, the
  * GL context and shader errors. */
 ssk_status ssk_cor_precompute(float *dst_centers, uint8_t *dst_flags, const ssk_rig *rig,
                               const ssk_cor_params *params, ssk_backend backend,

@@ -476,6 +476,11 @@ static ssk_status build_programs(ssk_implicit *im, ssk_error *err)
             }
             uint32_t n = compile(im, candidate, stamp, slot, im->programs + used, MAX_ENTRIES);
             if (n == UINT32_MAX) n = 0; /* more candidates than a program holds: untracked */
+            /* a loose vertex (in no triangle) keeps the first stage, which
+             * follows its skin weights: untracked (issue #37) */
+            if (mesh->triangle_count > 0 &&
+                mesh->vertex_triangle_offsets[i + 1] == mesh->vertex_triangle_offsets[i])
+                n = 0;
             used += n;
             /* the step cap: half the largest radius among its fields */
             float r = 0.0f;

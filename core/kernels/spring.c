@@ -918,6 +918,8 @@ static const uint8_t *edit_frame(ssk_spring *sp, const ssk_attach_bone *bones, d
     if (all_active) return sp->roles;
     uint8_t *roles = sp->frame_roles;
     memset(roles, SSK_ROLE_FREE, sp->vertex_count);
+    for (uint32_t v = 0; v < sp->vertex_count; ++v) /* loose vertices: spring_rest.c */
+        if (sp->offsets[v + 1] == sp->offsets[v]) roles[v] = SSK_ROLE_STATIC;
     for (uint32_t r = 0; r < sp->roi_count; ++r) {
         if (!(roi_weight(sp, r, frame) > 0.0f)) continue;
         const uint32_t first = sp->roi_member_first[r];

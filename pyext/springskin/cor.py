@@ -46,7 +46,7 @@ class CorState:
     Raises
     ------
     ValueError
-        Parameters out of range, an isolated vertex.
+        Parameters out of range.
     """
 
     def __init__(self, rig, sigma=0.1, epsilon=0.1, progress=None):

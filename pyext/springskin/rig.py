@@ -578,7 +578,7 @@ class Rig:
         ValueError
             Unknown method, parameters out of range, or the binding fails
             (a rig without bones, a zero-length bone carrying weight, a
-            degenerate triangle, an isolated vertex, max_distance exceeded);
+            degenerate triangle, max_distance exceeded);
             the message names the culprit.
         OSError
             The cache file cannot be written.

@@ -527,18 +527,30 @@ def test_some_groups_naming_no_bone_are_ignored_with_a_warning():
 
 
 def test_non_manifold_meshes_are_reported_for_binding_methods():
-    # an isolated (loose) vertex: LBS deforms it, the attachment binding
-    # refuses it with the core's message
-    obj, arm = _tube("Loose")
-    obj.data.vertices.add(1)
-    obj.data.vertices[-1].co = (2.0, 1.0, 0.0)
-    obj.vertex_groups["b0"].add([len(obj.data.vertices) - 1], 1.0, "REPLACE")
-    obj.data.update()
-    result, err = T.call(bpy.ops.object.springskin_add, method="RIGID")
-    assert result is None and "vertex 64 is isolated" in err and "'Loose'" in err, err
-    assert obj.modifiers.get("Spring Skin") is None
-    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
-    assert result == {"FINISHED"}, err
+    # a loose vertex (in no face; issue #37, item 6): every method binds,
+    # and the loose vertex follows its skin weights as Blender's Armature
+    # modifier moves it (it used to block rigid, IRS, spring and CoR:
+    # "vertex 64 is isolated")
+    for method in METHODS + ("IMPLICIT",):
+        obj, arm = _tube("Loose")
+        obj.data.vertices.add(1)
+        loose = len(obj.data.vertices) - 1
+        obj.data.vertices[loose].co = (0.3, 1.6, 0.1)
+        obj.vertex_groups["b1"].add([loose], 1.0, "REPLACE")
+        obj.data.update()
+        ref = T.reference_copy(obj)
+        T.activate(obj)
+        result, err = T.call(bpy.ops.object.springskin_add, method=method)
+        assert result == {"FINISHED"}, (method, err)
+        assert T.submodule("runtime").state_of(obj).rig_data.loose == 1
+        arm.pose.bones["b1"].rotation_mode = "XYZ"
+        arm.pose.bones["b1"].rotation_euler = (0.0, 0.0, 0.7)
+        bpy.context.evaluated_depsgraph_get().update()
+        got, want = T.evaluated(obj)[loose], T.evaluated(ref)[loose]
+        e = float(np.abs(got - want).max()) / T.diagonal(obj)
+        assert e <= PARITY, "%s: the loose vertex is %.3g of the diagonal from the Armature " \
+            "modifier's" % (method, e)
+        assert float(np.abs(want - T.coords(obj.data)[loose]).max()) > 0.1, "it did move"
     # a degenerate triangle (two corners at the same place)
     obj, arm = _tube("Degenerate")
     obj.data.vertices[9].co = obj.data.vertices[10].co
