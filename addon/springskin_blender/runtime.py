@@ -986,10 +986,12 @@ def on_load_post(_dummy=None):
     file that names its armatures gets references (rig.migrate_armature_names);
     then deform its bound objects at the file's frame, so a reopened file
     shows them posed at once (their live files are this session's: the
-    Mesh Cache modifiers would read nothing until the frame changed)."""
+    Mesh Cache modifiers would read nothing until the frame changed). The
+    live files of the file before go first: they are named by object, and
+    an object of the same name in this file would show another file's
+    result (issue #37, item 4)."""
     rigmod.migrate_armature_names()
-    for state in _states.values():
-        _close_cache(state)
+    _remove_cache_directory()  # closes the states' files too
     _states.clear()
     _notes.clear()
     _tree_revisions.clear()

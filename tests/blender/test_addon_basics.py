@@ -769,6 +769,34 @@ def _child_reopen(blend, names, out):
                    "frame": bpy.context.scene.frame_current}, f)
 
 
+def test_no_live_file_is_shared_between_files():
+    """Issue #37, item 4: two files in one session whose meshes have the
+    same name; the second cannot be deformed (its armature is gone). It
+    showed the first file's posed result (the live files are named by
+    object); it now shows its own rest mesh."""
+    mesh, arm, (first, last) = T.fbx_character()
+    name, arm_name = mesh.name, arm.name
+    T.activate(mesh)
+    result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
+    assert result == {"FINISHED"}, err
+    a = os.path.join(T.TMP, "shared-a.blend")
+    b = os.path.join(T.TMP, "shared-b.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=b, copy=True)  # bound, at rest
+    bpy.context.scene.frame_set((first + last) // 2)
+    bpy.ops.wm.save_as_mainfile(filepath=a, copy=True)  # bound, posed
+    bpy.ops.wm.open_mainfile(filepath=b)
+    bpy.data.objects.remove(bpy.data.objects[arm_name])  # b's mesh: no armature now
+    bpy.ops.wm.save_as_mainfile(filepath=b)
+    bpy.ops.wm.open_mainfile(filepath=a)
+    posed = T.evaluated(bpy.data.objects[name])
+    assert np.abs(posed - T.coords(bpy.data.objects[name].data)).max() > 1e-2
+    bpy.ops.wm.open_mainfile(filepath=b)
+    obj = bpy.data.objects[name]
+    shown = T.evaluated(obj)
+    e = np.abs(shown - T.coords(obj.data)).max() / T.diagonal(obj)
+    assert e <= PARITY, "the other file's result shows: %.3g of the diagonal from rest" % e
+
+
 def test_reopened_file_deforms_at_once():
     """Issue #37, item 4: a file saved at a posed frame and opened in a new
     Blender process shows the mesh deformed at its first evaluation (it
@@ -909,6 +937,7 @@ def main():
                  test_files_naming_their_armature_are_migrated,
                  test_save_and_reload,
                  test_reopened_file_deforms_at_once,
+                 test_no_live_file_is_shared_between_files,
                  test_undo_and_redo_of_add):
         runner.run(test)
     runner.finish()
