@@ -1640,18 +1640,6 @@ typedef struct mg_rows_job {
     float omega;
 } mg_rows_job;
 
-/* The largest of the chunks' maxima (NaN when one is). */
-static float mg_chunks_max(const ssk_spring_mg *mg, uint32_t nv)
-{
-    float md = 0.0f;
-    const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
-    for (uint32_t c = 0; c < chunks; ++c) {
-        const float d2 = mg->chunk_max[c];
-        if (!(d2 <= md)) md = isnan(d2) ? NAN : (isnan(md) ? md : d2);
-    }
-    return md;
-}
-
 /* next = cur + step, blended with prev (omega != 1); the chunk's largest
  * squared move (NaN when one is) */
 static void mg_result_chunk(void *ctx, int64_t begin, int64_t end, uint32_t chunk)
@@ -1691,7 +1679,7 @@ ssk_spring_pass ssk_spring_mg_pass_finish(ssk_spring *sp, float *next, const flo
      * equilibrium after 10 passes without, 1.6e-5 with) */
     ssk_spring_mg_anderson(mg, sp, cur, step);
     ssk_parallel_for(nv, SSK_PARALLEL_GRAIN, mg_result_chunk, &j);
-    const float md = mg_chunks_max(mg, nv);
+    const float md = ssk_spring_mg_chunks_max(mg, nv);
     r.max_disp2 = md;
     r.max_step2 = ms;
     if (isnan(md) || isinf(md) || isnan(ms) || isinf(ms)) r.bad = 1;

@@ -936,6 +936,9 @@ void ssk_spring_mg_destroy(ssk_spring_mg *mg);
  * infinite when one is not finite). */
 float ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step,
                             const uint8_t *roles);
+/* The largest of mg->chunk_max over the chunks of SSK_PARALLEL_GRAIN rows
+ * of #V = nv (squared lengths; NaN when one is NaN). */
+float ssk_spring_mg_chunks_max(const ssk_spring_mg *mg, uint32_t nv);
 /* Anderson acceleration of the corrected passes (Walker and Ni 2011, type
  * II): step (#V by 3) holds the pass's step f_k = G(x_k) - x_k at cur =
  * x_k; replaced by f_k - (dX + dF) gamma, gamma the least-squares fit of

@@ -1071,6 +1071,11 @@ float ssk_spring_mg_correct(ssk_spring_mg *mg, const ssk_spring *sp, float *step
     _Static_assert(SSK_SPRING_MG_PARALLEL_ROWS / 2 == SSK_PARALLEL_GRAIN,
                    "chunk_max holds a value per chunk of SSK_PARALLEL_GRAIN rows");
     ssk_parallel_for(nv, SSK_SPRING_MG_PARALLEL_ROWS / 2, prolong_chunk, &j);
+    return ssk_spring_mg_chunks_max(mg, nv);
+}
+
+float ssk_spring_mg_chunks_max(const ssk_spring_mg *mg, uint32_t nv)
+{
     float md = 0.0f;
     const uint32_t chunks = ssk_parallel_chunk_count(nv, SSK_PARALLEL_GRAIN);
     for (uint32_t c = 0; c < chunks; ++c) {

@@ -625,6 +625,15 @@ def test_linked_duplicates_deform_each_for_their_own_armature():
     assert err <= PARITY, err
 
 
+def _select(objects, active):
+    """Only `objects` selected, `active` the active object (as a click and
+    Shift+clicks in the viewport leave them)."""
+    bpy.ops.object.select_all(action="DESELECT")
+    for o in objects:
+        o.select_set(True)
+    bpy.context.view_layer.objects.active = active
+
+
 def test_duplicates_follow_their_own_rig():
     """Issue #37, item 1: rig and mesh duplicated together (Shift+D, and
     Alt+D: the mesh data shared), the copy's rig moved and posed otherwise:
@@ -638,10 +647,7 @@ def test_duplicates_follow_their_own_rig():
         T.activate(mesh)
         result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
         assert result == {"FINISHED"}, err
-        bpy.ops.object.select_all(action="DESELECT")
-        mesh.select_set(True)
-        arm.select_set(True)
-        bpy.context.view_layer.objects.active = mesh
+        _select((mesh, arm), active=mesh)
         before = set(bpy.data.objects)
         assert bpy.ops.object.duplicate(linked=linked) == {"FINISHED"}
         new = set(bpy.data.objects) - before
@@ -686,10 +692,7 @@ def test_reparenting_with_automatic_weights_deforms_once():
     T.activate(mesh)
     result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
     assert result == {"FINISHED"}, err
-    bpy.ops.object.select_all(action="DESELECT")
-    mesh.select_set(True)
-    arm.select_set(True)
-    bpy.context.view_layer.objects.active = arm
+    _select((mesh, arm), active=arm)
     assert bpy.ops.object.parent_set(type="ARMATURE_AUTO") == {"FINISHED"}
     bpy.context.evaluated_depsgraph_get().update()
     armatures = [m for m in mesh.modifiers if m.type == "ARMATURE"]
