@@ -388,28 +388,42 @@ def weights_hash(obj, arm):
     return _weights_hash(*_read_weights(obj.data, group_bone))
 
 
-def signature(obj, arm):
+def signature(obj, arm, previous=None, mesh=True, armature=True):
     """A cheap fingerprint of what the rig was built from: counts, vertex
     group names, the armature and its bones' rest matrices, and a sample of
     rest coordinates. A different signature means the mesh or the armature
     was edited and the rig must be read again. (Weights are not in it:
     reading them is the slow part; the runtime also re-reads the rig after
-    the object leaves Edit or Weight Paint mode.)"""
-    me = obj.data
-    nv = len(me.vertices)
-    bones = arm.data.bones
-    nb = len(bones)
-    rest = np.empty(nb * 16, dtype=np.float32)
-    bones.foreach_get("matrix_local", rest)
-    tails = np.empty(nb * 3, dtype=np.float32)
-    bones.foreach_get("tail_local", tails)
-    verts = me.vertices
-    sample = tuple(tuple(verts[i].co) for i in range(0, nv, max(1, nv // SIGNATURE_SAMPLES)))
-    deform = tuple(b.use_deform for b in bones)
-    return (me.name, nv, len(me.polygons), len(me.loops),
-            tuple(vg.name for vg in obj.vertex_groups), arm.name, arm.data.name,
-            tuple(b.name for b in bones), deform, hash(rest.tobytes()), hash(tails.tobytes()),
-            hash(sample))
+    the object leaves Edit or Weight Paint mode.)
+
+    A pair (mesh part, armature part). With `previous` (an earlier
+    signature of the same object), `mesh=False` or `armature=False` keeps
+    that part of it: the runtime reads again only the part whose data the
+    depsgraph updated (a pose edit updates the armature's data, never the
+    mesh's)."""
+    if previous is not None and not mesh:
+        mesh_part = previous[0]
+    else:
+        me = obj.data
+        nv = len(me.vertices)
+        verts = me.vertices
+        sample = tuple(tuple(verts[i].co) for i in range(0, nv, max(1, nv // SIGNATURE_SAMPLES)))
+        mesh_part = (me.name, nv, len(me.polygons), len(me.loops),
+                     tuple(obj.vertex_groups.keys()), hash(sample))
+    if previous is not None and not armature:
+        arm_part = previous[1]
+    else:
+        bones = arm.data.bones
+        nb = len(bones)
+        rest = np.empty(nb * 16, dtype=np.float32)
+        bones.foreach_get("matrix_local", rest)
+        tails = np.empty(nb * 3, dtype=np.float32)
+        bones.foreach_get("tail_local", tails)
+        deform = np.empty(nb, dtype=bool)
+        bones.foreach_get("use_deform", deform)
+        arm_part = (arm.name, arm.data.name, tuple(bones.keys()), deform.tobytes(),
+                    hash(rest.tobytes()), hash(tails.tobytes()))
+    return (mesh_part, arm_part)
 
 
 def pose_matrices(arm_eval, rd):

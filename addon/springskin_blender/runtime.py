@@ -135,6 +135,9 @@ class ObjectState:
         self.last_mode = "OBJECT"
         self.printed = None
         self.cache = None           # (path, open file, vertex count) of the Mesh Cache file
+        self.recheck = False        # read the whole signature at the next frame (undo)
+        self.configured = None      # the modifier _configure last set up (frame changes
+                                    # skip the settings check while it is unchanged)
         self.stale = None           # why the binding no longer matches the mesh (weights edited)
         self.unsettled = None       # rows the last frame's springs left unsettled, or None
         self.unconverged = {}       # frame -> (iterations, residual) of spring solves that
@@ -260,19 +263,39 @@ def _close_cache(state):
         state.cache = None
 
 
-def _write_cache(state, path, positions):
+def _write_cache(state, path, positions, name=None):
     """positions (V, 3) float32 -> the one-frame .pc2 at `path` (the header
-    once, then the positions in place)."""
+    once, then the positions in place); `name`: the object's, kept with the
+    open file (a renamed object gets its own file)."""
     nv = len(positions)
     cache = state.cache
     if cache is None or cache[0] != path or cache[2] != nv or not os.path.exists(path):
         _close_cache(state)
         f = open(path, "w+b", buffering=0)
         f.write(PC2_HEADER.pack(PC2_SIGNATURE, 1, nv, 0.0, 1.0, 1))
-        state.cache = cache = (path, f, nv)
+        state.cache = cache = (path, f, nv, name)
     f = cache[1]
     f.seek(PC2_HEADER.size)
     f.write(memoryview(np.ascontiguousarray(positions, dtype=np.float32)).cast("B"))
+
+
+def _new_modifier(obj):
+    """A new Mesh Cache modifier on `obj`, configured for the live file at
+    once. The settings must be in place before the depsgraph first sees the
+    modifier: its relations are built then, and a later change of the play
+    mode does not rebuild them. A new Mesh Cache plays with the scene time
+    (time-dependent), and that stale relation made Blender evaluate the
+    object on every frame change before the handler deformed it, then again
+    after it: two evaluations a frame (issue #37, item 5)."""
+    mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
+    path = cache_path(obj)
+    rest = np.empty(3 * len(obj.data.vertices), dtype=np.float32)
+    obj.data.vertices.foreach_get("co", rest)
+    with open(path, "wb") as f:  # the rest shape until the first deform
+        f.write(PC2_HEADER.pack(PC2_SIGNATURE, 1, len(rest) // 3, 0.0, 1.0, 1))
+        f.write(memoryview(rest).cast("B"))
+    _configure(mod, path)
+    return mod
 
 
 def _migrate(obj, mod):
@@ -283,7 +306,7 @@ def _migrate(obj, mod):
     att = obj.data.attributes.get(LEGACY_ATTRIBUTE)
     if att is not None:
         obj.data.attributes.remove(att)
-    new = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
+    new = _new_modifier(obj)
     if list(obj.modifiers).index(new) != index:
         with bpy.context.temp_override(object=obj, active_object=obj):
             bpy.ops.object.modifier_move_to_index(modifier=new.name, index=index)
@@ -292,17 +315,23 @@ def _migrate(obj, mod):
     return new
 
 
-def _write_positions(obj, state, positions):
+def _write_positions(obj, state, positions, check=True):
     """Hand `positions` (V, 3 object space) to Blender: the object's cache
-    file, then a transform tag, which re-runs its modifier stack."""
+    file, then a transform tag, which re-runs its modifier stack. `check`:
+    also make sure the modifier reads that file with the live settings (a
+    frame change skips it while the modifier is the one set up before:
+    edits of its settings come through the depsgraph update handler)."""
     mod = has_spring_skin(obj)
     if mod is None:
         return
     if mod.type != "MESH_CACHE":
         mod = _migrate(obj, mod)
-    path = cache_path(obj)
-    _write_cache(state, path, positions)
-    _configure(mod, path)
+    cache = state.cache
+    path = cache[0] if cache is not None and cache[3] == obj.name else cache_path(obj)
+    _write_cache(state, path, positions, obj.name)
+    if check or state.configured != mod.as_pointer():
+        _configure(mod, path)
+        state.configured = mod.as_pointer()
     obj.update_tag(refresh={"OBJECT"})
 
 
@@ -310,7 +339,7 @@ def add_modifier(obj, arm_mod):
     """Add the "Spring Skin" modifier right after `arm_mod` and disable
     `arm_mod` (viewport and render; the caller moves its object to the
     settings). Returns the new modifier."""
-    mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
+    mod = _new_modifier(obj)
     target = list(obj.modifiers).index(arm_mod) + 1
     current = len(obj.modifiers) - 1
     if current != target:
@@ -635,9 +664,11 @@ def _armature_of(obj):
     return rigmod.armature_of(obj)
 
 
-def _compute(obj, arm, state, depsgraph, scene, force=False):
+def _compute(obj, arm, state, depsgraph, scene, force=False, frame_change=False):
     """Deform `obj` for the pose of `depsgraph` and write the positions, unless
-    nothing changed since the last write. Returns True when written."""
+    nothing changed since the last write. Returns True when written.
+    `frame_change`: called for a frame change (the modifier's settings are
+    not checked again)."""
     t0 = time.perf_counter()
     arm_eval = arm.evaluated_get(depsgraph)
     obj_eval = obj.evaluated_get(depsgraph)
@@ -668,7 +699,7 @@ def _compute(obj, arm, state, depsgraph, scene, force=False):
             state.unconverged[frame] = (report["iterations"], report["residual"])
             state.unsettled = _unsettled(state)
     t2 = time.perf_counter()
-    _write_positions(obj, state, state.positions)
+    _write_positions(obj, state, state.positions, check=not frame_change)
     state.last_key = key
     state.last_frame = frame
     state.deform_ms = 1e3 * (t2 - t1)
@@ -713,11 +744,17 @@ def _report(obj, state, message):
         state.printed = message
 
 
-def _prepare(obj, scene, cage_force=False, render=False):
+def _prepare(obj, scene, cage_force=False, render=False, updated=None):
     """The object's up-to-date state, rebuilding what changed (the cage's
     edits too: cage.sync, throttled unless `cage_force`); None when it
     cannot be deformed now (the reason is kept in the state). A `render`
-    depsgraph reads the cage but leaves the posed copy alone."""
+    depsgraph reads the cage but leaves the posed copy alone. `updated`:
+    the names of the meshes, armatures and objects whose data the
+    depsgraph just updated (_updated_data), or None; with it, the part of
+    the rig's signature whose data is among them is read again, and only
+    that (a frame change updates none of them, a pose edit the armature's
+    data; the whole signature costs more than deforming a 10k-vertex body
+    with LBS)."""
     arm = _armature_of(obj)
     state = _states.get(obj.name)
     if arm is None:
@@ -733,7 +770,16 @@ def _prepare(obj, scene, cage_force=False, render=False):
         state.last_mode = mode
     if mode in EDITING_MODES and mode != "WEIGHT_PAINT":
         return None, None
-    signature = rigmod.signature(obj, arm)
+    if updated is not None and state is not None and state.signature is not None and \
+            not left_editing and not state.recheck:
+        mesh = bool({("OBJECT", obj.name), ("MESH", obj.data.name)} & updated)
+        armature = ("ARMATURE", arm.data.name) in updated
+        signature = rigmod.signature(obj, arm, state.signature, mesh, armature) \
+            if mesh or armature else state.signature
+    else:
+        signature = rigmod.signature(obj, arm)
+        if state is not None:
+            state.recheck = False
     if state is None or state.rig is None or state.signature != signature or left_editing:
         if state is not None and state.rig is None and state.signature == signature \
                 and not left_editing and state.failed_config == _config(obj):
@@ -763,14 +809,18 @@ def _prepare(obj, scene, cage_force=False, render=False):
     return arm, state
 
 
-def evaluate(obj, depsgraph, scene, force=False, cage_force=False):
+def evaluate(obj, depsgraph, scene, force=False, cage_force=False, updated=None,
+             frame_change=False):
     """Bring `obj`'s positions up to date for `depsgraph`; returns its state
     (positions of the frame in ``state.positions``) or None. `cage_force`:
-    apply a cage edit now, not throttled."""
+    apply a cage edit now, not throttled. `updated`: the handler's
+    _updated_data (None: check everything). `frame_change`: called for a
+    frame change (the modifier's settings are not checked again)."""
     with _lock:
         try:
             arm, state = _prepare(obj, scene, cage_force=cage_force,
-                                  render=depsgraph is not None and depsgraph.mode == "RENDER")
+                                  render=depsgraph is not None and depsgraph.mode == "RENDER",
+                                  updated=updated)
         except Exception as exc:  # never let a handler raise into Blender
             state = _states.setdefault(obj.name, ObjectState())
             _report(obj, state, "%s: %s" % (type(exc).__name__, exc))
@@ -778,25 +828,52 @@ def evaluate(obj, depsgraph, scene, force=False, cage_force=False):
         if state is None or state.deformer is None:
             return None
         try:
-            _compute(obj, arm, state, depsgraph, scene, force=force)
+            _compute(obj, arm, state, depsgraph, scene, force=force,
+                     frame_change=frame_change)
         except Exception as exc:
             _report(obj, state, "%s: %s" % (type(exc).__name__, exc))
             return None
         return state
 
 
-def _targets(scene, depsgraph):
-    render = depsgraph is not None and depsgraph.mode == "RENDER"
+def _bound(scene):
+    """The bound mesh objects of `scene` (one pass over its objects)."""
+    bound = []
     for obj in scene.objects:
         if obj.type != "MESH":
             continue
         settings = getattr(obj, "springskin", None)
-        if settings is None or not settings.bound:
-            continue
+        if settings is not None and settings.bound:
+            bound.append(obj)
+    return bound
+
+
+def _targets(bound, depsgraph):
+    """The objects of `bound` whose Spring Skin modifier `depsgraph` shows."""
+    render = depsgraph is not None and depsgraph.mode == "RENDER"
+    for obj in bound:
         mod = has_spring_skin(obj)
         if mod is None or not (mod.show_render if render else mod.show_viewport):
             continue
         yield obj
+
+
+def _updated_data(depsgraph):
+    """{(kind, name)} of the objects, meshes and armatures whose data (not
+    only their transform) `depsgraph`'s last evaluation updated; for an
+    armature object, its pose is its data, so objects count only as
+    "OBJECT" and their armature or mesh data by its own kind."""
+    updated = set()
+    for u in depsgraph.updates:
+        ident = u.id
+        if isinstance(ident, bpy.types.Object):
+            if u.is_updated_geometry and ident.type != "ARMATURE":
+                updated.add(("OBJECT", ident.name))
+        elif isinstance(ident, bpy.types.Mesh):
+            updated.add(("MESH", ident.name))
+        elif isinstance(ident, bpy.types.Armature):
+            updated.add(("ARMATURE", ident.name))
+    return updated
 
 
 def unconverged_summary(state):
@@ -900,27 +977,22 @@ def _modifier_lost(obj):
     print("Spring Skin: '%s': %s" % (obj.name, note))
 
 
-def _check_lost(scene):
-    for obj in scene.objects:
-        if obj.type != "MESH":
-            continue
-        settings = getattr(obj, "springskin", None)
-        if settings is not None and settings.bound and has_spring_skin(obj) is None:
+def _check_lost(bound):
+    for obj in bound:
+        if has_spring_skin(obj) is None:
             _modifier_lost(obj)
 
 
-def _check_added_armature_modifiers(scene):
+def _check_added_armature_modifiers(bound):
     """A bound object that gains an enabled Armature modifier with an
     armature (Parent > With Automatic Weights adds "Armature.001": the one
     Spring Skin took over names no armature, so Blender adds another) would
     be deformed twice. Spring Skin takes it over: its armature becomes the
     one Spring Skin follows, the modifier is removed (the one taken over at
     Add stays, for Remove to give back), and a note says so."""
-    for obj in scene.objects:
-        if obj.type != "MESH":
-            continue
-        settings = getattr(obj, "springskin", None)
-        if settings is None or not settings.bound or has_spring_skin(obj) is None:
+    for obj in bound:
+        settings = obj.springskin
+        if not settings.bound or has_spring_skin(obj) is None:
             continue
         added = [m for m in obj.modifiers
                  if m.type == "ARMATURE" and m.name != settings.armature_modifier and
@@ -947,21 +1019,28 @@ def _check_added_armature_modifiers(scene):
 
 
 def _run(scene, depsgraph, check_edits=False):
+    """The handlers' work. `check_edits`: a depsgraph update (edits), else
+    a frame change, which reads again only what the depsgraph says changed
+    (_updated_data) and leaves the modifiers' settings alone."""
     if getattr(_local, "busy", False) or depsgraph is None:
         return
     with _lock:
         _local.busy = True
         try:
+            bound = []
             try:
-                _check_lost(scene)
-                _check_added_armature_modifiers(scene)
+                bound = _bound(scene)
+                _check_lost(bound)
+                _check_added_armature_modifiers(bound)
                 if check_edits:
                     _check_weights(scene, depsgraph)
             except Exception as exc:  # never let a handler raise into Blender
                 print("Spring Skin: checking the objects failed: %s: %s"
                       % (type(exc).__name__, exc))
-            for obj in list(_targets(scene, depsgraph)):
-                evaluate(obj, depsgraph, scene)
+            targets = list(_targets(bound, depsgraph))
+            updated = _updated_data(depsgraph) if targets else None
+            for obj in targets:
+                evaluate(obj, depsgraph, scene, updated=updated, frame_change=not check_edits)
         finally:
             _local.busy = False
 
@@ -1012,6 +1091,7 @@ def on_undo_redo_post(_scene=None, _dummy=None):
     again; a cage binding the step changed is taken from the file again."""
     for name, state in _states.items():
         state.last_key = None
+        state.recheck = True  # the whole signature is read again
         obj = bpy.data.objects.get(name)
         if obj is not None and state.base_rig is not None and cagemod.binding_changed(obj, state):
             # Bind Cage (or the Cage field) undone or redone: the cage the

@@ -125,24 +125,22 @@ ssk_status ssk_dqs_prepare(ssk_dual_quat *dst, const float *skinning, const floa
     return ssk_error_ok(err);
 }
 
-/* One vertex; always inlined so that a constant k unrolls the influence
- * loops and keeps every partial sum in registers. */
+/* The blend of one vertex's n influences (weights wv, dual quaternions bq;
+ * zero weights allowed); always inlined so that a constant n unrolls the
+ * influence loops and keeps every partial sum in registers. */
 static inline __attribute__((always_inline)) void
-dqs_vertex(float *restrict dst, const float *restrict positions, int64_t v,
-           const int32_t *restrict bone_indices, const float *restrict weights, const uint32_t k,
-           const ssk_dual_quat *restrict dual_quats, const float *pre, const float *post)
+dqs_blend(float *restrict dst, int64_t v, float co[3], const float *restrict wv,
+          const ssk_dual_quat *const *restrict bq, const uint32_t n, const float *pre,
+          const float *post)
 {
     {
-        float co[3] = {positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]};
-        const int32_t *idx = bone_indices + (size_t)v * k;
-        const float *w = weights + (size_t)v * k;
         ssk_v4 q = {0, 0, 0, 0}, d = q, s0 = q, s1 = q, s2 = q;
         ssk_v4 real[SSK_MAX_INFLUENCES];
         float signed_w[SSK_MAX_INFLUENCES];
         float total = 0.0f, scale_weight = 0.0f;
-        for (uint32_t i = 0; i < k; ++i) {
-            const float wi = w[i];
-            const ssk_dual_quat *b = &dual_quats[idx[i]];
+        for (uint32_t i = 0; i < n; ++i) {
+            const float wi = wv[i];
+            const ssk_dual_quat *b = bq[i];
             real[i] = ssk_v4_load(b->real);
             /* add_weighted_dq_dq negates the weight when the bone's real
              * part points away from the running sum q_i = sum_{j<i} s_j r_j.
@@ -153,7 +151,7 @@ dqs_vertex(float *restrict dst, const float *restrict positions, int64_t v,
             for (uint32_t j = 0; j < i; ++j) dot += signed_w[j] * ssk_v4_dot(real[j], real[i]);
             signed_w[i] = dot < 0.0f ? -wi : wi;
             total += wi;
-            if (b->scale_weight != 0.0f && wi != 0.0f) {
+            if (b->scale_weight != 0.0f) {
                 const ssk_v4 pw = ssk_v4_splat(wi);
                 s0 += pw * ssk_v4_load(b->scale);
                 s1 += pw * ssk_v4_load(b->scale + 4);
@@ -161,10 +159,10 @@ dqs_vertex(float *restrict dst, const float *restrict positions, int64_t v,
                 scale_weight += wi;
             }
         }
-        for (uint32_t i = 0; i < k; ++i) {
+        for (uint32_t i = 0; i < n; ++i) {
             const ssk_v4 sw = ssk_v4_splat(signed_w[i]);
             q += sw * real[i];
-            d += sw * ssk_v4_load(dual_quats[idx[i]].dual);
+            d += sw * ssk_v4_load(bq[i]->dual);
         }
         if (!(total > SSK_WEIGHT_EPSILON)) {
             dst[3 * v] = co[0];
@@ -212,6 +210,38 @@ dqs_vertex(float *restrict dst, const float *restrict positions, int64_t v,
         dst[3 * v] = r[0];
         dst[3 * v + 1] = r[1];
         dst[3 * v + 2] = r[2];
+    }
+}
+
+/* One vertex of k influence slots. The influences of weight 0 (the padding
+ * of vertices with fewer than k) add nothing to any sum: they are dropped
+ * first, without branches, so the pairwise sign dots cost n^2 for the n
+ * real influences, not k^2 (a body with automatic weights has k = 12 and
+ * n = 3 on average); up to 4 take the unrolled blend, padded with weight 0. */
+static inline __attribute__((always_inline)) void
+dqs_vertex(float *restrict dst, const float *restrict positions, int64_t v,
+           const int32_t *restrict bone_indices, const float *restrict weights, const uint32_t k,
+           const ssk_dual_quat *restrict dual_quats, const float *pre, const float *post)
+{
+    float co[3] = {positions[3 * v], positions[3 * v + 1], positions[3 * v + 2]};
+    const int32_t *idx = bone_indices + (size_t)v * k;
+    const float *w = weights + (size_t)v * k;
+    float wv[SSK_MAX_INFLUENCES + 4];
+    const ssk_dual_quat *bq[SSK_MAX_INFLUENCES + 4];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k; ++i) {
+        wv[n] = w[i];
+        bq[n] = &dual_quats[idx[i]];
+        n += w[i] != 0.0f;
+    }
+    if (n <= 4) {
+        for (uint32_t i = n; i < 4; ++i) {
+            wv[i] = 0.0f;
+            bq[i] = dual_quats;
+        }
+        dqs_blend(dst, v, co, wv, bq, 4, pre, post);
+    } else {
+        dqs_blend(dst, v, co, wv, bq, n, pre, post);
     }
 }
 
