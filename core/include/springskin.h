@@ -423,6 +423,36 @@ typedef enum ssk_method {
     SSK_METHOD_COUNT
 } ssk_method;
 
+/* The linear part of a frame's LBS or DQS skinning, applied to vectors:
+ * offsets d added to the rest positions before skinning (shape keys,
+ * correctives, the modifiers a Blender stack runs before its Armature
+ * modifier). Skinning is affine per vertex, so skinning p + d gives the
+ * skinned p plus this function's d':
+ *   LBS: d' = post3 (sum_i w_i S3_{j_i}) pre3 d
+ *   DQS: d' = post3 (len2 R A) pre3 d
+ * with S3 the 3x3 parts of the skinning matrices, w the rig's normalized
+ * weights, R, A, len2 the vertex's blended rotation, scale matrix and
+ * 1/|q|^2 of ssk_dqs_deform (Kavan et al. 2008; Blender's mul_v3m3_dq
+ * without the translation), pre3 = the 3x3 part of the mesh's rest object
+ * matrix, post3 = that of the inverse of this frame's. Exact: the same
+ * kernels as the deform, on translation-free matrices.
+ * - dst: N by 3 float32 (may not alias vectors).
+ * - rows: N whole-rig vertex rows, any order, repeats allowed.
+ * - vectors: N by 3 float32, each row's mesh object space (as the rest
+ *   positions), model units.
+ * - skinning: #B by 16 row-major rig space (as ssk_deformer_deform).
+ * - object_matrices: #M by 16 this frame's object -> rig matrices, or NULL
+ *   for the rest ones.
+ * - method: SSK_METHOD_LBS or SSK_METHOD_DQS.
+ * A vertex without weight (sum <= SSK_WEIGHT_EPSILON) keeps its vector, as
+ * it keeps its position. Errors: SSK_ERROR_INVALID_ARGUMENT (NULL, another
+ * method, a row >= #V), SSK_ERROR_NONFINITE (a vector, a singular object
+ * matrix), SSK_ERROR_OUT_OF_MEMORY. */
+ssk_status ssk_rig_skin_vectors(float *dst, const ssk_rig *rig, const uint32_t *rows,
+                                uint32_t row_count, const float *vectors,
+                                const float *skinning, const float *object_matrices,
+                                ssk_method method, ssk_error *err);
+
 /* Where rigid and IRS skinning take each vertex's attachment (the
  * "attachment" field of a rigid or irs skinning node):
  * - WEIGHTS (default): one attachment per skin weight influence, each

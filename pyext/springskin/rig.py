@@ -617,6 +617,51 @@ class Rig:
         """
         return self._core.normals(positions)
 
+    def skin_vectors(self, rows, vectors, skinning_matrices, object_matrices=None,
+                     method="lbs"):
+        """Carry rest-pose offsets through a frame's skinning (the linear
+        part of LBS or DQS at each vertex).
+
+        Shape keys, correctives and anything else added to the rest
+        positions before skinning: skinning is affine per vertex
+        (``v' = J v + t``), so the skinned ``p + d`` is the skinned ``p``
+        plus ``J d``, which this returns. That is how Blender's Armature
+        modifier deforms a shape-keyed mesh. LBS: ``J = post3 (sum_i w_i
+        S3_i) pre3``; DQS (Kavan et al. 2008, as Blender's Preserve Volume):
+        the vertex's blended rotation and scale divided by ``|q|^2``, without
+        the translation; ``pre3``, ``post3`` the 3x3 parts of the mesh's
+        rest object matrix and of the inverse of this frame's. Computed by
+        the deform's own kernels (``ssk_rig_skin_vectors``), CPU.
+
+        Parameters
+        ----------
+        rows : array_like, (N,) int
+            Whole-rig vertex rows, any order.
+        vectors : array_like, (N, 3) float
+            The offsets, each row's mesh object space, model units.
+        skinning_matrices : array_like, (B, 4, 4) float
+            The frame's skinning matrices, rig space (as :meth:`Deformer.deform`).
+        object_matrices : array_like, (M, 4, 4) float, optional
+            The frame's object -> rig matrices; default: the rest ones.
+        method : {"lbs", "dqs"}
+
+        Returns
+        -------
+        numpy.ndarray, (N, 3) float32
+            The skinned offsets, each row's mesh object space (at this
+            frame). A vertex without skin weights keeps its offset.
+
+        Raises
+        ------
+        ValueError
+            A row out of range, a wrong shape, NaN or infinity, a singular
+            object matrix, a method other than LBS and DQS.
+        TypeError
+            Arrays of the wrong kind.
+        """
+        return _core.skin_vectors(self._core, rows, vectors, skinning_matrices,
+                                  object_matrices, method)
+
     def __repr__(self):
         if self._core is None:
             return "<springskin.Rig (not created)>"

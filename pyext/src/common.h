@@ -200,6 +200,8 @@ PyObject *ssk_py_pose_from_strokes(PyObject *self, PyObject *args, PyObject *kwa
 PyObject *ssk_py_surface_points(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ssk_py_surface_roi(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *ssk_py_bulge_offsets(PyObject *self, PyObject *args, PyObject *kwargs);
+/* skin_vectors.c: ssk_rig_skin_vectors. */
+PyObject *ssk_py_skin_vectors(PyObject *self, PyObject *args, PyObject *kwargs);
 /* cage.c: springskin._core.Cage (ssk_cage; issue #21). */
 extern PyTypeObject ssk_py_cage_type;
 /* The ssk_cage of a Cage object and the ssk_rig it is bound to in *rig

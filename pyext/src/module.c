@@ -312,6 +312,10 @@ static PyMethodDef module_methods[] = {
     {"merge", (PyCFunction)(void (*)(void))ssk_py_merge, METH_VARARGS | METH_KEYWORDS,
      "merge(directory, path, first=0, last=-1) -> dict: the shards of one bake into one "
      "cache; ssk_shards_merge."},
+    {"skin_vectors", (PyCFunction)(void (*)(void))ssk_py_skin_vectors,
+     METH_VARARGS | METH_KEYWORDS,
+     "skin_vectors(rig, rows, vectors, skinning_matrices, object_matrices=None, method='lbs') "
+     "-> (N, 3): ssk_rig_skin_vectors, GIL released."},
     {"status_message", py_status_message, METH_O,
      "status_message(name) -> str: the generic message of a status name."},
     {NULL, NULL, 0, NULL},
