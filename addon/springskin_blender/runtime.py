@@ -65,6 +65,7 @@ from . import cage as cagemod
 from . import native
 from . import nodes
 from . import rig as rigmod
+from . import stack as stackmod
 
 __all__ = ["MODIFIER_NAME", "ObjectState", "bind", "cache_path", "cage_changed", "drop_cage",
            "evaluate", "graph_changed",
@@ -135,6 +136,9 @@ class ObjectState:
         self.last_mode = "OBJECT"
         self.printed = None
         self.cache = None           # (path, open file, vertex count) of the Mesh Cache file
+        self.stack_error = None     # why the stack above is not followed (absolute keys)
+        self.offset_method = "lbs"  # the skinning that carries the stack's offsets
+        self.group_weights = {}     # vertex group name -> (V,) weights, for shape keys
         self.recheck = False        # read the whole signature at the next frame (undo)
         self.configured = None      # the modifier _configure last set up (frame changes
                                     # skip the settings check while it is unchanged)
@@ -591,6 +595,10 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
     except (ValueError, ssk.SpringSkinError) as exc:
         raise rigmod.SetupError("%s: %s" % (what, exc)) from None
     state.deformer = deformer
+    state.offset_method = "dqs" if (doc is None and s.method in ("DQS", "COR", "IMPLICIT")) or (
+        doc is not None and any(n.get("type") == "skinning" and n.get("method") in ("dqs", "cor")
+                                for n in doc.get("nodes", ()))) else "lbs"
+    state.group_weights = {}
     state.has_springs = (doc is None and s.method == "SPRING") or (
         doc is not None and any(n.get("type") == "spring" for n in doc.get("nodes", ())))
     state.unconverged = {}
@@ -638,9 +646,11 @@ def _build(obj, arm, scene, progress=None, previous=None):
     _build_counter += 1
     state.build_id = _build_counter
     state.last_mode = obj.mode
-    if rd.ignored_groups:
+    used = stackmod.used_groups(obj)  # shape keys' and modifiers' groups are not weights
+    ignored = [g for g in rd.ignored_groups if g not in used]
+    if ignored:
         state.warnings.append("vertex groups naming no deforming bone are ignored: %s"
-                              % ", ".join(rd.ignored_groups[:8]))
+                              % ", ".join(ignored[:8]))
     return state
 
 
@@ -664,6 +674,105 @@ def _armature_of(obj):
     return rigmod.armature_of(obj)
 
 
+#: object name -> [(modifier name, show_viewport, show_render)]: the Spring
+#: Skin modifier and those below it, disabled by on_frame_change_pre so
+#: that the frame's first depsgraph pass runs the modifiers above alone
+_held = {}
+#: object name -> (V, 3) float32: what the modifiers above gave at the last
+#: frame change (read in on_frame_change_post, before the stack is restored)
+_stack_positions = {}
+
+
+def _stack_offsets(obj, state, depsgraph, render):
+    """(rows, offsets) of what the stack above Spring Skin gives, relative
+    to the rest positions (stack.py), or None when it gives the rest.
+    Raises stack.StackError."""
+    mod = has_spring_skin(obj)
+    if mod is None:
+        return None
+    mods = stackmod.modifiers_above(obj, mod, render)
+    rest = state.rig_data.positions
+    if mods:
+        stackmod.check_modifiers(mods)
+        positions = _stack_positions.get(obj.name)
+        if positions is None or len(positions) != len(rest):
+            raise stackmod.StackError(
+                "the modifiers above Spring Skin (%s) are evaluated when the frame changes: "
+                "change the frame" % ", ".join("'%s'" % m.name for m in mods[:3]))
+    elif stackmod.has_shape_keys(obj):
+        positions = stackmod.shape_key_positions(obj, depsgraph, len(rest), state.group_weights)
+    else:
+        return None
+    rows, d = stackmod.offset_rows(positions, rest)
+    return (rows, d) if len(rows) else None
+
+
+def _hold(obj):
+    """Disable `obj`'s Spring Skin modifier and the modifiers below it when
+    modifiers above it move vertices (remembered in _held for
+    _release_stack); returns whether it did."""
+    mod = has_spring_skin(obj)
+    if mod is None or obj.name in _held or not (mod.show_viewport or mod.show_render):
+        return False
+    above = stackmod.modifiers_above(obj, mod, False) + stackmod.modifiers_above(obj, mod, True)
+    if not above or any(m.type not in stackmod.DEFORMING for m in above):
+        return False
+    held = []
+    below = False
+    for m in obj.modifiers:
+        below = below or m == mod
+        if below and (m.show_viewport or m.show_render):
+            held.append((m.name, m.show_viewport, m.show_render))
+            m.show_viewport = m.show_render = False
+    _held[obj.name] = held
+    return True
+
+
+def _hold_stack(scene):
+    """Frame change, before Blender evaluates: the bound objects with
+    modifiers above Spring Skin get it and the modifiers below it disabled
+    (_hold), so that the first pass evaluates what the stack above gives."""
+    for obj in _bound(scene):
+        _hold(obj)
+
+
+def refresh_stack(obj, depsgraph):
+    """Evaluate now what the modifiers above `obj`'s Spring Skin give (as a
+    frame change does, with an update of `depsgraph` between; for
+    operators, never inside a handler)."""
+    busy = getattr(_local, "busy", False)
+    _local.busy = True
+    try:
+        if _hold(obj):
+            depsgraph.update()
+            _release_stack(depsgraph)
+    finally:
+        _local.busy = busy
+
+
+def _release_stack(depsgraph):
+    """Frame change, after the first pass: read what the stack above gave
+    each held object, then enable its modifiers again (Blender evaluates
+    the whole stack in its second pass)."""
+    for name, held in list(_held.items()):
+        del _held[name]
+        obj = bpy.data.objects.get(name)
+        if obj is None:
+            continue
+        try:
+            me = obj.evaluated_get(depsgraph).data
+            nv = len(me.vertices)
+            positions = np.empty(3 * nv, dtype=np.float32)
+            me.vertices.foreach_get("co", positions)
+            _stack_positions[name] = positions.reshape(nv, 3)
+        except (AttributeError, RuntimeError, ReferenceError):
+            _stack_positions.pop(name, None)
+        for mod_name, viewport, render in held:
+            m = obj.modifiers.get(mod_name)
+            if m is not None:
+                m.show_viewport, m.show_render = viewport, render
+
+
 def _compute(obj, arm, state, depsgraph, scene, force=False, frame_change=False):
     """Deform `obj` for the pose of `depsgraph` and write the positions, unless
     nothing changed since the last write. Returns True when written.
@@ -677,9 +786,29 @@ def _compute(obj, arm, state, depsgraph, scene, force=False, frame_change=False)
     skinning, objects, premat = rigmod.frame_matrices(obj_eval, arm_eval, rd,
                                                       cagemod.carried(state, original))
     frame = scene.frame_current + scene.frame_subframe
-    key = (frame, hash(raw.tobytes()), hash(premat.tobytes()), state.config, state.build_id)
+    render = depsgraph.mode == "RENDER"
+    try:
+        offsets = _stack_offsets(obj, state, depsgraph, render)
+    except stackmod.StackError as exc:
+        offsets, stack_error = None, str(exc)
+        if not stackmod.keeps_vertices(exc):
+            _report(obj, state, stack_error)
+            state.stack_error = stack_error
+            state.last_key = None
+            return False  # the stack above changes the vertex count: nothing to show
+    else:
+        stack_error = None
+    if state.stack_error and state.error == state.stack_error:
+        state.error = None  # the stack was put right
+    key = (frame, hash(raw.tobytes()), hash(premat.tobytes()), state.config, state.build_id,
+           None if offsets is None else (hash(offsets[0].tobytes()), hash(offsets[1].tobytes())),
+           stack_error)
     if key == state.last_key and not force:
         return False
+    if state.stack_error != stack_error:
+        state.stack_error = stack_error
+        if stack_error:
+            print("Spring Skin: '%s': %s" % (obj.name, stack_error))
     ssk = native.require()
     t1 = time.perf_counter()
     try:
@@ -698,6 +827,10 @@ def _compute(obj, arm, state, depsgraph, scene, force=False, frame_change=False)
         else:
             state.unconverged[frame] = (report["iterations"], report["residual"])
             state.unsettled = _unsettled(state)
+    if offsets is not None and len(offsets[0]):
+        rows, d = offsets
+        state.positions[rows] += state.rig.skin_vectors(rows, d, skinning, objects,
+                                                        method=state.offset_method)
     t2 = time.perf_counter()
     _write_positions(obj, state, state.positions, check=not frame_change)
     state.last_key = key
@@ -1027,6 +1160,12 @@ def _run(scene, depsgraph, check_edits=False):
     with _lock:
         _local.busy = True
         try:
+            if _held:
+                try:
+                    _release_stack(depsgraph)
+                except Exception as exc:  # never let a handler raise into Blender
+                    print("Spring Skin: reading the stack above failed: %s: %s"
+                          % (type(exc).__name__, exc))
             bound = []
             try:
                 bound = _bound(scene)
@@ -1043,6 +1182,19 @@ def _run(scene, depsgraph, check_edits=False):
                 evaluate(obj, depsgraph, scene, updated=updated, frame_change=not check_edits)
         finally:
             _local.busy = False
+
+
+@persistent
+def on_frame_change_pre(scene, _depsgraph=None):
+    """Before Blender evaluates a new frame: hold back Spring Skin on the
+    objects with modifiers above it (_hold_stack)."""
+    if getattr(_local, "busy", False):
+        return
+    with _lock:
+        try:
+            _hold_stack(scene)
+        except Exception as exc:  # never let a handler raise into Blender
+            print("Spring Skin: holding the stack failed: %s: %s" % (type(exc).__name__, exc))
 
 
 @persistent
@@ -1072,6 +1224,8 @@ def on_load_post(_dummy=None):
     rigmod.migrate_armature_names()
     _remove_cache_directory()  # closes the states' files too
     _states.clear()
+    _held.clear()
+    _stack_positions.clear()
     _notes.clear()
     _tree_revisions.clear()
     resume_all()
@@ -1110,12 +1264,19 @@ def bind(obj, scene, depsgraph, progress=None):
     frame. Raises SetupError / NativeUnavailable with the reason. Returns
     the state."""
     arm, _mod = rigmod.check_setup(obj)
+    try:
+        mod = has_spring_skin(obj)
+        if mod is not None:
+            stackmod.check_modifiers(stackmod.modifiers_above(obj, mod))
+    except stackmod.StackError as exc:
+        raise rigmod.SetupError("'%s': %s" % (obj.name, exc)) from None
     with _lock:
         state = _build(obj, arm, scene, progress=progress, previous=_states.get(obj.name))
         _close_cache(_states.get(obj.name))
         _states[obj.name] = state
         _notes.pop(obj.name, None)
         obj.springskin.bound = True
+        refresh_stack(obj, depsgraph)
         _local.busy = True  # the write below must not run the handlers again
         try:
             _compute(obj, arm, state, depsgraph, scene, force=True)
@@ -1210,6 +1371,7 @@ def settings_changed(obj):
 # --- registration --------------------------------------------------------------------
 
 _HANDLERS = (
+    ("frame_change_pre", on_frame_change_pre),
     ("frame_change_post", on_frame_change_post),
     ("depsgraph_update_post", on_depsgraph_update_post),
     ("load_post", on_load_post),

@@ -255,6 +255,8 @@ class SPRINGSKIN_PT_modifier(Panel):
             _wrapped(box, state.error, icon="ERROR", width=LINE_WIDTH)
         if state is not None and state.frame_error:
             _wrapped(box, state.frame_error, icon="ERROR", width=LINE_WIDTH)
+        if state is not None and state.stack_error and state.stack_error != state.error:
+            _wrapped(box, state.stack_error, icon="ERROR", width=LINE_WIDTH)
         unconverged = runtime.unconverged_summary(state)
         if unconverged:
             _wrapped(box, unconverged, icon="ERROR", width=LINE_WIDTH)
