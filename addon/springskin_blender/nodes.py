@@ -231,6 +231,22 @@ class SpringSkinGraphTree(NodeTree):
     bl_label = "Spring Skin Graph"
     bl_icon = "MOD_ARMATURE"
 
+    @classmethod
+    def get_from_context(cls, context):
+        """(tree, owner, from) for an unpinned Spring Skin Graph editor:
+        the active mesh's graph, so an editor opened at any time shows it
+        (it showed "New" until the graph was browsed by hand, issue #37,
+        item 8) and follows the active object, as the Shader editor follows
+        its material. Nothing for an object without a graph (pin the editor
+        to keep another one)."""
+        obj = getattr(context, "active_object", None)
+        settings = getattr(obj, "springskin", None) \
+            if obj is not None and obj.type == "MESH" else None
+        tree = settings.graph if settings is not None else None
+        if tree is None or tree.bl_idname != TREE_IDNAME:
+            return None, None, None
+        return tree, tree, obj
+
     def update(self):
         # Blender recomputes NodeLink.is_valid after this callback (cycles
         # only), so the type check is applied just after, from a timer.
@@ -337,7 +353,7 @@ class SpringSkinSkinningNode(_SpringSkinNode, Node):
     bl_idname = "SpringSkinSkinningNode"
     bl_label = "Skinning"
     bl_icon = "MOD_ARMATURE"
-    bl_width_default = 220.0
+    bl_width_default = 260.0  # "Incremental Rotation" in full (issue #37, item 9)
 
     method: EnumProperty(name="Method", items=_METHODS, default="LBS",
                          update=_on_property_update)

@@ -133,6 +133,21 @@ def _draw_cage(layout, obj, settings, state):
         _wrapped(box, state.cage_error, icon="ERROR", width=LINE_WIDTH)
 
 
+def rigid_note(settings, skin):
+    """A line for Rigid with the default attachment, which deforms exactly
+    as Linear Blend (one attachment per skin weight, blended with the
+    weights), or None (issue #37, item 9)."""
+    if skin is not None:
+        method, attachment = skin.method, getattr(skin, "attachment", "WEIGHTS")
+    else:
+        method, attachment = settings.method, "WEIGHTS"
+    if method == "RIGID" and attachment == "WEIGHTS":
+        return ("Rigid with the default attachment (Skin Weights) deforms exactly as Linear "
+                "Blend: for the paper's rigid attachment, Edit as Graph and set the Skinning "
+                "node's Attachment to Binding (Paper)")
+    return None
+
+
 def _draw_stroke_edits(layout, obj):
     """The stroke edits of the object's graph (Spring Edit tool): Bulge
     (keyable: I over the field), Weight and Rings of each."""
@@ -200,16 +215,28 @@ class SPRINGSKIN_PT_modifier(Panel):
         col.use_property_split = True
         # one control (issue #17): without a graph the Method field; with
         # one, the same field edits the graph's skinning node
+        # (the value on a row of its own, the panel's full width: the names
+        # were cut at the default width, "Incremental Rot...", issue #37,
+        # item 9)
         tree = settings.graph
         skin = nodes.skinning_node(tree)
         if tree is None:
-            row = col.row(align=True)
-            row.prop(settings, "method")
+            layout.label(text="Method:")
+            row = layout.row(align=True)
+            row.prop(settings, "method", text="")
             row.operator("object.springskin_edit_graph", text="", icon="NODETREE")
         elif skin is not None:
-            col.prop(skin, "method", text="Method")
+            # the graph deforms: this is its skinning node's method, not a
+            # second setting (it "changed on its own" after Edit as Graph)
+            layout.label(text="Method (the graph's Skinning node):")
+            layout.prop(skin, "method", text="")
         else:
-            col.label(text="Method: the graph's skinning nodes")
+            layout.label(text="Method: the graph's Skinning nodes")
+        note = rigid_note(settings, skin)
+        if note:
+            _wrapped(layout, note, icon="INFO", width=LINE_WIDTH)
+        col = layout.column()
+        col.use_property_split = True
         col.prop_search(settings, "graph_name", bpy.data, "node_groups", icon="NODETREE")
         col.prop(settings, "backend")
         sub = col.column(align=True)

@@ -123,14 +123,26 @@ def wait_shot():
     # Spring, Edit as Graph; then the editor must follow the active object
     win, view, props = S["win"], S["view"], S["props"]
     mesh = bpy.data.objects[S["mesh"]]
-    view.type = "NODE_EDITOR"
-    space = view.spaces.active
-    space.tree_type = "SpringSkinGraphTree"
     mesh.springskin.method = "SPRING"
     with bpy.context.temp_override(window=win, area=props, screen=win.screen):
         bpy.ops.object.springskin_edit_graph()
-    LOG["graph_shown"] = space.node_tree is not None and \
-        space.node_tree.name == mesh.springskin.graph_name
+    # the editor opened after Edit as Graph (it stayed empty, "New", until
+    # the graph was browsed by hand: issue #37, item 8)
+    view.type = "NODE_EDITOR"
+    view.spaces.active.tree_type = "SpringSkinGraphTree"
+    S["t0"] = time.perf_counter()
+    bpy.app.timers.register(wait_new_editor, first_interval=0.2)
+    return None
+
+
+@guarded
+def wait_new_editor():
+    space = S["view"].spaces.active
+    mesh = bpy.data.objects[S["mesh"]]
+    shown = space.node_tree is not None and space.node_tree.name == mesh.springskin.graph_name
+    if not shown and time.perf_counter() - S["t0"] < 5.0:
+        return 0.2
+    LOG["graph_shown"] = shown
     space.node_tree = None
     arm = next(o for o in bpy.data.objects if o.type == "ARMATURE")
     layer = bpy.context.view_layer

@@ -244,7 +244,7 @@ def main():
         if word not in flat:
             failures.append("the panel does not read %r (OCR: %r)" % (word, flat))
     if not session.get("graph_shown"):
-        failures.append("Edit as Graph did not show the graph in the open graph editor")
+        failures.append("a graph editor opened after Edit as Graph did not show the graph")
     if not session.get("graph_follows_active"):
         failures.append("the graph editor did not follow the active object")
     graph_flat = " ".join(graph_text.split())
