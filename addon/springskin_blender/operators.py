@@ -112,15 +112,106 @@ def _bind(op, context, obj):
         return None
     finally:
         progress.end()
+    _bound_reports(op, obj, state)
+    return state
+
+
+def _bound_reports(op, obj, state):
     for warning in state.warnings:
         op.report({"WARNING"}, warning)
     if state.cage_error:
         op.report({"WARNING"}, "cage: %s" % state.cage_error)
     op.report({"INFO"}, _summary(obj, state))
-    return state
 
 
-class OBJECT_OT_springskin_add(Operator):
+#: Meshes of at least this many vertices bind in steps in the window (the
+#: step in the status bar, Blender's progress, Esc cancels); a lighter one
+#: binds at once (issue #37, item 7: 81k vertices froze the UI 2-9 s).
+MODAL_VERTICES = 10000
+
+#: (object name, step, fraction) of the bind running in the window, or None
+#: (for the panel and the GUI test).
+active_bind = None
+
+
+class _BindSteps:
+    """Add and Bind in the window: runtime.bind_steps one step per timer
+    event, the step named in the status bar with "Esc cancels" and
+    Blender's progress following; Esc closes the steps, which leaves the
+    object's binding as it was, then `_rollback` undoes what the operator
+    did before binding (Add: its modifier). Without a window, or for a
+    light mesh, execute binds at once."""
+
+    def _rollback(self, context, obj):
+        pass
+
+    def _modal_wanted(self, context, obj):
+        return (context.window is not None and not bpy.app.background and
+                len(obj.data.vertices) >= MODAL_VERTICES)
+
+    def _start(self, context, obj):
+        global active_bind
+        self._obj_name = obj.name
+        self._fraction = 0.0
+        self._progress = _Progress(context)
+
+        def progress(fraction):
+            self._fraction = fraction
+            self._progress(fraction)
+        self._steps = runtime.bind_steps(obj, context.scene, context.evaluated_depsgraph_get(),
+                                         progress)
+        self._label = "starting"
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.01, window=context.window)
+        wm.modal_handler_add(self)
+        active_bind = (obj.name, self._label, 0.0)
+        self._status(context)
+        return {"RUNNING_MODAL"}
+
+    def _status(self, context):
+        if context.workspace is not None:
+            context.workspace.status_text_set(
+                "Spring Skin: binding '%s': %s (%d%%); Esc cancels"
+                % (self._obj_name, self._label, int(100 * self._fraction)))
+
+    def _end(self, context):
+        global active_bind
+        active_bind = None
+        context.window_manager.event_timer_remove(self._timer)
+        self._progress.end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+
+    def modal(self, context, event):
+        global active_bind
+        obj = bpy.data.objects.get(self._obj_name)
+        if event.type == "ESC" or obj is None:
+            self._steps.close()  # nothing of the object changed yet
+            self._end(context)
+            if obj is not None:
+                self._rollback(context, obj)
+            self.report({"WARNING"}, "binding '%s' cancelled: the mesh is as it was"
+                        % self._obj_name)
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"RUNNING_MODAL"}  # no edits of the mesh while it binds
+        try:
+            self._label = next(self._steps)
+        except StopIteration as done:
+            self._end(context)
+            _bound_reports(self, obj, done.value)
+            return {"FINISHED"}
+        except (rigmod.SetupError, native.NativeUnavailable) as exc:
+            self._end(context)
+            self._rollback(context, obj)
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        active_bind = (self._obj_name, self._label, self._fraction)
+        self._status(context)
+        return {"RUNNING_MODAL"}
+
+
+class OBJECT_OT_springskin_add(_BindSteps, Operator):
     """Add a Spring Skin deformer to the active mesh: a "Spring Skin" modifier that takes over
     its Armature modifier (disabled, not deleted) and deforms with the chosen method"""
 
@@ -144,7 +235,13 @@ class OBJECT_OT_springskin_add(Operator):
     def poll(cls, context):
         return _mesh_poll(cls, context)
 
+    def invoke(self, context, _event):
+        return self._run(context, modal=True)
+
     def execute(self, context):
+        return self._run(context, modal=False)
+
+    def _run(self, context, modal):
         obj = context.active_object
         try:
             arm, arm_mod = rigmod.check_setup(obj)
@@ -170,18 +267,29 @@ class OBJECT_OT_springskin_add(Operator):
         settings.method = self.method
         runtime.add_modifier(obj, arm_mod)
         arm_mod.object = None  # no evaluation of the mesh for the disabled modifier
+        self._undo = (arm_mod.name, arm, previous, previous_graph)
+        if modal and self._modal_wanted(context, obj):
+            return self._start(context, obj)
         if _bind(self, context, obj) is None:
-            # roll back: the mesh is left as it was
-            runtime.remove_modifier(obj)
-            arm_mod.object = arm
-            arm_mod.show_viewport, arm_mod.show_render = previous
-            settings.graph_name = previous_graph
-            settings.armature_modifier = ""
-            settings.armature = None
-            settings.armature_object = ""
-            runtime.forget(obj.name)
+            self._rollback(context, obj)
             return {"CANCELLED"}
         return {"FINISHED"}
+
+    def _rollback(self, context, obj):
+        """The mesh as it was before Add: no Spring Skin modifier, its
+        Armature modifier back."""
+        name, arm, previous, previous_graph = self._undo
+        settings = obj.springskin
+        runtime.remove_modifier(obj)
+        arm_mod = obj.modifiers.get(name)
+        if arm_mod is not None:
+            arm_mod.object = arm
+            arm_mod.show_viewport, arm_mod.show_render = previous
+        settings.graph_name = previous_graph
+        settings.armature_modifier = ""
+        settings.armature = None
+        settings.armature_object = ""
+        runtime.forget(obj.name)
 
 
 def graph_users(tree_name, but=None):
@@ -228,7 +336,7 @@ class OBJECT_OT_springskin_edit_graph(Operator):
         return {"FINISHED"}
 
 
-class OBJECT_OT_springskin_bind(Operator):
+class OBJECT_OT_springskin_bind(_BindSteps, Operator):
     """Read the mesh, its vertex-group weights and the armature's bones again, and bind
     (attachment binding and, for CoR, the centers of rotation)"""
 
@@ -240,9 +348,54 @@ class OBJECT_OT_springskin_bind(Operator):
     def poll(cls, context):
         return _mesh_poll(cls, context, need_modifier=True)
 
+    def invoke(self, context, _event):
+        obj = context.active_object
+        if self._modal_wanted(context, obj):
+            return self._start(context, obj)
+        return self.execute(context)
+
     def execute(self, context):
         obj = context.active_object
         return {"FINISHED"} if _bind(self, context, obj) is not None else {"CANCELLED"}
+
+
+class OBJECT_OT_springskin_set_method(_BindSteps, Operator):
+    """Deform with another method: the panel's Method menu. A heavy mesh binds again in steps
+    in the window (progress, Esc keeps the method it had)"""
+
+    bl_idname = "object.springskin_set_method"
+    bl_label = "Set Method"
+    bl_options = {"REGISTER", "UNDO"}
+
+    method: EnumProperty(name="Method", items=METHOD_ITEMS, default="LBS",
+                         description="Skinning method")
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context, need_modifier=True)
+
+    def invoke(self, context, _event):
+        obj = context.active_object
+        settings = obj.springskin
+        if settings.method == self.method:
+            return {"CANCELLED"}
+        if not settings.bound or not self._modal_wanted(context, obj):
+            return self.execute(context)
+        self._previous = settings.method
+        runtime.hold_rebuild(obj.name)  # the handlers keep the deformer until the steps end
+        settings.method = self.method
+        return self._start(context, obj)
+
+    def execute(self, context):
+        context.active_object.springskin.method = self.method  # the handlers rebuild
+        return {"FINISHED"}
+
+    def _end(self, context):
+        runtime.release_rebuild(self._obj_name)
+        super()._end(context)
+
+    def _rollback(self, context, obj):
+        obj.springskin.method = self._previous
 
 
 class OBJECT_OT_springskin_unbind(Operator):
@@ -707,6 +860,7 @@ classes = (
     OBJECT_OT_springskin_edit_graph,
     OBJECT_OT_springskin_bind,
     OBJECT_OT_springskin_unbind,
+    OBJECT_OT_springskin_set_method,
     OBJECT_OT_springskin_bind_cage,
     OBJECT_OT_springskin_cage_edit_in_pose,
     OBJECT_OT_springskin_remove,

@@ -538,6 +538,13 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
     node needs them (updating `previous`'s, the state this one replaces,
     when only weights changed; `progress(fraction)` follows a full
     precomputation). Raises SetupError."""
+    for _step in _build_deformer_steps(obj, state, scene, progress, previous):
+        pass
+
+
+def _build_deformer_steps(obj, state, scene, progress=None, previous=None):
+    """_build_deformer as a generator: yields the name of each long step
+    before it runs (a modal operator shows it and may stop there)."""
     ssk = native.require()
     s = obj.springskin
     config = _config(obj)
@@ -553,6 +560,7 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
     binding = None
     needs_cor = _needs_cor(doc, s.method)
     if needs_cor and state.cor_state is None:
+        yield "computing the centers of rotation"
         state.cor_state = _cor_state(obj, state, previous, progress)
     elif not needs_cor:
         state.cor_state, state.cor_note = None, ""
@@ -561,6 +569,7 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
         if state.binding is not None and state.binding_key == key:
             binding = state.binding
         else:
+            yield "binding the vertices to the bones"
             t0 = time.perf_counter()
             try:
                 binding = state.rig.bind(method=s.bind_method.lower(),
@@ -576,6 +585,8 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
         state.binding, state.binding_key = None, None
     implicit_ops = None
     if _needs_implicit(doc, s.method):
+        if _implicit_operators is None:
+            yield "building the implicit surfaces' operators (once a session)"
         try:
             implicit_ops = shared_implicit_operators(ssk)
         except (ValueError, MemoryError, ssk.SpringSkinError) as exc:
@@ -585,6 +596,7 @@ def _build_deformer(obj, state, scene, progress=None, previous=None):
     gl = _shared_gl_context(ssk) if backend in ("gl", "auto") else None
     if backend == "gl" and gl is None:
         raise rigmod.SetupError("backend GL: no OpenGL 4.3 context: %s" % _gl_error)
+    yield "preparing the deformer"
     try:
         import warnings
         with warnings.catch_warnings():
@@ -620,10 +632,22 @@ def _build(obj, arm, scene, progress=None, previous=None):
     the binding and the deformer (`previous`: the state it replaces, whose
     centers of rotation are updated when only weights changed). Raises
     SetupError or NativeUnavailable."""
+    steps = _build_steps(obj, arm, scene, progress, previous)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def _build_steps(obj, arm, scene, progress=None, previous=None):
+    """_build as a generator: yields the name of each long step before it
+    runs; returns the state (StopIteration.value)."""
     global _build_counter
     ssk = native.require()
     state = ObjectState()
     report = (lambda f: progress(0.6 * f)) if progress else None
+    yield "reading the skin weights"
     rd = rigmod.extract(obj, arm, progress=report)
     try:
         state.rig = ssk.Rig(**rd.rig_arguments())
@@ -636,9 +660,9 @@ def _build(obj, arm, scene, progress=None, previous=None):
     cagemod.attach(obj, state)
     if previous is not None and not _same_cage_edit(previous, state):
         previous = None  # its centers of rotation belong to another reshaped rig
-    _build_deformer(obj, state, scene,
-                    progress=(lambda f: progress(0.7 + 0.25 * f)) if progress else None,
-                    previous=previous)
+    yield from _build_deformer_steps(
+        obj, state, scene, progress=(lambda f: progress(0.7 + 0.25 * f)) if progress else None,
+        previous=previous)
     if progress:
         progress(0.95)
     nv = len(rd.positions)
@@ -877,6 +901,20 @@ def _report(obj, state, message):
         state.printed = message
 
 
+#: Objects whose deformer a modal operator is rebuilding in steps
+#: (operators.OBJECT_OT_springskin_set_method): the handlers keep the
+#: deformer they have until it ends.
+_rebuild_held = set()
+
+
+def hold_rebuild(name):
+    _rebuild_held.add(name)
+
+
+def release_rebuild(name):
+    _rebuild_held.discard(name)
+
+
 def _prepare(obj, scene, cage_force=False, render=False, updated=None):
     """The object's up-to-date state, rebuilding what changed (the cage's
     edits too: cage.sync, throttled unless `cage_force`); None when it
@@ -928,7 +966,8 @@ def _prepare(obj, scene, cage_force=False, render=False, updated=None):
             return None, None
         new.printed = state.printed if state is not None else None
         _states[obj.name] = state = new
-    elif state.config != _config(obj) and state.failed_config != _config(obj):
+    elif state.config != _config(obj) and state.failed_config != _config(obj) and \
+            obj.name not in _rebuild_held:
         try:
             _build_deformer(obj, state, scene)
         except (rigmod.SetupError, native.NativeUnavailable) as exc:
@@ -1263,6 +1302,19 @@ def bind(obj, scene, depsgraph, progress=None):
     """Read the rig of `obj`, bind, make the deformer, write the current
     frame. Raises SetupError / NativeUnavailable with the reason. Returns
     the state."""
+    steps = bind_steps(obj, scene, depsgraph, progress)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def bind_steps(obj, scene, depsgraph, progress=None):
+    """bind as a generator (the modal Add and Bind operators): yields the
+    name of each long step before it runs, returns the state. Nothing of
+    the object's changes until the last step: a generator closed before
+    (Esc) leaves the previous state and binding as they were."""
     arm, _mod = rigmod.check_setup(obj)
     try:
         mod = has_spring_skin(obj)
@@ -1270,8 +1322,10 @@ def bind(obj, scene, depsgraph, progress=None):
             stackmod.check_modifiers(stackmod.modifiers_above(obj, mod))
     except stackmod.StackError as exc:
         raise rigmod.SetupError("'%s': %s" % (obj.name, exc)) from None
+    state = yield from _build_steps(obj, arm, scene, progress=progress,
+                                    previous=_states.get(obj.name))
+    yield "deforming the current frame"
     with _lock:
-        state = _build(obj, arm, scene, progress=progress, previous=_states.get(obj.name))
         _close_cache(_states.get(obj.name))
         _states[obj.name] = state
         _notes.pop(obj.name, None)

@@ -223,7 +223,9 @@ class SPRINGSKIN_PT_modifier(Panel):
         if tree is None:
             layout.label(text="Method:")
             row = layout.row(align=True)
-            row.prop(settings, "method", text="")
+            # through an operator: a heavy mesh binds again with progress and Esc
+            name = next(n for i, n, _d in METHOD_ITEMS if i == settings.method)
+            row.operator_menu_enum("object.springskin_set_method", "method", text=name)
             row.operator("object.springskin_edit_graph", text="", icon="NODETREE")
         elif skin is not None:
             # the graph deforms: this is its skinning node's method, not a
