@@ -331,6 +331,33 @@ static void dqs_block(float *restrict dst, const float *restrict positions, int6
             dqs_rigid_lanes8(dst + 3 * v, positions + 3 * v, bone_indices + 4 * v,
                              weights + 4 * v, dual_quats);
         begin = v; /* the remaining vertices take the general path */
+    } else if (k > 4 && rigid) {
+        /* More slots than influences (automatic weights: k = 12, n = 3 on
+         * average, the padding last): the lane kernel on each vertex's
+         * first 4 slots (weight-0 slots add nothing), then again by the
+         * general path the lanes with a nonzero weight past slot 4. */
+        int64_t v = begin;
+        for (; v + 8 <= end; v += 8) {
+            int32_t ci[8 * 4];
+            float cw[8 * 4];
+            uint32_t over = 0; /* lanes with a nonzero weight past slot 4 */
+            for (int l = 0; l < 8; ++l) {
+                const int32_t *idx = bone_indices + (size_t)(v + l) * k;
+                const float *w = weights + (size_t)(v + l) * k;
+                memcpy(ci + 4 * l, idx, 4 * sizeof(int32_t));
+                memcpy(cw + 4 * l, w, 4 * sizeof(float));
+                uint32_t rest = 0;
+                for (uint32_t i = 4; i < k; ++i) rest |= w[i] != 0.0f;
+                over |= rest << l;
+            }
+            if (over != 0xffu)
+                dqs_rigid_lanes8(dst + 3 * v, positions + 3 * v, ci, cw, dual_quats);
+            for (int l = 0; l < 8; ++l) /* those lanes again, every influence */
+                if (over >> l & 1u)
+                    dqs_vertex(dst, positions, v + l, bone_indices, weights, k, dual_quats, pre,
+                               post);
+        }
+        begin = v;
     }
     switch (k) {
     case 1: SSK_DQS_LOOP(1) break;
