@@ -42,6 +42,7 @@ computed frame). Rebuilding for an edit is throttled: an edit less than
 timer that applies the latest state (:func:`flush`).
 """
 
+import re
 import time
 
 import bmesh
@@ -242,6 +243,22 @@ def topology_error(obj, state=None):
     return None
 
 
+def rigger_words(message):
+    """A core refusal of a cage in a rigger's words (issue #37, item 9): no
+    function names ("ssk_cage_binding_create: "), and a joint the cage
+    does not enclose named by its bone, with what to do, instead of the
+    solver's terms."""
+    message = message[len("Cage: "):] if message.startswith("Cage: ") else message
+    message = re.sub(r"\bssk_[a-z_]+: ", "", message)
+    joint = re.search(r"bone \d+ \(([^)]*)\), head \(([^)]*)\)", message)
+    if joint:
+        return ("the joint at the head of bone '%s' (%s) is not inside the cage with room to "
+                "spare: enlarge the cage around that joint" % joint.groups())
+    message = message.replace("the rig's rest vertices: ", "the mesh's vertices: ")
+    message = message.replace("point ", "vertex ")
+    return message
+
+
 # --- binding ---------------------------------------------------------------------------
 
 def bind(obj, state, arm):
@@ -265,10 +282,8 @@ def bind(obj, state, arm):
     try:
         bound = ssk.Cage(state.base_rig, _to_rig(matrix, co), tris)
     except (ValueError, TypeError, ssk.SpringSkinError) as exc:
-        message = str(exc)
-        message = message[len("Cage: "):] if message.startswith("Cage: ") else message
         raise CageError("the cage '%s' cannot be bound to '%s': %s"
-                        % (cage.name, obj.name, message)) from None
+                        % (cage.name, obj.name, rigger_words(str(exc)))) from None
     seconds = time.perf_counter() - t0
     obj[REST_KEY] = co.ravel().tolist()
     obj[TRIANGLES_KEY] = tris.ravel().tolist()

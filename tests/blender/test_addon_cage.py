@@ -449,6 +449,8 @@ def test_wrong_states_are_reported():
     s.bar.springskin.cage = small
     _, error = T.call(bpy.ops.object.springskin_bind_cage)
     assert error and "inside the cage" in error, error
+    # in a rigger's words: the bone named, no function names or solver terms
+    assert "ssk_" not in error and "entropy" not in error and "head of bone '" in error, error
     s.bar.springskin.cage = s.cage
     np.testing.assert_array_equal(T.coords(s.cage.data), saved)
     # topology changed since the bind: the panel's error, the operators say "rebind"
