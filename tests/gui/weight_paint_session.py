@@ -155,6 +155,12 @@ def check():
         diag = T.diagonal(mesh)
         LOG["update_vs_full"] = float(np.abs(state.cor_state.centers - full.centers).max()) / diag
         LOG["flags_equal"] = bool(np.array_equal(state.cor_state.flags, full.flags))
+    # the panel's last lines in view (the Method on a row of its own made
+    # the Spring Skin panel taller than this Properties editor)
+    win, props = S["win"], S["props"]
+    region = next(r for r in props.regions if r.type == "WINDOW")
+    with bpy.context.temp_override(window=win, area=props, region=region, screen=win.screen):
+        bpy.ops.view2d.scroll_down(deltay=120)
     write("log.json", LOG)
     write("checked.json", {})
     bpy.app.timers.register(wait_shot, first_interval=0.2)
