@@ -59,12 +59,16 @@ def keeps_vertices(exc):
 
 def modifiers_above(obj, spring_mod, render=False):
     """The modifiers before `spring_mod` that run (enabled for the viewport,
-    or for the render with `render`) and move vertices."""
+    or for the render with `render`, or for either with None) and move
+    vertices."""
     out = []
     for mod in obj.modifiers:
         if mod == spring_mod:
             break
-        if not (mod.show_render if render else mod.show_viewport):
+        if render is None:
+            if not (mod.show_viewport or mod.show_render):
+                continue
+        elif not (mod.show_render if render else mod.show_viewport):
             continue
         if mod.type in NO_POSITIONS:
             continue
