@@ -42,13 +42,13 @@ computed frame). Rebuilding for an edit is throttled: an edit less than
 timer that applies the latest state (:func:`flush`).
 """
 
-import re
 import time
 
 import bmesh
 import bpy
 import numpy as np
 
+from . import messages
 from . import native
 from . import rig as rigmod
 
@@ -244,19 +244,11 @@ def topology_error(obj, state=None):
 
 
 def rigger_words(message):
-    """A core refusal of a cage in a rigger's words (issue #37, item 9): no
-    function names ("ssk_cage_binding_create: "), and a joint the cage
-    does not enclose named by its bone, with what to do, instead of the
-    solver's terms."""
+    """A core refusal of a cage in a rigger's words (messages.py)."""
     message = message[len("Cage: "):] if message.startswith("Cage: ") else message
-    message = re.sub(r"\bssk_[a-z_]+: ", "", message)
-    joint = re.search(r"bone \d+ \(([^)]*)\), head \(([^)]*)\)", message)
-    if joint:
-        return ("the joint at the head of bone '%s' (%s) is not inside the cage with room to "
-                "spare: enlarge the cage around that joint" % joint.groups())
+    message = messages.rigger_words(message)
     message = message.replace("the rig's rest vertices: ", "the mesh's vertices: ")
-    message = message.replace("point ", "vertex ")
-    return message
+    return message.replace("point ", "vertex ")
 
 
 # --- binding ---------------------------------------------------------------------------

@@ -63,6 +63,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from . import cage as cagemod
+from . import messages
 from . import native
 from . import nodes
 from . import rig as rigmod
@@ -599,7 +600,7 @@ def _build_deformer_steps(obj, state, scene, progress=None, previous=None):
                 message = str(exc)
                 message = message[len("bind: "):] if message.startswith("bind: ") else message
                 raise rigmod.SetupError("'%s': the attachment binding failed: %s"
-                                        % (obj.name, message)) from None
+                                        % (obj.name, messages.rigger_words(message))) from None
             state.bind_seconds = time.perf_counter() - t0
             state.binding, state.binding_key = binding, key
     else:
@@ -626,7 +627,7 @@ def _build_deformer_steps(obj, state, scene, progress=None, previous=None):
                                     gl_context=gl, cor=state.cor_state if needs_cor else None,
                                     implicit_operators=implicit_ops)
     except (ValueError, ssk.SpringSkinError) as exc:
-        raise rigmod.SetupError("%s: %s" % (what, exc)) from None
+        raise rigmod.SetupError("%s: %s" % (what, messages.rigger_words(str(exc)))) from None
     state.deformer = deformer
     state.offset_method = "dqs" if (doc is None and s.method in ("DQS", "COR", "IMPLICIT")) or (
         doc is not None and any(n.get("type") == "skinning" and n.get("method") in ("dqs", "cor")
