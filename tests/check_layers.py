@@ -4,7 +4,7 @@ headers of its own stage or of a lower one, never of a higher one.
 
     /usr/bin/python3 tests/check_layers.py [REPO]
 
-The order, lowest first (README, Architecture):
+The order, lowest first (docs/architecture.md):
 
     model < io < kernels < backends < bind < graph < preview
 

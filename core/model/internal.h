@@ -4,8 +4,8 @@
  * Stage model (core/model/, the lowest): the rig and its validation, the
  * welded topology, Assimp import and animation sampling (the scene),
  * matrix and rotation helpers, statuses and their messages. Depends on the
- * public header only; every other stage builds on it (README,
- * Architecture; tests/check_layers.py).
+ * public header only; every other stage builds on it (docs/architecture.md;
+ * tests/check_layers.py).
  */
 #ifndef SSK_INTERNAL_H
 #define SSK_INTERNAL_H

@@ -1,7 +1,7 @@
 /*
  * cage_fig5.h — the bar, cage, edits and bends of Corda et al. 2020's
  * Fig. 5 (003_3bdce6713f645d88.txt; issue #21), shared by the test
- * (test_cage_quality.c) and the tool that draws it for the README
+ * (test_cage_quality.c) and the tool that draws it for docs/library.md
  * (tests/tools/cage_fig5.c), so the picture shows the tested cases.
  * static inline: each includer compiles its own. Needs testutil.h and
  * cage_fixture.h first.

@@ -49,7 +49,7 @@
  * diagonal (float32 through different matrices, springs iterating). */
 #define SPACE_TOL 1e-5
 /* The springs iterate from a first stage that differs by rounding; their
- * torsion terms amplify it (README, spring deformer) and a convergence test
+ * torsion terms amplify it (docs/library.md, the spring deformer) and a convergence test
  * on the edge can take one more iteration: a looser bound, still far below
  * what a wrong space gives (whole diagonals). */
 #define SPRING_SPACE_TOL 1e-3

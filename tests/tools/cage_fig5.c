@@ -1,6 +1,6 @@
 /*
  * cage_fig5.c — draws Corda et al. 2020's Fig. 5 (003_3bdce6713f645d88.txt;
- * issue #21) as test_cage_quality.c tests it, for the README
+ * issue #21) as test_cage_quality.c tests it, for docs/library.md
  * (docs/images/cage-fig5-bar.png): the bar of cage_fig5.h after the
  * single-handle edit and the whole-cage isotropic and anisotropic
  * scalings (rows), bent 45, 90 and 135 degrees with LBS (column pairs),
