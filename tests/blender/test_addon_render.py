@@ -65,8 +65,13 @@ def capture(scene, depsgraph):
     captures.append((scene.frame_current, scene.frame_subframe, ours, ref))
 
 
-def set_up():
+def set_up(displace=False):
     mesh, arm, (first, last) = T.fbx_character()
+    if displace:  # a Displace above the Armature modifier, in both (issue #37, item 3)
+        mod = mesh.modifiers.new("Displace", "DISPLACE")
+        mod.strength = 0.02 * T.diagonal(mesh)
+        with bpy.context.temp_override(object=mesh, active_object=mesh):
+            bpy.ops.object.modifier_move_to_index(modifier=mod.name, index=0)
     ref = T.reference_copy(mesh)
     T.activate(mesh)
     result, err = T.call(bpy.ops.object.springskin_add, method="LBS")
@@ -133,6 +138,25 @@ def test_render_uses_the_render_depsgraph_and_matches_the_viewport():
           % (target, err, np.abs(rendered - blender).max() / diag))
 
 
+def test_render_with_a_displace_above():
+    """The render depsgraph's first pass evaluates the Displace above Spring
+    Skin alone (frame_change_pre holds Spring Skin back), and the rendered
+    mesh equals Blender's Armature modifier on the same stack."""
+    mesh, ref, first, last = set_up(displace=True)
+    scene = bpy.context.scene
+    diag = T.diagonal(mesh)
+    target = (first + last) // 2
+    scene.frame_current = target
+    _render()
+    at_target = [c for c in captures if c[0] == target and c[1] == 0.0]
+    assert at_target, "no render-depsgraph evaluation at frame %d" % target
+    _, _, rendered, blender = at_target[-1]
+    err = np.abs(rendered - blender).max() / diag
+    assert err <= PARITY, "render with a Displace above vs Blender's modifier: %.3g" % err
+    flags = [(m.name, m.show_viewport, m.show_render) for m in mesh.modifiers]
+    assert ("Spring Skin", True, True) in flags and ("Displace", True, True) in flags, flags
+
+
 def test_motion_blur_subframes():
     mesh, ref, first, last = set_up()
     scene = bpy.context.scene
@@ -160,6 +184,7 @@ def main():
     T.enable_addon()
     runner = T.Runner("test_addon_render")
     runner.run(test_render_uses_the_render_depsgraph_and_matches_the_viewport)
+    runner.run(test_render_with_a_displace_above)
     runner.run(test_motion_blur_subframes)
     runner.finish()
 
