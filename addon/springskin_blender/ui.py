@@ -252,7 +252,11 @@ class SPRINGSKIN_PT_modifier(Panel):
                      icon="MODIFIER_OFF", width=LINE_WIDTH)
 
         box = layout.box()
-        if state is not None and state.deformer is not None:
+        # the stack above changes the vertex count: nothing is deformed
+        blocked = state is not None and state.stack_error and state.error == state.stack_error
+        if blocked:
+            box.label(text="Not deforming: see below", icon="ERROR")
+        if state is not None and state.deformer is not None and not blocked:
             _wrapped(box, "Deforming with %s" % state.what, icon="MOD_ARMATURE",
                      width=LINE_WIDTH)
             _wrapped(box, "Backend: %s, %s" % (state.backend.upper(), state.device_name),

@@ -168,11 +168,14 @@ def test_a_modifier_changing_the_vertex_count_above_is_refused():
     state = runtime.state_of(mesh)
     assert state is not None and state.error and "Subdivision" in state.error, state.error
     assert "below Spring Skin" in state.error, state.error
+    panel = T.draw_panel(mesh).replace(" | ", " ")
+    assert "Not deforming" in panel and "Deforming with" not in panel, panel
     # moved below Spring Skin: deformed again, the message gone
     with bpy.context.temp_override(object=mesh, active_object=mesh):
         bpy.ops.object.modifier_move_to_index(modifier=sub.name, index=len(mesh.modifiers) - 1)
     bpy.context.scene.frame_set(first)
     assert not state.error, state.error
+    assert "Deforming with" in T.draw_panel(mesh), "deforming again"
     assert len(T.evaluated(mesh)) > len(mesh.data.vertices), "subdivided below Spring Skin"
 
 
