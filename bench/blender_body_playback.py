@@ -183,9 +183,13 @@ def main():
             ours_pose.append(pose_edits(body, arm))
         state = runtime.state_of(body)
         unconverged = sorted(state.unconverged) if state is not None else []
+        # each round's ratio of medians (the two runs of a round are next to
+        # each other in time), then their spread over the rounds
+        per_round = sorted(np.median(o) / np.median(r) for r, o in zip(ref, ours))
         rows.append((method, state.backend if state else "?", preserve,
                      np.concatenate(ref), np.concatenate(ours),
-                     np.concatenate(ref_pose), np.concatenate(ours_pose), unconverged))
+                     np.concatenate(ref_pose), np.concatenate(ours_pose), unconverged,
+                     per_round))
         T.activate(body)
         assert bpy.ops.object.springskin_remove() == {"FINISHED"}
         armature = next(m for m in body.modifiers if m.type == "ARMATURE")
@@ -193,13 +197,17 @@ def main():
     print("\nbody: %d vertices, frames %d..%d, Blender %s, %d threads, %d rounds\n"
           % (nv, first, last, bpy.app.version_string, os.cpu_count(), args.rounds))
     print("| method | Armature modifier ms (median) | Spring Skin ms (median) | x Armature "
+          "| x per round (min / median / max) "
           "| fps Armature / Spring Skin | pose edit ms Armature / Spring Skin (x) "
           "| springs not converged |")
-    print("|---|---:|---:|---:|---:|---:|---|")
-    for method, backend, preserve, ref, ours, ref_pose, ours_pose, unconverged in rows:
-        print("| %s (%s)%s | %.2f | %.2f | %.2f | %.0f / %.0f | %.2f / %.2f (%.2f) | %s |"
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for method, backend, preserve, ref, ours, ref_pose, ours_pose, unconverged, per_round \
+            in rows:
+        print("| %s (%s)%s | %.2f | %.2f | %.2f | %.2f / %.2f / %.2f | %.0f / %.0f "
+              "| %.2f / %.2f (%.2f) | %s |"
               % (method, backend, ", vs Preserve Volume" if preserve else "",
                  np.median(ref), np.median(ours), np.median(ours) / np.median(ref),
+                 per_round[0], float(np.median(per_round)), per_round[-1],
                  1e3 / ref.mean(), 1e3 / ours.mean(),
                  np.median(ref_pose), np.median(ours_pose),
                  np.median(ours_pose) / np.median(ref_pose),
