@@ -11,7 +11,7 @@
  * group and one atomicMax per group. A spring node (Toothman 2020, 4.2,
  * 6.3) runs its whole iteration on the device, reading back 32 bytes of
  * reductions per iteration for the CPU solver's own convergence and
- * divergence decisions (run_spring below; shaders/spring_*.comp); on an
+ * divergence decisions (run_spring below; shaders/kernels_spring_*.comp); on an
  * IEEE device (llvmpipe) its iterates are the CPU solver's bit for bit.
  * An implicit node (Vaillant 2015, 4.6.2) tracks on the device too,
  * reading back only its 12-byte report (run_implicit below).

@@ -182,7 +182,7 @@
  * (and the divergence rule below) are ssk_spring_watch_pass, and the
  * per-frame set-up is ssk_spring_prepare_frame (spring.h): the GL backend,
  * which runs the passes as compute shaders (core/backends/gl_backend.c run_spring,
- * shaders/spring_*.comp), calls the same functions on the same reductions.
+ * shaders/kernels_spring_*.comp), calls the same functions on the same reductions.
  *
  * Divergence: a pass that meets non-finite values, or an energy that grew
  * (by more than SSK_SPRING_GROWTH_TOLERANCE of itself) together with the

@@ -422,7 +422,7 @@ static inline bool ssk_spring_cluster_mean(float mean[3], const uint32_t *block,
 
 /* --- the per-frame set-up and the per-iteration decisions, shared by the
  * CPU solver (ssk_spring_solve) and the GL backend (core/backends/gl_backend.c, whose
- * compute shaders do the passes; shaders/spring_*.comp) so that both take
+ * compute shaders do the passes; shaders/kernels_spring_*.comp) so that both take
  * the same decisions from the same reductions ------------------------- */
 
 /* Per-frame state of a solve from the frame's posed attachment bones
