@@ -7,6 +7,7 @@ Spring Skin in turn, per method, and counts the frames drawn per second
     blender --factory-startup SCENE.blend --python bench/window_fps_session.py -- REPO BUILD OUT
 """
 
+import importlib.util
 import os
 import sys
 import time
@@ -19,7 +20,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "gui"))
 import blender_testlib as T  # noqa: E402
 import gui_session as G  # noqa: E402
 
-OUT = os.path.abspath(sys.argv[sys.argv.index("--") + 3])
+OUT = os.path.abspath(sys.argv[sys.argv.index("--") + 3])  # before the bench rewrites argv
+_spec = importlib.util.spec_from_file_location("bbp", os.path.join(HERE, "blender_body_playback.py"))
+BBP = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(BBP)  # its Armature / Spring Skin switch
+
 METHODS = os.environ.get("SSK_FPS_METHODS", "lbs,dqs").split(",")
 ROUNDS = int(os.environ.get("SSK_FPS_ROUNDS", "3"))
 SECONDS = float(os.environ.get("SSK_FPS_SECONDS", "4"))
@@ -40,22 +45,8 @@ def _override():
 
 
 def _use_armature(on, preserve):
-    body = bpy.data.objects[S["body"]]
-    runtime = T.submodule("runtime")
-    armature = body.modifiers[body.springskin.armature_modifier]
-    spring = runtime.has_spring_skin(body)
-    if on:
-        runtime._remove_handlers()
-        spring.show_viewport = False
-        armature.object = bpy.data.objects[S["arm"]]
-        armature.use_deform_preserve_volume = preserve
-        armature.show_viewport = True
-    else:
-        armature.show_viewport = False
-        armature.object = None
-        armature.use_deform_preserve_volume = False
-        spring.show_viewport = True
-        runtime.register()
+    """blender_body_playback.use_armature on the session's body."""
+    BBP.use_armature(bpy.data.objects[S["body"]], bpy.data.objects[S["arm"]], on, preserve)
 
 
 @guarded

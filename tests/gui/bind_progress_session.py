@@ -42,6 +42,23 @@ def _mesh():
     return bpy.data.objects[S["mesh"]]
 
 
+def _record_steps(key, what):
+    """While a bind runs in the window: its new step appended to LOG[key];
+    returns the timer's next interval, or None once it has ended (fails
+    after TIMEOUT)."""
+    bind = T.submodule("operators").active_bind
+    if bind is None:
+        return None
+    if not LOG[key] or LOG[key][-1] != bind[1]:
+        LOG[key].append(bind[1])
+        if key == "steps":
+            write("binding.json", {"step": bind[1], "fraction": bind[2]})
+    if time.perf_counter() - S["t0"] > TIMEOUT:
+        fail("%s did not end" % what)
+        return None
+    return 0.02
+
+
 @guarded
 def setup():
     T.enable_addon()
@@ -87,14 +104,9 @@ def add_first():
 def watch_first():
     """While the first Add binds: its steps, and binding.json for the
     driver (who presses Esc); then what the cancel left."""
-    bind = T.submodule("operators").active_bind
-    if bind is not None:
-        if not LOG["steps"] or LOG["steps"][-1] != bind[1]:
-            LOG["steps"].append(bind[1])
-            write("binding.json", {"step": bind[1], "fraction": bind[2]})
-        if time.perf_counter() - S["t0"] > TIMEOUT:
-            return fail("the first Add did not end")
-        return 0.02
+    wait = _record_steps("steps", "the first Add")
+    if wait is not None or LOG["errors"]:
+        return wait
     mesh = _mesh()
     arm_mod = next((m for m in mesh.modifiers if m.type == "ARMATURE"), None)
     LOG["after_cancel"] = {
@@ -123,13 +135,9 @@ def wait_shot():
 
 @guarded
 def watch_second():
-    bind = T.submodule("operators").active_bind
-    if bind is not None:
-        if not LOG["steps_second"] or LOG["steps_second"][-1] != bind[1]:
-            LOG["steps_second"].append(bind[1])
-        if time.perf_counter() - S["t0"] > TIMEOUT:
-            return fail("the second Add did not end")
-        return 0.02
+    wait = _record_steps("steps_second", "the second Add")
+    if wait is not None or LOG["errors"]:
+        return wait
     mesh = _mesh()
     state = T.submodule("runtime").state_of(mesh)
     LOG["after_second"] = {"bound": bool(mesh.springskin.bound),
@@ -145,13 +153,9 @@ def watch_second():
 
 @guarded
 def watch_switch():
-    bind = T.submodule("operators").active_bind
-    if bind is not None:
-        if not LOG["steps_switch"] or LOG["steps_switch"][-1] != bind[1]:
-            LOG["steps_switch"].append(bind[1])
-        if time.perf_counter() - S["t0"] > TIMEOUT:
-            return fail("the method switch did not end")
-        return 0.02
+    wait = _record_steps("steps_switch", "the method switch")
+    if wait is not None or LOG["errors"]:
+        return wait
     mesh = _mesh()
     state = T.submodule("runtime").state_of(mesh)
     LOG["after_switch"] = {"method": mesh.springskin.method,
